@@ -1,0 +1,28 @@
+package dev.readygate;
+
+import dev.readygate.simulator.SimulatorLauncher;
+import java.util.Arrays;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
+import org.springframework.context.annotation.ComponentScan;
+import org.springframework.context.annotation.FilterType;
+
+/**
+ * readygate's entry point: the verified-readiness sidecar, or, with {@code simulate} as first argument, the
+ * standalone vLLM engine simulator.
+ */
+@SpringBootApplication
+@ConfigurationPropertiesScan(basePackages = "dev.readygate.config")
+@ComponentScan(
+        excludeFilters = @ComponentScan.Filter(type = FilterType.REGEX, pattern = "dev\\.readygate\\.simulator\\..*"))
+public class ReadygateApplication {
+
+    public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals(SimulatorLauncher.COMMAND)) {
+            SimulatorLauncher.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
+        SpringApplication.run(ReadygateApplication.class, args);
+    }
+}

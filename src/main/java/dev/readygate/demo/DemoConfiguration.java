@@ -1,0 +1,15 @@
+package dev.readygate.demo;
+
+import dev.readygate.simulator.SimulatorConfiguration;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Profile;
+
+/**
+ * The {@code demo} profile: readygate with the vLLM simulator embedded, so the whole restart story can be watched on
+ * one machine. The only place gateway code touches the simulator.
+ */
+@Configuration(proxyBeanMethods = false)
+@Profile("demo")
+@Import(SimulatorConfiguration.class)
+public class DemoConfiguration {}

@@ -1,0 +1,28 @@
+package dev.readygate.simulator;
+
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One engine process: what a single start created and what dies with it (metrics, prefix cache, warm-up count).
+ *
+ * @param number the how-many-th start since the simulator started (1 for the first)
+ * @param requestedPath the path asked for
+ * @param path the path taken (a preload hit that found no usable cache falls back)
+ * @param fallbackReason the reason in vLLM's fallback warning, or null
+ * @param pid the API server's process id
+ * @param processStart when the process started ({@code process_start_time_seconds})
+ * @param servedCheckpoint the checkpoint whose weights the engine serves
+ */
+record EngineInstance(
+        int number,
+        StartupPath requestedPath,
+        StartupPath path,
+        @Nullable String fallbackReason,
+        int pid,
+        Instant processStart,
+        String servedCheckpoint,
+        EngineMetrics metrics,
+        PrefixCache prefixCache,
+        AtomicInteger served) {}

@@ -1,0 +1,150 @@
+package dev.readygate.simulator;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Writes vLLM-shaped log lines ({@code (APIServer pid=N) INFO 11-30 12:00:01 [api_server.py:1880] ...}) to a log
+ * file and optionally to standard output. Writes happen in order on one background thread, so callers on event
+ * loops never block on file I/O.
+ */
+final class EngineLog implements AutoCloseable {
+
+    private static final DateTimeFormatter TIMESTAMP =
+            DateTimeFormatter.ofPattern("MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
+
+    private final @Nullable Path file;
+    private final @Nullable PrintStream stdout;
+    private final Clock clock;
+    private final ExecutorService writer;
+
+    EngineLog(@Nullable Path file, @Nullable PrintStream stdout, Clock clock, String threadName) {
+        this.file = file;
+        this.stdout = stdout;
+        this.clock = clock;
+        this.writer = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, threadName);
+            thread.setDaemon(true);
+            return thread;
+        });
+        if (file != null) {
+            writer.execute(() -> createParent(file));
+        }
+    }
+
+    /** A line from a process, e.g. {@code process("APIServer", 4242)}. */
+    void info(String process, int pid, String source, String message) {
+        line(process, pid, "INFO", source, message);
+    }
+
+    void warning(String process, int pid, String source, String message) {
+        line(process, pid, "WARNING", source, message);
+    }
+
+    void error(String process, int pid, String source, String message) {
+        line(process, pid, "ERROR", source, message);
+    }
+
+    void line(String process, int pid, String level, String source, String message) {
+        String prefix = process.isEmpty() ? "" : "(" + process + " pid=" + pid + ") ";
+        raw(prefix + level + " " + TIMESTAMP.format(clock.instant()) + " [" + source + "] " + message);
+    }
+
+    /** A line written as is (uvicorn's lines have no vLLM prefix). */
+    void raw(String line) {
+        writer.execute(() -> write(line));
+    }
+
+    /** Renames the file to {@code <name>.1} and starts a new one, as logrotate does. */
+    void rotate() {
+        writer.execute(() -> {
+            if (file != null && Files.exists(file)) {
+                move(file, file.resolveSibling(file.getFileName() + ".1"));
+            }
+        });
+    }
+
+    /** Truncates the file in place, as {@code copytruncate} does. */
+    void truncate() {
+        writer.execute(() -> {
+            if (file != null) {
+                try {
+                    Files.write(file, new byte[0], StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING);
+                } catch (IOException ex) {
+                    throw new UncheckedIOException(ex);
+                }
+            }
+        });
+    }
+
+    /** Waits until every line written so far is on disk (tests and shutdown only; never on an event loop). */
+    void flush() {
+        try {
+            writer.submit(() -> {}).get(5, TimeUnit.SECONDS);
+        } catch (Exception ex) {
+            throw new IllegalStateException("engine log writer did not flush", ex);
+        }
+    }
+
+    private void write(String line) {
+        if (stdout != null) {
+            stdout.println(line);
+        }
+        if (file != null) {
+            try {
+                Files.writeString(
+                        file,
+                        line + "\n",
+                        StandardCharsets.UTF_8,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND);
+            } catch (IOException ex) {
+                if (stdout != null) {
+                    stdout.println("simulator: cannot write " + file + ": " + ex.getMessage());
+                }
+            }
+        }
+    }
+
+    private static void createParent(Path file) {
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private static void move(Path from, Path to) {
+        try {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    @Override
+    public void close() {
+        writer.shutdown();
+        try {
+            writer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,351 @@
+package dev.readygate.simulator;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.DisposableServer;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The vLLM 0.31 engine simulator: one engine, its preload daemon, its snapshot artifacts, the faults and the admin
+ * API, wired together. Runs standalone ({@code readygate simulate}) or in-process (demo, tests).
+ */
+public final class EngineSimulator implements AutoCloseable {
+
+    private static final Logger logger = LoggerFactory.getLogger(EngineSimulator.class);
+
+    private final SimulatorProperties properties;
+    private final Clock clock;
+    private final ExecutorService lifecycleExecutor;
+    private final Scheduler lifecycle;
+    private final JsonMapper json = JsonMapper.builder().build();
+    private final SimulatedModel model;
+    private final FaultSet faults;
+    private final EngineLog engineLog;
+    private final EngineLog daemonLog;
+    private final WeightCacheDaemon daemon;
+    private final SnapshotArtifacts snapshot;
+    private final SimulatedEngine engine;
+    private final Disposable.Swap scenarioRun = Disposables.swap();
+    private final AtomicReference<ScenarioProgress> scenarioProgress = new AtomicReference<>();
+    private volatile @Nullable DisposableServer admin;
+
+    /** Where a running scenario stands. */
+    record ScenarioProgress(
+            String name,
+            int step,
+            int steps,
+            int round,
+            @Nullable String note) {}
+
+    /**
+     * @param properties the configuration
+     * @param clock the source of timestamps
+     * @param timer the scheduler all simulated durations run on (virtual time in tests)
+     * @param stdout where vLLM log lines are echoed, or null for none
+     */
+    public EngineSimulator(SimulatorProperties properties, Clock clock, Scheduler timer, @Nullable PrintStream stdout) {
+        this.properties = properties;
+        this.clock = clock;
+        this.lifecycleExecutor = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "simulator-lifecycle-" + properties.port());
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.lifecycle = Schedulers.fromExecutorService(lifecycleExecutor);
+        this.model = new SimulatedModel(properties.model().eosEvery());
+        this.faults = new FaultSet(clock);
+        PrintStream echo = properties.logToStdout() ? stdout : null;
+        this.engineLog =
+                new EngineLog(properties.effectiveLogFile(), echo, clock, "simulator-log-" + properties.port());
+        this.daemonLog = new EngineLog(
+                properties.preload().logFile() != null
+                        ? properties.preload().logFile()
+                        : properties.effectiveWorkDir().resolve("preload-daemon.log"),
+                echo,
+                clock,
+                "simulator-daemon-log-" + properties.port());
+        this.daemon = new WeightCacheDaemon(properties, daemonLog, clock, timer, lifecycle);
+        this.snapshot = new SnapshotArtifacts(
+                properties.snapshot().dir() != null
+                        ? properties.snapshot().dir()
+                        : properties.effectiveWorkDir().resolve("snapshot"),
+                json,
+                clock);
+        this.engine = new SimulatedEngine(
+                properties, model, faults, daemon, snapshot, engineLog, json, clock, timer, lifecycle);
+        this.timer = timer;
+    }
+
+    private final Scheduler timer;
+
+    /**
+     * Creates the snapshot artifacts, starts the preload daemon when enabled, binds the admin API, begins the first
+     * engine start and then the scenario, if any. Completes once the first start is under way, not when the engine
+     * listens.
+     */
+    public Mono<Void> start() {
+        Scenario scenario = properties.scenario() != null ? Scenario.load(properties.scenario()) : null;
+        return Mono.fromRunnable(() -> {
+                    ensureWorkDir();
+                    snapshot.create(properties, model, engine.engineArgv(), properties.pid() - 50);
+                })
+                .subscribeOn(lifecycle)
+                .then(properties.preload().enabled() ? daemon.start(null, null) : Mono.empty())
+                .then(AdminApi.bind(this))
+                .doOnNext(server -> admin = server)
+                .then(engine.restart(properties.startup()))
+                .then(Mono.fromRunnable(() -> {
+                    logger.info(
+                            "vLLM simulator: engine on {}:{}, admin on {}:{}, {} start, log {}",
+                            properties.host(),
+                            properties.port(),
+                            properties.host(),
+                            properties.adminPort(),
+                            properties.startup().value(),
+                            properties.effectiveLogFile());
+                    if (scenario != null) {
+                        runScenario(scenario);
+                    }
+                }));
+    }
+
+    private void ensureWorkDir() {
+        try {
+            Files.createDirectories(properties.effectiveWorkDir());
+        } catch (java.io.IOException ex) {
+            throw new IllegalStateException(
+                    "readygate.simulator.work-dir: cannot create " + properties.effectiveWorkDir() + ": "
+                            + ex.getMessage(),
+                    ex);
+        }
+    }
+
+    /** Runs a scenario from its first step, replacing any running one. */
+    public void runScenario(Scenario scenario) {
+        Flux<Void> round = Flux.range(0, scenario.steps().size())
+                .concatMap(
+                        i -> {
+                            Scenario.Step step = scenario.steps().get(i);
+                            return Mono.delay(step.after(), timer).then(Mono.defer(() -> {
+                                ScenarioProgress previous = scenarioProgress.get();
+                                int roundNumber = previous == null ? 1 : previous.round() + (i == 0 ? 1 : 0);
+                                scenarioProgress.set(new ScenarioProgress(
+                                        scenario.name(),
+                                        i + 1,
+                                        scenario.steps().size(),
+                                        i == 0 && previous == null ? 1 : roundNumber,
+                                        step.note()));
+                                if (step.note() != null) {
+                                    logger.info(
+                                            "scenario {} step {}/{}: {}",
+                                            scenario.name(),
+                                            i + 1,
+                                            scenario.steps().size(),
+                                            step.note());
+                                }
+                                return apply(step.action()).onErrorResume(error -> {
+                                    logger.warn(
+                                            "scenario {} step {} failed: {}",
+                                            scenario.name(),
+                                            i + 1,
+                                            error.getMessage());
+                                    return Mono.empty();
+                                });
+                            }));
+                        },
+                        0);
+        scenarioProgress.set(null);
+        scenarioRun.update((scenario.repeat() ? round.repeat() : round).subscribe());
+    }
+
+    Mono<Void> apply(Scenario.Action action) {
+        return switch (action) {
+            case Scenario.Action.Restart restart -> engine.restart(restart.path());
+            case Scenario.Action.SetFault set ->
+                Mono.fromRunnable(() -> setFault(set.fault(), set.enabled(), set.scope()));
+            case Scenario.Action.ClearFaults clear -> Mono.fromRunnable(faults::clear);
+            case Scenario.Action.Crash crash -> engine.crash("simulated crash");
+            case Scenario.Action.Stop stop -> engine.stop();
+            case Scenario.Action.Daemon d -> d.start() ? daemon.start(d.checkpoint(), d.layout()) : daemon.stop();
+            case Scenario.Action.Log l -> Mono.fromRunnable(l.rotate() ? engineLog::rotate : engineLog::truncate);
+            case Scenario.Action.Note note -> Mono.empty();
+        };
+    }
+
+    void setFault(Fault fault, boolean enabled, FaultSet.Scope scope) {
+        if (enabled) {
+            faults.enable(fault, scope);
+        } else {
+            faults.disable(fault);
+        }
+        logger.info(
+                "vLLM simulator: fault {} {}",
+                fault.value(),
+                enabled ? "on (" + scope.name().toLowerCase(java.util.Locale.ROOT) + ")" : "off");
+        if (enabled && fault == Fault.CRASH_LOOP && engine.phase() == SimulatedEngine.Phase.SERVING) {
+            engine.crash("CUDA error: an illegal memory access was encountered").subscribe();
+        }
+    }
+
+    public Mono<Void> restart(StartupPath path) {
+        return engine.restart(path);
+    }
+
+    /** Waits until every log line written so far is in the log files (tests and shutdown only). */
+    public void flushLogs() {
+        engineLog.flush();
+        daemonLog.flush();
+    }
+
+    SimulatedEngine engine() {
+        return engine;
+    }
+
+    WeightCacheDaemon daemon() {
+        return daemon;
+    }
+
+    FaultSet faults() {
+        return faults;
+    }
+
+    SnapshotArtifacts snapshot() {
+        return snapshot;
+    }
+
+    EngineLog engineLog() {
+        return engineLog;
+    }
+
+    SimulatorProperties properties() {
+        return properties;
+    }
+
+    JsonMapper json() {
+        return json;
+    }
+
+    SimulatedModel model() {
+        return model;
+    }
+
+    /** Whether the engine, right now, would serve a representative request correctly. */
+    public boolean ableToServe() {
+        EngineInstance instance = engine.current();
+        return instance != null
+                && !faults.anyBlocking()
+                && instance.servedCheckpoint().equals(properties.model().checkpoint());
+    }
+
+    /** Since when {@link #ableToServe()} has been true, or null while it is false. */
+    public @Nullable Instant ableToServeSince() {
+        if (!ableToServe()) {
+            return null;
+        }
+        Instant listening = engine.listeningSince();
+        Instant cleared = faults.lastBlockingCleared();
+        if (listening == null) {
+            return null;
+        }
+        return cleared != null && cleared.isAfter(listening) ? cleared : listening;
+    }
+
+    /** The state {@code GET /admin/state} answers. */
+    Map<String, Object> state() {
+        Map<String, Object> state = new LinkedHashMap<>();
+        SimulatedEngine.StartInfo instance = engine.latestStart();
+        Map<String, Object> e = new LinkedHashMap<>();
+        e.put("phase", engine.phase().name().toLowerCase(java.util.Locale.ROOT));
+        e.put("start", instance == null ? 0 : instance.number());
+        e.put("requestedPath", instance == null ? null : instance.requested().value());
+        e.put("path", instance == null ? null : instance.path().value());
+        e.put("fallbackReason", instance == null ? null : instance.fallbackReason());
+        e.put("pid", instance == null ? null : instance.pid());
+        e.put(
+                "processStartTime",
+                instance == null ? null : instance.processStart().toString());
+        e.put("listeningSince", string(engine.listeningSince()));
+        e.put("stoppedAt", string(engine.stoppedAt()));
+        e.put("servedCheckpoint", instance == null ? null : instance.servedCheckpoint());
+        e.put("configuredCheckpoint", properties.model().checkpoint());
+        e.put("ableToServe", ableToServe());
+        e.put("ableToServeSince", string(ableToServeSince()));
+        e.put("lastFailure", engine.lastFailure());
+        state.put("engine", e);
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("phase", daemon.phase().name().toLowerCase(java.util.Locale.ROOT));
+        d.put("checkpoint", daemon.checkpoint());
+        d.put("layout", daemon.layout());
+        d.put("released", daemon.released());
+        d.put("socket", daemon.socketPath().toString());
+        d.put("healthPort", properties.preload().healthPort());
+        d.put("servingSince", string(daemon.servingSince()));
+        state.put("daemon", d);
+        state.put(
+                "faults",
+                faults.active().stream()
+                        .map(a -> Map.of(
+                                "name",
+                                a.fault().value(),
+                                "scope",
+                                a.scope().name().toLowerCase(java.util.Locale.ROOT),
+                                "since",
+                                a.since().toString()))
+                        .toList());
+        Map<String, Object> s = new LinkedHashMap<>();
+        SnapshotArtifacts.Manifest manifest = snapshot.manifest();
+        s.put("dir", snapshot.dir().toString());
+        s.put("oracleTokenIds", manifest == null ? null : manifest.oracleTokenIds());
+        s.put("oracleText", manifest == null ? null : manifest.oracleText());
+        s.put("oracleLogprob", manifest == null ? null : manifest.oracleLogprob());
+        state.put("snapshot", s);
+        ScenarioProgress progress = scenarioProgress.get();
+        state.put("scenario", progress);
+        state.put(
+                "ports",
+                Map.of(
+                        "engine",
+                        properties.port(),
+                        "admin",
+                        properties.adminPort(),
+                        "daemonHealth",
+                        properties.preload().healthPort()));
+        state.put("logFile", properties.effectiveLogFile().toString());
+        return state;
+    }
+
+    private static @Nullable String string(@Nullable Instant instant) {
+        return instant == null ? null : instant.toString();
+    }
+
+    @Override
+    public void close() {
+        scenarioRun.dispose();
+        engine.close();
+        daemon.close();
+        DisposableServer server = admin;
+        if (server != null) {
+            server.disposeNow();
+        }
+        engineLog.close();
+        daemonLog.close();
+        lifecycle.dispose();
+        lifecycleExecutor.shutdownNow();
+    }
+}

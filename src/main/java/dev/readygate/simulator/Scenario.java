@@ -1,0 +1,167 @@
+package dev.readygate.simulator;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.convert.DurationStyle;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * A timed sequence of restarts and faults, read from YAML ({@code config/simulator/*.yaml}). Each step waits
+ * {@code after} (from the previous step) and then does exactly one thing.
+ *
+ * @param name a name for logs and {@code /admin/state}
+ * @param repeat whether the steps start over after the last one
+ * @param steps the steps, in order
+ */
+record Scenario(String name, boolean repeat, List<Step> steps) {
+
+    /** One step: wait, then act. */
+    record Step(Duration after, Action action, @Nullable String note) {}
+
+    /** What a step does. */
+    sealed interface Action {
+        record Restart(StartupPath path) implements Action {}
+
+        record SetFault(Fault fault, boolean enabled, FaultSet.Scope scope) implements Action {}
+
+        record ClearFaults() implements Action {}
+
+        record Crash() implements Action {}
+
+        record Stop() implements Action {}
+
+        record Daemon(
+                boolean start,
+                @Nullable String checkpoint,
+                @Nullable String layout) implements Action {}
+
+        record Log(boolean rotate) implements Action {}
+
+        record Note() implements Action {}
+    }
+
+    private static final Set<String> ACTIONS =
+            Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "note");
+
+    static Scenario load(Path file) {
+        try (Reader reader = Files.newBufferedReader(file)) {
+            Object document = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
+            return parse(document, file.toString());
+        } catch (IOException ex) {
+            throw new IllegalArgumentException(
+                    "readygate.simulator.scenario: cannot read " + file + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    static Scenario parse(@Nullable Object document, String source) {
+        if (!(document instanceof Map<?, ?> root)) {
+            throw new IllegalArgumentException("scenario " + source + ": expected a mapping with 'steps'");
+        }
+        Object steps = root.get("steps");
+        if (!(steps instanceof List<?> list) || list.isEmpty()) {
+            throw new IllegalArgumentException("scenario " + source + ": 'steps' must be a non-empty list");
+        }
+        List<Step> parsed = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            String where = "scenario " + source + " step " + (i + 1);
+            if (!(list.get(i) instanceof Map<?, ?> step)) {
+                throw new IllegalArgumentException(where + ": expected a mapping");
+            }
+            parsed.add(step(step, where));
+        }
+        Object name = root.get("name");
+        return new Scenario(
+                name == null ? source : name.toString(), Boolean.TRUE.equals(root.get("repeat")), List.copyOf(parsed));
+    }
+
+    private static Step step(Map<?, ?> step, String where) {
+        List<String> actions = step.keySet().stream()
+                .map(String::valueOf)
+                .filter(ACTIONS::contains)
+                .toList();
+        Object note = step.get("note");
+        if (actions.size() > 1 && actions.contains("note")) {
+            actions = actions.stream().filter(a -> !a.equals("note")).toList();
+        }
+        if (actions.size() != 1) {
+            throw new IllegalArgumentException(where + ": needs exactly one of " + ACTIONS + ", found " + actions);
+        }
+        Duration after;
+        try {
+            Object value = step.get("after");
+            after = value == null ? Duration.ZERO : DurationStyle.detectAndParse(value.toString());
+        } catch (IllegalArgumentException ex) {
+            throw new IllegalArgumentException(where + ": 'after' is not a duration: " + step.get("after"), ex);
+        }
+        if (after.isNegative()) {
+            throw new IllegalArgumentException(where + ": 'after' must not be negative");
+        }
+        try {
+            return new Step(after, action(actions.getFirst(), step), note == null ? null : note.toString());
+        } catch (IllegalArgumentException ex) {
+            throw new IllegalArgumentException(where + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    private static Action action(String kind, Map<?, ?> step) {
+        Object value = step.get(kind);
+        return switch (kind) {
+            case "restart" -> new Action.Restart(StartupPath.fromValue(String.valueOf(value)));
+            case "fault" ->
+                new Action.SetFault(
+                        Fault.fromValue(String.valueOf(value)),
+                        !Boolean.FALSE.equals(step.get("enabled")),
+                        scope(step.get("scope")));
+            case "clear-faults" -> new Action.ClearFaults();
+            case "crash" -> new Action.Crash();
+            case "stop" -> new Action.Stop();
+            case "daemon" -> daemon(String.valueOf(value), step);
+            case "log" -> log(String.valueOf(value));
+            default -> new Action.Note();
+        };
+    }
+
+    static FaultSet.Scope scope(@Nullable Object value) {
+        if (value == null || value.toString().equals("inference")) {
+            return FaultSet.Scope.INFERENCE;
+        }
+        if (value.toString().equals("all")) {
+            return FaultSet.Scope.ALL;
+        }
+        throw new IllegalArgumentException("unknown fault scope '" + value + "' (expected inference or all)");
+    }
+
+    private static Action daemon(String action, Map<?, ?> step) {
+        Object checkpoint = step.get("checkpoint");
+        Object layout = step.get("layout");
+        return switch (action) {
+            case "start" ->
+                new Action.Daemon(
+                        true,
+                        checkpoint == null ? null : checkpoint.toString(),
+                        layout == null ? null : layout.toString());
+            case "stop" -> new Action.Daemon(false, null, null);
+            default ->
+                throw new IllegalArgumentException("unknown daemon action '" + action + "' (expected start or stop)");
+        };
+    }
+
+    private static Action log(String action) {
+        return switch (action) {
+            case "rotate" -> new Action.Log(true);
+            case "truncate" -> new Action.Log(false);
+            default ->
+                throw new IllegalArgumentException("unknown log action '" + action + "' (expected rotate or truncate)");
+        };
+    }
+}

@@ -1,0 +1,616 @@
+package dev.readygate.simulator;
+
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The simulated engine's process lifecycle: a start runs one of the four restart paths with its log lines and
+ * duration while the port refuses connections (vLLM binds without listening until the engine is initialized), then
+ * listens; a stop or crash closes the listener and every open connection. Starts, stops and crashes are serialized
+ * on the lifecycle scheduler; a newer request supersedes a start still in progress.
+ */
+final class SimulatedEngine implements AutoCloseable {
+
+    /** What the engine process is doing. */
+    enum Phase {
+        /** No process: the port refuses connections. */
+        STOPPED,
+        /** Process started, engine initializing: the port still refuses connections. */
+        LOADING,
+        /** Listening and answering. */
+        SERVING
+    }
+
+    private static final String API = "APIServer";
+    private static final String CORE = "EngineCore_DP0";
+
+    private final SimulatorProperties properties;
+    private final SimulatedModel model;
+    private final FaultSet faults;
+    private final WeightCacheDaemon daemon;
+    private final SnapshotArtifacts snapshot;
+    private final EngineLog log;
+    private final JsonMapper json;
+    private final Clock clock;
+    private final Scheduler timer;
+    private final Scheduler lifecycle;
+    private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STOPPED);
+    private final AtomicInteger starts = new AtomicInteger();
+    private final AtomicInteger nextPid;
+    private final Disposable.Swap pending = Disposables.swap();
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private volatile @Nullable EngineInstance current;
+    private volatile @Nullable DisposableServer server;
+    private volatile @Nullable Instant listeningSince;
+    private volatile @Nullable Instant stoppedAt;
+    private volatile StartupPath lastRequested;
+    private volatile @Nullable String lastFailure;
+    private volatile @Nullable StartContext starting;
+
+    SimulatedEngine(
+            SimulatorProperties properties,
+            SimulatedModel model,
+            FaultSet faults,
+            WeightCacheDaemon daemon,
+            SnapshotArtifacts snapshot,
+            EngineLog log,
+            JsonMapper json,
+            Clock clock,
+            Scheduler timer,
+            Scheduler lifecycle) {
+        this.properties = properties;
+        this.model = model;
+        this.faults = faults;
+        this.daemon = daemon;
+        this.snapshot = snapshot;
+        this.log = log;
+        this.json = json;
+        this.clock = clock;
+        this.timer = timer;
+        this.lifecycle = lifecycle;
+        this.nextPid = new AtomicInteger(properties.pid());
+        this.lastRequested = properties.startup();
+    }
+
+    /**
+     * Stops the engine if it runs, then starts it along {@code path}. Completes when the start is under way (the
+     * listener comes back after the path's duration); a later start or stop cancels it.
+     */
+    Mono<Void> restart(StartupPath path) {
+        return stopProcess("restart")
+                .then(Mono.fromRunnable(() -> begin(path)).subscribeOn(lifecycle))
+                .then();
+    }
+
+    /** Stops the engine for good (SIGTERM): no automatic restart. */
+    Mono<Void> stop() {
+        return stopProcess("stop");
+    }
+
+    /** The engine process dies: listener and connections gone; restarted after a delay if auto-restart is on. */
+    Mono<Void> crash(String reason) {
+        return Mono.fromRunnable(() -> {
+                    EngineInstance instance = current;
+                    if (instance != null) {
+                        log.error(
+                                CORE,
+                                instance.pid() + 1,
+                                "core.py:1062",
+                                "EngineCore encountered a fatal error: " + reason);
+                        log.error(API, instance.pid(), "async_llm.py:487", "AsyncLLM output_handler failed.");
+                        log.error(API, instance.pid(), "launcher.py:112", "Engine failed, terminating server.");
+                    }
+                })
+                .subscribeOn(lifecycle)
+                .then(closeListener(true))
+                .then(Mono.fromRunnable(this::scheduleAutoRestart));
+    }
+
+    private void scheduleAutoRestart() {
+        if (!properties.autoRestart()) {
+            return;
+        }
+        StartupPath path = lastRequested;
+        pending.update(Mono.delay(properties.autoRestartDelay(), timer)
+                .publishOn(lifecycle)
+                .subscribe(tick -> begin(path)));
+    }
+
+    private Mono<Void> stopProcess(String why) {
+        return Mono.fromRunnable(() -> {
+                    pending.update(null);
+                    EngineInstance instance = current;
+                    if (instance != null && phase.get() != Phase.STOPPED) {
+                        log.info(
+                                API,
+                                instance.pid(),
+                                "launcher.py:120",
+                                "Shutting down FastAPI HTTP server (" + why + ").");
+                    }
+                })
+                .subscribeOn(lifecycle)
+                .then(Mono.defer(() -> phase.get() == Phase.SERVING
+                        ? Mono.delay(properties.timing().shutdownTime(), timer).then()
+                        : Mono.empty()))
+                .then(closeListener(false));
+    }
+
+    private Mono<Void> closeListener(boolean crashed) {
+        return Mono.defer(() -> {
+            DisposableServer listening = server;
+            server = null;
+            listeningSince = null;
+            if (phase.getAndSet(Phase.STOPPED) != Phase.STOPPED) {
+                stoppedAt = clock.instant();
+            }
+            if (crashed) {
+                lastFailure = "crashed";
+            }
+            connections.close();
+            if (listening == null) {
+                return Mono.empty();
+            }
+            listening.dispose();
+            return listening.onDispose();
+        });
+    }
+
+    /** Runs on the lifecycle scheduler: the process starts and walks the path's timeline. */
+    private void begin(StartupPath requested) {
+        lastRequested = requested;
+        lastFailure = null;
+        int pid = nextPid.getAndAdd(10);
+        phase.set(Phase.LOADING);
+        StartContext context = new StartContext(starts.incrementAndGet(), requested, pid, clock.instant());
+        starting = context;
+        List<Step> steps = switch (requested) {
+            case COLD -> coldSteps(pid, properties.loadTime(), false);
+            case PRELOAD_HIT, PRELOAD_FALLBACK -> preloadSteps(pid, requested);
+            case SNAPSHOT_RESTORE -> restoreSteps(pid);
+        };
+        pending.update(header(pid, requested)
+                .then(runSteps(steps))
+                .then(Mono.defer(() -> listen(context)))
+                .subscribe(null, error -> {
+                    lastFailure = error.getMessage();
+                    phase.set(Phase.STOPPED);
+                    log.error(API, pid, "api_server.py:2101", "Engine start failed: " + error.getMessage());
+                }));
+    }
+
+    /** What a path found out while it ran: the path it took and the weights it serves. */
+    private final class StartContext {
+        final int number;
+        final StartupPath requested;
+        final int pid;
+        final Instant processStart;
+        volatile StartupPath taken;
+        volatile @Nullable String fallbackReason;
+        volatile String checkpoint;
+
+        StartContext(int number, StartupPath requested, int pid, Instant processStart) {
+            this.number = number;
+            this.requested = requested;
+            this.pid = pid;
+            this.processStart = processStart;
+            this.taken = requested;
+            this.checkpoint = properties.model().checkpoint();
+        }
+    }
+
+    /** One log-emitting step of a start timeline, {@code after} the previous one. */
+    private record Step(Duration after, Runnable action) {}
+
+    private Mono<Void> header(int pid, StartupPath requested) {
+        return Mono.fromRunnable(() -> {
+            if (requested == StartupPath.SNAPSHOT_RESTORE) {
+                return;
+            }
+            log.info(API, pid, "api_server.py:1839", "vLLM API server version " + properties.vllmVersion());
+            log.info(API, pid, "utils.py:253", "non-default args: " + nonDefaultArgs(requested));
+        });
+    }
+
+    private String nonDefaultArgs(StartupPath requested) {
+        SimulatorProperties.Model m = properties.model();
+        StringBuilder args = new StringBuilder("{'model_tag': '")
+                .append(m.root())
+                .append("', 'host': '")
+                .append(properties.host())
+                .append("', 'port': ")
+                .append(properties.port())
+                .append(", 'model': '")
+                .append(m.root())
+                .append("', 'revision': '")
+                .append(m.revision())
+                .append("', 'max_model_len': ")
+                .append(m.maxModelLen());
+        if (!m.servedModelName().equals(m.root())) {
+            args.append(", 'served_model_name': ['").append(m.servedModelName()).append("']");
+        }
+        if (requested == StartupPath.PRELOAD_HIT || requested == StartupPath.PRELOAD_FALLBACK) {
+            args.append(", 'load_format': 'ipc_cache', 'model_loader_extra_config': {'socket_dir': '")
+                    .append(daemon.socketDir())
+                    .append("', 'mode': '")
+                    .append(properties.preload().mode().name().toLowerCase(Locale.ROOT))
+                    .append("'}");
+        }
+        if (properties.apiKey() != null) {
+            args.append(", 'api_key': ['<redacted>']");
+        }
+        return args.append('}').toString();
+    }
+
+    /** Engine argv as {@code engine_argv} in a snapshot manifest records it. */
+    List<String> engineArgv() {
+        SimulatorProperties.Model m = properties.model();
+        return List.of(
+                "vllm",
+                "serve",
+                m.root(),
+                "--host",
+                properties.host(),
+                "--port",
+                String.valueOf(properties.port()),
+                "--revision",
+                m.revision(),
+                "--max-model-len",
+                String.valueOf(m.maxModelLen()),
+                "--served-model-name",
+                m.servedModelName());
+    }
+
+    private List<Step> coldSteps(int pid, Duration total, boolean afterFallback) {
+        SimulatorProperties.Model m = properties.model();
+        int core = pid + 1;
+        List<Step> steps = new ArrayList<>();
+        if (!afterFallback) {
+            steps.add(new Step(
+                    Duration.ZERO,
+                    () -> log.info(
+                            CORE,
+                            core,
+                            "core.py:93",
+                            "Initializing a V1 LLM engine (v" + properties.vllmVersion() + ") with config: model='"
+                                    + m.root()
+                                    + "', speculative_config=None, tokenizer='" + m.root() + "', revision="
+                                    + m.revision()
+                                    + ", max_seq_len=" + m.maxModelLen() + ", served_model_name="
+                                    + m.servedModelName())));
+            steps.add(new Step(
+                    total.multipliedBy(5).dividedBy(100),
+                    () -> log.info(
+                            CORE, core, "gpu_model_runner.py:3012", "Starting to load model " + m.root() + "...")));
+        }
+        double loadSeconds = seconds(total) * 0.45;
+        steps.add(new Step(total.multipliedBy(45).dividedBy(100), () -> {
+            log.info(CORE, core, "default_loader.py:262", "Loading weights took %.2f seconds".formatted(loadSeconds));
+            log.info(
+                    CORE,
+                    core,
+                    "gpu_model_runner.py:3039",
+                    "Model loading took %.4f GiB memory and %.6f seconds"
+                            .formatted(m.weightsGib(), loadSeconds + 0.05 * seconds(total)));
+        }));
+        steps.addAll(initSteps(core, total));
+        return steps;
+    }
+
+    /** Profiling, KV cache and warm-up: the part of engine init that every non-snapshot start runs. */
+    private List<Step> initSteps(int core, Duration total) {
+        SimulatorProperties.Model m = properties.model();
+        double kvGib = m.kvCacheSizeTokens() * 112.0 / 1024 / 1024;
+        return List.of(
+                new Step(total.multipliedBy(20).dividedBy(100), () -> {
+                    log.info(
+                            CORE,
+                            core,
+                            "backends.py:548",
+                            "Using cache directory: /root/.cache/vllm/torch_compile_"
+                                    + "cache/4f1c2e9a7b/rank_0_0/backbone for vLLM's torch.compile");
+                    log.info(
+                            CORE,
+                            core,
+                            "backends.py:559",
+                            "Dynamo bytecode transform time: %.2f s".formatted(seconds(total) * 0.1));
+                }),
+                new Step(total.multipliedBy(15).dividedBy(100), () -> {
+                    log.info(CORE, core, "gpu_worker.py:298", "Available KV cache memory: %.2f GiB".formatted(kvGib));
+                    log.info(
+                            CORE,
+                            core,
+                            "kv_cache_utils.py:1087",
+                            "GPU KV cache size: %,d tokens".formatted(m.kvCacheSizeTokens()));
+                    log.info(
+                            CORE,
+                            core,
+                            "kv_cache_utils.py:1091",
+                            "Maximum concurrency for %,d tokens per request: %.2fx"
+                                    .formatted(m.maxModelLen(), (double) m.kvCacheSizeTokens() / m.maxModelLen()));
+                }),
+                new Step(
+                        total.multipliedBy(10).dividedBy(100),
+                        () -> log.info(
+                                CORE,
+                                core,
+                                "core.py:210",
+                                "init engine (profile, create kv cache, warmup model) took %.2f seconds"
+                                        .formatted(seconds(total) * 0.45))));
+    }
+
+    private List<Step> preloadSteps(int pid, StartupPath requested) {
+        SimulatorProperties.Model m = properties.model();
+        int core = pid + 1;
+        Duration hitTime = properties.timing().preloadHitLoadTime();
+        Duration detect = properties.timing().fallbackDetectTime();
+        List<Step> steps = new ArrayList<>();
+        steps.add(new Step(
+                Duration.ZERO,
+                () -> log.info(
+                        CORE,
+                        core,
+                        "core.py:93",
+                        "Initializing a V1 LLM engine (v"
+                                + properties.vllmVersion() + ") with config: model='" + m.root()
+                                + "', load_format=ipc_cache, "
+                                + "max_seq_len=" + m.maxModelLen() + ", served_model_name=" + m.servedModelName())));
+        steps.add(new Step(detect, () -> {
+            StartContext context = starting;
+            WeightCacheDaemon.Lookup lookup = requested == StartupPath.PRELOAD_FALLBACK
+                    ? new WeightCacheDaemon.Lookup.Unusable("Cannot connect to weight cache daemon at "
+                            + daemon.socketPath() + ": [Errno 111] Connection refused")
+                    : daemon.lookup(m.layout());
+            switch (lookup) {
+                case WeightCacheDaemon.Lookup.Hit hit -> {
+                    log.info(
+                            CORE,
+                            core,
+                            "ipc_loader.py:203",
+                            "Mapped %d tensors from the weight cache daemon (%s mode)"
+                                    .formatted(
+                                            hit.tensors(),
+                                            properties.preload().mode().name().toLowerCase(Locale.ROOT)));
+                    log.info(
+                            CORE,
+                            core,
+                            "ipc_loader.py:221",
+                            "Weights are held outside this process: %.2f GiB".formatted(m.weightsGib()));
+                    log.info(
+                            CORE,
+                            core,
+                            "gpu_model_runner.py:3039",
+                            "Model loading took %.4f GiB memory and %.6f seconds"
+                                    .formatted(0.0, seconds(hitTime) * 0.2));
+                    if (context != null) {
+                        context.taken = StartupPath.PRELOAD_HIT;
+                        context.checkpoint = hit.checkpoint();
+                    }
+                }
+                case WeightCacheDaemon.Lookup.Unusable unusable -> {
+                    log.warning(
+                            CORE,
+                            core,
+                            "ipc_loader.py:139",
+                            "Weight cache unusable (" + unusable.reason() + "); falling back to disk loading");
+                    if (context != null) {
+                        context.taken = StartupPath.PRELOAD_FALLBACK;
+                        context.fallbackReason = unusable.reason();
+                    }
+                }
+            }
+        }));
+        return steps;
+    }
+
+    private List<Step> restoreSteps(int pid) {
+        Duration total = properties.timing().snapshotRestoreTime();
+        return List.of(
+                new Step(
+                        Duration.ZERO,
+                        () -> log.info(
+                                "",
+                                pid,
+                                "controller.py:412",
+                                "Restoring snapshot " + snapshot.dir() + " onto " + properties.host() + ":"
+                                        + properties.port())),
+                new Step(total.multipliedBy(80).dividedBy(100), () -> {
+                    SnapshotArtifacts.Manifest manifest = snapshot.manifest();
+                    if (manifest == null) {
+                        throw new IllegalStateException("SnapshotRestoreError: no manifest.json in " + snapshot.dir());
+                    }
+                    StartContext context = starting;
+                    if (context != null) {
+                        context.checkpoint = manifest.checkpoint();
+                    }
+                }));
+    }
+
+    private Mono<Void> listen(StartContext context) {
+        return Mono.defer(() -> {
+                    if (context.requested != StartupPath.SNAPSHOT_RESTORE
+                            && context.taken != StartupPath.PRELOAD_HIT
+                            && context.requested != StartupPath.COLD) {
+                        // A fallback loads from disk like a cold start, after the failed cache attempt.
+                        return coldTail(context);
+                    }
+                    if (context.taken == StartupPath.PRELOAD_HIT) {
+                        return runSteps(
+                                initSteps(context.pid + 1, properties.timing().preloadHitLoadTime()));
+                    }
+                    return Mono.empty();
+                })
+                .then(Mono.defer(() -> bind(context)));
+    }
+
+    private Mono<Void> coldTail(StartContext context) {
+        return runSteps(coldSteps(context.pid, properties.loadTime(), true));
+    }
+
+    private Mono<Void> runSteps(List<Step> steps) {
+        Mono<Void> timeline = Mono.empty();
+        for (Step step : steps) {
+            timeline = timeline.then(
+                    Mono.delay(step.after(), timer).publishOn(lifecycle).then(Mono.fromRunnable(step.action())));
+        }
+        return timeline;
+    }
+
+    private Mono<Void> bind(StartContext context) {
+        EngineInstance instance = new EngineInstance(
+                context.number,
+                context.requested,
+                context.taken,
+                context.fallbackReason,
+                context.pid,
+                context.processStart,
+                context.checkpoint,
+                new EngineMetrics(
+                        properties.model().servedModelName(),
+                        context.processStart.toEpochMilli() / 1000.0,
+                        properties.model()),
+                new PrefixCache(properties.model().kvCacheSizeTokens()),
+                new AtomicInteger());
+        boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
+        if (!restored) {
+            log.info(API, context.pid, "api_server.py:1971", "Supported tasks: ['generate']");
+            log.info(
+                    API,
+                    context.pid,
+                    "api_server.py:2015",
+                    "Starting vLLM server on http://" + properties.host() + ":" + properties.port());
+            log.raw("INFO:     Started server process [" + context.pid + "]");
+            log.raw("INFO:     Waiting for application startup.");
+            log.raw("INFO:     Application startup complete.");
+        } else {
+            restoredLog(context.pid, "Starting vLLM server on http://" + properties.host() + ":" + properties.port());
+            restoredLog(context.pid, "Application startup complete.");
+        }
+        EngineApi api = new EngineApi(properties, model, faults, json, clock, timer, instance);
+        return HttpServer.create()
+                .host(properties.host())
+                .port(properties.port())
+                .doOnConnection(connection -> connections.add(connection.channel()))
+                .route(api::routes)
+                .bind()
+                .publishOn(lifecycle)
+                .doOnNext(bound -> {
+                    server = bound;
+                    current = instance;
+                    listeningSince = clock.instant();
+                    phase.set(Phase.SERVING);
+                    if (restored) {
+                        // The controller's oracle request is the first request the restored server serves.
+                        instance.metrics()
+                                .preloadServedRequests(properties.snapshot().countersAtRestore());
+                        snapshot.markRestored(properties.host(), properties.port(), context.pid, clock.instant());
+                        log.info(
+                                "",
+                                context.pid,
+                                "controller.py:488",
+                                "Snapshot restored in %.2f s; oracle matched"
+                                        .formatted(Duration.between(context.processStart, clock.instant())
+                                                        .toMillis()
+                                                / 1000.0));
+                    }
+                    if (faults.has(Fault.CRASH_LOOP)) {
+                        pending.update(Mono.delay(properties.faults().crashLoopUptime(), timer)
+                                .then(crash("CUDA error: an illegal memory access was encountered"))
+                                .subscribe());
+                    }
+                })
+                .then();
+    }
+
+    private void restoredLog(int pid, String message) {
+        switch (properties.snapshot().restoreLog()) {
+            case CHILD_LOG -> snapshot.appendChildLog("(APIServer pid=" + pid + ") INFO " + message);
+            case ENGINE_LOG -> log.info(API, pid, "api_server.py:2015", message);
+            case NONE -> {}
+        }
+    }
+
+    private static double seconds(Duration duration) {
+        return duration.toNanos() / 1e9;
+    }
+
+    Phase phase() {
+        return phase.get();
+    }
+
+    @Nullable
+    EngineInstance current() {
+        return phase.get() == Phase.SERVING ? current : null;
+    }
+
+    /** The latest start, in progress or done: what {@code /admin/state} shows. */
+    @Nullable
+    StartInfo latestStart() {
+        StartContext context = starting;
+        return context == null
+                ? null
+                : new StartInfo(
+                        context.number,
+                        context.requested,
+                        context.taken,
+                        context.fallbackReason,
+                        context.pid,
+                        context.processStart,
+                        context.checkpoint);
+    }
+
+    /** A start as far as it got: the path it took so far and the weights it serves. */
+    record StartInfo(
+            int number,
+            StartupPath requested,
+            StartupPath path,
+            @Nullable String fallbackReason,
+            int pid,
+            Instant processStart,
+            String servedCheckpoint) {}
+
+    @Nullable
+    Instant listeningSince() {
+        return listeningSince;
+    }
+
+    @Nullable
+    Instant stoppedAt() {
+        return stoppedAt;
+    }
+
+    int starts() {
+        return starts.get();
+    }
+
+    @Nullable
+    String lastFailure() {
+        return lastFailure;
+    }
+
+    @Override
+    public void close() {
+        pending.dispose();
+        connections.close();
+        DisposableServer listening = server;
+        if (listening != null) {
+            listening.disposeNow();
+        }
+    }
+}

@@ -1,0 +1,303 @@
+package dev.readygate.simulator;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * Configuration of the vLLM 0.31 engine simulator ({@code readygate.simulator.*}). Every behaviour that
+ * {@code vllm-0.31-surface.md} marks unconfirmed is a setting here, so tests can exercise both readings.
+ *
+ * @param host address the engine, admin and daemon listeners bind to
+ * @param port the engine's OpenAI-compatible HTTP port (vLLM's {@code --port})
+ * @param adminPort the simulator's admin API port (restarts, faults, state)
+ * @param startup the path of the first engine start
+ * @param loadTime how long a cold start takes from process start to listening
+ * @param scenario a scenario YAML file to run after the first start, or none
+ * @param workDir where the log file, socket directory and snapshot directory live unless set one by one
+ * @param logFile the engine's log file (vLLM lines, as a shared volume would hold them); default under work-dir
+ * @param logToStdout whether the vLLM log lines are also written to standard output
+ * @param apiKey when set, {@code /v1/*} requires {@code Authorization: Bearer <key>} (vLLM's {@code --api-key})
+ * @param apiKeyProtectsHealth whether the API key also guards {@code /health}, {@code /metrics} and the rest
+ *     (unconfirmed for 0.31; vLLM historically guarded {@code /v1/*} only)
+ * @param vllmVersion the version {@code /version} reports and the log lines print
+ * @param pid the simulated engine's first process id (each start takes the next one)
+ * @param autoRestart whether a crashed engine is started again (as a container restart policy would)
+ * @param autoRestartDelay how long after a crash the engine is started again
+ * @param errorShape {@code nested} ({@code {"error":{...}}}, recent vLLM) or {@code flat} (older vLLM)
+ * @param model the served model and the simulated checkpoint
+ * @param timing latency and duration model
+ * @param preload the {@code vllm preload} weight-cache daemon
+ * @param snapshot the CRIU initialized-engine snapshot artifacts
+ * @param faults fault parameters
+ */
+@ConfigurationProperties("readygate.simulator")
+public record SimulatorProperties(
+        @DefaultValue("127.0.0.1") String host,
+        @DefaultValue("18000") int port,
+        @DefaultValue("18001") int adminPort,
+        @DefaultValue("cold") StartupPath startup,
+        @DefaultValue("3s") Duration loadTime,
+        @Nullable Path scenario,
+        @Nullable Path workDir,
+        @Nullable Path logFile,
+        @DefaultValue("true") boolean logToStdout,
+        @Nullable String apiKey,
+        @DefaultValue("false") boolean apiKeyProtectsHealth,
+        @DefaultValue("0.31.0") String vllmVersion,
+        @DefaultValue("4242") int pid,
+        @DefaultValue("true") boolean autoRestart,
+        @DefaultValue("1s") Duration autoRestartDelay,
+        @DefaultValue("nested") ErrorShape errorShape,
+        @DefaultValue Model model,
+        @DefaultValue Timing timing,
+        @DefaultValue Preload preload,
+        @DefaultValue Snapshot snapshot,
+        @DefaultValue Faults faults) {
+
+    public SimulatorProperties {
+        requirePort("readygate.simulator.port", port);
+        requirePort("readygate.simulator.admin-port", adminPort);
+        requirePositive("readygate.simulator.load-time", loadTime);
+        if (port == adminPort) {
+            throw new IllegalArgumentException(
+                    "readygate.simulator.port and readygate.simulator.admin-port must differ (both " + port + ")");
+        }
+    }
+
+    /** The directory everything without an explicit path is written to. */
+    public Path effectiveWorkDir() {
+        return workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"), "readygate-simulator-" + port);
+    }
+
+    public Path effectiveLogFile() {
+        return logFile != null ? logFile : effectiveWorkDir().resolve("engine.log");
+    }
+
+    /** Shape of vLLM's error JSON. */
+    public enum ErrorShape {
+        NESTED,
+        FLAT
+    }
+
+    /**
+     * The served model. Two checkpoints with the same {@code layout} pass vLLM's weight-cache fingerprint check
+     * (it hashes safetensors headers, not values: vLLM issue #59647), so a daemon holding another checkpoint of
+     * the same layout serves the wrong weights.
+     *
+     * @param servedModelName the model id clients send ({@code --served-model-name})
+     * @param root the model path or hub id ({@code args.model}, {@code ModelCard.root})
+     * @param revision the checkpoint revision
+     * @param checkpoint identity of the weights' values: the deterministic model's answers depend on it
+     * @param layout identity of the weights' layout (tensor names, shapes, dtypes)
+     * @param maxModelLen the effective {@code max_model_len}
+     * @param kvCacheSizeTokens the KV cache size reported in {@code vllm:cache_config_info}
+     * @param weightsGib GPU memory taken by the weights
+     * @param tensors number of tensors (the {@code Mapped N tensors} line)
+     * @param gpuName the GPU's name (manifest, logs)
+     * @param gpuUuid the GPU's UUID (manifest, socket names)
+     * @param eosEvery on average one token in this many is end-of-sequence when {@code ignore_eos} is off
+     */
+    public record Model(
+            @DefaultValue("Qwen/Qwen3-0.6B") String servedModelName,
+            @DefaultValue("Qwen/Qwen3-0.6B") String root,
+
+            @DefaultValue("c1899de289a04d12100db370d81485cdf75e47ca")
+            String revision,
+
+            @DefaultValue("qwen3-0.6b-base") String checkpoint,
+            @DefaultValue("Qwen3ForCausalLM/28x1024/bf16") String layout,
+            @DefaultValue("4096") int maxModelLen,
+            @DefaultValue("65536") int kvCacheSizeTokens,
+            @DefaultValue("1.1214") double weightsGib,
+            @DefaultValue("339") int tensors,
+            @DefaultValue("NVIDIA H200") String gpuName,
+
+            @DefaultValue("GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da")
+            String gpuUuid,
+
+            @DefaultValue("48") int eosEvery) {
+
+        public Model {
+            if (maxModelLen < 16) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.model.max-model-len must be at least 16 (was " + maxModelLen + ")");
+            }
+            if (kvCacheSizeTokens < maxModelLen) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.model.kv-cache-size-tokens (" + kvCacheSizeTokens
+                                + ") must be at least readygate.simulator.model.max-model-len (" + maxModelLen
+                                + "): vLLM refuses to start otherwise");
+            }
+            if (eosEvery < 2) {
+                throw new IllegalArgumentException("readygate.simulator.model.eos-every must be at least 2");
+            }
+        }
+    }
+
+    /**
+     * The latency model: time to first token grows with the uncached prompt tokens, each output token takes
+     * {@code decode-per-token}, both stretched by concurrent requests; the first requests after a start pay a
+     * warm-up penalty (lazy compilation).
+     *
+     * @param ttftBase fixed part of the time to first token
+     * @param prefillPerToken prefill time per prompt token not served from the prefix cache
+     * @param decodePerToken time per output token
+     * @param batchSlowdown how much each additional running request stretches latency (0.1 = 10 %)
+     * @param warmupRequests how many requests after each start pay the warm-up penalty
+     * @param warmupPenalty extra time to first token of a warm-up request
+     * @param preloadHitLoadTime start duration of a preload cache hit
+     * @param fallbackDetectTime time the engine spends trying the weight cache before falling back to disk
+     * @param snapshotRestoreTime start duration of a snapshot restore
+     * @param shutdownTime time between a stop request and the listener going away
+     * @param daemonLoadTime time the preload daemon needs to cache the weights
+     */
+    public record Timing(
+            @DefaultValue("15ms") Duration ttftBase,
+            @DefaultValue("20us") Duration prefillPerToken,
+            @DefaultValue("8ms") Duration decodePerToken,
+            @DefaultValue("0.05") double batchSlowdown,
+            @DefaultValue("0") int warmupRequests,
+            @DefaultValue("0ms") Duration warmupPenalty,
+            @DefaultValue("800ms") Duration preloadHitLoadTime,
+            @DefaultValue("300ms") Duration fallbackDetectTime,
+            @DefaultValue("600ms") Duration snapshotRestoreTime,
+            @DefaultValue("100ms") Duration shutdownTime,
+            @DefaultValue("2s") Duration daemonLoadTime) {
+
+        public Timing {
+            requireNonNegative("readygate.simulator.timing.ttft-base", ttftBase);
+            requireNonNegative("readygate.simulator.timing.prefill-per-token", prefillPerToken);
+            requireNonNegative("readygate.simulator.timing.decode-per-token", decodePerToken);
+            requireNonNegative("readygate.simulator.timing.warmup-penalty", warmupPenalty);
+            requireNonNegative("readygate.simulator.timing.shutdown-time", shutdownTime);
+            if (batchSlowdown < 0) {
+                throw new IllegalArgumentException("readygate.simulator.timing.batch-slowdown must not be negative");
+            }
+            if (warmupRequests < 0) {
+                throw new IllegalArgumentException("readygate.simulator.timing.warmup-requests must not be negative");
+            }
+        }
+    }
+
+    /**
+     * The {@code vllm preload} weight-cache daemon. It outlives engine restarts.
+     *
+     * @param enabled whether the daemon runs (started with the simulator)
+     * @param healthPort the daemon's {@code --weight-cache-health-port}; 0 disables it
+     * @param socketDir the daemon's {@code --weight-cache-socket-dir}; default under work-dir
+     * @param logFile the daemon's log file; default under work-dir
+     * @param checkpoint the checkpoint the daemon holds; default the engine's
+     * @param layout the layout the daemon holds; default the engine's
+     * @param socketNaming {@code gpu-index} ({@code vllm_weight_cache_gpu0.sock}) or {@code gpu-uuid}
+     * @param mode {@code zero-copy} (the daemon keeps the weights) or {@code copy} (released after one hit)
+     */
+    public record Preload(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("18002") int healthPort,
+            @Nullable Path socketDir,
+            @Nullable Path logFile,
+            @Nullable String checkpoint,
+            @Nullable String layout,
+            @DefaultValue("gpu-index") SocketNaming socketNaming,
+            @DefaultValue("zero-copy") Mode mode) {
+
+        public Preload {
+            if (healthPort != 0) {
+                requirePort("readygate.simulator.preload.health-port", healthPort);
+            }
+        }
+
+        /** How daemon socket files are named (the 0.31 naming is unconfirmed). */
+        public enum SocketNaming {
+            GPU_INDEX,
+            GPU_UUID
+        }
+
+        /** The engine's {@code --model-loader-extra-config} mode. */
+        public enum Mode {
+            ZERO_COPY,
+            COPY
+        }
+    }
+
+    /**
+     * Snapshot artifacts, as {@code vllm snapshot create} leaves them and {@code restore} uses them.
+     *
+     * @param dir the snapshot directory; default under work-dir
+     * @param restoreLog where a restored engine's output goes: {@code child-log} ({@code <dir>/child.log}, newer
+     *     controller), {@code engine-log}, or {@code none} (streams detached to /dev/null)
+     * @param countersAtRestore requests already counted at the first scrape after a restore (two create-time
+     *     canaries plus the restore canary)
+     */
+    public record Snapshot(
+            @Nullable Path dir,
+            @DefaultValue("child-log") RestoreLog restoreLog,
+            @DefaultValue("3") int countersAtRestore) {
+
+        /** Where a restored engine's log lines go. */
+        public enum RestoreLog {
+            CHILD_LOG,
+            ENGINE_LOG,
+            NONE
+        }
+    }
+
+    /**
+     * Fault parameters.
+     *
+     * @param slowFactor how much the {@code slow} fault stretches latency
+     * @param stallAfterTokens how many tokens a stream sends before {@code stall-stream} stops it
+     * @param truncatePromptLimit prompt tokens kept by {@code truncate-prompt}
+     * @param kvTooSmallTokens largest prompt plus output that fits under {@code kv-too-small}
+     * @param kvTooSmallBehavior what a request that does not fit does: {@code error} (HTTP 500) or {@code stuck}
+     *     (waits forever in the queue)
+     * @param wrongCheckpoint the checkpoint {@code wrong-weights} serves (same layout)
+     * @param crashLoopUptime how long an engine stays up under {@code crash-loop}
+     */
+    public record Faults(
+            @DefaultValue("10") double slowFactor,
+            @DefaultValue("2") int stallAfterTokens,
+            @DefaultValue("256") int truncatePromptLimit,
+            @DefaultValue("512") int kvTooSmallTokens,
+            @DefaultValue("error") KvTooSmallBehavior kvTooSmallBehavior,
+            @DefaultValue("qwen3-0.6b-finetune-step2000") String wrongCheckpoint,
+            @DefaultValue("1500ms") Duration crashLoopUptime) {
+
+        public Faults {
+            if (slowFactor < 1) {
+                throw new IllegalArgumentException("readygate.simulator.faults.slow-factor must be at least 1");
+            }
+            if (truncatePromptLimit < 1 || kvTooSmallTokens < 1 || stallAfterTokens < 0) {
+                throw new IllegalArgumentException("readygate.simulator.faults.truncate-prompt-limit, "
+                        + "kv-too-small-tokens and stall-after-tokens must be positive");
+            }
+        }
+
+        /** Behaviour of a request that does not fit a too-small KV cache. */
+        public enum KvTooSmallBehavior {
+            ERROR,
+            STUCK
+        }
+    }
+
+    private static void requirePort(String key, int port) {
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException(key + " must be a TCP port between 1 and 65535 (was " + port + ")");
+        }
+    }
+
+    private static void requirePositive(String key, Duration duration) {
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException(key + " must be positive (was " + duration + ")");
+        }
+    }
+
+    private static void requireNonNegative(String key, Duration duration) {
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException(key + " must not be negative (was " + duration + ")");
+        }
+    }
+}

@@ -1,0 +1,272 @@
+package dev.readygate.simulator;
+
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
+import reactor.core.Disposables;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * The {@code vllm preload} weight-cache daemon: loads a checkpoint, binds one socket per GPU in its socket
+ * directory once the weights are cached, serves {@code GET /health} on its health port (503 while loading, 200
+ * once every rank serves), logs its READY line, and outlives engine restarts.
+ */
+final class WeightCacheDaemon implements AutoCloseable {
+
+    /** The daemon process's state. */
+    enum Phase {
+        STOPPED,
+        LOADING,
+        SERVING
+    }
+
+    /** What an engine with {@code --load-format ipc_cache} finds when it asks the daemon for its weights. */
+    sealed interface Lookup {
+        /** The daemon's weights fit the engine's fingerprint and are mapped (they may be another checkpoint's). */
+        record Hit(String checkpoint, int tensors) implements Lookup {}
+
+        /** The engine cannot use the cache; {@code reason} is the text of vLLM's fallback warning. */
+        record Unusable(String reason) implements Lookup {}
+    }
+
+    private final SimulatorProperties properties;
+    private final EngineLog log;
+    private final Clock clock;
+    private final Scheduler timer;
+    private final Scheduler lifecycle;
+    private final Path socketDir;
+    private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STOPPED);
+    private final Disposable.Swap loading = Disposables.swap();
+    private final List<ServerSocketChannel> sockets = new ArrayList<>();
+    private volatile String checkpoint;
+    private volatile String layout;
+    private volatile boolean released;
+    private volatile @Nullable Instant servingSince;
+    private volatile @Nullable DisposableServer health;
+    private final int pid;
+
+    WeightCacheDaemon(
+            SimulatorProperties properties, EngineLog log, Clock clock, Scheduler timer, Scheduler lifecycle) {
+        this.properties = properties;
+        this.log = log;
+        this.clock = clock;
+        this.timer = timer;
+        this.lifecycle = lifecycle;
+        SimulatorProperties.Preload preload = properties.preload();
+        this.socketDir = preload.socketDir() != null
+                ? preload.socketDir()
+                : properties.effectiveWorkDir().resolve("weight-cache");
+        this.checkpoint = preload.checkpoint() != null
+                ? preload.checkpoint()
+                : properties.model().checkpoint();
+        this.layout =
+                preload.layout() != null ? preload.layout() : properties.model().layout();
+        this.pid = properties.pid() - 100;
+    }
+
+    /** Starts the daemon holding the given checkpoint (null keeps the current one); a running daemon is restarted. */
+    Mono<Void> start(@Nullable String newCheckpoint, @Nullable String newLayout) {
+        return stop().then(Mono.fromRunnable(() -> {
+                    if (newCheckpoint != null) {
+                        checkpoint = newCheckpoint;
+                    }
+                    if (newLayout != null) {
+                        layout = newLayout;
+                    }
+                    released = false;
+                    phase.set(Phase.LOADING);
+                    log.info(
+                            "APIServer",
+                            pid,
+                            "preload.py:88",
+                            "vLLM weight cache daemon for model="
+                                    + properties.model().root() + " checkpoint=" + checkpoint
+                                    + " (1 rank(s), socket dir "
+                                    + socketDir + ")");
+                }))
+                .subscribeOn(lifecycle)
+                .then(bindHealth())
+                .then(Mono.fromRunnable(
+                        () -> loading.update(Mono.delay(properties.timing().daemonLoadTime(), timer)
+                                .publishOn(lifecycle)
+                                .doOnNext(tick -> becomeReady())
+                                .subscribe())));
+    }
+
+    private void becomeReady() {
+        Duration took = properties.timing().daemonLoadTime();
+        log.info(
+                "WeightCacheDaemon_TP0",
+                pid + 1,
+                "default_loader.py:262",
+                "Loading weights took %.2f seconds".formatted(took.toMillis() / 1000.0 * 0.8));
+        bindSockets();
+        servingSince = clock.instant();
+        phase.set(Phase.SERVING);
+        log.info(
+                "APIServer",
+                pid,
+                "preload.py:214",
+                "===== Weight cache daemon READY: all 1 ranks serving in %.2fs ====="
+                        .formatted(took.toMillis() / 1000.0));
+    }
+
+    /** Stops the daemon (SIGTERM to {@code vllm preload}): sockets unlinked, health port closed. */
+    Mono<Void> stop() {
+        return Mono.<Void>fromRunnable(() -> {
+                    if (phase.getAndSet(Phase.STOPPED) == Phase.STOPPED) {
+                        return;
+                    }
+                    loading.update(null);
+                    closeSockets();
+                    servingSince = null;
+                    log.info("APIServer", pid, "preload.py:240", "Weight cache daemon shutting down (signal 15)");
+                })
+                .subscribeOn(lifecycle)
+                .then(Mono.defer(() -> {
+                    DisposableServer server = health;
+                    health = null;
+                    if (server == null) {
+                        return Mono.empty();
+                    }
+                    server.dispose();
+                    return server.onDispose();
+                }));
+    }
+
+    /** The engine asks for weights matching its fingerprint (only the layout is compared, as in vLLM 0.31). */
+    Lookup lookup(String engineLayout) {
+        Path socket = socketPath();
+        if (phase.get() != Phase.SERVING) {
+            return new Lookup.Unusable(
+                    "Weight cache socket " + socket + " is unavailable: [Errno 2] No such file or directory");
+        }
+        if (released) {
+            return new Lookup.Unusable("Weight cache daemon error: Weights were released");
+        }
+        if (!layout.equals(engineLayout)) {
+            return new Lookup.Unusable("WeightCacheKey mismatch on fields: ['checkpoint']");
+        }
+        if (properties.preload().mode() == SimulatorProperties.Preload.Mode.COPY) {
+            released = true;
+        }
+        return new Lookup.Hit(checkpoint, properties.model().tensors());
+    }
+
+    Phase phase() {
+        return phase.get();
+    }
+
+    String checkpoint() {
+        return checkpoint;
+    }
+
+    String layout() {
+        return layout;
+    }
+
+    boolean released() {
+        return released;
+    }
+
+    @Nullable
+    Instant servingSince() {
+        return servingSince;
+    }
+
+    Path socketDir() {
+        return socketDir;
+    }
+
+    int pid() {
+        return pid;
+    }
+
+    Path socketPath() {
+        String name = switch (properties.preload().socketNaming()) {
+            case GPU_INDEX -> "vllm_weight_cache_gpu0.sock";
+            case GPU_UUID -> "vllm_weight_cache_" + properties.model().gpuUuid().toLowerCase(Locale.ROOT) + ".sock";
+        };
+        return socketDir.resolve(name);
+    }
+
+    private Mono<Void> bindHealth() {
+        int port = properties.preload().healthPort();
+        if (port == 0) {
+            return Mono.empty();
+        }
+        return HttpServer.create()
+                .host(properties.host())
+                .port(port)
+                .route(routes -> routes.get(
+                        "/health",
+                        (request, response) -> phase.get() == Phase.SERVING
+                                ? response.status(HttpResponseStatus.OK).send()
+                                : response.status(HttpResponseStatus.SERVICE_UNAVAILABLE)
+                                        .send()))
+                .bind()
+                .doOnNext(server -> health = server)
+                .then();
+    }
+
+    private void bindSockets() {
+        try {
+            Files.createDirectories(socketDir);
+            try {
+                Files.setPosixFilePermissions(socketDir, PosixFilePermissions.fromString("rwx------"));
+            } catch (UnsupportedOperationException ex) {
+                // Not a POSIX file system: permissions are the daemon's business, not the simulator's.
+            }
+            Path path = socketPath();
+            Files.deleteIfExists(path);
+            ServerSocketChannel channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.bind(UnixDomainSocketAddress.of(path));
+            sockets.add(channel);
+        } catch (IOException ex) {
+            log.error("APIServer", pid, "daemon.py:301", "Cannot bind weight cache socket: " + ex.getMessage());
+        }
+    }
+
+    private void closeSockets() {
+        for (ServerSocketChannel channel : sockets) {
+            try {
+                channel.close();
+            } catch (IOException ex) {
+                // Closing a listening socket only fails when it is already gone.
+            }
+        }
+        sockets.clear();
+        try {
+            Files.deleteIfExists(socketPath());
+        } catch (IOException ex) {
+            log.warning("APIServer", pid, "daemon.py:318", "Cannot unlink weight cache socket: " + ex.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        loading.dispose();
+        closeSockets();
+        DisposableServer server = health;
+        if (server != null) {
+            server.disposeNow();
+        }
+    }
+}
