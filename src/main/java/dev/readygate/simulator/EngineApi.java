@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -44,6 +45,7 @@ final class EngineApi {
     private final Clock clock;
     private final Scheduler timer;
     private final EngineInstance instance;
+    private final LatencyModel latency;
 
     EngineApi(
             SimulatorProperties properties,
@@ -60,6 +62,7 @@ final class EngineApi {
         this.clock = clock;
         this.timer = timer;
         this.instance = instance;
+        this.latency = new LatencyModel(properties.timing());
     }
 
     void routes(HttpServerRoutes routes) {
@@ -252,7 +255,7 @@ final class EngineApi {
             int maxTokens,
             int cachedTokens,
             Duration ttft,
-            Duration itl,
+            double slowFactor,
             String checkpoint) {}
 
     private Plan plan(InferenceRequest request) {
@@ -309,28 +312,26 @@ final class EngineApi {
         }
         int cached = instance.prefixCache().lookupAndInsert(prompt);
         double slow = faults.has(Fault.SLOW) ? properties.faults().slowFactor() : 1.0;
-        SimulatorProperties.Timing timing = properties.timing();
-        Duration ttft =
-                scale(timing.ttftBase().plus(timing.prefillPerToken().multipliedBy(prompt.size() - cached)), slow);
-        if (instance.served().getAndIncrement() < timing.warmupRequests()) {
-            ttft = ttft.plus(timing.warmupPenalty());
-        }
+        boolean warmup =
+                instance.served().getAndIncrement() < properties.timing().warmupRequests();
+        Duration ttft = latency.timeToFirstToken(
+                prompt.size(), cached, instance.metrics().running.get() + 1, warmup, slow);
         String checkpoint =
                 faults.has(Fault.WRONG_WEIGHTS) ? properties.faults().wrongCheckpoint() : instance.servedCheckpoint();
         return new Plan(
                 request,
-                (request.chat() ? "chatcmpl-" : "cmpl-") + hex(UUID.randomUUID()),
+                (request.chat() ? "chatcmpl-" : "cmpl-") + randomHex(),
                 clock.instant().getEpochSecond(),
                 prompt,
                 maxTokens,
                 cached,
                 ttft,
-                scale(timing.decodePerToken(), slow),
+                slow,
                 checkpoint);
     }
 
-    private static Duration scale(Duration duration, double factor) {
-        return Duration.ofNanos((long) (duration.toNanos() * factor));
+    private Duration itl(Plan plan) {
+        return latency.interTokenLatency(instance.metrics().running.get(), plan.slowFactor());
     }
 
     /** The tokens of one generation, paced like an engine: TTFT, then one token per inter-token latency. */
@@ -368,29 +369,28 @@ final class EngineApi {
         String[] finish = {null};
         Flux<SimulatedModel.Token> tokens = Flux.range(0, plan.maxTokens())
                 .concatMap(
-                        i -> Mono.delay(i == 0 ? plan.ttft() : loaded(plan.itl()), timer)
-                                .map(tick -> {
-                                    if (faults.has(Fault.GENERATION_FAILS) || faults.has(Fault.ENGINE_DEAD)) {
-                                        throw new EngineError(
-                                                HttpResponseStatus.INTERNAL_SERVER_ERROR,
-                                                "InternalServerError",
-                                                "EngineCore encountered an issue. See stack trace (above) for the root cause.",
-                                                null);
-                                    }
-                                    long now = System.nanoTime();
-                                    if (i == 0) {
-                                        firstTokenNanos[0] = now;
-                                        metrics.prefillDone(plan.prompt().size(), (now - startNanos) / 1e9);
-                                        metrics.tokenGenerated(-1);
-                                    } else {
-                                        metrics.tokenGenerated(plan.itl().toNanos() / 1e9);
-                                    }
-                                    SimulatedModel.Token token = generation.next();
-                                    if (generation.finished()) {
-                                        finish[0] = generation.finishReason();
-                                    }
-                                    return token;
-                                }),
+                        i -> Mono.delay(i == 0 ? plan.ttft() : itl(plan), timer).map(tick -> {
+                            if (faults.has(Fault.GENERATION_FAILS) || faults.has(Fault.ENGINE_DEAD)) {
+                                throw new EngineError(
+                                        HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                                        "InternalServerError",
+                                        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                                        null);
+                            }
+                            long now = System.nanoTime();
+                            if (i == 0) {
+                                firstTokenNanos[0] = now;
+                                metrics.prefillDone(plan.prompt().size(), (now - startNanos) / 1e9);
+                                metrics.tokenGenerated(-1);
+                            } else {
+                                metrics.tokenGenerated(itl(plan).toNanos() / 1e9);
+                            }
+                            SimulatedModel.Token token = generation.next();
+                            if (generation.finished()) {
+                                finish[0] = generation.finishReason();
+                            }
+                            return token;
+                        }),
                         0)
                 .takeUntil(token -> generation.finished());
         if (faults.has(Fault.STALL_STREAM)) {
@@ -416,12 +416,6 @@ final class EngineApi {
         return Flux.<SimulatedModel.Token>never()
                 .doOnSubscribe(s -> metrics.waiting.incrementAndGet())
                 .doFinally(signal -> metrics.waiting.decrementAndGet());
-    }
-
-    /** Inter-token latency stretched by the requests running beside this one (batching). */
-    private Duration loaded(Duration itl) {
-        int others = Math.max(0, instance.metrics().running.get() - 1);
-        return scale(itl, 1 + properties.timing().batchSlowdown() * others);
     }
 
     private Publisher<Void> respond(HttpServerResponse response, Plan plan) {
@@ -672,6 +666,12 @@ final class EngineApi {
                     channel.close();
                 }))
                 .then(Mono.never());
+    }
+
+    /** A request id like vLLM's; not {@code UUID.randomUUID()}, whose SecureRandom may block an event loop. */
+    private static String randomHex() {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        return "%016x%016x".formatted(random.nextLong(), random.nextLong());
     }
 
     private static String hex(UUID uuid) {

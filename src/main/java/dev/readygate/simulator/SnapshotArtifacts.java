@@ -119,6 +119,16 @@ final class SnapshotArtifacts {
         return created;
     }
 
+    /** Deletes the manifest, as if no snapshot had been created (a restore then fails). Blocking file I/O. */
+    void forget() {
+        try {
+            Files.deleteIfExists(dir.resolve("manifest.json"));
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+        manifest = null;
+    }
+
     /** What {@code vllm snapshot restore} writes when it releases the restored engine onto host:port. */
     void markRestored(String host, int port, int pid, Instant at) {
         try {

@@ -1,0 +1,405 @@
+package dev.readygate.simulator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.http.MediaType;
+import tools.jackson.databind.JsonNode;
+
+/** Engine starts, restarts and crashes along vLLM 0.31's paths, observed from outside (reference §1.1, §4, §5, §6). */
+class EngineLifecycleTests {
+
+    @TempDir
+    Path workDir;
+
+    RunningSimulator running;
+
+    @AfterEach
+    void stop() {
+        if (running != null) {
+            running.close();
+        }
+    }
+
+    static boolean accepts(int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+            return true;
+        } catch (IOException ex) {
+            return false;
+        }
+    }
+
+    static void assertRefused(int port) {
+        assertThatExceptionOfType(ConnectException.class).isThrownBy(() -> {
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+            }
+        });
+    }
+
+    JsonNode complete(Map<String, Object> body) {
+        return Sse.JSON.readTree(running.engine()
+                .post()
+                .uri("/v1/completions")
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(body)
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult()
+                .getResponseBody());
+    }
+
+    String metrics() {
+        return running.engine()
+                .get()
+                .uri("/metrics")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody();
+    }
+
+    /** The log written since {@code marker} (the log as it was before the action). */
+    String logSince(String before) {
+        return running.engineLog().substring(before.length());
+    }
+
+    @Test
+    void portRefusesConnectionsWhileTheEngineLoadsThenListens() {
+        running = RunningSimulator.start(workDir, "load-time=1500ms", "preload.enabled=false");
+        assertRefused(running.properties.port());
+        assertThat(running.simulator.engine().phase()).isEqualTo(SimulatedEngine.Phase.LOADING);
+        await().atMost(Duration.ofSeconds(10)).until(() -> accepts(running.properties.port()));
+        running.engine().get().uri("/health").exchange().expectStatus().isOk();
+    }
+
+    @Test
+    void coldStartWritesVllmsStartupLinesInOrder() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        String log = running.engineLog();
+        assertThat(log)
+                .containsSubsequence(
+                        "(APIServer pid=4242) INFO ",
+                        "vLLM API server version 0.31.0",
+                        "non-default args: {",
+                        "(EngineCore_DP0 pid=4243) INFO ",
+                        "Initializing a V1 LLM engine (v0.31.0) with config: model='Qwen/Qwen3-0.6B'",
+                        "Loading weights took ",
+                        "Model loading took 1.1214 GiB memory and ",
+                        "Available KV cache memory: ",
+                        "GPU KV cache size: 65,536 tokens",
+                        "init engine (profile, create kv cache, warmup model) took ",
+                        "Starting vLLM server on http://127.0.0.1:" + running.properties.port(),
+                        "INFO:     Application startup complete.")
+                .containsPattern("Loading weights took \\d+\\.\\d{2} seconds")
+                .containsPattern("Model loading took \\d+\\.\\d{4} GiB memory and \\d+\\.\\d{6} seconds")
+                .doesNotContain("Mapped ")
+                .doesNotContain("Weight cache");
+        assertThat(log.lines().filter(line -> line.startsWith("(")))
+                .allMatch(line -> line.matches("\\((APIServer|EngineCore_DP0) pid=\\d+\\) (INFO|WARNING|ERROR) "
+                        + "\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\[[a-z_]+\\.py:\\d+] .*"));
+    }
+
+    @Test
+    void restartClosesTheListenerAndComesBackWithANewProcessStartTime() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "load-time=800ms");
+        double firstStart = Metrics.value(metrics(), "process_start_time_seconds");
+        running.simulator.restart(StartupPath.COLD).block(Duration.ofSeconds(5));
+        assertRefused(running.properties.port());
+        await().atMost(Duration.ofSeconds(10)).until(() -> accepts(running.properties.port()));
+        assertThat(Metrics.value(metrics(), "process_start_time_seconds")).isGreaterThan(firstStart);
+        assertThat(running.startNumber()).isEqualTo(2);
+        assertThat(running.simulator.engine().latestStart().pid()).isEqualTo(4252);
+    }
+
+    @Test
+    void countersStartAtZeroOnEveryStart() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        complete(Map.of("prompt", "hello", "max_tokens", 3, "ignore_eos", true));
+        assertThat(Metrics.value(metrics(), "vllm:generation_tokens_total")).isEqualTo(3);
+        running.restartAndAwait(StartupPath.COLD);
+        String fresh = metrics();
+        assertThat(Metrics.value(fresh, "vllm:generation_tokens_total")).isZero();
+        assertThat(Metrics.value(fresh, "vllm:request_success_total")).isZero();
+        assertThat(Metrics.value(fresh, "vllm:prompt_tokens_total")).isZero();
+    }
+
+    @Test
+    void preloadDaemonServesHealthAndSocketOnceItsWeightsAreCached() throws IOException {
+        running = RunningSimulator.start(workDir, "timing.daemon-load-time=1s");
+        running.daemonHealth().get().uri("/health").exchange().expectStatus().isEqualTo(503);
+        Path socket = running.simulator.daemon().socketPath();
+        assertThat(socket).doesNotExist();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> running.daemonHealth()
+                        .get()
+                        .uri("/health")
+                        .exchange()
+                        .expectStatus()
+                        .isOk());
+        assertThat(socket.getFileName().toString()).isEqualTo("vllm_weight_cache_gpu0.sock");
+        assertThat(Files.readAttributes(socket, java.nio.file.attribute.BasicFileAttributes.class)
+                        .isOther())
+                .as("a Unix socket")
+                .isTrue();
+        assertThat(running.daemonLog()).contains("===== Weight cache daemon READY: all 1 ranks serving in 1.00s =====");
+    }
+
+    @Test
+    void socketsAreNamedAfterTheGpuUuidWhenConfigured() {
+        running = RunningSimulator.serving(workDir, "preload.socket-naming=gpu-uuid");
+        assertThat(running.simulator.daemon().socketPath().getFileName().toString())
+                .isEqualTo("vllm_weight_cache_gpu-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da.sock");
+        assertThat(running.simulator.daemon().socketPath()).exists();
+    }
+
+    @Test
+    void preloadHitMapsTensorsFromTheDaemonWithoutLoadingWeights() {
+        running = RunningSimulator.serving(workDir);
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        String log = logSince(before);
+        assertThat(log)
+                .contains("'load_format': 'ipc_cache'")
+                .contains("[ipc_loader.py:203] Mapped 339 tensors from the weight cache daemon (zero_copy mode)")
+                .contains("Weights are held outside this process: 1.12 GiB")
+                .contains("init engine (profile, create kv cache, warmup model) took")
+                .contains("Application startup complete.")
+                .doesNotContain("Loading weights took")
+                .doesNotContain("falling back");
+        SimulatedEngine.StartInfo start = running.simulator.engine().latestStart();
+        assertThat(start.path()).isEqualTo(StartupPath.PRELOAD_HIT);
+        assertThat(running.simulator.ableToServe()).isTrue();
+    }
+
+    @Test
+    void preloadFallbackLogsItsReasonThenLoadsFromDisk() {
+        running = RunningSimulator.serving(workDir);
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.PRELOAD_FALLBACK);
+        assertThat(logSince(before))
+                .containsSubsequence(
+                        "WARNING ",
+                        "[ipc_loader.py:139] Weight cache unusable (Cannot connect to weight cache daemon at ",
+                        "); falling back to disk loading",
+                        "Loading weights took ",
+                        "Model loading took 1.1214 GiB memory",
+                        "init engine (profile, create kv cache, warmup model) took",
+                        "Application startup complete.")
+                .doesNotContain("Mapped ");
+        assertThat(running.simulator.engine().latestStart().path()).isEqualTo(StartupPath.PRELOAD_FALLBACK);
+    }
+
+    @Test
+    void preloadHitWithTheDaemonStoppedFallsBackToDisk() {
+        running = RunningSimulator.serving(workDir);
+        running.simulator.daemon().stop().block(Duration.ofSeconds(5));
+        assertThat(running.simulator.daemon().socketPath()).doesNotExist();
+        assertRefusedOrDown(running.properties.preload().healthPort());
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        assertThat(logSince(before))
+                .contains("Weight cache unusable (Weight cache socket ")
+                .contains("is unavailable: [Errno 2] No such file or directory); falling back to disk loading");
+        SimulatedEngine.StartInfo start = running.simulator.engine().latestStart();
+        assertThat(start.requested()).isEqualTo(StartupPath.PRELOAD_HIT);
+        assertThat(start.path()).isEqualTo(StartupPath.PRELOAD_FALLBACK);
+        assertThat(start.fallbackReason()).startsWith("Weight cache socket ");
+    }
+
+    static void assertRefusedOrDown(int port) {
+        assertRefused(port);
+    }
+
+    @Test
+    void daemonWithAnotherLayoutIsRejectedByTheFingerprint() {
+        running = RunningSimulator.serving(workDir);
+        running.simulator
+                .daemon()
+                .start("llama-3-8b", "LlamaForCausalLM/32x4096/bf16")
+                .block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> running.simulator.daemon().phase() == WeightCacheDaemon.Phase.SERVING);
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        assertThat(logSince(before))
+                .contains("Weight cache unusable (WeightCacheKey mismatch on fields: ['checkpoint']); falling back "
+                        + "to disk loading");
+        assertThat(running.simulator.engine().latestStart().servedCheckpoint()).isEqualTo("qwen3-0.6b-base");
+    }
+
+    @Test
+    void daemonWithAnotherCheckpointOfTheSameLayoutServesTheWrongWeights() {
+        running = RunningSimulator.serving(workDir);
+        JsonNode expected = complete(EngineApiContractTests.canary());
+        running.simulator.daemon().start("qwen3-0.6b-finetune-step2000", null).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> running.simulator.daemon().phase() == WeightCacheDaemon.Phase.SERVING);
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        // Only the usual hit line: nothing in the log says the weights are another checkpoint's (vLLM #59647).
+        assertThat(logSince(before))
+                .contains("Mapped 339 tensors")
+                .doesNotContain("WARNING")
+                .doesNotContain("ERROR");
+        running.engine().get().uri("/health").exchange().expectStatus().isOk();
+        JsonNode actual = complete(EngineApiContractTests.canary());
+        assertThat(actual.at("/choices/0/token_ids")).isNotEqualTo(expected.at("/choices/0/token_ids"));
+        assertThat(running.simulator.engine().latestStart().servedCheckpoint())
+                .isEqualTo("qwen3-0.6b-finetune-step2000");
+        assertThat(running.simulator.ableToServe()).isFalse();
+    }
+
+    @Test
+    void copyModeReleasesTheCacheSoTheNextRestartFallsBack() {
+        running = RunningSimulator.serving(workDir, "preload.mode=copy");
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        assertThat(running.simulator.engine().latestStart().path()).isEqualTo(StartupPath.PRELOAD_HIT);
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        SimulatedEngine.StartInfo start = running.simulator.engine().latestStart();
+        assertThat(start.path()).isEqualTo(StartupPath.PRELOAD_FALLBACK);
+        assertThat(start.fallbackReason()).isEqualTo("Weight cache daemon error: Weights were released");
+    }
+
+    @Test
+    void daemonOutlivesEngineRestarts() {
+        running = RunningSimulator.serving(workDir);
+        var servingSince = running.simulator.daemon().servingSince();
+        running.restartAndAwait(StartupPath.COLD);
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        assertThat(running.simulator.daemon().servingSince()).isEqualTo(servingSince);
+        running.daemonHealth().get().uri("/health").exchange().expectStatus().isOk();
+    }
+
+    @Test
+    void snapshotManifestHoldsTheOracleTheEngineAnswers() throws IOException {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        JsonNode manifest = Sse.JSON.readTree(Files.readString(workDir.resolve("snapshot/manifest.json")));
+        assertThat(manifest.get("schema_version").intValue()).isEqualTo(1);
+        for (String field : new String[] {
+            "boundary",
+            "created_at",
+            "artifact_bytes",
+            "model",
+            "served_model_name",
+            "model_revision",
+            "tokenizer_revision",
+            "engine_argv",
+            "process_tree",
+            "cuda_holders",
+            "vllm_version",
+            "python_version",
+            "torch_version",
+            "cuda_runtime",
+            "driver_version",
+            "criu_version",
+            "cuda_checkpoint_sha256",
+            "kernel_release",
+            "host_id",
+            "gpu_name",
+            "gpu_uuid",
+            "environment"
+        }) {
+            assertThat(manifest.has(field)).as(field).isTrue();
+        }
+        assertThat(manifest.get("vllm_version").asString()).isEqualTo("0.31.0");
+        assertThat(manifest.get("gpu_uuid").asString()).isEqualTo("GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da");
+        assertThat(manifest.get("oracle_token_ids").size()).isEqualTo(1);
+        JsonNode answer = complete(EngineApiContractTests.canary()).at("/choices/0");
+        assertThat(answer.get("token_ids")).isEqualTo(manifest.get("oracle_token_ids"));
+        assertThat(answer.get("text").asString())
+                .isEqualTo(manifest.get("oracle_text").asString());
+        assertThat(answer.at("/logprobs/token_logprobs/0").doubleValue())
+                .isEqualTo(manifest.get("oracle_sampled_token_logprob").doubleValue());
+        assertThat(workDir.resolve("snapshot/ready.json")).exists();
+        assertThat(workDir.resolve("snapshot/images")).isDirectory();
+    }
+
+    @Test
+    void snapshotRestoreSkipsEngineInitAndStartsWithNonZeroCounters() throws IOException {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.SNAPSHOT_RESTORE);
+        String log = logSince(before);
+        assertThat(log)
+                .doesNotContain("Loading weights took")
+                .doesNotContain("init engine")
+                .doesNotContain("Initializing a V1 LLM engine")
+                .doesNotContain("vLLM API server version");
+        String metrics = metrics();
+        assertThat(Metrics.value(metrics, "vllm:request_success_total")).isEqualTo(3);
+        assertThat(Metrics.value(metrics, "vllm:generation_tokens_total")).isEqualTo(3);
+        Path dir = workDir.resolve("snapshot");
+        JsonNode release = Sse.JSON.readTree(Files.readString(dir.resolve("release.json")));
+        assertThat(release.get("release").booleanValue()).isTrue();
+        assertThat(release.get("port").intValue()).isEqualTo(running.properties.port());
+        assertThat(release.get("host").asString()).isEqualTo("127.0.0.1");
+        assertThat(Files.readString(dir.resolve("restored.pid")).strip()).isEqualTo("4252");
+        assertThat(Files.readString(dir.resolve("child.log"))).contains("Starting vLLM server on");
+        assertThat(running.simulator.engine().latestStart().path()).isEqualTo(StartupPath.SNAPSHOT_RESTORE);
+        assertThat(running.simulator.ableToServe()).isTrue();
+    }
+
+    @Test
+    void snapshotRestoreWithoutAManifestFailsAndNeverFallsBack() throws IOException {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        running.simulator.snapshot().forget();
+        running.simulator.restart(StartupPath.SNAPSHOT_RESTORE).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> running.simulator.engine().lastFailure() != null);
+        assertThat(running.simulator.engine().lastFailure()).contains("SnapshotRestoreError");
+        assertThat(running.simulator.engine().phase()).isEqualTo(SimulatedEngine.Phase.STOPPED);
+        assertRefused(running.properties.port());
+    }
+
+    @Test
+    void crashClosesTheListenerAndTheEngineIsRestartedAutomatically() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "auto-restart-delay=500ms");
+        running.simulator.engine().crash("simulated crash").block(Duration.ofSeconds(5));
+        assertRefused(running.properties.port());
+        assertThat(running.engineLog()).contains("EngineCore encountered a fatal error: simulated crash");
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> running.startNumber() == 2 && accepts(running.properties.port()));
+    }
+
+    @Test
+    void crashLoopCrashesEveryStart() {
+        running = RunningSimulator.serving(
+                workDir,
+                "preload.enabled=false",
+                "faults.crash-loop-uptime=200ms",
+                "auto-restart-delay=100ms",
+                "load-time=100ms");
+        running.simulator.setFault(Fault.CRASH_LOOP, true, FaultSet.Scope.INFERENCE);
+        await().atMost(Duration.ofSeconds(15)).until(() -> running.startNumber() >= 4);
+        running.simulator.setFault(Fault.CRASH_LOOP, false, FaultSet.Scope.INFERENCE);
+        int settled = running.startNumber();
+        await().atMost(Duration.ofSeconds(10)).until(() -> accepts(running.properties.port()));
+        assertThat(running.startNumber()).isBetween(settled, settled + 1);
+    }
+
+    @Test
+    void stopLeavesThePortClosed() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        running.simulator.engine().stop().block(Duration.ofSeconds(5));
+        assertRefused(running.properties.port());
+        assertThat(running.engineLog()).contains("Shutting down FastAPI HTTP server");
+    }
+}

@@ -1,0 +1,150 @@
+package dev.readygate.simulator;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * A simulator on free loopback ports with short, test-sized timings, started for one test class or one test.
+ * Talks to it over real HTTP.
+ */
+final class RunningSimulator implements AutoCloseable {
+
+    final EngineSimulator simulator;
+    final SimulatorProperties properties;
+    final Path workDir;
+
+    private RunningSimulator(SimulatorProperties properties) {
+        this.properties = properties;
+        this.workDir = properties.effectiveWorkDir();
+        this.simulator = new EngineSimulator(properties, Clock.systemUTC(), Schedulers.parallel(), null);
+    }
+
+    /** Binds {@code readygate.simulator.*} from test defaults overridden by {@code overrides} (relative keys). */
+    static SimulatorProperties properties(Path workDir, String... overrides) {
+        Map<String, String> values = new LinkedHashMap<>();
+        values.put("port", String.valueOf(freePort()));
+        values.put("admin-port", String.valueOf(freePort()));
+        values.put("preload.health-port", String.valueOf(freePort()));
+        values.put("work-dir", workDir.toString());
+        values.put("log-to-stdout", "false");
+        values.put("load-time", "300ms");
+        values.put("auto-restart-delay", "200ms");
+        values.put("timing.ttft-base", "1ms");
+        values.put("timing.prefill-per-token", "0ms");
+        values.put("timing.decode-per-token", "1ms");
+        values.put("timing.preload-hit-load-time", "150ms");
+        values.put("timing.fallback-detect-time", "50ms");
+        values.put("timing.snapshot-restore-time", "100ms");
+        values.put("timing.shutdown-time", "10ms");
+        values.put("timing.daemon-load-time", "100ms");
+        for (String override : overrides) {
+            int eq = override.indexOf('=');
+            values.put(override.substring(0, eq), override.substring(eq + 1));
+        }
+        Map<String, String> prefixed = new LinkedHashMap<>();
+        values.forEach((key, value) -> prefixed.put("readygate.simulator." + key, value));
+        return new Binder(new MapConfigurationPropertySource(prefixed))
+                .bind("readygate.simulator", SimulatorProperties.class)
+                .get();
+    }
+
+    static RunningSimulator start(Path workDir, String... overrides) {
+        RunningSimulator running = new RunningSimulator(properties(workDir, overrides));
+        running.simulator.start().block(Duration.ofSeconds(10));
+        return running;
+    }
+
+    /** Starts and waits until the first start listens (and the daemon serves, when enabled). */
+    static RunningSimulator serving(Path workDir, String... overrides) {
+        RunningSimulator running = start(workDir, overrides);
+        running.awaitServing();
+        return running;
+    }
+
+    void awaitServing() {
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> simulator.engine().phase() == SimulatedEngine.Phase.SERVING
+                        && (!properties.preload().enabled()
+                                || simulator.daemon().phase() == WeightCacheDaemon.Phase.SERVING));
+    }
+
+    /** Restarts along {@code path} and waits until the new start listens. */
+    void restartAndAwait(StartupPath path) {
+        int before = startNumber();
+        simulator.restart(path).block(Duration.ofSeconds(10));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> startNumber() > before && simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
+    }
+
+    int startNumber() {
+        SimulatedEngine.StartInfo start = simulator.engine().latestStart();
+        return start == null ? 0 : start.number();
+    }
+
+    WebTestClient engine() {
+        return client(properties.port());
+    }
+
+    WebTestClient admin() {
+        return client(properties.adminPort());
+    }
+
+    WebTestClient daemonHealth() {
+        return client(properties.preload().healthPort());
+    }
+
+    private static WebTestClient client(int port) {
+        return WebTestClient.bindToServer()
+                .baseUrl("http://127.0.0.1:" + port)
+                .responseTimeout(Duration.ofSeconds(10))
+                .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(4 * 1024 * 1024))
+                .build();
+    }
+
+    /** The engine log file as written so far. */
+    String engineLog() {
+        simulator.flushLogs();
+        try {
+            Path file = properties.effectiveLogFile();
+            return Files.exists(file) ? Files.readString(file) : "";
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    String daemonLog() {
+        simulator.flushLogs();
+        try {
+            return Files.readString(workDir.resolve("preload-daemon.log"));
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    @Override
+    public void close() {
+        simulator.close();
+    }
+}
