@@ -317,7 +317,7 @@ final class EngineApi {
         Duration ttft = latency.timeToFirstToken(
                 prompt.size(), cached, instance.metrics().running.get() + 1, warmup, slow);
         String checkpoint =
-                faults.has(Fault.WRONG_WEIGHTS) ? properties.faults().wrongCheckpoint() : instance.servedCheckpoint();
+                instance.answeringCheckpoint(faults, properties.faults().wrongCheckpoint());
         return new Plan(
                 request,
                 (request.chat() ? "chatcmpl-" : "cmpl-") + randomHex(),

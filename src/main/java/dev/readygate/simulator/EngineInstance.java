@@ -25,4 +25,10 @@ record EngineInstance(
         String servedCheckpoint,
         EngineMetrics metrics,
         PrefixCache prefixCache,
-        AtomicInteger served) {}
+        AtomicInteger served) {
+
+    /** The checkpoint whose answers the engine gives now: the wrong-weights fault swaps in another one. */
+    String answeringCheckpoint(FaultSet faults, String wrongCheckpoint) {
+        return faults.has(Fault.WRONG_WEIGHTS) ? wrongCheckpoint : servedCheckpoint;
+    }
+}

@@ -213,6 +213,11 @@ public final class EngineSimulator implements AutoCloseable {
         daemonLog.flush();
     }
 
+    @Nullable
+    ScenarioProgress scenarioProgress() {
+        return scenarioProgress.get();
+    }
+
     SimulatedEngine engine() {
         return engine;
     }

@@ -199,8 +199,9 @@ final class SimulatedEngine implements AutoCloseable {
     private final class StartContext {
         final int number;
         final StartupPath requested;
-        final int pid;
+        volatile int pid;
         final Instant processStart;
+        volatile SnapshotArtifacts.@Nullable Manifest manifest;
         volatile StartupPath taken;
         volatile @Nullable String fallbackReason;
         volatile String checkpoint;
@@ -431,13 +432,20 @@ final class SimulatedEngine implements AutoCloseable {
                                 "Restoring snapshot " + snapshot.dir() + " onto " + properties.host() + ":"
                                         + properties.port())),
                 new Step(total.multipliedBy(80).dividedBy(100), () -> {
-                    SnapshotArtifacts.Manifest manifest = snapshot.manifest();
-                    if (manifest == null) {
-                        throw new IllegalStateException("SnapshotRestoreError: no manifest.json in " + snapshot.dir());
+                    SnapshotArtifacts.Manifest manifest = snapshot.read();
+                    // Identity is validated before CRIU runs, field by field (reference §5.2, §5.3).
+                    if (!manifest.vllmVersion().equals(properties.vllmVersion())) {
+                        throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: vllm_version");
+                    }
+                    if (!manifest.gpuUuid().equals(properties.model().gpuUuid())) {
+                        throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: gpu_uuid");
                     }
                     StartContext context = starting;
                     if (context != null) {
                         context.checkpoint = manifest.checkpoint();
+                        // CRIU restores the captured process ids.
+                        context.pid = manifest.pid();
+                        context.manifest = manifest;
                     }
                 }));
     }
@@ -516,18 +524,7 @@ final class SimulatedEngine implements AutoCloseable {
                     listeningSince = clock.instant();
                     phase.set(Phase.SERVING);
                     if (restored) {
-                        // The controller's oracle request is the first request the restored server serves.
-                        instance.metrics()
-                                .preloadServedRequests(properties.snapshot().countersAtRestore());
-                        snapshot.markRestored(properties.host(), properties.port(), context.pid, clock.instant());
-                        log.info(
-                                "",
-                                context.pid,
-                                "controller.py:488",
-                                "Snapshot restored in %.2f s; oracle matched"
-                                        .formatted(Duration.between(context.processStart, clock.instant())
-                                                        .toMillis()
-                                                / 1000.0));
+                        verifyRestore(context, instance);
                     }
                     if (faults.has(Fault.CRASH_LOOP)) {
                         pending.update(Mono.delay(properties.faults().crashLoopUptime(), timer)
@@ -536,6 +533,47 @@ final class SimulatedEngine implements AutoCloseable {
                     }
                 })
                 .then();
+    }
+
+    /**
+     * What the snapshot controller does once the listener is up: the oracle request is the first request the
+     * restored server serves; a mismatch kills the restored tree (it never falls back to a normal start).
+     */
+    private void verifyRestore(StartContext context, EngineInstance instance) {
+        instance.metrics().preloadServedRequests(properties.snapshot().countersAtRestore());
+        SnapshotArtifacts.Manifest manifest = context.manifest;
+        SimulatedModel.Token actual = model.start(
+                        instance.answeringCheckpoint(faults, properties.faults().wrongCheckpoint()),
+                        model.tokenizer().encode(SnapshotArtifacts.ORACLE_PROMPT, false),
+                        new SimulatedModel.Sampling(1, 1, false, 0, 0L, 0))
+                .next();
+        if (manifest != null
+                && (!manifest.oracleTokenIds().equals(List.of(actual.id()))
+                        || !manifest.oracleText().equals(actual.text())
+                        || Math.abs(manifest.oracleLogprob() - actual.logprob()) > 1e-6)) {
+            String failure = "snapshot oracle mismatch: expected=(%s, '%s', %s), actual=([%d], '%s', %s)"
+                    .formatted(
+                            manifest.oracleTokenIds(),
+                            manifest.oracleText(),
+                            manifest.oracleLogprob(),
+                            actual.id(),
+                            actual.text(),
+                            actual.logprob());
+            log.error("", context.pid, "controller.py:471", "SnapshotRestoreError: " + failure);
+            pending.update(closeListener(false)
+                    .then(Mono.fromRunnable(() -> lastFailure = "SnapshotRestoreError: " + failure))
+                    .subscribe());
+            return;
+        }
+        snapshot.markRestored(properties.host(), properties.port(), context.pid, clock.instant());
+        log.info(
+                "",
+                context.pid,
+                "controller.py:488",
+                "Snapshot restored in %.2f s; oracle matched"
+                        .formatted(Duration.between(context.processStart, clock.instant())
+                                        .toMillis()
+                                / 1000.0));
     }
 
     private void restoredLog(int pid, String message) {

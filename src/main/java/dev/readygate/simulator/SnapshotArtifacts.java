@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -27,13 +28,19 @@ final class SnapshotArtifacts {
     /** The oracle request vLLM's snapshot controller replays after a restore. */
     static final String ORACLE_PROMPT = "The capital of France is";
 
-    /** The manifest fields a restore is checked against, as the simulator wrote them. */
+    /**
+     * The manifest fields a restore uses. {@code checkpoint} is the simulator's own field ({@code
+     * simulator_checkpoint}): the weights captured in the image.
+     */
     record Manifest(
             String checkpoint,
             String servedModelName,
             List<Integer> oracleTokenIds,
             String oracleText,
-            double oracleLogprob) {}
+            double oracleLogprob,
+            int pid,
+            String vllmVersion,
+            String gpuUuid) {}
 
     private final Path dir;
     private final JsonMapper json;
@@ -66,8 +73,15 @@ final class SnapshotArtifacts {
                 model.tokenizer().encode(ORACLE_PROMPT, false),
                 new SimulatedModel.Sampling(1, 1, false, 0, 0L, 0));
         SimulatedModel.Token token = generation.next();
-        Manifest created =
-                new Manifest(m.checkpoint(), m.servedModelName(), List.of(token.id()), token.text(), token.logprob());
+        Manifest created = new Manifest(
+                m.checkpoint(),
+                m.servedModelName(),
+                List.of(token.id()),
+                token.text(),
+                token.logprob(),
+                pid,
+                properties.vllmVersion(),
+                m.gpuUuid());
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema_version", 1);
         doc.put("boundary", "post-engine-init-reloadable-state-released");
@@ -119,14 +133,36 @@ final class SnapshotArtifacts {
         return created;
     }
 
-    /** Deletes the manifest, as if no snapshot had been created (a restore then fails). Blocking file I/O. */
-    void forget() {
-        try {
-            Files.deleteIfExists(dir.resolve("manifest.json"));
-        } catch (IOException ex) {
-            throw new UncheckedIOException(ex);
+    /**
+     * Reads {@code manifest.json} as {@code vllm snapshot restore} does, from disk, so an edited or deleted manifest
+     * is what the next restore sees. Blocking file I/O: call it off event loops.
+     *
+     * @throws IllegalStateException naming vLLM's error when the manifest is missing or unreadable
+     */
+    Manifest read() {
+        Path file = dir.resolve("manifest.json");
+        if (!Files.exists(file)) {
+            throw new IllegalStateException("SnapshotRestoreError: no manifest.json in " + dir);
         }
-        manifest = null;
+        try {
+            JsonNode doc = json.readTree(Files.readString(file));
+            List<Integer> oracle = doc.path("oracle_token_ids")
+                    .valueStream()
+                    .map(JsonNode::intValue)
+                    .toList();
+            JsonNode tree = doc.path("process_tree");
+            return new Manifest(
+                    doc.path("simulator_checkpoint").asString(),
+                    doc.path("served_model_name").asString(),
+                    oracle,
+                    doc.path("oracle_text").asString(),
+                    doc.path("oracle_sampled_token_logprob").asDouble(),
+                    tree.isArray() && !tree.isEmpty() ? tree.get(0).asInt() : 0,
+                    doc.path("vllm_version").asString(),
+                    doc.path("gpu_uuid").asString());
+        } catch (IOException | RuntimeException ex) {
+            throw new IllegalStateException("SnapshotRestoreError: cannot read " + file + ": " + ex.getMessage(), ex);
+        }
     }
 
     /** What {@code vllm snapshot restore} writes when it releases the restored engine onto host:port. */

@@ -163,11 +163,20 @@ class EngineLifecycleTests {
     }
 
     @Test
-    void socketsAreNamedAfterTheGpuUuidWhenConfigured() {
-        running = RunningSimulator.serving(workDir, "preload.socket-naming=gpu-uuid");
-        assertThat(running.simulator.daemon().socketPath().getFileName().toString())
-                .isEqualTo("vllm_weight_cache_gpu-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da.sock");
-        assertThat(running.simulator.daemon().socketPath()).exists();
+    void socketsAreNamedAfterTheGpuUuidWhenConfigured() throws IOException {
+        // A Unix socket path must fit in 108 bytes, as it must for vLLM's daemon: keep the directory short.
+        Path socketDir = Files.createTempDirectory("rg");
+        try {
+            running = RunningSimulator.serving(
+                    workDir, "preload.socket-naming=gpu-uuid", "preload.socket-dir=" + socketDir);
+            assertThat(running.simulator.daemon().socketPath())
+                    .hasFileName("vllm_weight_cache_gpu-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da.sock")
+                    .exists();
+        } finally {
+            running.close();
+            running = null;
+            Files.deleteIfExists(socketDir);
+        }
     }
 
     @Test
@@ -351,7 +360,8 @@ class EngineLifecycleTests {
         assertThat(release.get("release").booleanValue()).isTrue();
         assertThat(release.get("port").intValue()).isEqualTo(running.properties.port());
         assertThat(release.get("host").asString()).isEqualTo("127.0.0.1");
-        assertThat(Files.readString(dir.resolve("restored.pid")).strip()).isEqualTo("4252");
+        // CRIU restores the captured process ids, those in the manifest's process_tree.
+        assertThat(Files.readString(dir.resolve("restored.pid")).strip()).isEqualTo("4192");
         assertThat(Files.readString(dir.resolve("child.log"))).contains("Starting vLLM server on");
         assertThat(running.simulator.engine().latestStart().path()).isEqualTo(StartupPath.SNAPSHOT_RESTORE);
         assertThat(running.simulator.ableToServe()).isTrue();
@@ -360,12 +370,38 @@ class EngineLifecycleTests {
     @Test
     void snapshotRestoreWithoutAManifestFailsAndNeverFallsBack() throws IOException {
         running = RunningSimulator.serving(workDir, "preload.enabled=false");
-        running.simulator.snapshot().forget();
+        Files.delete(workDir.resolve("snapshot/manifest.json"));
         running.simulator.restart(StartupPath.SNAPSHOT_RESTORE).block(Duration.ofSeconds(5));
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> running.simulator.engine().lastFailure() != null);
         assertThat(running.simulator.engine().lastFailure()).contains("SnapshotRestoreError");
         assertThat(running.simulator.engine().phase()).isEqualTo(SimulatedEngine.Phase.STOPPED);
+        assertRefused(running.properties.port());
+    }
+
+    @Test
+    void snapshotRestoreWithTheWrongWeightsFailsTheOracleAndKillsTheRestoredEngine() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "auto-restart=false");
+        running.simulator.setFault(Fault.WRONG_WEIGHTS, true, FaultSet.Scope.INFERENCE);
+        running.simulator.restart(StartupPath.SNAPSHOT_RESTORE).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> running.simulator.engine().lastFailure() != null);
+        assertThat(running.simulator.engine().lastFailure())
+                .startsWith("SnapshotRestoreError: snapshot oracle mismatch: " + "expected=");
+        await().atMost(Duration.ofSeconds(5)).until(() -> !accepts(running.properties.port()));
+        assertThat(workDir.resolve("snapshot/release.json")).doesNotExist();
+    }
+
+    @Test
+    void snapshotRestoreOnAnotherGpuFailsTheIdentityCheck() throws IOException {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        Path manifest = workDir.resolve("snapshot/manifest.json");
+        Files.writeString(manifest, Files.readString(manifest).replace("GPU-4f5b61fa", "GPU-00000000"));
+        running.simulator.restart(StartupPath.SNAPSHOT_RESTORE).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> running.simulator.engine().lastFailure() != null);
+        assertThat(running.simulator.engine().lastFailure())
+                .isEqualTo("SnapshotCompatibilityError: snapshot mismatch: gpu_uuid");
         assertRefused(running.properties.port());
     }
 

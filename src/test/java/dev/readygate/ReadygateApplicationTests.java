@@ -1,0 +1,81 @@
+package dev.readygate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/** readygate starts only when it knows its engine, and the demo profile embeds the simulator. */
+class ReadygateApplicationTests {
+
+    @TempDir
+    Path workDir;
+
+    @Test
+    void startWithoutEngineBaseUrlFailsNamingTheKey() {
+        assertThatException()
+                .isThrownBy(() -> SpringApplication.run(ReadygateApplication.class, "--server.port=0"))
+                .havingRootCause()
+                .withMessageStartingWith("readygate.engine.base-url is not set");
+    }
+
+    @Test
+    void startWithAnEngineBaseUrlThatIsNotHttpFailsNamingTheKey() {
+        assertThatException()
+                .isThrownBy(() -> SpringApplication.run(
+                        ReadygateApplication.class, "--server.port=0", "--readygate.engine.base-url=ftp://engine"))
+                .havingRootCause()
+                .withMessageStartingWith("readygate.engine.base-url must be an http(s) URL");
+    }
+
+    @Test
+    void demoProfileStartsReadygateWithTheEmbeddedSimulator() {
+        int engine = 20000 + ThreadLocalRandom.current().nextInt(20000);
+        try (ConfigurableApplicationContext context = new SpringApplicationBuilder(ReadygateApplication.class)
+                .profiles("demo")
+                .run(
+                        "--server.port=0",
+                        "--readygate.simulator.port=" + engine,
+                        "--readygate.simulator.admin-port=" + (engine + 1),
+                        "--readygate.simulator.preload.health-port=" + (engine + 2),
+                        "--readygate.engine.base-url=http://127.0.0.1:" + engine,
+                        "--readygate.simulator.load-time=300ms",
+                        "--readygate.simulator.log-to-stdout=false",
+                        "--readygate.simulator.work-dir=" + workDir,
+                        "--readygate.state-dir=" + workDir.resolve("state"))) {
+            int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+            WebTestClient readygate = WebTestClient.bindToServer()
+                    .baseUrl("http://127.0.0.1:" + port)
+                    .build();
+            readygate.get().uri("/livez").exchange().expectStatus().isOk();
+            readygate
+                    .get()
+                    .uri("/actuator/prometheus")
+                    .exchange()
+                    .expectStatus()
+                    .isOk();
+            WebTestClient simulated = WebTestClient.bindToServer()
+                    .baseUrl("http://127.0.0.1:" + engine)
+                    .build();
+            await().atMost(Duration.ofSeconds(10))
+                    .ignoreExceptions()
+                    .untilAsserted(() -> simulated
+                            .get()
+                            .uri("/health")
+                            .exchange()
+                            .expectStatus()
+                            .isOk());
+            assertThat(workDir.resolve("snapshot/manifest.json")).exists();
+        }
+    }
+}
