@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -62,26 +63,14 @@ final class AdminApi {
     }
 
     private static Scenario.Action daemon(Map<String, List<String>> query) {
-        String action = required(query, "action");
-        return switch (action) {
-            case "start" -> new Scenario.Action.Daemon(true, optional(query, "checkpoint"), optional(query, "layout"));
-            case "stop" -> new Scenario.Action.Daemon(false, null, null);
-            default ->
-                throw new IllegalArgumentException("unknown daemon action '" + action + "' (expected start or stop)");
-        };
+        return Scenario.daemon(required(query, "action"), optional(query, "checkpoint"), optional(query, "layout"));
     }
 
     private static Scenario.Action log(Map<String, List<String>> query) {
-        String action = required(query, "action");
-        return switch (action) {
-            case "rotate" -> new Scenario.Action.Log(true);
-            case "truncate" -> new Scenario.Action.Log(false);
-            default ->
-                throw new IllegalArgumentException("unknown log action '" + action + "' (expected rotate or truncate)");
-        };
+        return Scenario.log(required(query, "action"));
     }
 
-    private java.util.function.BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> command(
+    private BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> command(
             Function<Map<String, List<String>>, Mono<Void>> action) {
         return (request, response) -> {
             Map<String, List<String>> query = new QueryStringDecoder(request.uri()).parameters();

@@ -125,10 +125,14 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
             case "clear-faults" -> new Action.ClearFaults();
             case "crash" -> new Action.Crash();
             case "stop" -> new Action.Stop();
-            case "daemon" -> daemon(String.valueOf(value), step);
+            case "daemon" -> daemon(String.valueOf(value), string(step.get("checkpoint")), string(step.get("layout")));
             case "log" -> log(String.valueOf(value));
             default -> new Action.Note();
         };
+    }
+
+    private static @Nullable String string(@Nullable Object value) {
+        return value == null ? null : value.toString();
     }
 
     static FaultSet.Scope scope(@Nullable Object value) {
@@ -141,22 +145,16 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
         throw new IllegalArgumentException("unknown fault scope '" + value + "' (expected inference or all)");
     }
 
-    private static Action daemon(String action, Map<?, ?> step) {
-        Object checkpoint = step.get("checkpoint");
-        Object layout = step.get("layout");
+    static Action daemon(String action, @Nullable String checkpoint, @Nullable String layout) {
         return switch (action) {
-            case "start" ->
-                new Action.Daemon(
-                        true,
-                        checkpoint == null ? null : checkpoint.toString(),
-                        layout == null ? null : layout.toString());
+            case "start" -> new Action.Daemon(true, checkpoint, layout);
             case "stop" -> new Action.Daemon(false, null, null);
             default ->
                 throw new IllegalArgumentException("unknown daemon action '" + action + "' (expected start or stop)");
         };
     }
 
-    private static Action log(String action) {
+    static Action log(String action) {
         return switch (action) {
             case "rotate" -> new Action.Log(true);
             case "truncate" -> new Action.Log(false);

@@ -283,18 +283,7 @@ final class SimulatedEngine implements AutoCloseable {
         int core = pid + 1;
         List<Step> steps = new ArrayList<>();
         if (!afterFallback) {
-            steps.add(new Step(
-                    Duration.ZERO,
-                    () -> log.info(
-                            CORE,
-                            core,
-                            "core.py:93",
-                            "Initializing a V1 LLM engine (v" + properties.vllmVersion() + ") with config: model='"
-                                    + m.root()
-                                    + "', speculative_config=None, tokenizer='" + m.root() + "', revision="
-                                    + m.revision()
-                                    + ", max_seq_len=" + m.maxModelLen() + ", served_model_name="
-                                    + m.servedModelName())));
+            steps.add(initializing(core, false));
             steps.add(new Step(
                     total.multipliedBy(5).dividedBy(100),
                     () -> log.info(
@@ -312,6 +301,21 @@ final class SimulatedEngine implements AutoCloseable {
         }));
         steps.addAll(initSteps(core, total));
         return steps;
+    }
+
+    /** The engine core's first line, with its config (abridged). */
+    private Step initializing(int core, boolean ipcCache) {
+        SimulatorProperties.Model m = properties.model();
+        String config = "model='" + m.root() + "', speculative_config=None, tokenizer='" + m.root() + "', revision="
+                + m.revision() + (ipcCache ? ", load_format=ipc_cache" : "") + ", max_seq_len=" + m.maxModelLen()
+                + ", served_model_name=" + m.servedModelName();
+        return new Step(
+                Duration.ZERO,
+                () -> log.info(
+                        CORE,
+                        core,
+                        "core.py:93",
+                        "Initializing a V1 LLM engine (v" + properties.vllmVersion() + ") with config: " + config));
     }
 
     /** Profiling, KV cache and warm-up: the part of engine init that every non-snapshot start runs. */
@@ -362,16 +366,7 @@ final class SimulatedEngine implements AutoCloseable {
         Duration hitTime = properties.timing().preloadHitLoadTime();
         Duration detect = properties.timing().fallbackDetectTime();
         List<Step> steps = new ArrayList<>();
-        steps.add(new Step(
-                Duration.ZERO,
-                () -> log.info(
-                        CORE,
-                        core,
-                        "core.py:93",
-                        "Initializing a V1 LLM engine (v"
-                                + properties.vllmVersion() + ") with config: model='" + m.root()
-                                + "', load_format=ipc_cache, "
-                                + "max_seq_len=" + m.maxModelLen() + ", served_model_name=" + m.servedModelName())));
+        steps.add(initializing(core, true));
         steps.add(new Step(detect, () -> {
             StartContext context = starting;
             WeightCacheDaemon.Lookup lookup = requested == StartupPath.PRELOAD_FALLBACK

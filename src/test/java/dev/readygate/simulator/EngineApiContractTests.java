@@ -33,18 +33,7 @@ class EngineApiContractTests {
     }
 
     static JsonNode postJson(String path, Object body) {
-        byte[] response = running.engine()
-                .post()
-                .uri(path)
-                .contentType(MediaType.APPLICATION_JSON)
-                .bodyValue(body)
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .expectBody()
-                .returnResult()
-                .getResponseBody();
-        return Sse.JSON.readTree(response);
+        return running.postJson(path, body);
     }
 
     static String postForString(String path, Object body) {
@@ -573,13 +562,6 @@ class EngineApiContractTests {
     }
 
     static double metric(String name) {
-        String metrics = running.engine()
-                .get()
-                .uri("/metrics")
-                .exchange()
-                .expectBody(String.class)
-                .returnResult()
-                .getResponseBody();
-        return Metrics.value(metrics, name);
+        return Metrics.value(running.metricsText(), name);
     }
 }

@@ -15,7 +15,6 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.http.MediaType;
 import tools.jackson.databind.JsonNode;
 
 /** Engine starts, restarts and crashes along vLLM 0.31's paths, observed from outside (reference §1.1, §4, §5, §6). */
@@ -51,29 +50,11 @@ class EngineLifecycleTests {
     }
 
     JsonNode complete(Map<String, Object> body) {
-        return Sse.JSON.readTree(running.engine()
-                .post()
-                .uri("/v1/completions")
-                .contentType(MediaType.APPLICATION_JSON)
-                .bodyValue(body)
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .expectBody()
-                .returnResult()
-                .getResponseBody());
+        return running.postJson("/v1/completions", body);
     }
 
     String metrics() {
-        return running.engine()
-                .get()
-                .uri("/metrics")
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .expectBody(String.class)
-                .returnResult()
-                .getResponseBody();
+        return running.metricsText();
     }
 
     /** The log written since {@code marker} (the log as it was before the action). */

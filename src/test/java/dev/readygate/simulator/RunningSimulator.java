@@ -13,8 +13,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.JsonNode;
 
 /**
  * A simulator on free loopback ports with short, test-sized timings, started for one test class or one test.
@@ -112,6 +114,32 @@ final class RunningSimulator implements AutoCloseable {
                 .responseTimeout(Duration.ofSeconds(10))
                 .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(4 * 1024 * 1024))
                 .build();
+    }
+
+    /** POSTs JSON to the engine, expects 200 and returns the parsed body. */
+    JsonNode postJson(String path, Object body) {
+        return Sse.JSON.readTree(engine().post()
+                .uri(path)
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(body)
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult()
+                .getResponseBody());
+    }
+
+    /** The engine's {@code /metrics} text. */
+    String metricsText() {
+        return engine().get()
+                .uri("/metrics")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody();
     }
 
     /** The engine log file as written so far. */
