@@ -1,0 +1,50 @@
+package dev.readygate.engine;
+
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How a call to the engine failed, as a closed set of kinds with a short, operator-safe detail (never a prompt, a
+ * completion or a key).
+ *
+ * @param kind what went wrong
+ * @param httpStatus the HTTP status when {@code kind} is {@link Kind#HTTP_STATUS} or {@link Kind#NOT_SUPPORTED}
+ * @param detail a short explanation for logs and {@code /status}
+ */
+public record EngineFailure(Kind kind, @Nullable Integer httpStatus, String detail) {
+
+    /** The failure kinds; {@link #reason()} gives their stable, machine-readable names. */
+    public enum Kind {
+        /** Nothing listens on the port (ECONNREFUSED): the engine is down or still loading. */
+        REFUSED,
+        /** The connection was reset (RST) or closed before any answer. */
+        RESET,
+        /** No answer (or no next stream event) within the call's timeout. */
+        TIMED_OUT,
+        /** The engine answered with an unexpected HTTP status. */
+        HTTP_STATUS,
+        /** The endpoint does not exist on this server (404/405 on an optional vLLM endpoint). */
+        NOT_SUPPORTED,
+        /** The body was not what the endpoint promises (not JSON, missing fields, bad SSE framing). */
+        MALFORMED_BODY,
+        /** A stream ended (connection closed) before {@code data: [DONE]}. */
+        TRUNCATED_STREAM,
+        /** The body exceeded readygate's size bound and was abandoned. */
+        BODY_TOO_LARGE,
+        /** Any other I/O problem (DNS, TLS, ...). */
+        IO_ERROR;
+
+        /** The stable snake_case name used in reasons, metrics tags and {@code /status}. */
+        public String reason() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    public static EngineFailure of(Kind kind, String detail) {
+        return new EngineFailure(kind, null, detail);
+    }
+
+    public static EngineFailure status(int status, String detail) {
+        return new EngineFailure(Kind.HTTP_STATUS, status, detail);
+    }
+}
