@@ -1,0 +1,45 @@
+package dev.readygate.readiness;
+
+import java.time.Instant;
+
+/**
+ * What one check of the engine found, with the time it was found (time enters the state machine only here).
+ * Produced by the probe schedule, consumed by {@link ReadinessRules#next}.
+ */
+public sealed interface Observation {
+
+    Instant at();
+
+    /** The engine cannot be reached (refused or reset): readiness drops at once. */
+    record Unreachable(Instant at, Reason reason, String detail) implements Observation {}
+
+    /** {@code /health} answered 503 (engine dead): readiness drops at once. */
+    record EngineDead(Instant at, String detail) implements Observation {}
+
+    /** The cheap check failed otherwise (timeout, 5xx, malformed): counts toward the failure threshold. */
+    record CheckFailed(Instant at, Reason reason, String detail) implements Observation {}
+
+    /** {@code /health} answered 200. */
+    record HealthOk(Instant at) implements Observation {}
+
+    /** {@code /v1/models} lists the served model. */
+    record ModelListed(Instant at, String model) implements Observation {}
+
+    /** The engine process changed (new {@code process_start_time_seconds}) without readygate seeing it go down. */
+    record Restarted(Instant at, String detail) implements Observation {}
+
+    /** The heavy probes (representative and canary) passed. */
+    record Verified(Instant at, String detail) implements Observation {}
+
+    /**
+     * The heavy probes failed. {@code latched} failures (canary mismatch, probe exceeds context) keep the engine
+     * not ready until it restarts.
+     */
+    record VerificationFailed(Instant at, Reason reason, String detail, boolean latched) implements Observation {}
+
+    /** A heavy probe could not finish because the engine is busy and making progress: neither pass nor failure. */
+    record Busy(Instant at, String detail) implements Observation {}
+
+    /** readygate is shutting down: readiness drops before anything else stops. */
+    record ShutdownRequested(Instant at) implements Observation {}
+}

@@ -1,0 +1,60 @@
+package dev.readygate.readiness;
+
+import java.util.Locale;
+
+/** Why the engine is not (or no longer fully) ready: a closed set of machine-readable reasons. */
+public enum Reason {
+    /** readygate has not yet heard from the engine. */
+    STARTING,
+    /** Nothing listens on the engine port: the engine is down or still loading (vLLM binds late). */
+    ENGINE_DOWN,
+    /** The connection was reset. */
+    CONNECTION_RESET,
+    /** {@code /health} answered 503: vLLM's engine core is dead. */
+    ENGINE_DEAD,
+    /** {@code /health} failed otherwise (timeout, unexpected status, reset mid-answer). */
+    HEALTH_FAILED,
+    /** {@code /v1/models} failed or listed no model. */
+    MODEL_NOT_LISTED,
+    /** The engine has not passed verification (yet, or enough times). */
+    NOT_VERIFIED,
+    /** The engine restarted (new process start time) and must be verified again. */
+    ENGINE_RESTARTED,
+    /** A probe got no answer in time (and the engine showed no progress on other requests). */
+    TIMED_OUT,
+    /** A probe stream stopped making progress while requests were running. */
+    STALLED,
+    /** A probe got an unexpected HTTP status. */
+    HTTP_STATUS,
+    /** A probe answer was not well-formed (JSON, SSE framing). */
+    MALFORMED_RESPONSE,
+    /** A probe stream ended before {@code [DONE]}. */
+    TRUNCATED_STREAM,
+    /** A probe stream carried an error event. */
+    ERROR_EVENT,
+    /** The answer was larger than readygate reads. */
+    RESPONSE_TOO_LARGE,
+    /** The engine counted a different number of prompt tokens than planned (e.g. it truncated the prompt). */
+    PROMPT_TOKENS_MISMATCH,
+    /** The engine generated a different number of tokens than asked. */
+    COMPLETION_TOKENS_MISMATCH,
+    /** The probe finished for another reason than {@code length}. */
+    UNEXPECTED_FINISH_REASON,
+    /** The probe was correct but slower than the configured objective. */
+    SLOW,
+    /** The canary's answer differs from the expected one: wrong weights, or a broken engine. */
+    CANARY_MISMATCH,
+    /** The probe cannot fit the engine's {@code max_model_len}. */
+    PROBE_EXCEEDS_CONTEXT,
+    /** Heavy probes are suspended after repeated failures (circuit breaker open). */
+    PROBES_SUSPENDED,
+    /** Another I/O problem talking to the engine. */
+    IO_ERROR,
+    /** readygate is shutting down. */
+    SHUTTING_DOWN;
+
+    /** The snake_case name used in {@code /readyz}, {@code /status}, logs and metrics. */
+    public String value() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}

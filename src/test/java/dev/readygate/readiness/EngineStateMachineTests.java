@@ -1,0 +1,57 @@
+package dev.readygate.readiness;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+@ExtendWith(OutputCaptureExtension.class)
+class EngineStateMachineTests {
+
+    final Instant t0 = Instant.parse("2026-11-30T12:00:00Z");
+    final List<EngineStateChanged> events = new ArrayList<>();
+    final EngineStateMachine machine = new EngineStateMachine(new ReadinessRules(1, 2), t0, events::add);
+
+    @Test
+    void currentBeforeAnyObservationIsStarting() {
+        assertThat(machine.current()).isEqualTo(new EngineState.Starting(t0));
+    }
+
+    @Test
+    void applyPublishesChangesOfKindOnly(CapturedOutput output) {
+        machine.apply(new Observation.HealthOk(t0.plusSeconds(1)));
+        machine.apply(new Observation.HealthOk(t0.plusSeconds(2)));
+        machine.apply(new Observation.ModelListed(t0.plusSeconds(3), "m"));
+        machine.apply(new Observation.Verified(t0.plusSeconds(4), "ok"));
+        assertThat(events)
+                .extracting(event -> event.current().kind())
+                .containsExactly(EngineState.Kind.HEALTHY, EngineState.Kind.MODEL_LISTED, EngineState.Kind.READY);
+        assertThat(events.getLast().previous().kind()).isEqualTo(EngineState.Kind.MODEL_LISTED);
+        assertThat(output).contains("Engine state changed from MODEL_LISTED to READY");
+    }
+
+    @Test
+    void applyPublishesAChangeOfReasonWithinTheSameKind() {
+        machine.apply(new Observation.Unreachable(t0, Reason.ENGINE_DOWN, "refused"));
+        machine.apply(new Observation.EngineDead(t0.plusSeconds(1), "503"));
+        assertThat(events)
+                .extracting(event -> event.current().reason())
+                .containsExactly(Reason.ENGINE_DOWN, Reason.ENGINE_DEAD);
+    }
+
+    @Test
+    void degradationIsLoggedWithTheLastFailure(CapturedOutput output) {
+        machine.apply(new Observation.HealthOk(t0));
+        machine.apply(new Observation.ModelListed(t0, "m"));
+        machine.apply(new Observation.Verified(t0, "ok"));
+        machine.apply(new Observation.VerificationFailed(t0, Reason.TIMED_OUT, "no answer in 30s", false));
+        assertThat(output)
+                .contains("Engine state changed from READY to DEGRADED after 1 consecutive failure(s) "
+                        + "(last: timed_out: no answer in 30s)");
+    }
+}

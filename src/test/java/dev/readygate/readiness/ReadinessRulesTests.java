@@ -1,0 +1,237 @@
+package dev.readygate.readiness;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.readiness.EngineState.Kind;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class ReadinessRulesTests {
+
+    static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
+    static final String MODEL = "Qwen/Qwen3-0.6B";
+
+    final ReadinessRules rules = new ReadinessRules(2, 3);
+
+    static Instant t(int seconds) {
+        return T0.plusSeconds(seconds);
+    }
+
+    static Observation ok(int s) {
+        return new Observation.HealthOk(t(s));
+    }
+
+    static Observation listed(int s) {
+        return new Observation.ModelListed(t(s), MODEL);
+    }
+
+    static Observation verified(int s) {
+        return new Observation.Verified(t(s), "ok");
+    }
+
+    static Observation failed(int s, Reason reason) {
+        return new Observation.VerificationFailed(t(s), reason, "x", false);
+    }
+
+    static Observation latched(int s, Reason reason) {
+        return new Observation.VerificationFailed(t(s), reason, "x", true);
+    }
+
+    EngineState run(Observation... observations) {
+        EngineState state = new EngineState.Starting(T0);
+        for (Observation observation : observations) {
+            state = rules.next(state, observation);
+        }
+        return state;
+    }
+
+    List<Kind> kinds(Observation... observations) {
+        List<Kind> kinds = new ArrayList<>();
+        EngineState state = new EngineState.Starting(T0);
+        for (Observation observation : observations) {
+            state = rules.next(state, observation);
+            kinds.add(state.kind());
+        }
+        return kinds;
+    }
+
+    @Test
+    void startingIsNotReady() {
+        EngineState starting = new EngineState.Starting(T0);
+        assertThat(starting.acceptsTraffic()).isFalse();
+        assertThat(starting.reason()).isEqualTo(Reason.STARTING);
+    }
+
+    @Test
+    void phasesFromEngineStartToReadyNeedTheSuccessThreshold() {
+        assertThat(kinds(
+                        new Observation.Unreachable(t(0), Reason.ENGINE_DOWN, "refused"),
+                        new Observation.CheckFailed(t(1), Reason.HEALTH_FAILED, "timed out"),
+                        ok(2),
+                        listed(3),
+                        verified(4),
+                        verified(5)))
+                .containsExactly(
+                        Kind.DOWN, Kind.LISTENING, Kind.HEALTHY, Kind.MODEL_LISTED, Kind.VERIFYING, Kind.READY);
+        EngineState ready = run(ok(2), listed(3), verified(4), verified(5));
+        assertThat(ready).isEqualTo(new EngineState.Ready(t(5), MODEL));
+        assertThat(ready.acceptsTraffic()).isTrue();
+        assertThat(ready.reason()).isNull();
+    }
+
+    static Stream<Arguments> immediateDrops() {
+        return Stream.of(
+                Arguments.of(new Observation.Unreachable(t(10), Reason.ENGINE_DOWN, "refused"), Reason.ENGINE_DOWN),
+                Arguments.of(
+                        new Observation.Unreachable(t(10), Reason.CONNECTION_RESET, "reset"), Reason.CONNECTION_RESET),
+                Arguments.of(new Observation.EngineDead(t(10), "503"), Reason.ENGINE_DEAD));
+    }
+
+    @ParameterizedTest
+    @MethodSource("immediateDrops")
+    void nextWhenEngineUnreachableOrDeadDropsReadinessAtOnce(Observation drop, Reason reason) {
+        EngineState state = run(ok(1), listed(2), verified(3), verified(4), drop);
+        assertThat(state.kind()).isEqualTo(Kind.DOWN);
+        assertThat(state.reason()).isEqualTo(reason);
+        assertThat(state.since()).isEqualTo(t(10));
+        assertThat(state.acceptsTraffic()).isFalse();
+    }
+
+    @Test
+    void nextWhenReadyEngineFailsNeedsTheFailureThresholdAndDegradesMeanwhile() {
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+        EngineState once = rules.next(ready, failed(5, Reason.TIMED_OUT));
+        assertThat(once).isEqualTo(new EngineState.Degraded(t(5), MODEL, 1, Reason.TIMED_OUT, "x"));
+        assertThat(once.acceptsTraffic()).isTrue();
+        EngineState twice = rules.next(once, new Observation.CheckFailed(t(6), Reason.HEALTH_FAILED, "500"));
+        assertThat(twice.kind()).isEqualTo(Kind.DEGRADED);
+        EngineState thrice = rules.next(twice, failed(7, Reason.HTTP_STATUS));
+        assertThat(thrice.kind()).isEqualTo(Kind.NOT_READY);
+        assertThat(thrice.reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(thrice.acceptsTraffic()).isFalse();
+    }
+
+    @Test
+    void nextWhenDegradedAndVerifiedAgainIsReadyAgain() {
+        EngineState degraded = run(ok(1), listed(2), verified(3), verified(4), failed(5, Reason.SLOW));
+        assertThat(rules.next(degraded, verified(6)).kind()).isEqualTo(Kind.READY);
+    }
+
+    @Test
+    void nextWhenDegradedByCheapChecksRecoversOnAPassingCheapCheck() {
+        EngineState degraded = run(
+                ok(1),
+                listed(2),
+                verified(3),
+                verified(4),
+                new Observation.CheckFailed(t(5), Reason.HEALTH_FAILED, "timeout"));
+        assertThat(rules.next(degraded, ok(6)).kind()).isEqualTo(Kind.READY);
+        EngineState probeDegraded = run(ok(1), listed(2), verified(3), verified(4), failed(5, Reason.SLOW));
+        assertThat(rules.next(probeDegraded, ok(6)).kind()).isEqualTo(Kind.DEGRADED);
+    }
+
+    @Test
+    void nextWhenNotReadyRecoveryNeedsTheSuccessThreshold() {
+        EngineState notReady = run(
+                ok(1),
+                listed(2),
+                verified(3),
+                verified(4),
+                failed(5, Reason.TIMED_OUT),
+                failed(6, Reason.TIMED_OUT),
+                failed(7, Reason.TIMED_OUT));
+        EngineState once = rules.next(notReady, verified(8));
+        assertThat(once.kind()).isEqualTo(Kind.NOT_READY);
+        assertThat(rules.next(once, verified(9))).isEqualTo(new EngineState.Ready(t(9), MODEL));
+        EngineState interrupted = rules.next(once, failed(9, Reason.TIMED_OUT));
+        assertThat(rules.next(interrupted, verified(10)).kind()).isEqualTo(Kind.NOT_READY);
+    }
+
+    @Test
+    void nextWhenVerificationFailsBeforeReadinessIsVerificationFailedWithTheReason() {
+        EngineState state = run(ok(1), listed(2), failed(3, Reason.PROMPT_TOKENS_MISMATCH));
+        assertThat(state)
+                .isEqualTo(
+                        new EngineState.VerificationFailed(t(3), MODEL, Reason.PROMPT_TOKENS_MISMATCH, "x", false, 1));
+        EngineState again = rules.next(state, failed(4, Reason.PROMPT_TOKENS_MISMATCH));
+        assertThat(again.since()).isEqualTo(t(3));
+        assertThat(((EngineState.VerificationFailed) again).failures()).isEqualTo(2);
+        assertThat(rules.next(again, verified(5)).kind()).isEqualTo(Kind.VERIFYING);
+    }
+
+    @Test
+    void latchedCanaryMismatchHoldsUntilTheEngineRestarts() {
+        EngineState mismatch = run(ok(1), listed(2), latched(3, Reason.CANARY_MISMATCH));
+        assertThat(mismatch.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        EngineState stillLatched = rules.next(rules.next(mismatch, verified(4)), verified(5));
+        assertThat(stillLatched.kind()).isEqualTo(Kind.VERIFICATION_FAILED);
+        assertThat(rules.next(stillLatched, ok(6))).isEqualTo(stillLatched);
+        EngineState restarted = rules.next(stillLatched, new Observation.Restarted(t(7), "new process"));
+        assertThat(restarted).isEqualTo(new EngineState.Healthy(t(7), Reason.ENGINE_RESTARTED));
+        EngineState wentDown = rules.next(stillLatched, new Observation.Unreachable(t(7), Reason.ENGINE_DOWN, "x"));
+        assertThat(rules.next(wentDown, ok(8)).kind()).isEqualTo(Kind.HEALTHY);
+    }
+
+    @Test
+    void latchedFailureTakesAReadyEngineOutAtOnce() {
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+        assertThat(rules.next(ready, latched(5, Reason.CANARY_MISMATCH)).acceptsTraffic())
+                .isFalse();
+    }
+
+    @Test
+    void busyChangesNothing() {
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+        assertThat(rules.next(ready, new Observation.Busy(t(5), "running 8"))).isEqualTo(ready);
+    }
+
+    @Test
+    void staleVerificationBeforeTheModelIsListedChangesNothing() {
+        EngineState healthy = run(ok(1));
+        assertThat(rules.next(healthy, verified(2))).isEqualTo(healthy);
+        assertThat(rules.next(healthy, failed(2, Reason.TIMED_OUT))).isEqualTo(healthy);
+    }
+
+    @Test
+    void cheapCheckFailureDuringVerificationGoesBackToListening() {
+        EngineState verifying = run(ok(1), listed(2), verified(3));
+        assertThat(rules.next(verifying, new Observation.CheckFailed(t(4), Reason.HEALTH_FAILED, "500"))
+                        .kind())
+                .isEqualTo(Kind.LISTENING);
+    }
+
+    @Test
+    void modelNotListedKeepsTheEngineHealthyWithThatReason() {
+        EngineState healthy = run(ok(1), new Observation.CheckFailed(t(2), Reason.MODEL_NOT_LISTED, "empty list"));
+        assertThat(healthy.kind()).isEqualTo(Kind.HEALTHY);
+        assertThat(healthy.reason()).isEqualTo(Reason.MODEL_NOT_LISTED);
+    }
+
+    @Test
+    void shutdownIsFinal() {
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+        EngineState down = rules.next(ready, new Observation.ShutdownRequested(t(5)));
+        assertThat(down.kind()).isEqualTo(Kind.SHUTTING_DOWN);
+        assertThat(rules.next(down, verified(6))).isEqualTo(down);
+        assertThat(rules.next(down, ok(6))).isEqualTo(down);
+    }
+
+    @Test
+    void downKeepsItsSinceWhileTheReasonStaysTheSame() {
+        EngineState down = run(
+                new Observation.Unreachable(t(1), Reason.ENGINE_DOWN, "a"),
+                new Observation.Unreachable(t(2), Reason.ENGINE_DOWN, "b"));
+        assertThat(down.since()).isEqualTo(t(1));
+    }
+
+    @Test
+    void thresholdsMustBePositive() {
+        org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> new ReadinessRules(0, 1));
+    }
+}
