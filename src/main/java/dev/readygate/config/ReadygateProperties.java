@@ -4,6 +4,7 @@ import jakarta.validation.Valid;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -14,13 +15,27 @@ import org.springframework.validation.annotation.Validated;
  * readygate's configuration, {@code readygate.*}.
  *
  * @param engine the vLLM engine readygate gates
- * @param stateDir where readygate keeps what must survive its own restarts
+ * @param stateDir where readygate keeps what must survive its own restarts (learned canary baselines, ...)
+ * @param probe how and how often readygate verifies the engine
+ * @param evidence where readygate finds what the engine leaves behind (snapshot directory, ...)
+ * @param node facts about the node readygate runs on
  */
 @ConfigurationProperties("readygate")
 @Validated
 public record ReadygateProperties(
         @Valid @DefaultValue Engine engine,
-        @DefaultValue("./state") Path stateDir) {
+        @DefaultValue("./state") Path stateDir,
+        @Valid @DefaultValue Probe probe,
+        @DefaultValue Evidence evidence,
+        @DefaultValue Node node) {
+
+    public ReadygateProperties {
+        if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
+            throw new IllegalArgumentException("readygate.engine.request-timeout (" + engine.requestTimeout()
+                    + ") must not be longer than its interval readygate.probe.ready-interval ("
+                    + probe.readyInterval() + ")");
+        }
+    }
 
     /**
      * The engine and how readygate talks to it.
@@ -38,7 +53,7 @@ public record ReadygateProperties(
     public record Engine(
             @Nullable URI baseUrl,
             @DefaultValue("500ms") Duration connectTimeout,
-            @DefaultValue("2s") Duration requestTimeout,
+            @DefaultValue("800ms") Duration requestTimeout,
             @DefaultValue("4MB") DataSize maxBodySize,
             @Nullable Path apiKeyFile,
             @Nullable String apiKeyEnv) {
@@ -71,6 +86,155 @@ public record ReadygateProperties(
     static void requirePositive(String key, Duration duration) {
         if (duration.isNegative() || duration.isZero()) {
             throw new IllegalArgumentException(key + " must be positive (was " + duration + ")");
+        }
+    }
+
+    /**
+     * Probing: cadence, thresholds and the two heavy probes.
+     *
+     * @param notReadyInterval how often the cheap check runs while the engine is not ready
+     * @param readyInterval how often the cheap check runs while the engine is ready
+     * @param heavyInterval how often the heavy probes re-verify a ready engine (only when it is idle)
+     * @param heavyRetryInterval how soon heavy probes run again after a failed verification, before readiness
+     * @param heavyTimeout how long one heavy probe may take (a stream that sends nothing for this long fails)
+     * @param successThreshold consecutive verifications needed to become ready, first or again
+     * @param failureThreshold consecutive failures that take a ready engine out of service (refused connections and
+     *     {@code /health} 503 take it out at once)
+     * @param maxTokensPerMinute the most prompt plus output tokens heavy probes may spend per minute
+     * @param suspendAfterFailures consecutive heavy-probe failures after which heavy probes are suspended (the circuit
+     *     breaker opens; cheap checks go on)
+     * @param suspension how long heavy probes stay suspended before one is let through (half-open)
+     * @param representative the probe shaped like real traffic
+     * @param canary the deterministic probe with a known answer
+     */
+    public record Probe(
+            @DefaultValue("100ms") Duration notReadyInterval,
+            @DefaultValue("1s") Duration readyInterval,
+            @DefaultValue("60s") Duration heavyInterval,
+            @DefaultValue("1s") Duration heavyRetryInterval,
+            @DefaultValue("30s") Duration heavyTimeout,
+            @DefaultValue("1") int successThreshold,
+            @DefaultValue("3") int failureThreshold,
+            @DefaultValue("20000") int maxTokensPerMinute,
+            @DefaultValue("5") int suspendAfterFailures,
+            @DefaultValue("30s") Duration suspension,
+            @Valid @DefaultValue Representative representative,
+            @Valid @DefaultValue Canary canary) {
+
+        public Probe {
+            requirePositive("readygate.probe.not-ready-interval", notReadyInterval);
+            requirePositive("readygate.probe.ready-interval", readyInterval);
+            requirePositive("readygate.probe.heavy-interval", heavyInterval);
+            requirePositive("readygate.probe.heavy-retry-interval", heavyRetryInterval);
+            requirePositive("readygate.probe.heavy-timeout", heavyTimeout);
+            requirePositive("readygate.probe.suspension", suspension);
+            requireAtLeast("readygate.probe.success-threshold", successThreshold, 1);
+            requireAtLeast("readygate.probe.failure-threshold", failureThreshold, 1);
+            requireAtLeast("readygate.probe.suspend-after-failures", suspendAfterFailures, 1);
+            requireAtLeast("readygate.probe.max-tokens-per-minute", maxTokensPerMinute, 1);
+            if (heavyTimeout.compareTo(heavyInterval) > 0) {
+                throw new IllegalArgumentException("readygate.probe.heavy-timeout (" + heavyTimeout
+                        + ") must not be longer than its interval readygate.probe.heavy-interval (" + heavyInterval
+                        + ")");
+            }
+        }
+    }
+
+    /**
+     * The representative probe: a streamed completion with the model's normal prompt and output length.
+     *
+     * @param enabled whether it runs
+     * @param promptTokens prompt length: a count ({@code 512}) or a fraction of {@code max_model_len} ({@code 0.25})
+     * @param outputTokens output length ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos})
+     * @param promptTokenTolerance how many prompt tokens the engine's count may differ from the plan (0: exact, so an
+     *     engine that silently truncates prompts fails)
+     * @param maxTimeToFirstToken latency objective: a slower first token fails the probe as {@code slow}; none by
+     *     default
+     * @param maxInterTokenLatency latency objective for the largest gap between tokens; none by default
+     */
+    public record Representative(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("512") TokenBudget promptTokens,
+            @DefaultValue("64") int outputTokens,
+            @DefaultValue("0") int promptTokenTolerance,
+            @Nullable Duration maxTimeToFirstToken,
+            @Nullable Duration maxInterTokenLatency) {
+
+        public Representative {
+            requireAtLeast("readygate.probe.representative.output-tokens", outputTokens, 1);
+            requireAtLeast("readygate.probe.representative.prompt-token-tolerance", promptTokenTolerance, 0);
+            if (maxTimeToFirstToken != null) {
+                requirePositive("readygate.probe.representative.max-time-to-first-token", maxTimeToFirstToken);
+            }
+            if (maxInterTokenLatency != null) {
+                requirePositive("readygate.probe.representative.max-inter-token-latency", maxInterTokenLatency);
+            }
+        }
+    }
+
+    /**
+     * The canary: a deterministic request (temperature 0, fixed seed, logprobs, token ids) whose answer is known.
+     * The expectation comes from the configuration, else the snapshot manifest's oracle, else a baseline learned on
+     * a trusted start.
+     *
+     * @param enabled whether it runs
+     * @param prompt the prompt (vLLM's snapshot oracle uses "The capital of France is")
+     * @param maxTokens tokens to generate ({@code min_tokens} = {@code max_tokens})
+     * @param seed the sampling seed
+     * @param expectedTokenIds configured expected token ids (empty: not configured)
+     * @param expectedText configured expected text
+     * @param expectedLogprob configured expected logprob of the first token
+     * @param logprobTolerance how far the logprob may differ (logprobs vary slightly between GPUs)
+     * @param learnBaseline whether to learn the expected answer on a trusted start when nothing else gives it
+     * @param learnWhenStartPathUnknown whether a start whose restart path is unknown counts as trusted for learning
+     *     (a start known to map cached weights or restore a snapshot never does)
+     */
+    public record Canary(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("The capital of France is") String prompt,
+            @DefaultValue("1") int maxTokens,
+            @DefaultValue("0") long seed,
+            @DefaultValue("") List<Integer> expectedTokenIds,
+            @Nullable String expectedText,
+            @Nullable Double expectedLogprob,
+            @DefaultValue("0.01") double logprobTolerance,
+            @DefaultValue("true") boolean learnBaseline,
+            @DefaultValue("true") boolean learnWhenStartPathUnknown) {
+
+        public Canary {
+            requireAtLeast("readygate.probe.canary.max-tokens", maxTokens, 1);
+            if (prompt.isBlank()) {
+                throw new IllegalArgumentException("readygate.probe.canary.prompt must not be blank");
+            }
+            if (logprobTolerance < 0) {
+                throw new IllegalArgumentException("readygate.probe.canary.logprob-tolerance must not be negative");
+            }
+        }
+
+        /** Whether the configuration states an expected answer. */
+        public boolean configured() {
+            return !expectedTokenIds.isEmpty() || expectedText != null || expectedLogprob != null;
+        }
+    }
+
+    /**
+     * What the engine leaves behind that readygate reads.
+     *
+     * @param snapshotDir the CRIU snapshot directory ({@code manifest.json}, {@code release.json}); its oracle is the
+     *     canary's expected answer when none is configured
+     */
+    public record Evidence(@Nullable Path snapshotDir) {}
+
+    /**
+     * The node.
+     *
+     * @param gpuName the GPU's name, part of a learned canary baseline's key (logprobs differ by GPU)
+     */
+    public record Node(@DefaultValue("unknown") String gpuName) {}
+
+    static void requireAtLeast(String key, int value, int minimum) {
+        if (value < minimum) {
+            throw new IllegalArgumentException(key + " must be at least " + minimum + " (was " + value + ")");
         }
     }
 }

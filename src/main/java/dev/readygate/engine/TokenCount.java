@@ -1,5 +1,6 @@
 package dev.readygate.engine;
 
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -7,5 +8,11 @@ import org.jspecify.annotations.Nullable;
  *
  * @param count the number of prompt tokens
  * @param maxModelLen the engine's {@code max_model_len}, when reported
+ * @param tokens the token ids (vLLM returns them; empty when a server does not)
  */
-public record TokenCount(int count, @Nullable Integer maxModelLen) {}
+public record TokenCount(int count, @Nullable Integer maxModelLen, List<Integer> tokens) {
+
+    public TokenCount {
+        tokens = List.copyOf(tokens);
+    }
+}

@@ -1,0 +1,109 @@
+package dev.readygate.probe;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Learned canary baselines, one per {@link BaselineKey}, kept in {@code <state-dir>/canary-baselines.json} so they
+ * survive readygate's restarts. Written atomically (temporary file, then rename). Blocking file I/O: callers run it
+ * on a blocking-capable scheduler.
+ */
+public final class CanaryBaselineStore {
+
+    private static final Logger logger = LoggerFactory.getLogger(CanaryBaselineStore.class);
+    static final String FILE = "canary-baselines.json";
+
+    private final Path file;
+    private final JsonMapper json;
+    private @Nullable Map<String, Baseline> baselines;
+
+    /** A learned answer and when it was learned. */
+    public record Baseline(CanaryAnswer answer, Instant learnedAt) {}
+
+    public CanaryBaselineStore(Path stateDir, JsonMapper json) {
+        this.file = stateDir.resolve(FILE);
+        this.json = json;
+    }
+
+    public synchronized @Nullable Baseline find(BaselineKey key) {
+        return load().get(key.value());
+    }
+
+    public synchronized void save(BaselineKey key, CanaryAnswer answer, Instant at) {
+        Map<String, Baseline> all = new LinkedHashMap<>(load());
+        all.put(key.value(), new Baseline(answer, at));
+        write(all);
+        baselines = all;
+    }
+
+    private Map<String, Baseline> load() {
+        if (baselines != null) {
+            return baselines;
+        }
+        Map<String, Baseline> loaded = new LinkedHashMap<>();
+        if (Files.exists(file)) {
+            try {
+                JsonNode root = json.readTree(Files.readString(file));
+                for (Map.Entry<String, JsonNode> entry : root.properties()) {
+                    JsonNode node = entry.getValue();
+                    List<Integer> ids = node.path("tokenIds")
+                            .valueStream()
+                            .map(JsonNode::intValue)
+                            .toList();
+                    JsonNode text = node.get("text");
+                    JsonNode logprob = node.get("logprob");
+                    loaded.put(
+                            entry.getKey(),
+                            new Baseline(
+                                    new CanaryAnswer(
+                                            ids,
+                                            text == null || text.isNull() ? null : text.asString(),
+                                            logprob == null || logprob.isNull() ? null : logprob.doubleValue()),
+                                    Instant.parse(node.path("learnedAt").asString())));
+                }
+            } catch (IOException | RuntimeException ex) {
+                // A damaged file loses its baselines, not readygate: they are learned again on a trusted start.
+                logger.warn("Ignoring unreadable canary baselines in {}: {}", file, ex.getMessage());
+            }
+        }
+        baselines = loaded;
+        return loaded;
+    }
+
+    private void write(Map<String, Baseline> all) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        all.forEach((key, baseline) -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("tokenIds", baseline.answer().tokenIds());
+            entry.put("text", baseline.answer().text());
+            entry.put("logprob", baseline.answer().logprob());
+            entry.put("learnedAt", baseline.learnedAt().toString());
+            doc.put(key, entry);
+        });
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            Path temporary = file.resolveSibling(FILE + ".tmp");
+            Files.writeString(temporary, json.writerWithDefaultPrettyPrinter().writeValueAsString(doc));
+            try {
+                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException ex) {
+                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException ex) {
+            throw new UncheckedIOException("cannot write " + file, ex);
+        }
+    }
+}

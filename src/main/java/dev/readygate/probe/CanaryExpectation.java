@@ -1,0 +1,47 @@
+package dev.readygate.probe;
+
+import java.util.Locale;
+
+/**
+ * An expected canary answer and its source, with the logprob tolerance to compare with.
+ *
+ * @param source where it came from
+ * @param answer the expected answer
+ * @param logprobTolerance how far the logprob may differ
+ */
+public record CanaryExpectation(Source source, CanaryAnswer answer, double logprobTolerance) {
+
+    /** Where an expectation comes from, in order of precedence. */
+    public enum Source {
+        /** {@code readygate.probe.canary.expected-*}. */
+        CONFIGURATION,
+        /** The snapshot manifest's oracle ({@code oracle_token_ids}, {@code oracle_text}, ...). */
+        SNAPSHOT_MANIFEST,
+        /** A baseline learned on a trusted start and kept in the state directory. */
+        LEARNED_BASELINE,
+        /** Nothing yet: the answer is learned now, or the canary cannot judge. */
+        NONE;
+
+        public String value() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /**
+     * Whether {@code actual} agrees with this expectation on every part both state: token ids and the logprob are
+     * compared only when the server returned them (OpenAI-compatible servers may not), the text always.
+     */
+    public boolean matches(CanaryAnswer actual) {
+        if (!answer.tokenIds().isEmpty()
+                && !actual.tokenIds().isEmpty()
+                && !answer.tokenIds().equals(actual.tokenIds())) {
+            return false;
+        }
+        if (answer.text() != null && !answer.text().equals(actual.text())) {
+            return false;
+        }
+        Double expected = answer.logprob();
+        Double got = actual.logprob();
+        return expected == null || got == null || Math.abs(expected - got) <= logprobTolerance;
+    }
+}

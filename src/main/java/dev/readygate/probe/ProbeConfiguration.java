@@ -1,0 +1,168 @@
+package dev.readygate.probe;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineClient;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Wires the state machine, the heavy probes with their circuit breaker and rate limiter, and the probe schedule. */
+@Configuration(proxyBeanMethods = false)
+public class ProbeConfiguration {
+
+    /** The name of the circuit breaker and rate limiter that guard the heavy probes (and tag their metrics). */
+    public static final String HEAVY_PROBES = "heavy-probes";
+
+    @Bean
+    EngineStateMachine engineStateMachine(
+            ReadygateProperties properties, Clock clock, ApplicationEventPublisher publisher) {
+        ReadygateProperties.Probe probe = properties.probe();
+        return new EngineStateMachine(
+                new ReadinessRules(probe.successThreshold(), probe.failureThreshold()),
+                clock.instant(),
+                publisher::publishEvent);
+    }
+
+    @Bean
+    EngineCapabilities engineCapabilities() {
+        return new EngineCapabilities();
+    }
+
+    @Bean
+    ProbeHistory probeHistory() {
+        return new ProbeHistory();
+    }
+
+    @Bean
+    Scheduler probeScheduler() {
+        return Schedulers.newParallel("readygate-probe", 1, true);
+    }
+
+    @Bean
+    CircuitBreaker heavyProbeCircuitBreaker(ReadygateProperties properties, Clock clock) {
+        ReadygateProperties.Probe probe = properties.probe();
+        CircuitBreakerConfig config = CircuitBreakerConfig.custom()
+                .slidingWindow(
+                        probe.suspendAfterFailures(),
+                        probe.suspendAfterFailures(),
+                        CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                .failureRateThreshold(100)
+                .recordResult(result -> result instanceof Observation.VerificationFailed)
+                .waitDurationInOpenState(probe.suspension())
+                .permittedNumberOfCallsInHalfOpenState(1)
+                .clock(clock)
+                .build();
+        return CircuitBreaker.of(HEAVY_PROBES, config);
+    }
+
+    @Bean
+    RateLimiter heavyProbeRateLimiter(ReadygateProperties properties) {
+        RateLimiterConfig config = RateLimiterConfig.custom()
+                .limitForPeriod(properties.probe().maxTokensPerMinute())
+                .limitRefreshPeriod(Duration.ofMinutes(1))
+                .timeoutDuration(Duration.ZERO)
+                .build();
+        return RateLimiter.of(HEAVY_PROBES, config);
+    }
+
+    @Bean
+    CanaryBaselineStore canaryBaselineStore(ReadygateProperties properties) {
+        return new CanaryBaselineStore(
+                properties.stateDir(), JsonMapper.builder().build());
+    }
+
+    @Bean
+    StartTrust startTrust() {
+        // Restart-path attribution replaces this; until then every start's path is unknown.
+        return () -> StartTrust.Trust.UNKNOWN;
+    }
+
+    @Bean
+    ProbeSchedule probeSchedule(
+            ReadygateProperties properties,
+            EngineClient client,
+            EngineStateMachine machine,
+            EngineCapabilities capabilities,
+            ProbeHistory history,
+            CircuitBreaker heavyProbeCircuitBreaker,
+            RateLimiter heavyProbeRateLimiter,
+            CanaryBaselineStore baselines,
+            StartTrust startTrust,
+            ObjectProvider<ProbeListener> listeners,
+            Clock clock,
+            @Qualifier("probeScheduler") Scheduler probeScheduler) {
+        ReadygateProperties.Probe probe = properties.probe();
+        RepresentativeProbe representative = probe.representative().enabled()
+                ? new RepresentativeProbe(
+                        probe.representative(),
+                        client,
+                        capabilities,
+                        new SplittableRandom(),
+                        clock,
+                        probe.heavyTimeout())
+                : null;
+        CanaryProbe canary = probe.canary().enabled()
+                ? new CanaryProbe(
+                        probe.canary(),
+                        properties.node().gpuName(),
+                        client,
+                        new SnapshotOracle(
+                                properties.evidence().snapshotDir(),
+                                JsonMapper.builder().build()),
+                        baselines,
+                        startTrust,
+                        clock,
+                        probe.heavyTimeout(),
+                        Schedulers.boundedElastic())
+                : null;
+        Verifier verifier = new Verifier(
+                representative,
+                canary,
+                heavyProbeCircuitBreaker,
+                heavyProbeRateLimiter,
+                history,
+                report -> listeners.forEach(listener -> listener.probed(report)),
+                clock);
+        return new ProbeSchedule(probe, client, machine, verifier, capabilities, representative, clock, probeScheduler);
+    }
+
+    @Bean
+    SmartLifecycle probeScheduleLifecycle(ProbeSchedule schedule) {
+        return new SmartLifecycle() {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                schedule.start();
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                schedule.stop();
+                running = false;
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        };
+    }
+}

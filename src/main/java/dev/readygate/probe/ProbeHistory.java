@@ -1,0 +1,37 @@
+package dev.readygate.probe;
+
+import java.util.EnumMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/** The last report of each heavy probe, and the last failure, for {@code /status}. Thread-safe. */
+public final class ProbeHistory {
+
+    private final Map<ProbeKind, ProbeReport> last = new EnumMap<>(ProbeKind.class);
+    private final Map<ProbeKind, ProbeReport> lastFailure = new EnumMap<>(ProbeKind.class);
+    private @Nullable String skipped;
+
+    synchronized void record(ProbeReport report) {
+        last.put(report.kind(), report);
+        if (report.outcome() == ProbeReport.Outcome.FAILED) {
+            lastFailure.put(report.kind(), report);
+        }
+    }
+
+    synchronized void skipped(String why) {
+        skipped = why;
+    }
+
+    public synchronized @Nullable ProbeReport last(ProbeKind kind) {
+        return last.get(kind);
+    }
+
+    public synchronized @Nullable ProbeReport lastFailure(ProbeKind kind) {
+        return lastFailure.get(kind);
+    }
+
+    /** Why the last due heavy probe did not run (suspended, rate-limited), or null. */
+    public synchronized @Nullable String lastSkipped() {
+        return skipped;
+    }
+}

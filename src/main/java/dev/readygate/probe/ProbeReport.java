@@ -1,0 +1,83 @@
+package dev.readygate.probe;
+
+import dev.readygate.readiness.Reason;
+import java.time.Duration;
+import java.time.Instant;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The result of one heavy probe, for readiness, metrics and {@code /status}: whether it passed, why not, and what it
+ * measured. Never holds prompt or completion text except the canary's few tokens.
+ *
+ * @param kind which probe
+ * @param at when it finished
+ * @param outcome passed, failed or busy
+ * @param reason why it failed (null when it passed)
+ * @param detail a short, operator-safe explanation
+ * @param latched whether the failure holds until the engine restarts
+ * @param measurement what the probe measured, when it got an answer
+ * @param canary the canary's expected and actual answers (canary only)
+ */
+public record ProbeReport(
+        ProbeKind kind,
+        Instant at,
+        Outcome outcome,
+        @Nullable Reason reason,
+        String detail,
+        boolean latched,
+        @Nullable Measurement measurement,
+        @Nullable CanaryComparison canary) {
+
+    /** How a probe ended. */
+    public enum Outcome {
+        PASSED,
+        FAILED,
+        /** Timed out while the engine was visibly busy and making progress: neither pass nor failure. */
+        BUSY
+    }
+
+    /**
+     * Timing and token counts of one probe.
+     *
+     * @param plannedPromptTokens the prompt tokens readygate built
+     * @param promptTokens the engine's {@code usage.prompt_tokens}
+     * @param completionTokens the engine's {@code usage.completion_tokens}
+     * @param timeToFirstToken from request to first token
+     * @param maxInterTokenLatency the largest gap between tokens
+     * @param meanInterTokenLatency the mean gap between tokens
+     * @param total from request to {@code [DONE]}
+     */
+    public record Measurement(
+            int plannedPromptTokens,
+            @Nullable Integer promptTokens,
+            @Nullable Integer completionTokens,
+            Duration timeToFirstToken,
+            Duration maxInterTokenLatency,
+            Duration meanInterTokenLatency,
+            Duration total) {}
+
+    public static ProbeReport passed(
+            ProbeKind kind,
+            Instant at,
+            String detail,
+            @Nullable Measurement measurement,
+            @Nullable CanaryComparison canary) {
+        return new ProbeReport(kind, at, Outcome.PASSED, null, detail, false, measurement, canary);
+    }
+
+    public static ProbeReport failed(ProbeKind kind, Instant at, Reason reason, String detail) {
+        return new ProbeReport(kind, at, Outcome.FAILED, reason, detail, false, null, null);
+    }
+
+    public boolean passed() {
+        return outcome == Outcome.PASSED;
+    }
+
+    public ProbeReport withMeasurement(@Nullable Measurement value) {
+        return new ProbeReport(kind, at, outcome, reason, detail, latched, value, canary);
+    }
+
+    public ProbeReport latch() {
+        return new ProbeReport(kind, at, outcome, reason, detail, true, measurement, canary);
+    }
+}

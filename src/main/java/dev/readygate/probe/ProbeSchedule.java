@@ -1,0 +1,304 @@
+package dev.readygate.probe;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.Reason;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * The probe loop, one pipeline: a cheap check ({@code /health}, {@code /metrics}, {@code /v1/models}) every
+ * {@code not-ready-interval} while the engine is not ready and every {@code ready-interval} once it is; the heavy
+ * probes as soon as the model is listed, again after {@code heavy-retry-interval} while verification fails, and every
+ * {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it healthy.
+ * Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
+ */
+public final class ProbeSchedule {
+
+    private static final Logger logger = LoggerFactory.getLogger(ProbeSchedule.class);
+
+    /** Requests our own verification adds to {@code vllm:request_success_total} (representative and canary). */
+    private static final int OWN_REQUESTS_PER_VERIFICATION = 2;
+
+    private final ReadygateProperties.Probe config;
+    private final EngineClient client;
+    private final EngineStateMachine machine;
+    private final Verifier verifier;
+    private final EngineCapabilities capabilities;
+    private final @Nullable RepresentativeProbe representative;
+    private final Clock clock;
+    private final Scheduler scheduler;
+    private volatile @Nullable ModelCard card;
+    private volatile @Nullable String vllmVersion;
+    private volatile @Nullable Double processStart;
+    private volatile @Nullable EngineMetricsSample lastMetrics;
+    private volatile @Nullable Instant lastHeavy;
+    private volatile @Nullable Double successesAtLastHeavy;
+    private volatile @Nullable Disposable running;
+
+    public ProbeSchedule(
+            ReadygateProperties.Probe config,
+            EngineClient client,
+            EngineStateMachine machine,
+            Verifier verifier,
+            EngineCapabilities capabilities,
+            @Nullable RepresentativeProbe representative,
+            Clock clock,
+            Scheduler scheduler) {
+        this.config = config;
+        this.client = client;
+        this.machine = machine;
+        this.verifier = verifier;
+        this.capabilities = capabilities;
+        this.representative = representative;
+        this.clock = clock;
+        this.scheduler = scheduler;
+    }
+
+    /** Starts the loop (idempotent). */
+    public synchronized void start() {
+        if (running == null) {
+            running = observations().subscribe();
+        }
+    }
+
+    /** Stops the loop; a cycle in flight is cancelled. */
+    public synchronized void stop() {
+        Disposable loop = running;
+        running = null;
+        if (loop != null) {
+            loop.dispose();
+        }
+    }
+
+    /** The endless sequence of observations, each already applied to the state machine; for tests with virtual time. */
+    public Flux<Observation> observations() {
+        Flux<Observation> cycle = Flux.defer(this::cycle)
+                .doOnNext(machine::apply)
+                .onErrorResume(error -> {
+                    // Every expected failure is an observation; this is a bug, and the loop must outlive it.
+                    logger.warn("Probe cycle failed unexpectedly", error);
+                    return Flux.empty();
+                });
+        Mono<Observation> pause =
+                Mono.defer(() -> Mono.delay(interval(), scheduler)).then(Mono.empty());
+        return cycle.concatWith(pause).repeat();
+    }
+
+    private Duration interval() {
+        return machine.current().acceptsTraffic() ? config.readyInterval() : config.notReadyInterval();
+    }
+
+    private Flux<Observation> cycle() {
+        return client.health().flatMapMany(call -> switch (call) {
+            case EngineCall.Success<Void> ok ->
+                Flux.concat(
+                        Mono.fromSupplier(() -> new Observation.HealthOk(clock.instant())),
+                        Mono.defer(this::scrape),
+                        Mono.defer(this::listModel),
+                        Mono.defer(this::readVersion),
+                        Mono.defer(this::heavyIfDue));
+            case EngineCall.Failure<Void> failure -> Flux.just(healthFailed(failure.failure()));
+        });
+    }
+
+    private Observation healthFailed(EngineFailure failure) {
+        Instant now = clock.instant();
+        String detail = "/health: " + failure.detail();
+        return switch (failure.kind()) {
+            case REFUSED -> {
+                forgetEngine();
+                yield new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
+            }
+            case HTTP_STATUS ->
+                Objects.equals(failure.httpStatus(), 503)
+                        ? new Observation.EngineDead(now, detail)
+                        : new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
+            case RESET -> new Observation.CheckFailed(now, Reason.CONNECTION_RESET, detail);
+            default -> new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
+        };
+    }
+
+    /** The engine went away: whatever comes back on the port is a new engine (maybe another server). */
+    private void forgetEngine() {
+        card = null;
+        vllmVersion = null;
+        processStart = null;
+        lastMetrics = null;
+        lastHeavy = null;
+        successesAtLastHeavy = null;
+        capabilities.reset();
+        if (representative != null) {
+            representative.reset();
+        }
+    }
+
+    /** Scrapes {@code /metrics}; a new {@code process_start_time_seconds} means the engine restarted unseen. */
+    private Mono<Observation> scrape() {
+        if (!capabilities.metrics()) {
+            return Mono.empty();
+        }
+        return client.metrics().flatMap(call -> {
+            if (call instanceof EngineCall.Failure<EngineMetricsSample> failure) {
+                if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
+                    capabilities.lackMetrics();
+                }
+                return Mono.empty();
+            }
+            EngineMetricsSample sample = ((EngineCall.Success<EngineMetricsSample>) call).value();
+            lastMetrics = sample;
+            Double previous = processStart;
+            Double current = sample.processStartTimeSeconds();
+            processStart = current;
+            if (previous != null && current != null && !previous.equals(current)) {
+                String detail = "process_start_time_seconds changed from %.3f to %.3f".formatted(previous, current);
+                forgetEngine();
+                processStart = current;
+                lastMetrics = sample;
+                return Mono.just(new Observation.Restarted(clock.instant(), detail));
+            }
+            return Mono.empty();
+        });
+    }
+
+    private Mono<Observation> listModel() {
+        if (card != null && !(machine.current() instanceof EngineState.Healthy)) {
+            return Mono.empty();
+        }
+        return client.model().map(call -> switch (call) {
+            case EngineCall.Success<ModelCard> listed -> {
+                card = listed.value();
+                yield new Observation.ModelListed(
+                        clock.instant(), listed.value().id());
+            }
+            case EngineCall.Failure<ModelCard> failure ->
+                new Observation.CheckFailed(
+                        clock.instant(),
+                        Reason.MODEL_NOT_LISTED,
+                        "/v1/models: " + failure.failure().detail());
+        });
+    }
+
+    private Mono<Observation> readVersion() {
+        if (vllmVersion != null) {
+            return Mono.empty();
+        }
+        if (!capabilities.version()) {
+            vllmVersion = "unknown";
+            return Mono.empty();
+        }
+        return client.version().flatMap(call -> {
+            switch (call) {
+                case EngineCall.Success<String> version -> vllmVersion = version.value();
+                case EngineCall.Failure<String> failure -> {
+                    if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
+                        capabilities.lackVersion();
+                        vllmVersion = "unknown";
+                    }
+                }
+            }
+            return Mono.empty();
+        });
+    }
+
+    private Mono<Observation> heavyIfDue() {
+        ModelCard listed = card;
+        Instant now = clock.instant();
+        if (listed == null || !heavyDue(machine.current(), now)) {
+            return Mono.empty();
+        }
+        if (trafficProvesHealth()) {
+            lastHeavy = now;
+            successesAtLastHeavy = successes();
+            return Mono.empty();
+        }
+        lastHeavy = now;
+        EngineMetricsSample before = lastMetrics;
+        return verifier.verify(listed, Objects.requireNonNullElse(vllmVersion, "unknown"), before)
+                .doOnNext(observation -> successesAtLastHeavy = successes());
+    }
+
+    private boolean heavyDue(EngineState state, Instant now) {
+        return switch (state) {
+            case EngineState.ModelListed m -> true;
+            case EngineState.Verifying v -> true;
+            case EngineState.VerificationFailed f -> !f.latched() && elapsed(now, config.heavyRetryInterval());
+            case EngineState.NotReady n -> elapsed(now, config.heavyRetryInterval());
+            case EngineState.Degraded d ->
+                d.cause() != Reason.HEALTH_FAILED
+                        && d.cause() != Reason.MODEL_NOT_LISTED
+                        && elapsed(now, config.heavyRetryInterval());
+            case EngineState.Ready r -> elapsed(now, config.heavyInterval()) && idle();
+            default -> false;
+        };
+    }
+
+    private boolean elapsed(Instant now, Duration interval) {
+        Instant last = lastHeavy;
+        return last == null || !now.isBefore(last.plus(interval));
+    }
+
+    /** No request running or waiting (or no way to know). */
+    private boolean idle() {
+        EngineMetricsSample sample = lastMetrics;
+        if (sample == null || !capabilities.metrics()) {
+            return true;
+        }
+        return zero(sample.requestsRunning()) && zero(sample.requestsWaiting());
+    }
+
+    /** Real requests finished successfully since the last heavy probe: no need to spend tokens proving it. */
+    private boolean trafficProvesHealth() {
+        Double before = successesAtLastHeavy;
+        Double now = successes();
+        return before != null
+                && now != null
+                && now - before > OWN_REQUESTS_PER_VERIFICATION
+                && machine.current() instanceof EngineState.Ready;
+    }
+
+    private @Nullable Double successes() {
+        EngineMetricsSample sample = lastMetrics;
+        return sample == null ? null : sample.requestSuccess();
+    }
+
+    private static boolean zero(@Nullable Double value) {
+        return value == null || value == 0;
+    }
+
+    /** The listed model, for {@code /status}. */
+    public @Nullable ModelCard model() {
+        return card;
+    }
+
+    /** The engine's vLLM version, for {@code /status}. */
+    public @Nullable String vllmVersion() {
+        return vllmVersion;
+    }
+
+    /** The engine's last scraped metrics, for {@code /status}. */
+    public @Nullable EngineMetricsSample lastMetrics() {
+        return lastMetrics;
+    }
+
+    /** When the heavy probes last ran (or were skipped because real traffic proved health). */
+    public @Nullable Instant lastHeavy() {
+        return lastHeavy;
+    }
+}

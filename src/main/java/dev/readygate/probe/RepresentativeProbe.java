@@ -1,0 +1,235 @@
+package dev.readygate.probe;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.CompletionRequest;
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.Reason;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.random.RandomGenerator;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * The representative probe: a streamed completion with the model's normal prompt length (exactly, calibrated with
+ * {@code /tokenize}) and output length ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos}). It passes only
+ * if the stream is well-formed, error-free and ends in {@code [DONE]}, the engine counted the planned prompt and
+ * output tokens, the finish reason is {@code length}, and any latency objective is met.
+ */
+public final class RepresentativeProbe {
+
+    private final ReadygateProperties.Representative config;
+    private final EngineClient client;
+    private final EngineCapabilities capabilities;
+    private final PromptPlanner planner;
+    private final Clock clock;
+    private final Duration timeout;
+
+    public RepresentativeProbe(
+            ReadygateProperties.Representative config,
+            EngineClient client,
+            EngineCapabilities capabilities,
+            RandomGenerator random,
+            Clock clock,
+            Duration timeout) {
+        this.config = config;
+        this.client = client;
+        this.capabilities = capabilities;
+        this.planner = new PromptPlanner(client, capabilities, random);
+        this.clock = clock;
+        this.timeout = timeout;
+    }
+
+    /** The tokens one run spends at most (prompt plus output), or the output alone when the prompt is unknown. */
+    public int tokenCost(@Nullable Integer maxModelLen) {
+        Integer prompt = config.promptTokens().resolve(maxModelLen);
+        return (prompt == null ? 0 : prompt) + config.outputTokens();
+    }
+
+    /**
+     * Runs the probe. {@code before} is the engine's metrics from just before (null without {@code /metrics}): a
+     * timeout while other requests make progress is {@code BUSY}, not a failure.
+     */
+    public Mono<ProbeReport> run(ModelCard card, @Nullable EngineMetricsSample before) {
+        Integer planned = config.promptTokens().resolve(card.maxModelLen());
+        if (planned == null) {
+            return Mono.fromSupplier(() -> ProbeReport.failed(
+                            ProbeKind.REPRESENTATIVE,
+                            clock.instant(),
+                            Reason.PROBE_EXCEEDS_CONTEXT,
+                            "prompt-tokens is " + config.promptTokens()
+                                    + " but the engine reports no max_model_len; set an absolute count")
+                    .latch());
+        }
+        Integer limit = card.maxModelLen();
+        if (limit != null && planned + config.outputTokens() > limit) {
+            return Mono.fromSupplier(() -> ProbeReport.failed(
+                            ProbeKind.REPRESENTATIVE,
+                            clock.instant(),
+                            Reason.PROBE_EXCEEDS_CONTEXT,
+                            planned + " prompt + " + config.outputTokens()
+                                    + " output tokens exceed the engine's max_model_len " + limit)
+                    .latch());
+        }
+        return planner.plan(card.id(), planned).flatMap(plan -> switch (plan) {
+            case PromptPlanner.Plan.Failed failed ->
+                Mono.fromSupplier(
+                        () -> ProbeFailures.report(ProbeKind.REPRESENTATIVE, failed.failure(), clock.instant()));
+            case PromptPlanner.Plan.Ready ready -> send(card, planned, ready.prompt(), before);
+        });
+    }
+
+    private Mono<ProbeReport> send(
+            ModelCard card, int planned, PromptPlanner.Planned prompt, @Nullable EngineMetricsSample before) {
+        CompletionRequest request = new CompletionRequest(
+                card.id(),
+                prompt.text(),
+                prompt.tokenIds(),
+                config.outputTokens(),
+                config.outputTokens(),
+                true,
+                0.0,
+                null,
+                null,
+                false);
+        return client.streamCompletion(request, timeout).flatMap(call -> switch (call) {
+            case EngineCall.Success<StreamedCompletion> success ->
+                Mono.fromSupplier(() -> evaluate(planned, prompt, success.value()));
+            case EngineCall.Failure<StreamedCompletion> failure ->
+                failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
+                        ? busyOrStalled(failure.failure(), before)
+                        : Mono.fromSupplier(() ->
+                                ProbeFailures.report(ProbeKind.REPRESENTATIVE, failure.failure(), clock.instant()));
+        });
+    }
+
+    private ProbeReport evaluate(int planned, PromptPlanner.Planned prompt, StreamedCompletion answer) {
+        ProbeReport.Measurement measurement = new ProbeReport.Measurement(
+                prompt.expectedTokens(),
+                answer.promptTokens(),
+                answer.completionTokens(),
+                answer.timeToFirstToken(),
+                answer.maxInterTokenLatency(),
+                answer.meanInterTokenLatency(),
+                answer.total());
+        ProbeReport failure = check(planned, prompt, answer);
+        if (failure != null) {
+            return failure.withMeasurement(measurement);
+        }
+        return ProbeReport.passed(
+                ProbeKind.REPRESENTATIVE,
+                clock.instant(),
+                "%d prompt + %d output tokens, TTFT %d ms,"
+                                .formatted(
+                                        answer.promptTokens(),
+                                        answer.completionTokens(),
+                                        answer.timeToFirstToken().toMillis())
+                        + " max inter-token %d ms, total %d ms"
+                                .formatted(
+                                        answer.maxInterTokenLatency().toMillis(),
+                                        answer.total().toMillis()),
+                measurement,
+                null);
+    }
+
+    private @Nullable ProbeReport check(int planned, PromptPlanner.Planned prompt, StreamedCompletion answer) {
+        if (answer.errorEvent() != null) {
+            return fail(Reason.ERROR_EVENT, "the stream carried an error event: " + shorten(answer.errorEvent()));
+        }
+        Integer promptTokens = answer.promptTokens();
+        Integer completionTokens = answer.completionTokens();
+        if (promptTokens == null || completionTokens == null) {
+            return fail(Reason.MALFORMED_RESPONSE, "the stream had no usage chunk (stream_options.include_usage)");
+        }
+        if (prompt.calibrating()) {
+            planner.calibrated(prompt, planned, promptTokens);
+        } else if (Math.abs(promptTokens - prompt.expectedTokens()) > config.promptTokenTolerance()) {
+            return fail(
+                    Reason.PROMPT_TOKENS_MISMATCH,
+                    "sent " + prompt.expectedTokens() + " prompt tokens, the engine counted " + promptTokens);
+        }
+        if (completionTokens != config.outputTokens()) {
+            return fail(
+                    Reason.COMPLETION_TOKENS_MISMATCH,
+                    "asked for " + config.outputTokens() + " output tokens, the engine generated " + completionTokens);
+        }
+        if (!"length".equals(answer.finishReason())) {
+            return fail(
+                    Reason.UNEXPECTED_FINISH_REASON, "finish_reason " + answer.finishReason() + ", expected length");
+        }
+        Duration maxTtft = config.maxTimeToFirstToken();
+        if (maxTtft != null && answer.timeToFirstToken().compareTo(maxTtft) > 0) {
+            return fail(
+                    Reason.SLOW,
+                    "time to first token " + answer.timeToFirstToken().toMillis() + " ms over the objective "
+                            + maxTtft.toMillis() + " ms");
+        }
+        Duration maxItl = config.maxInterTokenLatency();
+        if (maxItl != null && answer.maxInterTokenLatency().compareTo(maxItl) > 0) {
+            return fail(
+                    Reason.SLOW,
+                    "inter-token latency " + answer.maxInterTokenLatency().toMillis() + " ms over the objective "
+                            + maxItl.toMillis() + " ms");
+        }
+        return null;
+    }
+
+    private ProbeReport fail(Reason reason, String detail) {
+        return ProbeReport.failed(ProbeKind.REPRESENTATIVE, clock.instant(), reason, detail);
+    }
+
+    /**
+     * A timeout is only a failure if the engine is not busy with other work: progress on other requests means busy;
+     * requests running without progress means stalled.
+     */
+    private Mono<ProbeReport> busyOrStalled(EngineFailure timeout, @Nullable EngineMetricsSample before) {
+        if (before == null || !capabilities.metrics()) {
+            return Mono.fromSupplier(() -> ProbeFailures.report(ProbeKind.REPRESENTATIVE, timeout, clock.instant()));
+        }
+        return client.metrics().map(call -> {
+            if (!(call instanceof EngineCall.Success<EngineMetricsSample> success)) {
+                return ProbeFailures.report(ProbeKind.REPRESENTATIVE, timeout, clock.instant());
+            }
+            EngineMetricsSample after = success.value();
+            double running = after.requestsRunning() == null ? 0 : after.requestsRunning();
+            double progress = delta(before.generationTokens(), after.generationTokens());
+            if (running > 0 && progress > config.outputTokens()) {
+                return new ProbeReport(
+                        ProbeKind.REPRESENTATIVE,
+                        clock.instant(),
+                        ProbeReport.Outcome.BUSY,
+                        null,
+                        "timed out while the engine was busy: %.0f requests running, %.0f tokens generated meanwhile"
+                                .formatted(running, progress),
+                        false,
+                        null,
+                        null);
+            }
+            if (running > 0) {
+                return fail(
+                        Reason.STALLED,
+                        "timed out with %.0f requests running and no progress (%.0f tokens "
+                                        .formatted(running, progress)
+                                + "generated meanwhile)");
+            }
+            return ProbeFailures.report(ProbeKind.REPRESENTATIVE, timeout, clock.instant());
+        });
+    }
+
+    private static double delta(@Nullable Double before, @Nullable Double after) {
+        return before == null || after == null ? 0 : after - before;
+    }
+
+    private static String shorten(String text) {
+        return text.length() > 160 ? text.substring(0, 160) + "..." : text;
+    }
+
+    void reset() {
+        planner.reset();
+    }
+}

@@ -1,0 +1,124 @@
+package dev.readygate.probe;
+
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.Reason;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RequestNotPermitted;
+import io.github.resilience4j.reactor.circuitbreaker.operator.CircuitBreakerOperator;
+import io.github.resilience4j.reactor.ratelimiter.operator.RateLimiterOperator;
+import java.time.Clock;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * One verification: the representative probe, then the canary, turned into one readiness observation. Guarded, in
+ * this order, by a rate limiter (probe tokens per minute) and a circuit breaker (heavy probes stop after repeated
+ * failures; half-open lets one through): a call the rate limiter refuses never reaches the breaker, so it does not
+ * count as a failure.
+ */
+public final class Verifier {
+
+    private final @Nullable RepresentativeProbe representative;
+    private final @Nullable CanaryProbe canary;
+    private final CircuitBreaker circuitBreaker;
+    private final RateLimiter rateLimiter;
+    private final ProbeHistory history;
+    private final Consumer<ProbeReport> listener;
+    private final Clock clock;
+
+    public Verifier(
+            @Nullable RepresentativeProbe representative,
+            @Nullable CanaryProbe canary,
+            CircuitBreaker circuitBreaker,
+            RateLimiter rateLimiter,
+            ProbeHistory history,
+            Consumer<ProbeReport> listener,
+            Clock clock) {
+        this.representative = representative;
+        this.canary = canary;
+        this.circuitBreaker = circuitBreaker;
+        this.rateLimiter = rateLimiter;
+        this.history = history;
+        this.listener = listener;
+        this.clock = clock;
+    }
+
+    /** Verifies the engine; empty when the probes were not allowed to run (suspended or over the token budget). */
+    public Mono<Observation> verify(ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
+        int permits = Math.max(1, Math.min(rateLimiter.getRateLimiterConfig().getLimitForPeriod(), tokenCost(card)));
+        return Mono.defer(() -> probes(card, vllmVersion, before))
+                .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
+                .transformDeferred(RateLimiterOperator.of(rateLimiter, permits))
+                .onErrorResume(
+                        CallNotPermittedException.class,
+                        ex -> skip("heavy probes suspended after repeated "
+                                + "failures (circuit breaker "
+                                + circuitBreaker.getState().name().toLowerCase(java.util.Locale.ROOT) + ")"))
+                .onErrorResume(
+                        RequestNotPermitted.class,
+                        ex -> skip("probe token budget for this minute spent (" + permits + " tokens needed)"));
+    }
+
+    private Mono<Observation> skip(String why) {
+        history.skipped(why);
+        return Mono.empty();
+    }
+
+    private int tokenCost(ModelCard card) {
+        return (representative == null ? 0 : representative.tokenCost(card.maxModelLen()))
+                + (canary == null ? 0 : canary.tokenCost());
+    }
+
+    private Mono<Observation> probes(ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
+        Mono<ProbeReport> first = representative == null
+                ? Mono.empty()
+                : representative.run(card, before).doOnNext(this::record);
+        return first.flatMap(report -> report.passed() ? canary(card, vllmVersion) : Mono.just(report))
+                .switchIfEmpty(Mono.defer(() -> canary(card, vllmVersion)))
+                .map(this::observation)
+                .defaultIfEmpty(new Observation.Verified(clock.instant(), "no heavy probe enabled"));
+    }
+
+    private Mono<ProbeReport> canary(ModelCard card, String vllmVersion) {
+        if (canary == null) {
+            return Mono.empty();
+        }
+        return canary.run(card, vllmVersion).doOnNext(this::record);
+    }
+
+    private void record(ProbeReport report) {
+        history.record(report);
+        listener.accept(report);
+    }
+
+    /** The last report decides: a failure is the failure, a canary pass means both passed. */
+    private Observation observation(ProbeReport report) {
+        return switch (report.outcome()) {
+            case PASSED -> new Observation.Verified(report.at(), verifiedDetail());
+            case BUSY -> new Observation.Busy(report.at(), report.detail());
+            case FAILED -> failure(report);
+        };
+    }
+
+    private String verifiedDetail() {
+        ProbeReport rep = history.last(ProbeKind.REPRESENTATIVE);
+        ProbeReport can = history.last(ProbeKind.CANARY);
+        return (rep == null ? "" : "representative: " + rep.detail())
+                + (rep != null && can != null ? "; " : "")
+                + (can == null ? "" : "canary: " + can.detail());
+    }
+
+    private static Observation failure(ProbeReport report) {
+        Reason reason = report.reason() == null ? Reason.IO_ERROR : report.reason();
+        String detail = report.kind().value() + " probe: " + report.detail();
+        if (reason == Reason.ENGINE_DOWN) {
+            return new Observation.Unreachable(report.at(), reason, detail);
+        }
+        return new Observation.VerificationFailed(report.at(), reason, detail, report.latched());
+    }
+}

@@ -1,0 +1,8 @@
+/**
+ * How readygate shows what it knows: the {@code engine} health indicator behind {@code /readyz}, Spring Boot's
+ * {@code ReadinessState} kept in step with the engine, readiness dropped first on shutdown, and {@code /status}.
+ */
+@NullMarked
+package dev.readygate.status;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,345 @@
+package dev.readygate.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.config.TokenBudget;
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.readiness.Reason;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.scheduler.VirtualTimeScheduler;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The probe loop in virtual time against a scripted engine: cadence, thresholds, busy, restarts, suspension. */
+class ProbeScheduleTests {
+
+    @TempDir
+    Path stateDir;
+
+    final VirtualTimeScheduler time = VirtualTimeScheduler.create();
+    final Clock clock = new Clock() {
+        @Override
+        public ZoneOffset getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(time.now(TimeUnit.MILLISECONDS));
+        }
+    };
+    final ScriptedEngine engine = new ScriptedEngine();
+    final List<EngineState> states = new ArrayList<>();
+    EngineStateMachine machine;
+    CircuitBreaker breaker;
+    ProbeHistory history = new ProbeHistory();
+    Disposable loop;
+
+    static ReadygateProperties.Probe probe(int successThreshold, int tokensPerMinute) {
+        return new ReadygateProperties.Probe(
+                Duration.ofMillis(100),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(30),
+                successThreshold,
+                3,
+                tokensPerMinute,
+                3,
+                Duration.ofSeconds(30),
+                new ReadygateProperties.Representative(true, new TokenBudget(256, null), 16, 0, null, null),
+                new ReadygateProperties.Canary(
+                        true, "The capital of France is", 1, 0, List.of(), null, null, 0.01, true, true));
+    }
+
+    void start(ReadygateProperties.Probe config) {
+        machine = new EngineStateMachine(
+                new ReadinessRules(config.successThreshold(), config.failureThreshold()),
+                clock.instant(),
+                change -> states.add(change.current()));
+        breaker = CircuitBreaker.of(
+                "t",
+                CircuitBreakerConfig.custom()
+                        .slidingWindow(
+                                config.suspendAfterFailures(),
+                                config.suspendAfterFailures(),
+                                CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+                        .failureRateThreshold(100)
+                        .recordResult(result -> result instanceof Observation.VerificationFailed)
+                        .waitDurationInOpenState(config.suspension())
+                        .permittedNumberOfCallsInHalfOpenState(1)
+                        .clock(clock)
+                        .build());
+        RateLimiter limiter = RateLimiter.of(
+                "t",
+                RateLimiterConfig.custom()
+                        .limitForPeriod(config.maxTokensPerMinute())
+                        .limitRefreshPeriod(Duration.ofMinutes(1))
+                        .timeoutDuration(Duration.ZERO)
+                        .build());
+        EngineCapabilities capabilities = new EngineCapabilities();
+        RepresentativeProbe representative = new RepresentativeProbe(
+                config.representative(), engine, capabilities, new SplittableRandom(1), clock, config.heavyTimeout());
+        CanaryProbe canary = new CanaryProbe(
+                config.canary(),
+                "H200",
+                engine,
+                new SnapshotOracle(null, JsonMapper.builder().build()),
+                new CanaryBaselineStore(stateDir, JsonMapper.builder().build()),
+                () -> StartTrust.Trust.TRUSTED,
+                clock,
+                config.heavyTimeout(),
+                Schedulers.immediate());
+        Verifier verifier = new Verifier(representative, canary, breaker, limiter, history, report -> {}, clock);
+        ProbeSchedule schedule =
+                new ProbeSchedule(config, engine, machine, verifier, capabilities, representative, clock, time);
+        loop = schedule.observations().subscribe();
+    }
+
+    @AfterEach
+    void stop() {
+        if (loop != null) {
+            loop.dispose();
+        }
+        time.dispose();
+    }
+
+    void advance(Duration duration) {
+        time.advanceTimeBy(duration);
+    }
+
+    @Test
+    void engineThatComesUpIsReadyInTheCycleItsHealthPasses() {
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        start(probe(1, 100_000));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
+        advance(Duration.ofMillis(1000));
+        assertThat(engine.healthCalls.get()).isEqualTo(11);
+        engine.health = ScriptedEngine.ok(null);
+        advance(Duration.ofMillis(100));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        assertThat(machine.current().since()).isEqualTo(Instant.ofEpochMilli(1100));
+        assertThat(states)
+                .extracting(EngineState::kind)
+                .containsExactly(
+                        EngineState.Kind.DOWN,
+                        EngineState.Kind.HEALTHY,
+                        EngineState.Kind.MODEL_LISTED,
+                        EngineState.Kind.READY);
+        assertThat(history.last(ProbeKind.REPRESENTATIVE).measurement().promptTokens())
+                .isEqualTo(256);
+        assertThat(history.last(ProbeKind.CANARY).detail()).contains("learned");
+    }
+
+    @Test
+    void readyEngineIsCheckedCheaplyEverySecondAndVerifiedOnlyEveryHeavyInterval() {
+        start(probe(1, 100_000));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        int heavyAtStart = engine.completionCalls.get();
+        int cheapAtStart = engine.healthCalls.get();
+        advance(Duration.ofSeconds(59));
+        assertThat(engine.healthCalls.get() - cheapAtStart).isEqualTo(59);
+        assertThat(engine.completionCalls.get()).isEqualTo(heavyAtStart);
+        advance(Duration.ofSeconds(1));
+        assertThat(engine.completionCalls.get()).isEqualTo(heavyAtStart + 2);
+    }
+
+    @Test
+    void heavyProbesWaitWhileTheEngineIsBusy() {
+        start(probe(1, 100_000));
+        int heavy = engine.completionCalls.get();
+        engine.running = 4;
+        advance(Duration.ofSeconds(120));
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy);
+        engine.running = 0;
+        advance(Duration.ofSeconds(1));
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy + 2);
+    }
+
+    @Test
+    void succeedingRealTrafficSparesTheHeavyProbes() {
+        start(probe(1, 100_000));
+        int heavy = engine.completionCalls.get();
+        engine.successes = 100;
+        advance(Duration.ofSeconds(61));
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy);
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+    }
+
+    @Test
+    void timeoutWhileOtherRequestsProgressIsBusyNotAFailure() {
+        start(probe(1, 100_000));
+        engine.completions = request -> Mono.delay(Duration.ofSeconds(30), time)
+                .doOnNext(tick -> engine.generated += 500)
+                .map(tick -> ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "no event in 30s"));
+        engine.running = 0;
+        advance(Duration.ofSeconds(60));
+        engine.running = 3;
+        // The heavy probe started while idle; other requests arrive and progress while it waits.
+        advance(Duration.ofSeconds(31));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        assertThat(history.last(ProbeKind.REPRESENTATIVE).outcome()).isEqualTo(ProbeReport.Outcome.BUSY);
+    }
+
+    @Test
+    void timeoutWithRequestsRunningAndNoProgressIsAStall() {
+        start(probe(1, 100_000));
+        engine.completions = request -> Mono.delay(Duration.ofSeconds(30), time)
+                .map(tick -> ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "no event in 30s"));
+        advance(Duration.ofSeconds(60));
+        engine.running = 1;
+        advance(Duration.ofSeconds(31));
+        assertThat(machine.current()).isInstanceOf(EngineState.Degraded.class);
+        assertThat(machine.current().reason()).isEqualTo(Reason.STALLED);
+    }
+
+    @Test
+    void refusedConnectionTakesAReadyEngineOutAtOnce() {
+        start(probe(1, 100_000));
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
+        assertThat(machine.current().since()).isEqualTo(Instant.ofEpochSecond(1));
+    }
+
+    @Test
+    void health503TakesAReadyEngineOutAtOnce() {
+        start(probe(1, 100_000));
+        engine.health = ScriptedEngine.status(503);
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.ENGINE_DEAD);
+    }
+
+    @Test
+    void otherHealthFailuresNeedTheFailureThreshold() {
+        start(probe(1, 100_000));
+        engine.health = ScriptedEngine.status(500);
+        advance(Duration.ofSeconds(2));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DEGRADED);
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.NOT_READY);
+    }
+
+    @Test
+    void newProcessStartTimeMeansARestartThatIsVerifiedAgain() {
+        start(probe(1, 100_000));
+        int heavy = engine.completionCalls.get();
+        engine.processStart = 2000.0;
+        advance(Duration.ofSeconds(1));
+        assertThat(states)
+                .extracting(EngineState::kind)
+                .containsSubsequence(
+                        EngineState.Kind.READY,
+                        EngineState.Kind.HEALTHY,
+                        EngineState.Kind.MODEL_LISTED,
+                        EngineState.Kind.READY);
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy + 2);
+    }
+
+    @Test
+    void repeatedFailuresSuspendHeavyProbesWhileCheapChecksGoOn() {
+        engine.completions = request -> Mono.just(ScriptedEngine.status(500));
+        start(probe(1, 100_000));
+        assertThat(machine.current().reason()).isEqualTo(Reason.HTTP_STATUS);
+        advance(Duration.ofSeconds(10));
+        // Three failures open the breaker (suspend-after-failures 3): no more heavy probes for 30 s.
+        assertThat(engine.completionCalls.get()).isEqualTo(3);
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        assertThat(history.lastSkipped()).contains("suspended");
+        int cheap = engine.healthCalls.get();
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.healthCalls.get() - cheap).isEqualTo(100);
+        engine.completions = ScriptedEngine::correct;
+        advance(Duration.ofSeconds(15));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+    }
+
+    @Test
+    void tokenBudgetCapsHeavyProbesPerMinute() {
+        engine.completions = request -> Mono.just(ScriptedEngine.status(500));
+        start(new ReadygateProperties.Probe(
+                Duration.ofMillis(100),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(30),
+                1,
+                3,
+                600,
+                100,
+                Duration.ofSeconds(30),
+                new ReadygateProperties.Representative(true, new TokenBudget(256, null), 16, 0, null, null),
+                new ReadygateProperties.Canary(false, "x", 1, 0, List.of(), null, null, 0.01, true, true)));
+        advance(Duration.ofSeconds(30));
+        // 272 tokens per attempt against 600 per minute: two attempts, then wait for the next minute.
+        assertThat(engine.completionCalls.get()).isEqualTo(2);
+        assertThat(history.lastSkipped()).contains("token budget");
+        // Resilience4j's rate limiter refills on the JVM's nanosecond clock, not on virtual time: the refill itself
+        // is Resilience4j's to test.
+    }
+
+    @Test
+    void wrongCanaryAnswerIsLatchedUntilTheEngineRestarts() throws Exception {
+        start(probe(1, 100_000));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        // The engine restarts with other weights: the canary answers differently.
+        engine.completions = request -> request.seed() != null
+                ? Mono.just(ScriptedEngine.ok(new dev.readygate.engine.StreamedCompletion(
+                        1,
+                        " wrong",
+                        List.of(999),
+                        List.of(-2.0),
+                        "length",
+                        5,
+                        1,
+                        null,
+                        Duration.ofMillis(1),
+                        Duration.ZERO,
+                        Duration.ZERO,
+                        Duration.ofMillis(2))))
+                : ScriptedEngine.correct(request);
+        engine.processStart = 3000.0;
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        int heavy = engine.completionCalls.get();
+        advance(Duration.ofSeconds(120));
+        assertThat(machine.current().reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy);
+        assertThat(history.last(ProbeKind.CANARY).canary().expected().tokenIds())
+                .containsExactly(300);
+    }
+
+    @Test
+    void failedCallIsNeverAnErrorSignal() {
+        EngineCall<Void> call = ScriptedEngine.failure(EngineFailure.Kind.RESET, "reset");
+        assertThat(call).isInstanceOf(EngineCall.Failure.class);
+    }
+}

@@ -1,0 +1,110 @@
+package dev.readygate.probe;
+
+import dev.readygate.engine.CompletionRequest;
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.engine.TokenCount;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.IntStream;
+import reactor.core.publisher.Mono;
+
+/**
+ * An {@link EngineClient} whose answers a test sets, for schedule tests in virtual time. By default a healthy vLLM
+ * engine that answers every probe correctly and instantly.
+ */
+final class ScriptedEngine implements EngineClient {
+
+    volatile EngineCall<Void> health = ok(null);
+    volatile EngineCall<ModelCard> model = ok(new ModelCard("m", "root", 4096));
+    volatile double processStart = 1000.0;
+    volatile double running;
+    volatile double generated;
+    volatile double successes;
+    volatile boolean metricsSupported = true;
+    volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
+    final AtomicInteger healthCalls = new AtomicInteger();
+    final AtomicInteger completionCalls = new AtomicInteger();
+
+    static <T> EngineCall<T> ok(T value) {
+        return new EngineCall.Success<>(value, Duration.ofMillis(1));
+    }
+
+    static <T> EngineCall<T> failure(EngineFailure.Kind kind, String detail) {
+        return new EngineCall.Failure<>(EngineFailure.of(kind, detail), Duration.ofMillis(1));
+    }
+
+    static <T> EngineCall<T> status(int status) {
+        return new EngineCall.Failure<>(EngineFailure.status(status, "HTTP " + status), Duration.ofMillis(1));
+    }
+
+    /** A correct answer: exactly the prompt sent, exactly the tokens asked, finish_reason length. */
+    static Mono<EngineCall<StreamedCompletion>> correct(CompletionRequest request) {
+        int prompt = request.promptTokenIds() != null ? request.promptTokenIds().size() : 5;
+        List<Integer> ids = IntStream.range(0, request.maxTokens())
+                .map(i -> 300 + i)
+                .boxed()
+                .toList();
+        return Mono.just(ok(new StreamedCompletion(
+                request.maxTokens(),
+                " ok".repeat(request.maxTokens()),
+                ids,
+                ids.stream().map(i -> -0.5).toList(),
+                "length",
+                prompt,
+                request.maxTokens(),
+                null,
+                Duration.ofMillis(20),
+                Duration.ofMillis(5),
+                Duration.ofMillis(4),
+                Duration.ofMillis(40))));
+    }
+
+    @Override
+    public Mono<EngineCall<Void>> health() {
+        healthCalls.incrementAndGet();
+        return Mono.fromSupplier(() -> health);
+    }
+
+    @Override
+    public Mono<EngineCall<ModelCard>> model() {
+        return Mono.fromSupplier(() -> model);
+    }
+
+    @Override
+    public Mono<EngineCall<String>> version() {
+        return Mono.just(ok("0.31.0"));
+    }
+
+    @Override
+    public Mono<EngineCall<TokenCount>> tokenize(String model, String prompt) {
+        List<Integer> ids = IntStream.range(0, prompt.split(" ").length)
+                .map(i -> 1000 + i)
+                .boxed()
+                .toList();
+        return Mono.just(ok(new TokenCount(ids.size(), 4096, ids)));
+    }
+
+    @Override
+    public Mono<EngineCall<EngineMetricsSample>> metrics() {
+        if (!metricsSupported) {
+            return Mono.just(new EngineCall.Failure<>(
+                    new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
+        }
+        return Mono.fromSupplier(() -> ok(new EngineMetricsSample(
+                processStart, running, 0.0, generated, 0.0, successes, Map.of("kv_cache_size_tokens", "65536"))));
+    }
+
+    @Override
+    public Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout) {
+        completionCalls.incrementAndGet();
+        return Mono.defer(() -> completions.apply(request));
+    }
+}
