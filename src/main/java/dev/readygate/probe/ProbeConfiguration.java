@@ -7,8 +7,10 @@ import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
@@ -55,7 +57,18 @@ public class ProbeConfiguration {
     }
 
     @Bean
-    CircuitBreaker heavyProbeCircuitBreaker(ReadygateProperties properties, Clock clock) {
+    CircuitBreakerRegistry circuitBreakerRegistry() {
+        return CircuitBreakerRegistry.ofDefaults();
+    }
+
+    @Bean
+    RateLimiterRegistry rateLimiterRegistry() {
+        return RateLimiterRegistry.ofDefaults();
+    }
+
+    @Bean
+    CircuitBreaker heavyProbeCircuitBreaker(
+            ReadygateProperties properties, Clock clock, CircuitBreakerRegistry registry) {
         ReadygateProperties.Probe probe = properties.probe();
         CircuitBreakerConfig config = CircuitBreakerConfig.custom()
                 .slidingWindow(
@@ -68,17 +81,17 @@ public class ProbeConfiguration {
                 .permittedNumberOfCallsInHalfOpenState(1)
                 .clock(clock)
                 .build();
-        return CircuitBreaker.of(HEAVY_PROBES, config);
+        return registry.circuitBreaker(HEAVY_PROBES, config);
     }
 
     @Bean
-    RateLimiter heavyProbeRateLimiter(ReadygateProperties properties) {
+    RateLimiter heavyProbeRateLimiter(ReadygateProperties properties, RateLimiterRegistry registry) {
         RateLimiterConfig config = RateLimiterConfig.custom()
                 .limitForPeriod(properties.probe().maxTokensPerMinute())
                 .limitRefreshPeriod(Duration.ofMinutes(1))
                 .timeoutDuration(Duration.ZERO)
                 .build();
-        return RateLimiter.of(HEAVY_PROBES, config);
+        return registry.rateLimiter(HEAVY_PROBES, config);
     }
 
     @Bean

@@ -1,0 +1,169 @@
+package dev.readygate.status;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.probe.CanaryComparison;
+import dev.readygate.probe.EngineCapabilities;
+import dev.readygate.probe.ProbeHistory;
+import dev.readygate.probe.ProbeKind;
+import dev.readygate.probe.ProbeReport;
+import dev.readygate.probe.ProbeSchedule;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateMachine;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.MediaType;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
+ * since when, the last heavy probes with their measurements (the canary's expected and actual answer), which vLLM
+ * endpoints the engine has, and the probe settings. Read from memory; never triggers a probe. Shows no prompt,
+ * completion (beyond the canary's few tokens) or key.
+ */
+@RestController
+public class StatusController {
+
+    private final EngineStateMachine machine;
+    private final ProbeSchedule schedule;
+    private final ProbeHistory history;
+    private final EngineCapabilities capabilities;
+    private final CircuitBreaker heavyProbeCircuitBreaker;
+    private final ReadygateProperties properties;
+    private final Clock clock;
+
+    public StatusController(
+            EngineStateMachine machine,
+            ProbeSchedule schedule,
+            ProbeHistory history,
+            EngineCapabilities capabilities,
+            CircuitBreaker heavyProbeCircuitBreaker,
+            ReadygateProperties properties,
+            Clock clock) {
+        this.machine = machine;
+        this.schedule = schedule;
+        this.history = history;
+        this.capabilities = capabilities;
+        this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
+        this.properties = properties;
+        this.clock = clock;
+    }
+
+    @GetMapping(path = "/status", produces = MediaType.APPLICATION_JSON_VALUE)
+    public Map<String, Object> status() {
+        EngineState state = machine.current();
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("ready", state.acceptsTraffic());
+        status.putAll(EngineHealthIndicator.details(state));
+        status.put("now", clock.instant().toString());
+        status.put("engine", engine());
+        status.put("probes", probes());
+        status.put("settings", settings());
+        return status;
+    }
+
+    private Map<String, Object> engine() {
+        Map<String, Object> engine = new LinkedHashMap<>();
+        engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
+        ModelCard card = schedule.model();
+        engine.put("model", card == null ? null : card.id());
+        engine.put("root", card == null ? null : card.root());
+        engine.put("maxModelLen", card == null ? null : card.maxModelLen());
+        engine.put("vllmVersion", schedule.vllmVersion());
+        EngineMetricsSample metrics = schedule.lastMetrics();
+        if (metrics != null) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("processStartTimeSeconds", metrics.processStartTimeSeconds());
+            m.put("requestsRunning", metrics.requestsRunning());
+            m.put("requestsWaiting", metrics.requestsWaiting());
+            m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
+            engine.put("metrics", m);
+        }
+        engine.put("endpoints", capabilities.describe());
+        return engine;
+    }
+
+    private Map<String, Object> probes() {
+        Map<String, Object> probes = new LinkedHashMap<>();
+        for (ProbeKind kind : ProbeKind.values()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("last", report(history.last(kind)));
+            entry.put("lastFailure", report(history.lastFailure(kind)));
+            probes.put(kind.value(), entry);
+        }
+        probes.put(
+                "lastHeavyProbeAt",
+                schedule.lastHeavy() == null ? null : schedule.lastHeavy().toString());
+        probes.put(
+                "heavyProbes",
+                heavyProbeCircuitBreaker.getState() == CircuitBreaker.State.OPEN
+                        ? "suspended after repeated failures"
+                        : heavyProbeCircuitBreaker
+                                .getState()
+                                .name()
+                                .toLowerCase(Locale.ROOT)
+                                .replace('_', '-'));
+        probes.put("lastSkipped", history.lastSkipped());
+        return probes;
+    }
+
+    private static @Nullable Map<String, Object> report(@Nullable ProbeReport report) {
+        if (report == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("at", report.at().toString());
+        out.put("outcome", report.outcome().name().toLowerCase(Locale.ROOT));
+        out.put("reason", report.reason() == null ? null : report.reason().value());
+        out.put("detail", report.detail());
+        ProbeReport.Measurement m = report.measurement();
+        if (m != null) {
+            Map<String, Object> measured = new LinkedHashMap<>();
+            measured.put("plannedPromptTokens", m.plannedPromptTokens());
+            measured.put("promptTokens", m.promptTokens());
+            measured.put("completionTokens", m.completionTokens());
+            measured.put("timeToFirstTokenMs", m.timeToFirstToken().toMillis());
+            measured.put("maxInterTokenLatencyMs", m.maxInterTokenLatency().toMillis());
+            measured.put("meanInterTokenLatencyMs", m.meanInterTokenLatency().toMillis());
+            measured.put("totalMs", m.total().toMillis());
+            out.put("measurement", measured);
+        }
+        CanaryComparison canary = report.canary();
+        if (canary != null) {
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("expectedFrom", canary.source().value());
+            c.put(
+                    "expected",
+                    canary.expected() == null ? null : canary.expected().describe());
+            c.put("actual", canary.actual().describe());
+            c.put("matches", canary.matches());
+            out.put("canary", c);
+        }
+        return out;
+    }
+
+    private Map<String, Object> settings() {
+        ReadygateProperties.Probe probe = properties.probe();
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("successThreshold", probe.successThreshold());
+        settings.put("failureThreshold", probe.failureThreshold());
+        settings.put("notReadyInterval", probe.notReadyInterval().toString());
+        settings.put("readyInterval", probe.readyInterval().toString());
+        settings.put("heavyInterval", probe.heavyInterval().toString());
+        settings.put("heavyTimeout", probe.heavyTimeout().toString());
+        settings.put(
+                "representative",
+                probe.representative().enabled()
+                        ? probe.representative().promptTokens() + " prompt + "
+                                + probe.representative().outputTokens() + " output tokens"
+                        : "disabled");
+        settings.put("canary", probe.canary().enabled() ? probe.canary().maxTokens() + " token(s)" : "disabled");
+        return settings;
+    }
+}
