@@ -67,23 +67,26 @@ final class EngineApi {
 
     void routes(HttpServerRoutes routes) {
         routes.get("/health", guarded(false, this::health))
-                .get("/ping", guarded(false, this::health))
-                .post("/ping", guarded(false, this::health))
-                .get(
-                        "/version",
-                        guarded(false, (req, res) -> sendJson(res, Map.of("version", properties.vllmVersion()))))
-                .get("/load", guarded(false, (req, res) -> sendJson(res, Map.of("server_load", 0))))
-                .get("/metrics", guarded(false, this::metrics))
                 .get("/v1/models", guarded(false, this::models))
-                .post("/tokenize", guarded(false, this::tokenize))
-                .post("/detokenize", guarded(false, this::detokenize))
                 .post("/v1/completions", guarded(true, (req, res) -> inference(req, res, false)))
-                .post("/v1/chat/completions", guarded(true, (req, res) -> inference(req, res, true)))
-                .route(
-                        request -> true,
-                        (req, res) -> res.status(HttpResponseStatus.NOT_FOUND)
-                                .header(HttpHeaderNames.CONTENT_TYPE, JSON)
-                                .sendString(Mono.just("{\"detail\":\"Not Found\"}")));
+                .post("/v1/chat/completions", guarded(true, (req, res) -> inference(req, res, true)));
+        if (!properties.openaiOnly()) {
+            // vLLM's own endpoints; a plain OpenAI-compatible server has none of them.
+            routes.get("/ping", guarded(false, this::health))
+                    .post("/ping", guarded(false, this::health))
+                    .get(
+                            "/version",
+                            guarded(false, (req, res) -> sendJson(res, Map.of("version", properties.vllmVersion()))))
+                    .get("/load", guarded(false, (req, res) -> sendJson(res, Map.of("server_load", 0))))
+                    .get("/metrics", guarded(false, this::metrics))
+                    .post("/tokenize", guarded(false, this::tokenize))
+                    .post("/detokenize", guarded(false, this::detokenize));
+        }
+        routes.route(
+                request -> true,
+                (req, res) -> res.status(HttpResponseStatus.NOT_FOUND)
+                        .header(HttpHeaderNames.CONTENT_TYPE, JSON)
+                        .sendString(Mono.just("{\"detail\":\"Not Found\"}")));
     }
 
     /** Applies what comes before any handler: connection resets, hangs and the API key. */
@@ -155,9 +158,11 @@ final class EngineApi {
         card.put("object", "model");
         card.put("created", created);
         card.put("owned_by", "vllm");
-        card.put("root", m.root());
-        card.put("parent", null);
-        card.put("max_model_len", m.maxModelLen());
+        if (!properties.openaiOnly()) {
+            card.put("root", m.root());
+            card.put("parent", null);
+            card.put("max_model_len", m.maxModelLen());
+        }
         card.put("permission", List.of(permission));
         return sendJson(response, Map.of("object", "list", "data", List.of(card)));
     }

@@ -26,6 +26,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param pid the simulated engine's first process id (each start takes the next one)
  * @param autoRestart whether a crashed engine is started again (as a container restart policy would)
  * @param autoRestartDelay how long after a crash the engine is started again
+ * @param openaiOnly behave as a plain OpenAI-compatible server: no {@code /tokenize}, {@code /detokenize},
+ *     {@code /version}, {@code /metrics}, {@code /ping}, {@code /load}, and no {@code root} or {@code max_model_len} in
+ *     the model card
  * @param errorShape {@code nested} ({@code {"error":{...}}}, recent vLLM) or {@code flat} (older vLLM)
  * @param model the served model and the simulated checkpoint
  * @param timing latency and duration model
@@ -50,6 +53,7 @@ public record SimulatorProperties(
         @DefaultValue("4242") int pid,
         @DefaultValue("true") boolean autoRestart,
         @DefaultValue("1s") Duration autoRestartDelay,
+        @DefaultValue("false") boolean openaiOnly,
         @DefaultValue("nested") ErrorShape errorShape,
         @DefaultValue Model model,
         @DefaultValue Timing timing,

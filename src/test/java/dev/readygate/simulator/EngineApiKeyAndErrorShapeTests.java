@@ -82,4 +82,35 @@ class EngineApiKeyAndErrorShapeTests {
             assertThat(error.has("error")).isFalse();
         }
     }
+
+    @Test
+    void openaiOnlyServesNoneOfVllmsOwnEndpoints() {
+        try (RunningSimulator running =
+                RunningSimulator.serving(workDir, "openai-only=true", "preload.enabled=false")) {
+            for (String path : new String[] {"/version", "/metrics", "/ping", "/load"}) {
+                running.engine().get().uri(path).exchange().expectStatus().isNotFound();
+            }
+            running.engine()
+                    .post()
+                    .uri("/tokenize")
+                    .header("Content-Type", "application/json")
+                    .bodyValue("{\"prompt\":\"hi\"}")
+                    .exchange()
+                    .expectStatus()
+                    .isNotFound();
+            running.engine()
+                    .get()
+                    .uri("/v1/models")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody()
+                    .jsonPath("$.data[0].id")
+                    .isEqualTo("Qwen/Qwen3-0.6B")
+                    .jsonPath("$.data[0].max_model_len")
+                    .doesNotExist();
+            JsonNode answer = running.postJson("/v1/completions", java.util.Map.of("prompt", "hi", "max_tokens", 2));
+            assertThat(answer.at("/usage/completion_tokens").intValue()).isPositive();
+        }
+    }
 }
