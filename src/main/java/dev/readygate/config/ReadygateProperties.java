@@ -194,7 +194,7 @@ public record ReadygateProperties(
             @DefaultValue("The capital of France is") String prompt,
             @DefaultValue("1") int maxTokens,
             @DefaultValue("0") long seed,
-            @DefaultValue("") List<Integer> expectedTokenIds,
+            @DefaultValue List<Integer> expectedTokenIds,
             @Nullable String expectedText,
             @Nullable Double expectedLogprob,
             @DefaultValue("0.01") double logprobTolerance,

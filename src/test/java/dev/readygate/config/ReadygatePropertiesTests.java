@@ -1,0 +1,94 @@
+package dev.readygate.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+
+/** readygate's configuration: defaults bind, and every bad value fails at start with a message naming its key. */
+class ReadygatePropertiesTests {
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableConfigurationProperties(ReadygateProperties.class)
+    @Import(TokenBudgetConverter.class)
+    static class Config {}
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withUserConfiguration(Config.class)
+            .withPropertyValues("readygate.engine.base-url=http://127.0.0.1:8000");
+
+    @Test
+    void defaultsBind() {
+        runner.run(context -> {
+            ReadygateProperties properties = context.getBean(ReadygateProperties.class);
+            assertThat(properties.probe().notReadyInterval()).isEqualTo(Duration.ofMillis(100));
+            assertThat(properties.probe().readyInterval()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(properties.probe().failureThreshold()).isEqualTo(3);
+            assertThat(properties.probe().representative().promptTokens()).isEqualTo(new TokenBudget(512, null));
+            assertThat(properties.probe().canary().prompt()).isEqualTo("The capital of France is");
+            assertThat(properties.probe().canary().configured()).isFalse();
+            assertThat(properties.engine().requestTimeout()).isEqualTo(Duration.ofMillis(800));
+        });
+    }
+
+    @Test
+    void promptTokensBindAsACountOrAFraction() {
+        runner.withPropertyValues("readygate.probe.representative.prompt-tokens=0.25")
+                .run(context -> assertThat(context.getBean(ReadygateProperties.class)
+                                .probe()
+                                .representative()
+                                .promptTokens()
+                                .resolve(4096))
+                        .isEqualTo(1024));
+        runner.withPropertyValues("readygate.probe.representative.prompt-tokens=50%")
+                .run(context -> assertThat(context.getBean(ReadygateProperties.class)
+                                .probe()
+                                .representative()
+                                .promptTokens()
+                                .resolve(4096))
+                        .isEqualTo(2048));
+    }
+
+    @Test
+    void configuredCanaryExpectationBinds() {
+        runner.withPropertyValues(
+                        "readygate.probe.canary.expected-token-ids=12095",
+                        "readygate.probe.canary.expected-text= Paris",
+                        "readygate.probe.canary.expected-logprob=-0.4243")
+                .run(context -> {
+                    ReadygateProperties.Canary canary =
+                            context.getBean(ReadygateProperties.class).probe().canary();
+                    assertThat(canary.configured()).isTrue();
+                    assertThat(canary.expectedTokenIds()).containsExactly(12095);
+                    assertThat(canary.expectedLogprob()).isEqualTo(-0.4243);
+                });
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "readygate.probe.representative.output-tokens=-1|readygate.probe.representative.output-tokens must be at least 1",
+                "readygate.probe.failure-threshold=0|readygate.probe.failure-threshold must be at least 1",
+                "readygate.probe.success-threshold=-2|readygate.probe.success-threshold must be at least 1",
+                "readygate.probe.heavy-timeout=2m|readygate.probe.heavy-timeout (PT2M) must not be longer than its interval readygate.probe.heavy-interval",
+                "readygate.engine.request-timeout=5s|readygate.engine.request-timeout (PT5S) must not be longer than its interval readygate.probe.ready-interval",
+                "readygate.probe.not-ready-interval=0s|readygate.probe.not-ready-interval must be positive",
+                "readygate.probe.representative.prompt-tokens=1.5|a fraction of max_model_len must be between 0 and 1",
+                "readygate.probe.representative.prompt-tokens=lots|not a token count or a fraction of max_model_len: 'lots'",
+                "readygate.probe.canary.logprob-tolerance=-1|readygate.probe.canary.logprob-tolerance must not be negative",
+                "readygate.engine.base-url=localhost:8000|readygate.engine.base-url must be an http(s) URL with a host",
+                "readygate.engine.max-body-size=10B|readygate.engine.max-body-size must be at least 1KB"
+            })
+    void badValueFailsAtStartNamingItsKey(String property, String message) {
+        runner.withPropertyValues(property)
+                .run(context ->
+                        assertThat(context).hasFailed().getFailure().rootCause().hasMessageContaining(message));
+    }
+}
