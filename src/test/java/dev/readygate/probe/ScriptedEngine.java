@@ -29,6 +29,7 @@ final class ScriptedEngine implements EngineClient {
     volatile double generated;
     volatile double successes;
     volatile boolean metricsSupported = true;
+    volatile boolean tokenizeSupported = true;
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
     final AtomicInteger completionCalls = new AtomicInteger();
@@ -85,6 +86,10 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<TokenCount>> tokenize(String model, String prompt) {
+        if (!tokenizeSupported) {
+            return Mono.just(new EngineCall.Failure<>(
+                    new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
+        }
         List<Integer> ids = IntStream.range(0, prompt.split(" ").length)
                 .map(i -> 1000 + i)
                 .boxed()

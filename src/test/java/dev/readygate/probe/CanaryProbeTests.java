@@ -1,0 +1,211 @@
+package dev.readygate.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.Reason;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
+
+class CanaryProbeTests {
+
+    @TempDir
+    Path stateDir;
+
+    @TempDir
+    Path snapshotDir;
+
+    final Clock clock = Clock.fixed(Instant.parse("2026-11-30T12:00:00Z"), ZoneOffset.UTC);
+    final ScriptedEngine engine = new ScriptedEngine();
+    final ModelCard card = new ModelCard("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B", 4096);
+    final JsonMapper json = JsonMapper.builder().build();
+
+    static ReadygateProperties.Canary canary(List<Integer> ids, @Nullable String text, @Nullable Double logprob) {
+        return new ReadygateProperties.Canary(
+                true, "The capital of France is", 1, 0, ids, text, logprob, 0.01, true, true);
+    }
+
+    CanaryProbe probe(ReadygateProperties.Canary config, @Nullable Path snapshot, StartTrust.Trust trust) {
+        return new CanaryProbe(
+                config,
+                "NVIDIA H200",
+                engine,
+                new SnapshotOracle(snapshot, json),
+                new CanaryBaselineStore(stateDir, json),
+                () -> trust,
+                clock,
+                Duration.ofSeconds(5),
+                Schedulers.immediate());
+    }
+
+    void answers(int id, String text, double logprob) {
+        engine.completions = request -> Mono.just(ScriptedEngine.ok(new StreamedCompletion(
+                1,
+                text,
+                List.of(id),
+                List.of(logprob),
+                "length",
+                5,
+                1,
+                null,
+                Duration.ofMillis(3),
+                Duration.ZERO,
+                Duration.ZERO,
+                Duration.ofMillis(4))));
+    }
+
+    ProbeReport run(CanaryProbe probe) {
+        return probe.run(card, "0.31.0").block(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void runSendsTheDeterministicRequest() {
+        answers(12095, " Paris", -0.4243);
+        List<dev.readygate.engine.CompletionRequest> sent = new java.util.ArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            return Mono.just(ScriptedEngine.ok(new StreamedCompletion(
+                    1,
+                    " Paris",
+                    List.of(12095),
+                    List.of(-0.42),
+                    "length",
+                    5,
+                    1,
+                    null,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    Duration.ZERO,
+                    Duration.ZERO)));
+        };
+        run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
+        assertThat(sent.getFirst())
+                .extracting("temperature", "seed", "logprobs", "returnTokenIds", "maxTokens", "minTokens")
+                .containsExactly(0.0, 0L, 0, true, 1, 1);
+        assertThat(sent.getFirst().promptText()).isEqualTo("The capital of France is");
+    }
+
+    @Test
+    void configuredExpectationWins() {
+        answers(12095, " Paris", -0.4243);
+        ProbeReport report = run(probe(canary(List.of(12095), " Paris", -0.42), null, StartTrust.Trust.UNTRUSTED));
+        assertThat(report.passed()).isTrue();
+        assertThat(report.canary().source()).isEqualTo(CanaryExpectation.Source.CONFIGURATION);
+    }
+
+    @Test
+    void differentAnswerIsALatchedCanaryMismatchShowingBoth() {
+        answers(3920, " ralo", -1.9612);
+        ProbeReport report = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+        assertThat(report.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(report.latched()).isTrue();
+        assertThat(report.detail())
+                .isEqualTo("expected [12095] \" Paris\" (-0.4243) (configuration), got [3920] \" ralo\" (-1.9612)");
+    }
+
+    @Test
+    void logprobWithinTheToleranceMatches() {
+        answers(12095, " Paris", -0.4291);
+        assertThat(run(probe(canary(List.of(12095), null, -0.4243), null, StartTrust.Trust.TRUSTED))
+                        .passed())
+                .isTrue();
+        answers(12095, " Paris", -0.4843);
+        assertThat(run(probe(canary(List.of(12095), null, -0.4243), null, StartTrust.Trust.TRUSTED))
+                        .reason())
+                .isEqualTo(Reason.CANARY_MISMATCH);
+    }
+
+    @Test
+    void snapshotManifestOracleIsTheExpectationWhenNoneIsConfigured() throws Exception {
+        Files.writeString(snapshotDir.resolve("manifest.json"), """
+                {"schema_version":1,"oracle_token_ids":[12095],"oracle_text":" Paris",
+                 "oracle_sampled_token_logprob":-0.4242669641971588}""");
+        answers(12095, " Paris", -0.4242669641971588);
+        ProbeReport report = run(probe(canary(List.of(), null, null), snapshotDir, StartTrust.Trust.UNTRUSTED));
+        assertThat(report.passed()).isTrue();
+        assertThat(report.canary().source()).isEqualTo(CanaryExpectation.Source.SNAPSHOT_MANIFEST);
+        answers(999, " Lyon", -3.0);
+        assertThat(run(probe(canary(List.of(), null, null), snapshotDir, StartTrust.Trust.UNTRUSTED))
+                        .reason())
+                .isEqualTo(Reason.CANARY_MISMATCH);
+    }
+
+    @Test
+    void trustedStartLearnsABaselineThatLaterStartsAreHeldTo() {
+        answers(12095, " Paris", -0.4243);
+        ProbeReport learned = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
+        assertThat(learned.passed()).isTrue();
+        assertThat(learned.detail()).contains("learned");
+        assertThat(stateDir.resolve("canary-baselines.json")).exists();
+        // A later start (a new store reads the file, as after a readygate restart) with other weights.
+        answers(777, " Rome", -2.5);
+        ProbeReport later = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.UNTRUSTED));
+        assertThat(later.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(later.canary().source()).isEqualTo(CanaryExpectation.Source.LEARNED_BASELINE);
+    }
+
+    @Test
+    void untrustedStartNeverLearns() {
+        answers(777, " Rome", -2.5);
+        ProbeReport report = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.UNTRUSTED));
+        assertThat(report.passed()).isTrue();
+        assertThat(report.detail()).contains("not trusted");
+        assertThat(stateDir.resolve("canary-baselines.json")).doesNotExist();
+    }
+
+    @Test
+    void baselineIsKeyedByVersionSoAnUpgradeLearnsAgain() {
+        answers(12095, " Paris", -0.4243);
+        run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
+        answers(12096, " paris", -0.5);
+        ProbeReport upgraded = probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED)
+                .run(card, "0.32.0")
+                .block();
+        assertThat(upgraded.passed()).isTrue();
+        assertThat(upgraded.detail()).contains("learned");
+    }
+
+    @Test
+    void errorEventFailsTheCanary() {
+        engine.completions = request -> Mono.just(ScriptedEngine.ok(new StreamedCompletion(
+                0,
+                "",
+                List.of(),
+                List.of(),
+                null,
+                5,
+                0,
+                "EngineCore encountered an issue",
+                Duration.ZERO,
+                Duration.ZERO,
+                Duration.ZERO,
+                Duration.ZERO)));
+        assertThat(run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED))
+                        .reason())
+                .isEqualTo(Reason.ERROR_EVENT);
+    }
+
+    @Test
+    void failureIsNeverAnError() {
+        engine.completions = request -> Mono.just(ScriptedEngine.status(500));
+        ProbeReport report = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
+        assertThat(report.reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(report).isNotNull();
+        EngineCall<Void> unused = ScriptedEngine.ok(null);
+        assertThat(unused).isInstanceOf(EngineCall.Success.class);
+    }
+}

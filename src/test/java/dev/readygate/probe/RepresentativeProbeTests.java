@@ -1,0 +1,220 @@
+package dev.readygate.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.config.TokenBudget;
+import dev.readygate.engine.CompletionRequest;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.Reason;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+class RepresentativeProbeTests {
+
+    final Clock clock = Clock.fixed(Instant.parse("2026-11-30T12:00:00Z"), ZoneOffset.UTC);
+    final ScriptedEngine engine = new ScriptedEngine();
+    final ModelCard card = new ModelCard("m", "root", 4096);
+    final List<CompletionRequest> sent = new ArrayList<>();
+
+    RepresentativeProbe probe(TokenBudget prompt, @Nullable Duration maxTtft) {
+        return new RepresentativeProbe(
+                new ReadygateProperties.Representative(true, prompt, 16, 0, maxTtft, null),
+                engine,
+                new EngineCapabilities(),
+                new SplittableRandom(7),
+                clock,
+                Duration.ofSeconds(5));
+    }
+
+    ProbeReport run(RepresentativeProbe probe, UnaryOperator<StreamedCompletion> answer) {
+        engine.completions = request -> {
+            sent.add(request);
+            return ScriptedEngine.correct(request)
+                    .map(call -> ScriptedEngine.ok(answer.apply(
+                            ((dev.readygate.engine.EngineCall.Success<StreamedCompletion>) call).value())));
+        };
+        return probe.run(card, null).block(Duration.ofSeconds(5));
+    }
+
+    static StreamedCompletion with(
+            StreamedCompletion a,
+            @Nullable Integer prompt,
+            @Nullable Integer completion,
+            @Nullable String finish,
+            @Nullable String error,
+            Duration ttft) {
+        return new StreamedCompletion(
+                a.textChunks(),
+                a.text(),
+                a.tokenIds(),
+                a.tokenLogprobs(),
+                finish,
+                prompt,
+                completion,
+                error,
+                ttft,
+                a.maxInterTokenLatency(),
+                a.meanInterTokenLatency(),
+                a.total());
+    }
+
+    @Test
+    void runWhenTheEngineAnswersCorrectlyPassesWithMeasurements() {
+        ProbeReport report = run(probe(new TokenBudget(300, null), null), UnaryOperator.identity());
+        assertThat(report.passed()).isTrue();
+        assertThat(report.measurement().plannedPromptTokens()).isEqualTo(300);
+        assertThat(report.measurement().promptTokens()).isEqualTo(300);
+        assertThat(report.measurement().completionTokens()).isEqualTo(16);
+        CompletionRequest request = sent.getFirst();
+        assertThat(request.promptTokenIds()).hasSize(300);
+        assertThat(request.minTokens()).isEqualTo(16);
+        assertThat(request.maxTokens()).isEqualTo(16);
+        assertThat(request.ignoreEos()).isTrue();
+        assertThat(request.toString()).doesNotContain("1000");
+    }
+
+    @Test
+    void promptsDifferBetweenProbes() {
+        RepresentativeProbe probe = probe(new TokenBudget(300, null), null);
+        run(probe, UnaryOperator.identity());
+        run(probe, UnaryOperator.identity());
+        assertThat(sent).hasSize(2);
+    }
+
+    @Test
+    void runWhenTheEngineCountsFewerPromptTokensFailsAsTruncated() {
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(a, 256, a.completionTokens(), "length", null, a.timeToFirstToken()));
+        assertThat(report.reason()).isEqualTo(Reason.PROMPT_TOKENS_MISMATCH);
+        assertThat(report.detail()).isEqualTo("sent 300 prompt tokens, the engine counted 256");
+        assertThat(report.measurement().promptTokens()).isEqualTo(256);
+    }
+
+    @Test
+    void runWhenOutputIsShortOrEndsOtherwiseFails() {
+        assertThat(run(
+                                probe(new TokenBudget(300, null), null),
+                                a -> with(a, 300, 9, "length", null, a.timeToFirstToken()))
+                        .reason())
+                .isEqualTo(Reason.COMPLETION_TOKENS_MISMATCH);
+        assertThat(run(
+                                probe(new TokenBudget(300, null), null),
+                                a -> with(a, 300, 16, "stop", null, a.timeToFirstToken()))
+                        .reason())
+                .isEqualTo(Reason.UNEXPECTED_FINISH_REASON);
+    }
+
+    @Test
+    void runWhenTheStreamCarriesAnErrorEventFails() {
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(a, 300, 16, "length", "EngineCore encountered an issue", a.timeToFirstToken()));
+        assertThat(report.reason()).isEqualTo(Reason.ERROR_EVENT);
+    }
+
+    @Test
+    void runWhenThereIsNoUsageChunkFailsAsMalformed() {
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(a, null, null, "length", null, a.timeToFirstToken()));
+        assertThat(report.reason()).isEqualTo(Reason.MALFORMED_RESPONSE);
+    }
+
+    @Test
+    void runWhenCorrectButSlowerThanTheObjectiveFailsAsSlow() {
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), Duration.ofMillis(100)),
+                a -> with(a, 300, 16, "length", null, Duration.ofMillis(450)));
+        assertThat(report.reason()).isEqualTo(Reason.SLOW);
+        assertThat(report.detail()).isEqualTo("time to first token 450 ms over the objective 100 ms");
+    }
+
+    @Test
+    void runWhenTheProbeCannotFitTheContextIsALatchedReasonNotACrash() {
+        ProbeReport report =
+                probe(new TokenBudget(4090, null), null).run(card, null).block();
+        assertThat(report.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
+        assertThat(report.latched()).isTrue();
+        assertThat(report.detail()).isEqualTo("4090 prompt + 16 output tokens exceed the engine's max_model_len 4096");
+        assertThat(engine.completionCalls.get()).isZero();
+    }
+
+    @Test
+    void fractionOfTheContextIsResolvedFromTheModelCard() {
+        ProbeReport report = run(probe(new TokenBudget(null, 0.25), null), UnaryOperator.identity());
+        assertThat(report.measurement().plannedPromptTokens()).isEqualTo(1024);
+        ProbeReport unknown = probe(new TokenBudget(null, 0.25), null)
+                .run(new ModelCard("m", null, null), null)
+                .block();
+        assertThat(unknown.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
+    }
+
+    @Test
+    void withoutTokenizeThePromptIsCalibratedFromUsageThenReused() {
+        ScriptedEngine plain = new ScriptedEngine();
+        plain.tokenizeSupported = false;
+        EngineCapabilities capabilities = new EngineCapabilities();
+        RepresentativeProbe probe = new RepresentativeProbe(
+                new ReadygateProperties.Representative(true, new TokenBudget(300, null), 16, 0, null, null),
+                plain,
+                capabilities,
+                new SplittableRandom(7),
+                clock,
+                Duration.ofSeconds(5));
+        List<String> prompts = new ArrayList<>();
+        // The engine counts 1.3 tokens per word, as BPE tokenizers do for English.
+        plain.completions = request -> {
+            prompts.add(request.promptText());
+            int tokens = (int) Math.round(request.promptText().split(" ").length * 1.3);
+            return ScriptedEngine.correct(request)
+                    .map(call -> ScriptedEngine.ok(with(
+                            ((dev.readygate.engine.EngineCall.Success<StreamedCompletion>) call).value(),
+                            tokens,
+                            16,
+                            "length",
+                            null,
+                            Duration.ofMillis(5))));
+        };
+        assertThat(probe.run(card, null).block().passed()).isTrue();
+        assertThat(capabilities.tokenize()).isFalse();
+        ProbeReport second = probe.run(card, null).block();
+        assertThat(second.passed()).isTrue();
+        assertThat(prompts.get(1)).isEqualTo(prompts.get(0));
+        assertThat(second.measurement().plannedPromptTokens()).isEqualTo(390);
+    }
+
+    @Test
+    void timeoutWithoutMetricsIsATimeout() {
+        engine.completions = request -> Mono.just(ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "30s"));
+        ProbeReport report = probe(new TokenBudget(300, null), null)
+                .run(card, new EngineMetricsSample(1.0, 0.0, 0.0, 10.0, 0.0, 0.0, Map.of()))
+                .block();
+        assertThat(report.reason()).isEqualTo(Reason.TIMED_OUT);
+    }
+
+    @Test
+    void vllmContextLengthErrorIsProbeExceedsContext() {
+        engine.completions = request -> Mono.just(new dev.readygate.engine.EngineCall.Failure<>(
+                EngineFailure.status(400, "This model's maximum context length is 4096 tokens. However, ..."),
+                Duration.ZERO));
+        ProbeReport report =
+                probe(new TokenBudget(300, null), null).run(card, null).block();
+        assertThat(report.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
+        assertThat(report.latched()).isTrue();
+    }
+}
