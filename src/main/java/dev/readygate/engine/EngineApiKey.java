@@ -1,0 +1,154 @@
+package dev.readygate.engine;
+
+import dev.readygate.config.ReadygateProperties;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpHeaders;
+
+/**
+ * The engine's optional API key (vLLM's {@code --api-key}), read once at start from
+ * {@code readygate.engine.api-key-file} or else from the environment variable named by
+ * {@code readygate.engine.api-key-env}. {@link WebClientEngineClient} sends it as {@code Authorization: Bearer}; it is
+ * never logged, shown or put in a failure detail.
+ */
+public final class EngineApiKey {
+
+    private static final Logger logger = LoggerFactory.getLogger(EngineApiKey.class);
+
+    /** An API key is a short token; a larger file is a misconfigured path (think {@code /dev/zero}). */
+    private static final int MAX_FILE_BYTES = 16 * 1024;
+
+    private static final EngineApiKey NONE = new EngineApiKey(null, "none");
+
+    private final @Nullable String key;
+    private final String source;
+
+    private EngineApiKey(@Nullable String key, String source) {
+        this.key = key;
+        this.source = source;
+    }
+
+    /** No key: requests carry no {@code Authorization} header. */
+    public static EngineApiKey none() {
+        return NONE;
+    }
+
+    /** A key given directly (tests, programmatic use); surrounding whitespace is trimmed. */
+    public static EngineApiKey of(String key) {
+        return new EngineApiKey(validated(key.strip(), "the API key"), "given");
+    }
+
+    /**
+     * Reads the key as configured: from {@code api-key-file} when set (an unreadable, empty or oversized file fails
+     * here, at start), else from the variable {@code api-key-env} names (unset or blank means no key), else none.
+     *
+     * @param engine the engine settings
+     * @param environment looks up an environment variable ({@code System::getenv} outside tests)
+     * @throws IllegalStateException when the file cannot be read
+     * @throws IllegalArgumentException when the file is empty, too large or not UTF-8, or the file or the variable
+     *     holds more than the key (a line break or another control character)
+     */
+    public static EngineApiKey load(ReadygateProperties.Engine engine, Function<String, @Nullable String> environment) {
+        Path file = engine.apiKeyFile();
+        if (file != null) {
+            if (engine.apiKeyEnv() != null) {
+                logger.info(
+                        "readygate.engine.api-key-file is set: ignoring readygate.engine.api-key-env ({})",
+                        engine.apiKeyEnv());
+            }
+            EngineApiKey fromFile = new EngineApiKey(readFile(file), "readygate.engine.api-key-file " + file);
+            logger.info("Engine API key read from {}", fromFile.source);
+            return fromFile;
+        }
+        String variable = engine.apiKeyEnv();
+        if (variable != null && !variable.isBlank()) {
+            String value = environment.apply(variable);
+            if (value == null || value.isBlank()) {
+                logger.info(
+                        "readygate.engine.api-key-env names {}, which is not set: calling the engine without an API"
+                                + " key",
+                        variable);
+                return NONE;
+            }
+            String source = "readygate.engine.api-key-env " + variable;
+            EngineApiKey fromEnvironment = new EngineApiKey(validated(value.strip(), source), source);
+            logger.info("Engine API key read from {}", fromEnvironment.source);
+            return fromEnvironment;
+        }
+        return NONE;
+    }
+
+    private static String readFile(Path file) {
+        byte[] bytes;
+        try (InputStream in = Files.newInputStream(file)) {
+            bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+        } catch (IOException ex) {
+            // The exception's class says enough (NoSuchFile, AccessDenied, ...); its message could only add the path.
+            throw new IllegalStateException("readygate.engine.api-key-file: cannot read " + file + " ("
+                    + ex.getClass().getSimpleName() + ")");
+        }
+        if (bytes.length > MAX_FILE_BYTES) {
+            throw new IllegalArgumentException("readygate.engine.api-key-file: " + file + " is larger than "
+                    + MAX_FILE_BYTES + " bytes, so it is not an API key file");
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException ex) {
+            throw new IllegalArgumentException("readygate.engine.api-key-file: " + file + " is not UTF-8 text");
+        }
+        String key = text.strip();
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("readygate.engine.api-key-file: " + file + " is empty");
+        }
+        return validated(key, "readygate.engine.api-key-file " + file);
+    }
+
+    private static String validated(String key, String source) {
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException(source + " is empty");
+        }
+        // A line break or other control character inside the key would corrupt the Authorization header.
+        if (key.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+            throw new IllegalArgumentException(
+                    source + " holds control characters (more than one line?): it must hold the key alone");
+        }
+        return key;
+    }
+
+    /** Whether a key is configured. */
+    public boolean isPresent() {
+        return key != null;
+    }
+
+    /** Sets {@code Authorization: Bearer <key>} when a key is present. */
+    void applyTo(HttpHeaders headers) {
+        if (key != null) {
+            headers.setBearerAuth(key);
+        }
+    }
+
+    /** The key as a secret to redact from failure details; empty when there is none. */
+    List<String> secrets() {
+        return key == null ? List.of() : List.of(key);
+    }
+
+    /** Says where the key came from, never what it is. */
+    @Override
+    public String toString() {
+        return "EngineApiKey[" + (key == null ? "none" : "present, from " + source) + "]";
+    }
+}

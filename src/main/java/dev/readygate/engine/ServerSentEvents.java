@@ -1,0 +1,155 @@
+package dev.readygate.engine;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+
+/**
+ * Splits a {@code text/event-stream} body into the {@code data} of its events as the bytes arrive, with a bound on
+ * each event and on the whole stream. Follows the WHATWG framing rules readygate meets in practice: LF, CRLF or CR
+ * line ends, {@code data:} with or without the space, comment lines starting with {@code :}, multi-line data joined
+ * with LF, other fields ignored. One instance per stream; not thread-safe (Reactor delivers buffers serially).
+ */
+final class ServerSentEvents {
+
+    private final long maxEventBytes;
+    private final long maxTotalBytes;
+    private final String limitText;
+
+    private long totalBytes;
+    private byte[] line = new byte[512];
+    private int lineLength;
+    private boolean lastWasCr;
+    private long eventBytes;
+    private final StringBuilder data = new StringBuilder();
+    private boolean hasData;
+
+    /**
+     * @param maxEventBytes the largest event, field names and line ends included
+     * @param maxTotalBytes the largest stream
+     * @param limitText the configured limit as the operator wrote it, for failure details
+     */
+    ServerSentEvents(long maxEventBytes, long maxTotalBytes, String limitText) {
+        this.maxEventBytes = maxEventBytes;
+        this.maxTotalBytes = maxTotalBytes;
+        this.limitText = limitText;
+    }
+
+    /**
+     * Consumes and releases one buffer; returns the data of the events it completed, in order. A buffer's bytes are
+     * copied once (at most {@code maxTotalBytes} over the stream) and the buffer is released before returning.
+     *
+     * @throws EngineCallException {@code BODY_TOO_LARGE} as soon as a bound is crossed
+     */
+    List<String> feed(DataBuffer buffer) {
+        try {
+            byte[] bytes = new byte[buffer.readableByteCount()];
+            buffer.read(bytes);
+            return feed(bytes);
+        } finally {
+            DataBufferUtils.release(buffer);
+        }
+    }
+
+    List<String> feed(byte[] bytes) {
+        List<String> events = new ArrayList<>(2);
+        // Events first: when one event is the culprit, say so (the stream bound would trip on the same bytes).
+        for (byte b : bytes) {
+            if (b == '\n') {
+                if (lastWasCr) {
+                    lastWasCr = false;
+                } else {
+                    endLine(events);
+                }
+            } else if (b == '\r') {
+                endLine(events);
+                lastWasCr = true;
+            } else {
+                lastWasCr = false;
+                append(b);
+            }
+        }
+        totalBytes += bytes.length;
+        if (totalBytes > maxTotalBytes) {
+            throw EngineCallException.of(
+                    EngineFailure.Kind.BODY_TOO_LARGE,
+                    "event stream larger than readygate.engine.max-body-size (" + limitText + "); abandoned");
+        }
+        return events;
+    }
+
+    /**
+     * The stream ended cleanly: returns the pending event when its last line was complete (a missing final blank
+     * line is forgiven) and nothing for a partial line, which is a cut-off event.
+     */
+    List<String> finish() {
+        if (lineLength == 0 && hasData) {
+            List<String> events = new ArrayList<>(1);
+            dispatch(events);
+            return events;
+        }
+        return List.of();
+    }
+
+    private void append(byte b) {
+        if (eventBytes + lineLength >= maxEventBytes) {
+            throw EngineCallException.of(
+                    EngineFailure.Kind.BODY_TOO_LARGE,
+                    "stream event larger than readygate.engine.max-body-size (" + limitText + "); abandoned");
+        }
+        if (lineLength == line.length) {
+            line = Arrays.copyOf(line, Math.toIntExact(Math.min((long) line.length * 2, maxEventBytes)));
+        }
+        line[lineLength++] = b;
+    }
+
+    private void endLine(List<String> events) {
+        eventBytes += lineLength + 1;
+        if (lineLength == 0) {
+            dispatch(events);
+            return;
+        }
+        try {
+            if (line[0] == ':') {
+                return;
+            }
+            int colon = indexOf(':');
+            String field = new String(line, 0, colon < 0 ? lineLength : colon, StandardCharsets.UTF_8);
+            if (!field.equals("data")) {
+                return;
+            }
+            int start = colon < 0 ? lineLength : colon + 1;
+            if (start < lineLength && line[start] == ' ') {
+                start++;
+            }
+            if (hasData) {
+                data.append('\n');
+            }
+            data.append(new String(line, start, lineLength - start, StandardCharsets.UTF_8));
+            hasData = true;
+        } finally {
+            lineLength = 0;
+        }
+    }
+
+    private void dispatch(List<String> events) {
+        if (hasData) {
+            events.add(data.toString());
+        }
+        data.setLength(0);
+        hasData = false;
+        eventBytes = 0;
+    }
+
+    private int indexOf(char c) {
+        for (int i = 0; i < lineLength; i++) {
+            if (line[i] == c) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}

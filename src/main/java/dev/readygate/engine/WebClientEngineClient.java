@@ -1,0 +1,408 @@
+package dev.readygate.engine;
+
+import dev.readygate.config.ReadygateProperties;
+import io.netty.channel.ChannelOption;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.util.unit.DataSize;
+import org.springframework.web.reactive.function.BodyExtractors;
+import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+
+/**
+ * The {@link EngineClient} over Spring's {@link WebClient} on Reactor Netty. Each call is bounded in time (the
+ * request timeout, or the caller's timeout for streams) and in size ({@code max-body-size}, per body, per stream event
+ * and per stream), and every failure is mapped to an {@link EngineFailure} here, at the I/O edge. Timeouts run on
+ * the given {@link Scheduler}; durations come from the given nanosecond ticker.
+ */
+public final class WebClientEngineClient implements EngineClient, AutoCloseable {
+
+    private static final Logger logger = LoggerFactory.getLogger(WebClientEngineClient.class);
+
+    /**
+     * Below uvicorn's default keep-alive timeout (5 s): a pooled connection the server is closing just as a probe
+     * reuses it would fail as RESET, a false alarm.
+     */
+    private static final Duration MAX_IDLE = Duration.ofSeconds(3);
+
+    private final WebClient webClient;
+    private final ConnectionProvider connections;
+    private final EngineApiKey apiKey;
+    private final Duration connectTimeout;
+    private final Duration requestTimeout;
+    private final int maxBodyBytes;
+    private final String maxBodyText;
+    private final LongSupplier ticker;
+    private final Scheduler scheduler;
+    private final EngineJson json = new EngineJson();
+
+    /**
+     * @param engine where the engine is, the timeouts and the body bound
+     * @param apiKey sent as {@code Authorization: Bearer} on every request when present
+     * @param ticker a nanosecond time source ({@code System::nanoTime} outside tests) for elapsed times and TTFT
+     * @param scheduler the scheduler the timeouts run on
+     */
+    public WebClientEngineClient(
+            ReadygateProperties.Engine engine, EngineApiKey apiKey, LongSupplier ticker, Scheduler scheduler) {
+        this.apiKey = apiKey;
+        this.connectTimeout = engine.connectTimeout();
+        this.requestTimeout = engine.requestTimeout();
+        this.maxBodyBytes = (int) Math.min(engine.maxBodySize().toBytes(), Integer.MAX_VALUE - 8);
+        this.maxBodyText = readable(engine.maxBodySize());
+        this.ticker = ticker;
+        this.scheduler = scheduler;
+        this.connections = ConnectionProvider.builder("readygate-engine")
+                .maxConnections(16)
+                .maxIdleTime(MAX_IDLE)
+                .build();
+        HttpClient http = HttpClient.create(connections).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+                Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE));
+        String baseUrl = engine.requiredBaseUrl().toString();
+        this.webClient = WebClient.builder()
+                .baseUrl(baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl)
+                .clientConnector(new ReactorClientHttpConnector(http))
+                .defaultHeaders(apiKey::applyTo)
+                .build();
+    }
+
+    @Override
+    public Mono<EngineCall<Void>> health() {
+        return call(Route.HEALTH, requestTimeout, client -> client.get().uri(Route.HEALTH.path), this::ignoreBody);
+    }
+
+    @Override
+    public Mono<EngineCall<ModelCard>> model() {
+        return call(
+                Route.MODELS,
+                requestTimeout,
+                client -> client.get().uri(Route.MODELS.path).accept(MediaType.APPLICATION_JSON),
+                response -> readBody(response, Route.MODELS).map(json::modelCard));
+    }
+
+    @Override
+    public Mono<EngineCall<String>> version() {
+        return call(
+                Route.VERSION,
+                requestTimeout,
+                client -> client.get().uri(Route.VERSION.path).accept(MediaType.APPLICATION_JSON),
+                response -> readBody(response, Route.VERSION).map(json::version));
+    }
+
+    @Override
+    public Mono<EngineCall<TokenCount>> tokenize(String model, String prompt) {
+        return Mono.defer(() -> {
+            byte[] body = json.tokenizeRequest(model, prompt);
+            return call(
+                    Route.TOKENIZE,
+                    requestTimeout,
+                    client -> client.post()
+                            .uri(Route.TOKENIZE.path)
+                            .contentType(MediaType.APPLICATION_JSON)
+                            .accept(MediaType.APPLICATION_JSON)
+                            .bodyValue(body),
+                    response -> readBody(response, Route.TOKENIZE).map(json::tokenCount),
+                    List.of(prompt));
+        });
+    }
+
+    @Override
+    public Mono<EngineCall<EngineMetricsSample>> metrics() {
+        return call(
+                Route.METRICS,
+                requestTimeout,
+                client -> client.get().uri(Route.METRICS.path),
+                response -> readBody(response, Route.METRICS)
+                        .map(bytes -> PrometheusText.parse(new String(bytes, StandardCharsets.UTF_8))));
+    }
+
+    @Override
+    public Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout) {
+        return Mono.defer(() -> {
+            byte[] body = json.completionRequest(request);
+            List<String> prompt = request.promptText() == null ? List.of() : List.of(request.promptText());
+            Collection<String> secrets = secrets(prompt);
+            CompletionStream stream = new CompletionStream(json.mapper(), ticker, secrets);
+            return exchange(
+                    Route.COMPLETIONS,
+                    timeout,
+                    stream.startNanos(),
+                    client -> client.post()
+                            .uri(Route.COMPLETIONS.path)
+                            .contentType(MediaType.APPLICATION_JSON)
+                            .accept(MediaType.TEXT_EVENT_STREAM)
+                            .bodyValue(body),
+                    response -> readStream(response, stream),
+                    secrets,
+                    stream::progress);
+        });
+    }
+
+    /** Gives the connection pool back; in-flight calls fail. */
+    @Override
+    public void close() {
+        connections.dispose();
+    }
+
+    private <T> Mono<EngineCall<T>> call(
+            Route route,
+            Duration timeout,
+            Function<WebClient, WebClient.RequestHeadersSpec<?>> request,
+            Function<ClientResponse, Mono<T>> onSuccess) {
+        return call(route, timeout, request, onSuccess, List.of());
+    }
+
+    private <T> Mono<EngineCall<T>> call(
+            Route route,
+            Duration timeout,
+            Function<WebClient, WebClient.RequestHeadersSpec<?>> request,
+            Function<ClientResponse, Mono<T>> onSuccess,
+            List<String> extraSecrets) {
+        return Mono.defer(() -> exchange(
+                route,
+                timeout,
+                ticker.getAsLong(),
+                request,
+                onSuccess,
+                secrets(extraSecrets),
+                () -> "no complete answer"));
+    }
+
+    /**
+     * One request, timed from {@code startNanos}: a 2xx answer goes to {@code onSuccess} (whose empty result is a
+     * success without a value), anything else becomes a failure.
+     */
+    private <T> Mono<EngineCall<T>> exchange(
+            Route route,
+            Duration timeout,
+            long startNanos,
+            Function<WebClient, WebClient.RequestHeadersSpec<?>> request,
+            Function<ClientResponse, Mono<T>> onSuccess,
+            Collection<String> secrets,
+            Supplier<String> progress) {
+        return request.apply(webClient)
+                .exchangeToMono(response -> response.statusCode().is2xxSuccessful()
+                        ? onSuccess.apply(response)
+                        : errorBody(response, route)
+                                .flatMap(error -> Mono.<T>error(new EngineCallException(
+                                        statusFailure(route, response.statusCode(), error, secrets)))))
+                .timeout(timeout, scheduler)
+                .<EngineCall<T>>map(value -> new EngineCall.Success<>(value, since(startNanos)))
+                .switchIfEmpty(Mono.fromSupplier(() -> valueless(since(startNanos))))
+                .onErrorResume(error -> {
+                    EngineFailure failure = failure(error, route, timeout, secrets, progress);
+                    log(route, failure, error);
+                    return Mono.just(new EngineCall.Failure<>(failure, since(startNanos)));
+                });
+    }
+
+    /** {@code health()} has no value: its {@code Success<Void>} carries null, as {@code Void} can only. */
+    private static <T> EngineCall<T> valueless(Duration elapsed) {
+        return new EngineCall.Success<>(null, elapsed);
+    }
+
+    private EngineFailure failure(
+            Throwable error, Route route, Duration timeout, Collection<String> secrets, Supplier<String> progress) {
+        if (error instanceof EngineCallException known) {
+            return known.failure();
+        }
+        if (error instanceof TimeoutException) {
+            return EngineFailure.of(
+                    EngineFailure.Kind.TIMED_OUT,
+                    route.call() + ": " + progress.get() + " within " + timeout.toMillis() + " ms");
+        }
+        return TransportFailures.beforeResponse(error, route.call(), connectTimeout, secrets);
+    }
+
+    private EngineFailure statusFailure(
+            Route route, HttpStatusCode status, EngineJson.ErrorBody error, Collection<String> secrets) {
+        int code = status.value();
+        // A 404 in vLLM's own error shape (e.g. /tokenize naming an unknown model) is an answer, not a missing route.
+        if (route.optional && (code == 405 || (code == 404 && !error.fromEngine()))) {
+            return new EngineFailure(
+                    EngineFailure.Kind.NOT_SUPPORTED,
+                    code,
+                    route.call() + " answered " + code + ": this server does not offer it");
+        }
+        if (code == 401) {
+            return EngineFailure.status(
+                    code,
+                    route.call() + " answered 401: "
+                            + (apiKey.isPresent()
+                                    ? "the engine refused readygate's API key"
+                                    : "the engine wants an API key and readygate has none (set"
+                                            + " readygate.engine.api-key-file or readygate.engine.api-key-env)"));
+        }
+        String message = SafeDetail.of(error.message(), secrets);
+        return EngineFailure.status(
+                code, route.call() + " answered " + code + (message.isEmpty() ? "" : ": " + message));
+    }
+
+    /**
+     * Reads an error body (bounded) for its message; never fails: an unreadable body just has no message.
+     */
+    private Mono<EngineJson.ErrorBody> errorBody(ClientResponse response, Route route) {
+        return readBody(response, route)
+                .map(bytes -> {
+                    EngineJson.ErrorBody body = json.errorBody(bytes);
+                    return body != null ? body : new EngineJson.ErrorBody("", false);
+                })
+                .onErrorReturn(new EngineJson.ErrorBody("", false));
+    }
+
+    /**
+     * The whole body, at most {@code max-body-size}: a larger one is abandoned as {@code BODY_TOO_LARGE}, which
+     * cancels the read and closes the connection instead of draining it. A body cut off by the connection is
+     * {@code MALFORMED_BODY}: the answer began, so it is not RESET, and it is not what the endpoint promises.
+     */
+    private Mono<byte[]> readBody(ClientResponse response, Route route) {
+        long declared = response.headers().contentLength().orElse(-1);
+        if (declared > maxBodyBytes) {
+            return abandon(response).then(Mono.error(tooLarge(route)));
+        }
+        return DataBufferUtils.join(response.body(BodyExtractors.toDataBuffers()), maxBodyBytes)
+                .map(buffer -> {
+                    try {
+                        byte[] bytes = new byte[buffer.readableByteCount()];
+                        buffer.read(bytes);
+                        return bytes;
+                    } finally {
+                        DataBufferUtils.release(buffer);
+                    }
+                })
+                .defaultIfEmpty(new byte[0])
+                .onErrorMap(DataBufferLimitException.class, ex -> tooLarge(route))
+                .onErrorMap(
+                        error -> !(error instanceof EngineCallException),
+                        error -> EngineCallException.of(
+                                EngineFailure.Kind.MALFORMED_BODY,
+                                route.call() + ": connection " + TransportFailures.endedHow(error)
+                                        + " before the body was complete"));
+    }
+
+    /** {@code /health}'s body means nothing: look at the first buffer at most, then let the connection go. */
+    private <T> Mono<T> ignoreBody(ClientResponse response) {
+        return abandon(response).then(Mono.empty());
+    }
+
+    /** Reads at most one buffer and cancels: never drains a body readygate does not want. */
+    private static Mono<Void> abandon(ClientResponse response) {
+        return response.body(BodyExtractors.toDataBuffers())
+                .doOnNext(DataBufferUtils::release)
+                .next()
+                .onErrorComplete()
+                .then();
+    }
+
+    private Mono<StreamedCompletion> readStream(ClientResponse response, CompletionStream stream) {
+        MediaType type = response.headers().contentType().orElse(null);
+        if (type != null && !MediaType.TEXT_EVENT_STREAM.isCompatibleWith(type)) {
+            return abandon(response)
+                    .then(Mono.error(EngineCallException.of(
+                            EngineFailure.Kind.MALFORMED_BODY,
+                            Route.COMPLETIONS.call() + " answered " + type.getType() + "/" + type.getSubtype()
+                                    + ", not text/event-stream")));
+        }
+        ServerSentEvents events = new ServerSentEvents(maxBodyBytes, maxBodyBytes, maxBodyText);
+        Flux<DataBuffer> body = response.body(BodyExtractors.toDataBuffers());
+        return body.map(events::feed)
+                .concatWith(Mono.fromSupplier(events::finish))
+                .concatMapIterable(Function.identity())
+                .<String>handle((data, sink) -> {
+                    if (stream.accept(data)) {
+                        sink.complete();
+                    }
+                })
+                .onErrorMap(error -> !(error instanceof EngineCallException), stream::interrupted)
+                .then(Mono.fromSupplier(stream::result));
+    }
+
+    private EngineCallException tooLarge(Route route) {
+        return EngineCallException.of(
+                EngineFailure.Kind.BODY_TOO_LARGE,
+                route.call() + ": body larger than readygate.engine.max-body-size (" + maxBodyText + "); abandoned");
+    }
+
+    private Collection<String> secrets(List<String> extra) {
+        List<String> secrets = new ArrayList<>(extra);
+        secrets.addAll(apiKey.secrets());
+        return secrets;
+    }
+
+    /** As an operator would write it in the configuration: {@code 4MB}, not {@code 4194304B}. */
+    private static String readable(DataSize size) {
+        long bytes = size.toBytes();
+        if (bytes % (1L << 30) == 0) {
+            return (bytes >> 30) + "GB";
+        }
+        if (bytes % (1L << 20) == 0) {
+            return (bytes >> 20) + "MB";
+        }
+        if (bytes % (1L << 10) == 0) {
+            return (bytes >> 10) + "KB";
+        }
+        return bytes + "B";
+    }
+
+    private Duration since(long startNanos) {
+        return Duration.ofNanos(ticker.getAsLong() - startNanos);
+    }
+
+    /**
+     * DEBUG only: failures are expected outcomes that the caller (the prober) reports, and this runs on event-loop
+     * threads. The exception comes along only for the unexpected kind, IO_ERROR.
+     */
+    private static void log(Route route, EngineFailure failure, Throwable error) {
+        if (!logger.isDebugEnabled()) {
+            return;
+        }
+        if (failure.kind() == EngineFailure.Kind.IO_ERROR) {
+            logger.debug("{} failed: {} ({})", route.call(), failure.kind().reason(), failure.detail(), error);
+        } else {
+            logger.debug("{} failed: {} ({})", route.call(), failure.kind().reason(), failure.detail());
+        }
+    }
+
+    /** The engine endpoints readygate calls; {@code optional} ones are NOT_SUPPORTED on servers without them. */
+    private enum Route {
+        HEALTH("GET", "/health", false),
+        MODELS("GET", "/v1/models", false),
+        VERSION("GET", "/version", true),
+        TOKENIZE("POST", "/tokenize", true),
+        METRICS("GET", "/metrics", true),
+        COMPLETIONS("POST", "/v1/completions", false);
+
+        final String method;
+        final String path;
+        final boolean optional;
+
+        Route(String method, String path, boolean optional) {
+            this.method = method;
+            this.path = path;
+            this.optional = optional;
+        }
+
+        String call() {
+            return method + " " + path;
+        }
+    }
+}

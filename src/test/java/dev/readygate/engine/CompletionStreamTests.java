@@ -1,0 +1,114 @@
+package dev.readygate.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+/** {@link CompletionStream}: what it keeps from each event, and its timing on a ticker the test moves. */
+class CompletionStreamTests {
+
+    final AtomicLong nanos = new AtomicLong();
+
+    final CompletionStream stream =
+            new CompletionStream(JsonMapper.builder().build(), nanos::get, List.of("a secret prompt"));
+
+    void at(long millis, String data) {
+        nanos.set(Duration.ofMillis(millis).toNanos());
+        stream.accept(data);
+    }
+
+    static String token(String text, int id, double logprob, String finish) {
+        return "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\"" + text
+                + "\",\"token_ids\":[" + id + "],\"logprobs\":{\"token_logprobs\":[" + logprob + "]},"
+                + "\"finish_reason\":" + (finish == null ? "null" : "\"" + finish + "\"") + "}],\"usage\":null}";
+    }
+
+    @Test
+    void resultWhenTokensArriveMeasuresTimeToFirstTokenAndTheGapsBetweenThem() {
+        // t=0 request sent; an empty first chunk carries no token; then tokens at 150, 170 and 230 ms.
+        at(100, "{\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":null}]}");
+        at(150, token(" Paris", 12095, -0.42, null));
+        at(170, token(",", 11, -1.0, null));
+        at(230, token(" France", 9822, -2.0, "length"));
+        at(240, "{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3,\"total_tokens\":8}}");
+        at(250, "[DONE]");
+
+        StreamedCompletion result = stream.result();
+
+        assertThat(result.timeToFirstToken()).isEqualTo(Duration.ofMillis(150));
+        assertThat(result.maxInterTokenLatency()).isEqualTo(Duration.ofMillis(60));
+        assertThat(result.meanInterTokenLatency()).isEqualTo(Duration.ofMillis(40));
+        assertThat(result.total()).isEqualTo(Duration.ofMillis(250));
+        assertThat(result.text()).isEqualTo(" Paris, France");
+        assertThat(result.tokenIds()).containsExactly(12095, 11, 9822);
+        assertThat(result.tokenLogprobs()).containsExactly(-0.42, -1.0, -2.0);
+        assertThat(result.finishReason()).isEqualTo("length");
+        assertThat(result.textChunks()).isEqualTo(4);
+        assertThat(result.promptTokens()).isEqualTo(5);
+        assertThat(result.completionTokens()).isEqualTo(3);
+    }
+
+    @Test
+    void acceptWhenAnErrorEventArrivesRecordsItsMessageAndReadsOnToDone() {
+        at(
+                10,
+                "{\"error\":{\"message\":\"EngineCore failed on a secret prompt\",\"type\":\"InternalServerError\","
+                        + "\"code\":500}}");
+        at(20, "{\"object\":\"error\",\"message\":\"a second error\"}");
+        at(30, "{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":0}}");
+        at(40, "[DONE]");
+
+        StreamedCompletion result = stream.result();
+
+        assertThat(result.errorEvent()).isEqualTo("EngineCore failed on <redacted>");
+        assertThat(result.timeToFirstToken()).isZero();
+        assertThat(result.tokenIds()).isEmpty();
+        assertThat(result.completionTokens()).isZero();
+    }
+
+    @Test
+    void acceptWhenAnEventIsNotJsonThrowsMalformedBodyWithoutQuotingIt() {
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> at(10, "{\"choices\":[{\"text\": Paris}]}"))
+                .satisfies(ex -> {
+                    assertThat(ex.failure().kind()).isEqualTo(EngineFailure.Kind.MALFORMED_BODY);
+                    assertThat(ex.failure().detail()).startsWith("stream event 1 is not JSON (line 1, column");
+                    assertThat(ex.failure().detail()).doesNotContain("Paris");
+                });
+    }
+
+    @Test
+    void acceptWhenAChunkHasNoChoicesThrowsMalformedBody() {
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> at(10, "{\"id\":\"cmpl-1\"}"))
+                .satisfies(ex -> assertThat(ex.failure().detail()).isEqualTo("stream event 1 has no choices array"));
+    }
+
+    @Test
+    void resultWhenDoneIsMissingThrowsTruncatedStream() {
+        at(10, token("Hi", 5, -0.1, null));
+
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(stream::result)
+                .satisfies(ex -> {
+                    assertThat(ex.failure().kind()).isEqualTo(EngineFailure.Kind.TRUNCATED_STREAM);
+                    assertThat(ex.failure().detail()).isEqualTo("stream ended after 1 event without [DONE]");
+                });
+    }
+
+    @Test
+    void progressWhenTheStreamIsQuietSaysForHowLong() {
+        assertThat(stream.progress()).isEqualTo("no event yet");
+
+        at(100, token("Hi", 5, -0.1, null));
+        at(120, token(" there", 6, -0.1, null));
+        nanos.set(Duration.ofMillis(900).toNanos());
+
+        assertThat(stream.progress()).isEqualTo("stalled after 2 events, the last 780 ms before");
+    }
+}

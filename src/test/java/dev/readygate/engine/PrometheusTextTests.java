@@ -1,0 +1,86 @@
+package dev.readygate.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** {@link PrometheusText} on expositions shaped like vLLM's, and on text that is not one. */
+class PrometheusTextTests {
+
+    static final String VLLM = """
+            # HELP process_start_time_seconds Start time of the process since unix epoch in seconds.
+            # TYPE process_start_time_seconds gauge
+            process_start_time_seconds 1.7599e+09
+            # HELP vllm:num_requests_running Number of requests in model execution batches.
+            # TYPE vllm:num_requests_running gauge
+            vllm:num_requests_running{engine="0",model_name="Qwen/Qwen3-0.6B"} 2.0
+            vllm:num_requests_running{engine="1",model_name="Qwen/Qwen3-0.6B"} 1.0
+            vllm:num_requests_waiting{engine="0",model_name="Qwen/Qwen3-0.6B"} 0.0
+            vllm:cache_config_info{block_size="16",engine="0",kv_cache_size_tokens="65536",note="a \\"quoted\\", \\\\ back\\nslash"} 1.0
+            vllm:prompt_tokens_total{engine="0",model_name="Qwen/Qwen3-0.6B"} 1200.0
+            vllm:prompt_tokens_created{engine="0",model_name="Qwen/Qwen3-0.6B"} 1.7599e+09
+            vllm:generation_tokens_total{engine="0",model_name="Qwen/Qwen3-0.6B"} 96.0 1759900000000
+            vllm:request_success_total{engine="0",finished_reason="stop",model_name="Qwen/Qwen3-0.6B"} 3.0
+            vllm:request_success_total{engine="0",finished_reason="length",model_name="Qwen/Qwen3-0.6B"} 4.0
+            vllm:e2e_request_latency_seconds_bucket{engine="0",le="+Inf",model_name="Qwen/Qwen3-0.6B"} 7.0
+            vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-0.6B"} NaN
+            """;
+
+    @Test
+    void parseWhenASeriesHasSeveralLabelSetsSumsThem() {
+        EngineMetricsSample sample = PrometheusText.parse(VLLM);
+
+        assertThat(sample.processStartTimeSeconds()).isEqualTo(1.7599e9);
+        assertThat(sample.requestsRunning()).isEqualTo(3.0);
+        assertThat(sample.requestsWaiting()).isZero();
+        assertThat(sample.promptTokens()).isEqualTo(1200.0);
+        assertThat(sample.generationTokens()).isEqualTo(96.0);
+        assertThat(sample.requestSuccess()).isEqualTo(7.0);
+    }
+
+    @Test
+    void parseWhenCacheConfigLabelsHaveEscapesUnescapesThem() {
+        EngineMetricsSample sample = PrometheusText.parse(VLLM);
+
+        assertThat(sample.kvCacheSizeTokens()).isEqualTo(65536L);
+        assertThat(sample.cacheConfig())
+                .containsEntry("block_size", "16")
+                .containsEntry("engine", "0")
+                .containsEntry("note", "a \"quoted\", \\ back\nslash");
+    }
+
+    @Test
+    void parseWhenSeriesAreAbsentReturnsNullForThem() {
+        EngineMetricsSample sample = PrometheusText.parse("# only comments\r\n\r\nup 1\r\n");
+
+        assertThat(sample).isEqualTo(new EngineMetricsSample(null, null, null, null, null, null, Map.of()));
+        assertThat(sample.kvCacheSizeTokens()).isNull();
+    }
+
+    @Test
+    void parseWhenALineIsNotASampleThrowsMalformedBodyNamingTheLineOnly() {
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> PrometheusText.parse("up 1\n<html><body>secret</body></html>\n"))
+                .satisfies(ex -> {
+                    assertThat(ex.failure().kind()).isEqualTo(EngineFailure.Kind.MALFORMED_BODY);
+                    assertThat(ex.failure().detail())
+                            .isEqualTo("/metrics line 2 does not start with a metric name (not Prometheus text)");
+                });
+    }
+
+    @Test
+    void parseWhenALabelValueIsUnterminatedThrowsMalformedBody() {
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> PrometheusText.parse("vllm:cache_config_info{engine=\"0} 1\n"))
+                .satisfies(ex -> assertThat(ex.failure().detail()).contains("line 1"));
+    }
+
+    @Test
+    void parseWhenAValueIsNotANumberThrowsMalformedBody() {
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> PrometheusText.parse("vllm:num_requests_running{engine=\"0\"} many\n"))
+                .satisfies(ex -> assertThat(ex.failure().detail()).contains("not a number"));
+    }
+}

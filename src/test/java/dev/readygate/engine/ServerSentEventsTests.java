@@ -1,0 +1,108 @@
+package dev.readygate.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.springframework.core.io.buffer.NettyDataBufferFactory;
+
+/** Framing and bounds of {@link ServerSentEvents}, fed bytes directly. */
+class ServerSentEventsTests {
+
+    static List<String> events(ServerSentEvents parser, String text) {
+        return parser.feed(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static ServerSentEvents parser() {
+        return new ServerSentEvents(1024, 4096, "1KB");
+    }
+
+    @Test
+    void feedWhenLinesEndWithLfCrlfOrCrReturnsEachEventsData() {
+        assertThat(events(parser(), "data: one\n\ndata: two\r\n\r\ndata: three\r\rdata: four\n\n"))
+                .containsExactly("one", "two", "three", "four");
+    }
+
+    @Test
+    void feedWhenBytesArriveOneByOneReturnsEachEventOnceComplete() {
+        ServerSentEvents parser = parser();
+        List<String> out = new ArrayList<>();
+        for (byte b : "data: {\"a\":\"é\"}\r\n\r\ndata: [DONE]\r\n\r\n".getBytes(StandardCharsets.UTF_8)) {
+            out.addAll(parser.feed(new byte[] {b}));
+        }
+
+        assertThat(out).containsExactly("{\"a\":\"é\"}", "[DONE]");
+    }
+
+    @Test
+    void feedWhenDataHasNoSpaceOrSpansLinesJoinsTheLinesWithLf() {
+        assertThat(events(parser(), "data:one\ndata:  two\ndata\n\n")).containsExactly("one\n two\n");
+    }
+
+    @Test
+    void feedWhenLinesAreCommentsOtherFieldsOrBlankIgnoresThem() {
+        assertThat(events(parser(), ": ping\n\nevent: message\nid: 7\nretry: 10\ndata: x\n\n\n\n"))
+                .containsExactly("x");
+    }
+
+    @Test
+    void finishWhenTheLastEventLacksItsBlankLineReturnsIt() {
+        ServerSentEvents parser = parser();
+
+        assertThat(events(parser, "data: [DONE]\n")).isEmpty();
+        assertThat(parser.finish()).containsExactly("[DONE]");
+    }
+
+    @Test
+    void finishWhenTheLastLineIsCutReturnsNothing() {
+        ServerSentEvents parser = parser();
+
+        assertThat(events(parser, "data: {\"id\":\"cmpl-1\",\"ch")).isEmpty();
+        assertThat(parser.finish()).isEmpty();
+    }
+
+    @Test
+    void feedWhenAnEventExceedsTheBoundThrowsBodyTooLarge() {
+        ServerSentEvents parser = parser();
+
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> events(parser, "data: " + "x".repeat(600) + "\ndata: " + "x".repeat(600)))
+                .satisfies(ex -> {
+                    assertThat(ex.failure().kind()).isEqualTo(EngineFailure.Kind.BODY_TOO_LARGE);
+                    assertThat(ex.failure().detail())
+                            .isEqualTo("stream event larger than readygate.engine.max-body-size (1KB); abandoned");
+                });
+    }
+
+    @Test
+    void feedWhenTheStreamExceedsTheBoundThrowsBodyTooLarge() {
+        ServerSentEvents parser = parser();
+        String event = "data: " + "x".repeat(500) + "\n\n";
+        for (int i = 0; i < 8; i++) {
+            events(parser, event);
+        }
+
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> events(parser, event))
+                .satisfies(ex -> assertThat(ex.failure().detail()).startsWith("event stream larger than"));
+    }
+
+    @Test
+    void feedWhenABoundIsCrossedStillReleasesTheBuffer() {
+        NettyDataBufferFactory factory = new NettyDataBufferFactory(UnpooledByteBufAllocator.DEFAULT);
+        ByteBuf fine = Unpooled.copiedBuffer("data: x\n\n", StandardCharsets.UTF_8);
+        ByteBuf huge = Unpooled.copiedBuffer("data: " + "x".repeat(5000), StandardCharsets.UTF_8);
+        ServerSentEvents parser = parser();
+
+        assertThat(parser.feed(factory.wrap(fine))).containsExactly("x");
+        assertThatExceptionOfType(EngineCallException.class).isThrownBy(() -> parser.feed(factory.wrap(huge)));
+        assertThat(fine.refCnt()).isZero();
+        assertThat(huge.refCnt()).isZero();
+    }
+}
