@@ -210,6 +210,9 @@ final class CompletionStream {
                 "connection " + TransportFailures.endedHow(cause) + " after " + describeEvents() + ", before [DONE]");
     }
 
+    /** How a timeout's detail starts when the stream had begun: the failure is then {@code STALLED}. */
+    static final String STALLED = "stalled after ";
+
     /** Where the stream stood, for a timeout's detail. */
     String progress() {
         int seen = events;
@@ -217,7 +220,7 @@ final class CompletionStream {
             return "no event yet";
         }
         long quiet = ticker.getAsLong() - lastEventNanos;
-        return "stalled after " + describeEvents() + ", the last "
+        return STALLED + describeEvents() + ", the last "
                 + Duration.ofNanos(quiet).toMillis() + " ms before";
     }
 

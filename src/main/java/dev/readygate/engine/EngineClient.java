@@ -26,7 +26,8 @@ public interface EngineClient {
 
     /**
      * A streamed {@code POST /v1/completions}, parsed event by event. {@code timeout} bounds the whole call; a
-     * stream that stops sending for longer than {@code timeout} is {@code TIMED_OUT}.
+     * stream that sends nothing for longer than {@code timeout} is {@code TIMED_OUT}, one that started and then stops
+     * sending is {@code STALLED}.
      */
     Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout);
 }

@@ -19,8 +19,10 @@ public record EngineFailure(Kind kind, @Nullable Integer httpStatus, String deta
         REFUSED,
         /** The connection was reset (RST) or closed before any answer. */
         RESET,
-        /** No answer (or no next stream event) within the call's timeout. */
+        /** No answer (no stream event at all) within the call's timeout. */
         TIMED_OUT,
+        /** A stream that had started sent nothing more within the call's timeout. */
+        STALLED,
         /** The engine answered with an unexpected HTTP status. */
         HTTP_STATUS,
         /** The endpoint does not exist on this server (404/405 on an optional vLLM endpoint). */

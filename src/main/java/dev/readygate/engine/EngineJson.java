@@ -92,7 +92,14 @@ final class EngineJson {
         if (count == null) {
             throw malformed("/tokenize: no count");
         }
-        return new TokenCount(count, integer(root, "max_model_len", "/tokenize"));
+        JsonNode tokens = root.get("tokens");
+        List<Integer> ids = tokens != null && tokens.isArray()
+                ? tokens.valueStream()
+                        .filter(JsonNode::isIntegralNumber)
+                        .map(JsonNode::intValue)
+                        .toList()
+                : List.of();
+        return new TokenCount(count, integer(root, "max_model_len", "/tokenize"), ids);
     }
 
     /**

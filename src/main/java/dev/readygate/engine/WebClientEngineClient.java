@@ -226,9 +226,12 @@ public final class WebClientEngineClient implements EngineClient, AutoCloseable 
             return known.failure();
         }
         if (error instanceof TimeoutException) {
+            String where = progress.get();
             return EngineFailure.of(
-                    EngineFailure.Kind.TIMED_OUT,
-                    route.call() + ": " + progress.get() + " within " + timeout.toMillis() + " ms");
+                    where.startsWith(CompletionStream.STALLED)
+                            ? EngineFailure.Kind.STALLED
+                            : EngineFailure.Kind.TIMED_OUT,
+                    route.call() + ": " + where + " within " + timeout.toMillis() + " ms");
         }
         return TransportFailures.beforeResponse(error, route.call(), connectTimeout, secrets);
     }

@@ -15,6 +15,7 @@ final class ProbeFailures {
             case REFUSED -> ProbeReport.failed(kind, at, Reason.ENGINE_DOWN, detail);
             case RESET -> ProbeReport.failed(kind, at, Reason.CONNECTION_RESET, detail);
             case TIMED_OUT -> ProbeReport.failed(kind, at, Reason.TIMED_OUT, detail);
+            case STALLED -> ProbeReport.failed(kind, at, Reason.STALLED, detail);
             case HTTP_STATUS, NOT_SUPPORTED ->
                 isContextLength(failure)
                         ? ProbeReport.failed(kind, at, Reason.PROBE_EXCEEDS_CONTEXT, detail)

@@ -102,6 +102,7 @@ public final class RepresentativeProbe {
                 Mono.fromSupplier(() -> evaluate(planned, prompt, success.value()));
             case EngineCall.Failure<StreamedCompletion> failure ->
                 failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
+                                || failure.failure().kind() == EngineFailure.Kind.STALLED
                         ? busyOrStalled(failure.failure(), before)
                         : Mono.fromSupplier(() ->
                                 ProbeFailures.report(ProbeKind.REPRESENTATIVE, failure.failure(), clock.instant()));

@@ -642,8 +642,13 @@ final class EngineApi {
         return "data: " + data + "\n\n";
     }
 
+    /**
+     * A direct buffer, written as is: a heap buffer would be copied into a pooled direct one on the event loop, whose
+     * allocator may take a lock (BlockHound reports it).
+     */
     private static ByteBuf buffer(String text) {
-        return Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        return Unpooled.directBuffer(bytes.length).writeBytes(bytes);
     }
 
     private Publisher<Void> sendJson(HttpServerResponse response, Object body) {

@@ -213,12 +213,12 @@ class WebClientEngineClientTests {
     }
 
     @Test
-    void streamCompletionWhenStreamStallsReturnsTimedOut() {
+    void streamCompletionWhenStreamStallsReturnsStalled() {
         simulator.fault(Fault.STALL_STREAM);
 
         EngineFailure failure = failure(client.streamCompletion(representative(), Duration.ofMillis(500)));
 
-        assertThat(failure.kind()).isEqualTo(EngineFailure.Kind.TIMED_OUT);
+        assertThat(failure.kind()).isEqualTo(EngineFailure.Kind.STALLED);
         assertThat(failure.detail()).contains("stalled after 2 events");
     }
 

@@ -20,9 +20,9 @@ import tools.jackson.databind.JsonNode;
 
 /**
  * A simulator on free loopback ports with short, test-sized timings, started for one test class or one test.
- * Talks to it over real HTTP.
+ * Talks to it over real HTTP. Public so that readygate's own tests can run against it.
  */
-final class RunningSimulator implements AutoCloseable {
+public final class RunningSimulator implements AutoCloseable {
 
     final EngineSimulator simulator;
     final SimulatorProperties properties;
@@ -63,20 +63,20 @@ final class RunningSimulator implements AutoCloseable {
                 .get();
     }
 
-    static RunningSimulator start(Path workDir, String... overrides) {
+    public static RunningSimulator start(Path workDir, String... overrides) {
         RunningSimulator running = new RunningSimulator(properties(workDir, overrides));
         running.simulator.start().block(Duration.ofSeconds(10));
         return running;
     }
 
     /** Starts and waits until the first start listens (and the daemon serves, when enabled). */
-    static RunningSimulator serving(Path workDir, String... overrides) {
+    public static RunningSimulator serving(Path workDir, String... overrides) {
         RunningSimulator running = start(workDir, overrides);
         running.awaitServing();
         return running;
     }
 
-    void awaitServing() {
+    public void awaitServing() {
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> simulator.engine().phase() == SimulatedEngine.Phase.SERVING
                         && (!properties.preload().enabled()
@@ -84,7 +84,7 @@ final class RunningSimulator implements AutoCloseable {
     }
 
     /** Restarts along {@code path} and waits until the new start listens. */
-    void restartAndAwait(StartupPath path) {
+    public void restartAndAwait(StartupPath path) {
         int before = startNumber();
         simulator.restart(path).block(Duration.ofSeconds(10));
         await().atMost(Duration.ofSeconds(10))
@@ -96,7 +96,7 @@ final class RunningSimulator implements AutoCloseable {
         return start == null ? 0 : start.number();
     }
 
-    WebTestClient engine() {
+    public WebTestClient engine() {
         return client(properties.port());
     }
 
@@ -117,7 +117,7 @@ final class RunningSimulator implements AutoCloseable {
     }
 
     /** POSTs JSON to the engine, expects 200 and returns the parsed body. */
-    JsonNode postJson(String path, Object body) {
+    public JsonNode postJson(String path, Object body) {
         return Sse.JSON.readTree(engine().post()
                 .uri(path)
                 .contentType(MediaType.APPLICATION_JSON)
@@ -162,13 +162,37 @@ final class RunningSimulator implements AutoCloseable {
         }
     }
 
-    static int freePort() {
+    public static int freePort() {
         try (ServerSocket socket = new ServerSocket(0)) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();
         } catch (IOException ex) {
             throw new UncheckedIOException(ex);
         }
+    }
+
+    /** The engine's base URL. */
+    public String baseUrl() {
+        return "http://127.0.0.1:" + properties.port();
+    }
+
+    /** Switches a fault on, for inference requests or for every request. */
+    public void fault(String name, boolean everywhere) {
+        simulator.setFault(Fault.fromValue(name), true, everywhere ? FaultSet.Scope.ALL : FaultSet.Scope.INFERENCE);
+    }
+
+    public void clearFaults() {
+        simulator.faults().clear();
+    }
+
+    /** Crashes the engine (it restarts after the auto-restart delay). */
+    public void crash() {
+        simulator.engine().crash("simulated crash").block(Duration.ofSeconds(5));
+    }
+
+    /** Whether the engine would serve a representative request correctly right now. */
+    public boolean ableToServe() {
+        return simulator.ableToServe();
     }
 
     @Override
