@@ -81,7 +81,7 @@ public sealed interface EngineState {
     }
 
     /** {@code /health} passes; the model is not listed yet. */
-    record Healthy(Instant since, Reason cause) implements EngineState {
+    record Healthy(Instant since, Reason cause, String detail) implements EngineState {
         public Kind kind() {
             return Kind.HEALTHY;
         }

@@ -44,7 +44,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.ShutdownRequested o -> new ShuttingDown(o.at());
             case Observation.Unreachable o -> down(current, o.at(), o.reason(), o.detail());
             case Observation.EngineDead o -> down(current, o.at(), Reason.ENGINE_DEAD, o.detail());
-            case Observation.Restarted o -> new Healthy(o.at(), Reason.ENGINE_RESTARTED);
+            case Observation.Restarted o -> new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail());
             case Observation.HealthOk o -> healthOk(current, o);
             case Observation.ModelListed o -> modelListed(current, o);
             case Observation.CheckFailed o -> checkFailed(current, o);
@@ -63,9 +63,9 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
 
     private static EngineState healthOk(EngineState current, Observation.HealthOk o) {
         return switch (current) {
-            case Starting s -> new Healthy(o.at(), Reason.MODEL_NOT_LISTED);
-            case Down d -> new Healthy(o.at(), Reason.MODEL_NOT_LISTED);
-            case Listening l -> new Healthy(o.at(), Reason.MODEL_NOT_LISTED);
+            case Starting s -> new Healthy(o.at(), Reason.MODEL_NOT_LISTED, "");
+            case Down d -> new Healthy(o.at(), Reason.MODEL_NOT_LISTED, "");
+            case Listening l -> new Healthy(o.at(), Reason.MODEL_NOT_LISTED, "");
             case Degraded d when CHEAP_CHECK_REASONS.contains(d.cause()) -> new Ready(o.at(), d.model());
             default -> current;
         };
@@ -86,7 +86,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Starting s -> new Listening(o.at(), o.reason(), o.detail());
             case Down d -> new Listening(o.at(), o.reason(), o.detail());
             case Listening l -> new Listening(l.since(), o.reason(), o.detail());
-            case Healthy h when o.reason() == Reason.MODEL_NOT_LISTED -> new Healthy(h.since(), o.reason());
+            case Healthy h when o.reason() == Reason.MODEL_NOT_LISTED -> new Healthy(h.since(), o.reason(), o.detail());
             case Healthy h -> new Listening(o.at(), o.reason(), o.detail());
             case ModelListed m -> new Listening(o.at(), o.reason(), o.detail());
             case Verifying v -> new Listening(o.at(), o.reason(), o.detail());

@@ -46,6 +46,7 @@ public class EngineHealthIndicator implements ReactiveHealthIndicator {
         switch (state) {
             case EngineState.Down d -> details.put("detail", d.detail());
             case EngineState.Listening l -> details.put("detail", l.detail());
+            case EngineState.Healthy h when !h.detail().isEmpty() -> details.put("detail", h.detail());
             case EngineState.Degraded d -> {
                 details.put("consecutiveFailures", d.failures());
                 details.put("detail", d.detail());

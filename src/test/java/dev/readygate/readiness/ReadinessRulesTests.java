@@ -173,7 +173,7 @@ class ReadinessRulesTests {
         assertThat(stillLatched.kind()).isEqualTo(Kind.VERIFICATION_FAILED);
         assertThat(rules.next(stillLatched, ok(6))).isEqualTo(stillLatched);
         EngineState restarted = rules.next(stillLatched, new Observation.Restarted(t(7), "new process"));
-        assertThat(restarted).isEqualTo(new EngineState.Healthy(t(7), Reason.ENGINE_RESTARTED));
+        assertThat(restarted).isEqualTo(new EngineState.Healthy(t(7), Reason.ENGINE_RESTARTED, "new process"));
         EngineState wentDown = rules.next(stillLatched, new Observation.Unreachable(t(7), Reason.ENGINE_DOWN, "x"));
         assertThat(rules.next(wentDown, ok(8)).kind()).isEqualTo(Kind.HEALTHY);
     }
