@@ -70,7 +70,15 @@ public class ProbeConfiguration {
     CircuitBreaker heavyProbeCircuitBreaker(
             ReadygateProperties properties, Clock clock, CircuitBreakerRegistry registry) {
         ReadygateProperties.Probe probe = properties.probe();
-        CircuitBreakerConfig config = CircuitBreakerConfig.custom()
+        return registry.circuitBreaker(HEAVY_PROBES, circuitBreakerConfig(probe, clock));
+    }
+
+    /**
+     * Opens after {@code suspend-after-failures} consecutive failed verifications (an observation, not an error, is
+     * the failure), stays open for {@code suspension}, then lets one verification through.
+     */
+    public static CircuitBreakerConfig circuitBreakerConfig(ReadygateProperties.Probe probe, Clock clock) {
+        return CircuitBreakerConfig.custom()
                 .slidingWindow(
                         probe.suspendAfterFailures(),
                         probe.suspendAfterFailures(),
@@ -81,17 +89,20 @@ public class ProbeConfiguration {
                 .permittedNumberOfCallsInHalfOpenState(1)
                 .clock(clock)
                 .build();
-        return registry.circuitBreaker(HEAVY_PROBES, config);
+    }
+
+    /** {@code max-tokens-per-minute} permits a minute; a probe that does not fit waits for the next minute. */
+    public static RateLimiterConfig rateLimiterConfig(ReadygateProperties.Probe probe) {
+        return RateLimiterConfig.custom()
+                .limitForPeriod(probe.maxTokensPerMinute())
+                .limitRefreshPeriod(Duration.ofMinutes(1))
+                .timeoutDuration(Duration.ZERO)
+                .build();
     }
 
     @Bean
     RateLimiter heavyProbeRateLimiter(ReadygateProperties properties, RateLimiterRegistry registry) {
-        RateLimiterConfig config = RateLimiterConfig.custom()
-                .limitForPeriod(properties.probe().maxTokensPerMinute())
-                .limitRefreshPeriod(Duration.ofMinutes(1))
-                .timeoutDuration(Duration.ZERO)
-                .build();
-        return registry.rateLimiter(HEAVY_PROBES, config);
+        return registry.rateLimiter(HEAVY_PROBES, rateLimiterConfig(properties.probe()));
     }
 
     @Bean

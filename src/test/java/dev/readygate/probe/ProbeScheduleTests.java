@@ -8,13 +8,10 @@ import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
-import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.ratelimiter.RateLimiter;
-import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -85,26 +82,8 @@ class ProbeScheduleTests {
                 new ReadinessRules(config.successThreshold(), config.failureThreshold()),
                 clock.instant(),
                 change -> states.add(change.current()));
-        breaker = CircuitBreaker.of(
-                "t",
-                CircuitBreakerConfig.custom()
-                        .slidingWindow(
-                                config.suspendAfterFailures(),
-                                config.suspendAfterFailures(),
-                                CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-                        .failureRateThreshold(100)
-                        .recordResult(result -> result instanceof Observation.VerificationFailed)
-                        .waitDurationInOpenState(config.suspension())
-                        .permittedNumberOfCallsInHalfOpenState(1)
-                        .clock(clock)
-                        .build());
-        RateLimiter limiter = RateLimiter.of(
-                "t",
-                RateLimiterConfig.custom()
-                        .limitForPeriod(config.maxTokensPerMinute())
-                        .limitRefreshPeriod(Duration.ofMinutes(1))
-                        .timeoutDuration(Duration.ZERO)
-                        .build());
+        breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
+        RateLimiter limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
         EngineCapabilities capabilities = new EngineCapabilities();
         RepresentativeProbe representative = new RepresentativeProbe(
                 config.representative(), engine, capabilities, new SplittableRandom(1), clock, config.heavyTimeout());
