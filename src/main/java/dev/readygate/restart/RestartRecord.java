@@ -1,0 +1,72 @@
+package dev.readygate.restart;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything known about one engine start, kept in the restart history (one JSON line per start) so cold, cached and
+ * snapshot starts can be compared across releases and configurations.
+ *
+ * @param id a unique id of this start (stable across readygate restarts)
+ * @param engineStart when the engine process started
+ * @param engineStartSource where {@code engineStart} came from: {@code process_start_time}, {@code log} or
+ *     {@code observed_down} (when readygate saw the old engine go away)
+ * @param firstSeen whether this is the first start readygate saw (readygate started while the engine ran or loaded)
+ * @param path the restart path
+ * @param evidence what the path was concluded from, one short line each
+ * @param fallbackReason the reason from vLLM's fallback warning, for {@code preload_fallback}
+ * @param wrongWeightsFromCache a preload hit whose canary mismatched: the cache served another checkpoint's weights
+ * @param phases when each phase was reached: {@code engine_start}, {@code port_listening}, {@code health_ok},
+ *     {@code model_listed}, {@code representative_ok}, {@code canary_ok}, {@code ready}
+ * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
+ *     {@code engine_init}; and {@code model_loading_gib}
+ * @param outcome {@code ready}, {@code not_ready} (never ready: see {@code notReadyReason}) or {@code superseded}
+ *     (the engine went away before it was ready)
+ * @param notReadyReason the last not-ready reason, when the start never became ready
+ * @param readinessLatency from engine start to verified ready, when it became ready
+ * @param vllmVersion the engine's version
+ * @param engineArgs the engine's {@code non-default args} log line
+ * @param model the served model
+ * @param modelRoot the model path or hub id
+ * @param revision the model revision (from the engine arguments), when known
+ * @param maxModelLen the engine's {@code max_model_len}
+ * @param kvCacheSizeTokens {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}
+ * @param probeConfigHash a hash of readygate's probe configuration (a changed probe is not a changed engine)
+ * @param readygateVersion readygate's version
+ * @param node facts about the node: {@code node_name}, {@code gpu_uuid}, {@code driver_version} when known
+ */
+public record RestartRecord(
+        String id,
+        Instant engineStart,
+        String engineStartSource,
+        boolean firstSeen,
+        RestartPath path,
+        List<String> evidence,
+        @Nullable String fallbackReason,
+        boolean wrongWeightsFromCache,
+        Map<String, Instant> phases,
+        Map<String, Double> loggedDurations,
+        String outcome,
+        @Nullable String notReadyReason,
+        @Nullable Duration readinessLatency,
+        @Nullable String vllmVersion,
+        @Nullable String engineArgs,
+        @Nullable String model,
+        @Nullable String modelRoot,
+        @Nullable String revision,
+        @Nullable Integer maxModelLen,
+        @Nullable Long kvCacheSizeTokens,
+        String probeConfigHash,
+        String readygateVersion,
+        Map<String, String> node) {
+
+    public RestartRecord {
+        evidence = List.copyOf(evidence);
+        phases = Map.copyOf(phases);
+        loggedDurations = Map.copyOf(loggedDurations);
+        node = Map.copyOf(node);
+    }
+}
