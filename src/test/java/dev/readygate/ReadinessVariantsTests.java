@@ -178,8 +178,11 @@ class ReadinessVariantsTests {
                     .containsPattern("(?m)^readygate_engine_state\\{.*state=\"down\".*} 0\\.0$")
                     .contains("readygate_engine_transitions_total{")
                     .contains("readygate_probe_duration_seconds_count{")
-                    .contains("readygate_probe_time_to_first_token_seconds_count{")
-                    .containsPattern("(?m)^readygate_probe_tokens_total\\{.*probe=\"representative\".*} [1-9]")
+                    .contains("readygate_probe_ttft_seconds_count{")
+                    .contains("readygate_probe_inter_token_latency_seconds_count{")
+                    .containsPattern(
+                            "(?m)^readygate_probe_duration_seconds_count\\{kind=\"canary\",outcome=\"passed\"} [1-9]")
+                    .containsPattern("(?m)^readygate_probe_tokens_total\\{.*kind=\"representative\".*} [1-9]")
                     .contains("resilience4j_circuitbreaker_state{")
                     .contains("name=\"heavy-probes\"")
                     .contains("resilience4j_ratelimiter_available_permissions{");

@@ -33,13 +33,19 @@ public class ReadygateMetrics implements ProbeListener {
     /** Engine state changes, tags {@code from} and {@code to}. */
     public static final String ENGINE_TRANSITIONS = "readygate.engine.transitions";
 
-    /** Heavy probe durations, tags {@code probe}, {@code outcome}, {@code reason}. */
+    /** Heavy probe durations, tags {@code kind} and {@code outcome}. */
     public static final String PROBE_DURATION = "readygate.probe.duration";
 
-    /** Heavy probes' time to first token, tag {@code probe}. */
-    public static final String PROBE_TTFT = "readygate.probe.time.to.first.token";
+    /** Heavy probe failures, tags {@code kind} and {@code reason}. */
+    public static final String PROBE_FAILURES = "readygate.probe.failures";
 
-    /** Tokens the heavy probes made the engine process (prompt plus output), tag {@code probe}. */
+    /** Heavy probes' time to first token, tag {@code kind}. */
+    public static final String PROBE_TTFT = "readygate.probe.ttft";
+
+    /** Heavy probes' largest gap between two tokens, tag {@code kind}. */
+    public static final String PROBE_ITL = "readygate.probe.inter.token.latency";
+
+    /** Tokens the heavy probes made the engine process (prompt plus output), tag {@code kind}. */
     public static final String PROBE_TOKENS = "readygate.probe.tokens";
 
     private final MeterRegistry registry;
@@ -77,28 +83,38 @@ public class ReadygateMetrics implements ProbeListener {
 
     @Override
     public void probed(ProbeReport report) {
-        String probe = report.kind().value();
+        String kind = report.kind().value();
         ProbeReport.Measurement measurement = report.measurement();
         Timer.builder(PROBE_DURATION)
                 .description("Heavy probe duration, request to verdict")
-                .tag("probe", probe)
+                .tag("kind", kind)
                 .tag("outcome", report.outcome().name().toLowerCase(java.util.Locale.ROOT))
-                .tag(
-                        "reason",
-                        report.reason() == null ? "none" : report.reason().value())
                 .register(registry)
                 .record(measurement == null ? java.time.Duration.ZERO : measurement.total());
+        if (report.reason() != null) {
+            Counter.builder(PROBE_FAILURES)
+                    .description("Heavy probe failures by reason")
+                    .tag("kind", kind)
+                    .tag("reason", report.reason().value())
+                    .register(registry)
+                    .increment();
+        }
         if (measurement != null) {
             Timer.builder(PROBE_TTFT)
                     .description("Heavy probe time to first token")
-                    .tag("probe", probe)
+                    .tag("kind", kind)
                     .register(registry)
                     .record(measurement.timeToFirstToken());
+            Timer.builder(PROBE_ITL)
+                    .description("Heavy probe largest inter-token latency")
+                    .tag("kind", kind)
+                    .register(registry)
+                    .record(measurement.maxInterTokenLatency());
             int tokens = (measurement.promptTokens() == null ? 0 : measurement.promptTokens())
                     + (measurement.completionTokens() == null ? 0 : measurement.completionTokens());
             Counter.builder(PROBE_TOKENS)
                     .description("Tokens the heavy probes made the engine process")
-                    .tag("probe", probe)
+                    .tag("kind", kind)
                     .register(registry)
                     .increment(tokens);
         }
