@@ -47,6 +47,11 @@ public class ProbeConfiguration {
     }
 
     @Bean
+    EngineFacts engineFacts() {
+        return new EngineFacts();
+    }
+
+    @Bean
     ProbeHistory probeHistory() {
         return new ProbeHistory();
     }
@@ -129,6 +134,7 @@ public class ProbeConfiguration {
             CanaryBaselineStore baselines,
             StartTrust startTrust,
             ObjectProvider<ProbeListener> listeners,
+            EngineFacts facts,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
@@ -163,7 +169,8 @@ public class ProbeConfiguration {
                 history,
                 report -> listeners.forEach(listener -> listener.probed(report)),
                 clock);
-        return new ProbeSchedule(probe, client, machine, verifier, capabilities, representative, clock, probeScheduler);
+        return new ProbeSchedule(
+                probe, client, machine, verifier, capabilities, representative, facts, clock, probeScheduler);
     }
 
     @Bean

@@ -44,10 +44,8 @@ public final class ProbeSchedule {
     private final @Nullable RepresentativeProbe representative;
     private final Clock clock;
     private final Scheduler scheduler;
-    private volatile @Nullable ModelCard card;
-    private volatile @Nullable String vllmVersion;
+    private final EngineFacts facts;
     private volatile @Nullable Double processStart;
-    private volatile @Nullable EngineMetricsSample lastMetrics;
     private volatile @Nullable Instant lastHeavy;
     private volatile @Nullable Double successesAtLastHeavy;
     private volatile @Nullable Disposable running;
@@ -59,6 +57,7 @@ public final class ProbeSchedule {
             Verifier verifier,
             EngineCapabilities capabilities,
             @Nullable RepresentativeProbe representative,
+            EngineFacts facts,
             Clock clock,
             Scheduler scheduler) {
         this.config = config;
@@ -67,6 +66,7 @@ public final class ProbeSchedule {
         this.verifier = verifier;
         this.capabilities = capabilities;
         this.representative = representative;
+        this.facts = facts;
         this.clock = clock;
         this.scheduler = scheduler;
     }
@@ -137,10 +137,8 @@ public final class ProbeSchedule {
 
     /** The engine went away: whatever comes back on the port is a new engine (maybe another server). */
     private void forgetEngine() {
-        card = null;
-        vllmVersion = null;
+        facts.forget();
         processStart = null;
-        lastMetrics = null;
         lastHeavy = null;
         successesAtLastHeavy = null;
         capabilities.reset();
@@ -162,7 +160,6 @@ public final class ProbeSchedule {
                 return Mono.empty();
             }
             EngineMetricsSample sample = ((EngineCall.Success<EngineMetricsSample>) call).value();
-            lastMetrics = sample;
             Double previous = processStart;
             Double current = sample.processStartTimeSeconds();
             processStart = current;
@@ -170,20 +167,21 @@ public final class ProbeSchedule {
                 String detail = "process_start_time_seconds changed from %.3f to %.3f".formatted(previous, current);
                 forgetEngine();
                 processStart = current;
-                lastMetrics = sample;
+                facts.scraped(sample, clock.instant());
                 return Mono.just(new Observation.Restarted(clock.instant(), detail));
             }
+            facts.scraped(sample, clock.instant());
             return Mono.empty();
         });
     }
 
     private Mono<Observation> listModel() {
-        if (card != null && !(machine.current() instanceof EngineState.Healthy)) {
+        if (facts.card() != null && !(machine.current() instanceof EngineState.Healthy)) {
             return Mono.empty();
         }
         return client.model().map(call -> switch (call) {
             case EngineCall.Success<ModelCard> listed -> {
-                card = listed.value();
+                facts.card(listed.value());
                 yield new Observation.ModelListed(
                         clock.instant(), listed.value().id());
             }
@@ -196,20 +194,20 @@ public final class ProbeSchedule {
     }
 
     private Mono<Observation> readVersion() {
-        if (vllmVersion != null) {
+        if (facts.vllmVersion() != null) {
             return Mono.empty();
         }
         if (!capabilities.version()) {
-            vllmVersion = "unknown";
+            facts.vllmVersion("unknown");
             return Mono.empty();
         }
         return client.version().flatMap(call -> {
             switch (call) {
-                case EngineCall.Success<String> version -> vllmVersion = version.value();
+                case EngineCall.Success<String> version -> facts.vllmVersion(version.value());
                 case EngineCall.Failure<String> failure -> {
                     if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
                         capabilities.lackVersion();
-                        vllmVersion = "unknown";
+                        facts.vllmVersion("unknown");
                     }
                 }
             }
@@ -218,7 +216,7 @@ public final class ProbeSchedule {
     }
 
     private Mono<Observation> heavyIfDue() {
-        ModelCard listed = card;
+        ModelCard listed = facts.card();
         Instant now = clock.instant();
         if (listed == null || !heavyDue(machine.current(), now)) {
             return Mono.empty();
@@ -229,8 +227,8 @@ public final class ProbeSchedule {
             return Mono.empty();
         }
         lastHeavy = now;
-        EngineMetricsSample before = lastMetrics;
-        return verifier.verify(listed, Objects.requireNonNullElse(vllmVersion, "unknown"), before)
+        EngineMetricsSample before = facts.lastSample();
+        return verifier.verify(listed, Objects.requireNonNullElse(facts.vllmVersion(), "unknown"), before)
                 .doOnNext(observation -> successesAtLastHeavy = successes());
     }
 
@@ -256,7 +254,7 @@ public final class ProbeSchedule {
 
     /** No request running or waiting (or no way to know). */
     private boolean idle() {
-        EngineMetricsSample sample = lastMetrics;
+        EngineMetricsSample sample = facts.lastSample();
         if (sample == null || !capabilities.metrics()) {
             return true;
         }
@@ -274,27 +272,12 @@ public final class ProbeSchedule {
     }
 
     private @Nullable Double successes() {
-        EngineMetricsSample sample = lastMetrics;
+        EngineMetricsSample sample = facts.lastSample();
         return sample == null ? null : sample.requestSuccess();
     }
 
     private static boolean zero(@Nullable Double value) {
         return value == null || value == 0;
-    }
-
-    /** The listed model, for {@code /status}. */
-    public @Nullable ModelCard model() {
-        return card;
-    }
-
-    /** The engine's vLLM version, for {@code /status}. */
-    public @Nullable String vllmVersion() {
-        return vllmVersion;
-    }
-
-    /** The engine's last scraped metrics, for {@code /status}. */
-    public @Nullable EngineMetricsSample lastMetrics() {
-        return lastMetrics;
     }
 
     /** When the heavy probes last ran (or were skipped because real traffic proved health). */

@@ -5,6 +5,7 @@ import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.probe.CanaryComparison;
 import dev.readygate.probe.EngineCapabilities;
+import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
@@ -32,6 +33,7 @@ public class StatusController {
 
     private final EngineStateMachine machine;
     private final ProbeSchedule schedule;
+    private final EngineFacts facts;
     private final ProbeHistory history;
     private final EngineCapabilities capabilities;
     private final CircuitBreaker heavyProbeCircuitBreaker;
@@ -41,6 +43,7 @@ public class StatusController {
     public StatusController(
             EngineStateMachine machine,
             ProbeSchedule schedule,
+            EngineFacts facts,
             ProbeHistory history,
             EngineCapabilities capabilities,
             CircuitBreaker heavyProbeCircuitBreaker,
@@ -48,6 +51,7 @@ public class StatusController {
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
+        this.facts = facts;
         this.history = history;
         this.capabilities = capabilities;
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
@@ -71,12 +75,12 @@ public class StatusController {
     private Map<String, Object> engine() {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
-        ModelCard card = schedule.model();
+        ModelCard card = facts.card();
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
         engine.put("maxModelLen", card == null ? null : card.maxModelLen());
-        engine.put("vllmVersion", schedule.vllmVersion());
-        EngineMetricsSample metrics = schedule.lastMetrics();
+        engine.put("vllmVersion", facts.vllmVersion());
+        EngineMetricsSample metrics = facts.lastSample();
         if (metrics != null) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("processStartTimeSeconds", metrics.processStartTimeSeconds());

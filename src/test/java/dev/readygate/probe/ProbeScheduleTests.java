@@ -98,8 +98,8 @@ class ProbeScheduleTests {
                 config.heavyTimeout(),
                 Schedulers.immediate());
         Verifier verifier = new Verifier(representative, canary, breaker, limiter, history, report -> {}, clock);
-        ProbeSchedule schedule =
-                new ProbeSchedule(config, engine, machine, verifier, capabilities, representative, clock, time);
+        ProbeSchedule schedule = new ProbeSchedule(
+                config, engine, machine, verifier, capabilities, representative, new EngineFacts(), clock, time);
         loop = schedule.observations().subscribe();
     }
 
