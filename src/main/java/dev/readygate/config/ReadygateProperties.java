@@ -18,6 +18,7 @@ import org.springframework.validation.annotation.Validated;
  * @param stateDir where readygate keeps what must survive its own restarts (learned canary baselines, ...)
  * @param probe how and how often readygate verifies the engine
  * @param evidence where readygate finds what the engine leaves behind (snapshot directory, ...)
+ * @param restart restart tracking and its history
  * @param node facts about the node readygate runs on
  */
 @ConfigurationProperties("readygate")
@@ -27,6 +28,7 @@ public record ReadygateProperties(
         @DefaultValue("./state") Path stateDir,
         @Valid @DefaultValue Probe probe,
         @DefaultValue Evidence evidence,
+        @DefaultValue Restart restart,
         @DefaultValue Node node) {
 
     public ReadygateProperties {
@@ -218,19 +220,64 @@ public record ReadygateProperties(
     }
 
     /**
-     * What the engine leaves behind that readygate reads.
+     * What the engine leaves behind that readygate reads to tell how each start came up. Each is optional (the chart
+     * mounts them).
      *
      * @param snapshotDir the CRIU snapshot directory ({@code manifest.json}, {@code release.json}); its oracle is the
      *     canary's expected answer when none is configured
+     * @param engineLog the engine's log file on a shared volume (vLLM's stdout), tailed through rotation and
+     *     truncation
+     * @param logPollInterval how often the log file is checked for new lines
+     * @param daemonHealthUrl the preload daemon's health URL ({@code --weight-cache-health-port}), e.g.
+     *     {@code http://127.0.0.1:8001/health}
+     * @param daemonSocketDir the preload daemon's socket directory ({@code --weight-cache-socket-dir})
      */
-    public record Evidence(@Nullable Path snapshotDir) {}
+    public record Evidence(
+            @Nullable Path snapshotDir,
+            @Nullable Path engineLog,
+            @DefaultValue("250ms") Duration logPollInterval,
+            @Nullable URI daemonHealthUrl,
+            @Nullable Path daemonSocketDir) {
+
+        public Evidence {
+            requirePositive("readygate.evidence.log-poll-interval", logPollInterval);
+        }
+    }
 
     /**
-     * The node.
+     * Restart tracking.
      *
-     * @param gpuName the GPU's name, part of a learned canary baseline's key (logprobs differ by GPU)
+     * @param historyMaxSize the restart history file's size before it rotates
+     * @param historyFiles how many rotated history files are kept
+     * @param loopWindow the window in which {@code loop-starts} starts make a restart loop
+     * @param loopStarts how many starts within {@code loop-window} make a restart loop
      */
-    public record Node(@DefaultValue("unknown") String gpuName) {}
+    public record Restart(
+            @DefaultValue("10MB") DataSize historyMaxSize,
+            @DefaultValue("3") int historyFiles,
+            @DefaultValue("10m") Duration loopWindow,
+            @DefaultValue("3") int loopStarts) {
+
+        public Restart {
+            requireAtLeast("readygate.restart.history-files", historyFiles, 1);
+            requireAtLeast("readygate.restart.loop-starts", loopStarts, 2);
+            requirePositive("readygate.restart.loop-window", loopWindow);
+        }
+    }
+
+    /**
+     * The node; recorded with every restart.
+     *
+     * @param name the node's name (the chart passes {@code spec.nodeName})
+     * @param gpuName the GPU's name, part of a learned canary baseline's key (logprobs differ by GPU)
+     * @param gpuUuid the GPU's UUID
+     * @param driverVersion the NVIDIA driver version
+     */
+    public record Node(
+            @DefaultValue("") String name,
+            @DefaultValue("unknown") String gpuName,
+            @DefaultValue("") String gpuUuid,
+            @DefaultValue("") String driverVersion) {}
 
     static void requireAtLeast(String key, int value, int minimum) {
         if (value < minimum) {

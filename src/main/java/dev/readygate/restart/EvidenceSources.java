@@ -1,0 +1,111 @@
+package dev.readygate.restart;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The evidence sources besides the log: the snapshot directory ({@code release.json}), the preload daemon's health URL
+ * and its socket directory. Each is optional; an unreadable source says nothing rather than failing.
+ */
+public final class EvidenceSources {
+
+    /** What the daemon and snapshot sources say now. */
+    public record Reading(
+            @Nullable Instant snapshotReleasedAt, @Nullable Boolean daemonHealthy, int daemonSockets) {}
+
+    private final @Nullable Path snapshotDir;
+    private final @Nullable URI daemonHealthUrl;
+    private final @Nullable Path daemonSocketDir;
+    private final WebClient web;
+    private final JsonMapper json;
+    private final Scheduler blocking;
+
+    public EvidenceSources(
+            @Nullable Path snapshotDir,
+            @Nullable URI daemonHealthUrl,
+            @Nullable Path daemonSocketDir,
+            WebClient web,
+            JsonMapper json,
+            Scheduler blocking) {
+        this.snapshotDir = snapshotDir;
+        this.daemonHealthUrl = daemonHealthUrl;
+        this.daemonSocketDir = daemonSocketDir;
+        this.web = web;
+        this.json = json;
+        this.blocking = blocking;
+    }
+
+    /** Reads every source; {@code since} is the engine start, so an older {@code release.json} does not count. */
+    public Mono<Reading> read(Instant since) {
+        Mono<Optional<Boolean>> health = daemonHealthUrl == null
+                ? Mono.just(Optional.empty())
+                : daemonHealth().map(Optional::of);
+        Mono<FileReading> files = Mono.fromCallable(() -> new FileReading(released(since), sockets()))
+                .subscribeOn(blocking);
+        return Mono.zip(files, health)
+                .map(both -> new Reading(
+                        both.getT1().released(),
+                        both.getT2().orElse(null),
+                        both.getT1().sockets()));
+    }
+
+    private record FileReading(@Nullable Instant released, int sockets) {}
+
+    private Mono<Boolean> daemonHealth() {
+        if (daemonHealthUrl == null) {
+            return Mono.empty();
+        }
+        return web.get()
+                .uri(daemonHealthUrl)
+                .exchangeToMono(response ->
+                        response.releaseBody().thenReturn(response.statusCode().value() == 200))
+                .timeout(Duration.ofSeconds(1))
+                .onErrorReturn(false);
+    }
+
+    private @Nullable Instant released(Instant since) {
+        if (snapshotDir == null) {
+            return null;
+        }
+        Path release = snapshotDir.resolve("release.json");
+        try {
+            if (!Files.isReadable(release)) {
+                return null;
+            }
+            Instant written = Files.getLastModifiedTime(release).toInstant();
+            JsonNode doc = json.readTree(Files.readString(release));
+            // Written by the restore of this start (allow for the file system's coarse timestamps).
+            boolean fresh = !written.isBefore(since.minusSeconds(2));
+            return doc.path("release").asBoolean(false) && fresh ? written : null;
+        } catch (IOException | RuntimeException ex) {
+            return null;
+        }
+    }
+
+    private int sockets() {
+        if (daemonSocketDir == null) {
+            return -1;
+        }
+        int count = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(daemonSocketDir, "vllm_weight_cache_*.sock")) {
+            for (Path ignored : entries) {
+                count++;
+            }
+        } catch (IOException ex) {
+            return 0;
+        }
+        return count;
+    }
+}

@@ -1,0 +1,397 @@
+package dev.readygate.restart;
+
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.ProbeKind;
+import dev.readygate.probe.ProbeListener;
+import dev.readygate.probe.ProbeReport;
+import dev.readygate.probe.StartTrust;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.Reason;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+/**
+ * Notices every engine start (the engine went away and came back, or its process start time changed), times its
+ * phases from engine start to verified readiness, attributes its restart path from the evidence, and records it. The
+ * first start readygate sees is marked as such; starts that come too close together are a restart loop. Driven by
+ * engine state changes and probe reports; never blocks (evidence is read on a blocking-capable scheduler, records
+ * are written by the sink's own thread).
+ */
+public final class RestartTracker implements ProbeListener, StartTrust {
+
+    private static final Logger logger = LoggerFactory.getLogger(RestartTracker.class);
+    private static final int KEPT_IN_MEMORY = 200;
+    private static final Pattern REVISION = Pattern.compile("'revision': '([^']+)'");
+
+    /** The phases of a start, in order. */
+    public static final List<String> PHASES = List.of(
+            "engine_start", "port_listening", "health_ok", "model_listed", "representative_ok", "canary_ok", "ready");
+
+    private final EngineFacts facts;
+    private final StartLog log;
+    private final EvidenceSources sources;
+    private final List<RestartListener> listeners;
+    private final Consumer<RestartRecord> sink;
+    private final Clock clock;
+    private final String probeConfigHash;
+    private final String readygateVersion;
+    private final Map<String, String> node;
+    private final Duration loopWindow;
+    private final int loopStarts;
+    private final Deque<RestartRecord> history = new ArrayDeque<>();
+    private final Deque<Instant> recentStarts = new ArrayDeque<>();
+    private @Nullable Start current;
+    private @Nullable Instant downAt;
+
+    /** The start in progress: what is known so far. */
+    private static final class Start {
+        final String id = UUID.randomUUID().toString();
+        final boolean firstSeen;
+        final Instant observedAt;
+        final Map<String, Instant> phases = new LinkedHashMap<>();
+
+        @Nullable
+        Instant downAt;
+
+        boolean canaryMismatch;
+        boolean recorded;
+
+        @Nullable
+        Reason lastReason;
+
+        Start(boolean firstSeen, Instant observedAt, @Nullable Instant downAt) {
+            this.firstSeen = firstSeen;
+            this.observedAt = observedAt;
+            this.downAt = downAt;
+        }
+    }
+
+    public RestartTracker(
+            EngineFacts facts,
+            StartLog log,
+            EvidenceSources sources,
+            List<RestartListener> listeners,
+            Consumer<RestartRecord> sink,
+            List<RestartRecord> loaded,
+            Clock clock,
+            String probeConfigHash,
+            String readygateVersion,
+            Map<String, String> node,
+            Duration loopWindow,
+            int loopStarts) {
+        this.facts = facts;
+        this.log = log;
+        this.sources = sources;
+        this.listeners = List.copyOf(listeners);
+        this.sink = sink;
+        this.clock = clock;
+        this.probeConfigHash = probeConfigHash;
+        this.readygateVersion = readygateVersion;
+        this.node = Map.copyOf(node);
+        this.loopWindow = loopWindow;
+        this.loopStarts = loopStarts;
+        loaded.stream().skip(Math.max(0, loaded.size() - KEPT_IN_MEMORY)).forEach(history::addLast);
+    }
+
+    /** Engine state changes are the start's phases. */
+    public synchronized void onEngineStateChanged(EngineStateChanged change) {
+        EngineState previous = change.previous();
+        EngineState state = change.current();
+        Instant at = state.since();
+        boolean wasAway = previous instanceof EngineState.Down || previous instanceof EngineState.Starting;
+        if (state instanceof EngineState.Down) {
+            end();
+            downAt = at;
+            log.newStart();
+            current = null;
+            return;
+        }
+        if (state instanceof EngineState.ShuttingDown) {
+            end();
+            return;
+        }
+        if (state instanceof EngineState.Healthy healthy && healthy.cause() == Reason.ENGINE_RESTARTED) {
+            end();
+            begin(false, at, null);
+            phase("port_listening", at);
+            phase("health_ok", at);
+            return;
+        }
+        if (wasAway || current == null) {
+            begin(previous instanceof EngineState.Starting, at, downAt);
+            phase("port_listening", at);
+        }
+        Start start = current;
+        if (start == null) {
+            return;
+        }
+        start.lastReason = state.reason();
+        switch (state) {
+            case EngineState.Healthy h -> phase("health_ok", at);
+            case EngineState.ModelListed m -> {
+                phase("health_ok", at);
+                phase("model_listed", at);
+            }
+            case EngineState.Ready r -> {
+                phase("ready", at);
+                record(start, "ready", true);
+            }
+            case EngineState.VerificationFailed f when f.latched() -> record(start, "not_ready", false);
+            default -> {}
+        }
+    }
+
+    @Override
+    public synchronized void probed(ProbeReport report) {
+        Start start = current;
+        if (start == null) {
+            return;
+        }
+        if (report.passed()) {
+            phase(report.kind() == ProbeKind.REPRESENTATIVE ? "representative_ok" : "canary_ok", report.at());
+        } else if (report.reason() == Reason.CANARY_MISMATCH && !start.canaryMismatch) {
+            start.canaryMismatch = true;
+            RestartPath path = provisionalPath();
+            listeners.forEach(listener -> listener.canaryMismatch(path));
+        }
+    }
+
+    private void begin(boolean firstSeen, Instant at, @Nullable Instant wentDown) {
+        current = new Start(firstSeen, at, wentDown);
+        downAt = null;
+        recentStarts.addLast(at);
+        while (!recentStarts.isEmpty() && recentStarts.peekFirst().isBefore(at.minus(loopWindow))) {
+            recentStarts.removeFirst();
+        }
+    }
+
+    private void phase(String name, Instant at) {
+        Start start = current;
+        if (start != null) {
+            start.phases.putIfAbsent(name, at);
+        }
+    }
+
+    /** The start is over: one that never became ready is recorded as such, with its last reason. */
+    private void end() {
+        Start start = current;
+        if (start != null && !start.recorded) {
+            record(start, "not_ready", true);
+        }
+    }
+
+    /** Attributes the start with every source and hands the record to the sink and the listeners. */
+    private void record(Start start, String outcome, boolean completed) {
+        if (start.recorded) {
+            return;
+        }
+        start.recorded = completed;
+        Snapshot snap = snapshot(start);
+        Mono<EvidenceSources.Reading> reading =
+                sources.read(snap.engineStart()).onErrorReturn(new EvidenceSources.Reading(null, null, -1));
+        reading.map(read -> build(start, snap, read, outcome))
+                .subscribe(
+                        record -> {
+                            synchronized (this) {
+                                history.removeIf(previous -> previous.id().equals(record.id()));
+                                history.addLast(record);
+                                while (history.size() > KEPT_IN_MEMORY) {
+                                    history.removeFirst();
+                                }
+                            }
+                            logger.info(
+                                    "Engine start {}: {} ({}), {}",
+                                    outcome,
+                                    record.path().value(),
+                                    record.readinessLatency() == null
+                                            ? "not ready"
+                                            : "verified ready "
+                                                    + record.readinessLatency().toMillis() + " ms after engine start",
+                                    String.join("; ", record.evidence()));
+                            sink.accept(record);
+                            listeners.forEach(listener -> listener.recorded(record, completed));
+                        },
+                        error -> logger.warn("Cannot record engine start {}", start.id, error));
+    }
+
+    /** What is known synchronously, at the moment the start is recorded. */
+    private record Snapshot(
+            Instant engineStart,
+            String engineStartSource,
+            LogFindings log,
+            @Nullable EngineMetricsSample first,
+            @Nullable EngineMetricsSample last,
+            @Nullable ModelCard card,
+            @Nullable String version,
+            Map<String, Instant> phases,
+            boolean canaryMismatch,
+            @Nullable Reason reason) {}
+
+    private Snapshot snapshot(Start start) {
+        LogFindings findings = log.current();
+        EngineMetricsSample first = facts.firstSample();
+        Instant engineStart;
+        String source;
+        if (first != null && first.processStartTimeSeconds() != null) {
+            engineStart = Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000));
+            source = "process_start_time";
+        } else if (findings.firstLineAt() != null) {
+            engineStart = findings.firstLineAt();
+            source = "log";
+        } else if (start.downAt != null) {
+            engineStart = start.downAt;
+            source = "observed_down";
+        } else {
+            engineStart = start.observedAt;
+            source = "first_observed";
+        }
+        Map<String, Instant> phases = new LinkedHashMap<>();
+        phases.put("engine_start", engineStart);
+        phases.putAll(start.phases);
+        return new Snapshot(
+                engineStart,
+                source,
+                findings,
+                first,
+                facts.lastSample(),
+                facts.card(),
+                facts.vllmVersion(),
+                phases,
+                start.canaryMismatch,
+                start.lastReason);
+    }
+
+    private RestartRecord build(Start start, Snapshot snap, EvidenceSources.Reading read, String outcome) {
+        LogFindings f = snap.log();
+        StartEvidence evidence = new StartEvidence(
+                f.configured(),
+                f.header(),
+                f.loadingWeightsSeconds(),
+                f.mappedTensors(),
+                f.mappedMode(),
+                f.cacheFallbackReason(),
+                f.engineInitSeconds() != null,
+                read.snapshotReleasedAt(),
+                snap.first() == null ? null : snap.first().requestSuccess(),
+                read.daemonHealthy(),
+                read.daemonSockets());
+        RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence);
+        Map<String, Double> logged = new LinkedHashMap<>();
+        putIfPresent(logged, "weights_loading", f.loadingWeightsSeconds());
+        putIfPresent(logged, "model_loading", f.modelLoadingSeconds());
+        putIfPresent(logged, "model_loading_gib", f.modelLoadingGib());
+        putIfPresent(logged, "engine_init", f.engineInitSeconds());
+        Instant ready = snap.phases().get("ready");
+        ModelCard card = snap.card();
+        Long kvTokens = snap.last() != null && snap.last().kvCacheSizeTokens() != null
+                ? snap.last().kvCacheSizeTokens()
+                : f.kvCacheSizeTokens();
+        return new RestartRecord(
+                start.id,
+                snap.engineStart(),
+                snap.engineStartSource(),
+                start.firstSeen,
+                attribution.path(),
+                attribution.evidence(),
+                attribution.fallbackReason(),
+                snap.canaryMismatch() && attribution.path() == RestartPath.PRELOAD_HIT,
+                snap.phases(),
+                logged,
+                outcome,
+                "ready".equals(outcome) || snap.reason() == null
+                        ? null
+                        : snap.reason().value(),
+                ready == null ? null : Duration.between(snap.engineStart(), ready),
+                snap.version() != null ? snap.version() : f.vllmVersion(),
+                f.engineArgs(),
+                card == null ? null : card.id(),
+                card == null ? null : card.root(),
+                revision(f.engineArgs()),
+                card == null ? null : card.maxModelLen(),
+                kvTokens,
+                probeConfigHash,
+                readygateVersion,
+                node);
+    }
+
+    private static void putIfPresent(Map<String, Double> map, String key, @Nullable Double value) {
+        if (value != null) {
+            map.put(key, value);
+        }
+    }
+
+    private static @Nullable String revision(@Nullable String args) {
+        if (args == null) {
+            return null;
+        }
+        Matcher matcher = REVISION.matcher(args);
+        return matcher.find() ? matcher.group(1) : null;
+    }
+
+    /** The path of the start in progress from what is known without I/O (log and metrics). */
+    public synchronized RestartPath provisionalPath() {
+        LogFindings f = log.current();
+        EngineMetricsSample first = facts.firstSample();
+        return RestartAttribution.attribute(new StartEvidence(
+                        f.configured(),
+                        f.header(),
+                        f.loadingWeightsSeconds(),
+                        f.mappedTensors(),
+                        f.mappedMode(),
+                        f.cacheFallbackReason(),
+                        f.engineInitSeconds() != null,
+                        null,
+                        first == null ? null : first.requestSuccess(),
+                        null,
+                        -1))
+                .path();
+    }
+
+    /** Whether the current start may teach the canary its expected answer: only weights loaded from disk. */
+    @Override
+    public Trust current() {
+        return switch (provisionalPath()) {
+            case COLD, PRELOAD_FALLBACK -> Trust.TRUSTED;
+            case PRELOAD_HIT, SNAPSHOT_RESTORE -> Trust.UNTRUSTED;
+            case UNKNOWN -> Trust.UNKNOWN;
+        };
+    }
+
+    /** The recorded starts, oldest first (the last {@value #KEPT_IN_MEMORY}). */
+    public synchronized List<RestartRecord> history() {
+        return new ArrayList<>(history);
+    }
+
+    /** The start in progress: its phases so far, or empty when none. */
+    public synchronized Map<String, Instant> currentPhases() {
+        Start start = current;
+        return start == null ? Map.of() : Map.copyOf(start.phases);
+    }
+
+    /** Whether {@code loop-starts} starts happened within {@code loop-window}. */
+    public synchronized boolean restartLoop() {
+        Instant now = clock.instant();
+        return recentStarts.stream()
+                        .filter(at -> !at.isBefore(now.minus(loopWindow)))
+                        .count()
+                >= loopStarts;
+    }
+}

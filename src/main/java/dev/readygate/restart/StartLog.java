@@ -1,0 +1,22 @@
+package dev.readygate.restart;
+
+/** What the engine's log says about the current start; told when a new start begins. */
+public interface StartLog {
+
+    /** The findings of the current start so far. */
+    LogFindings current();
+
+    /** A new engine start begins: later lines belong to it. */
+    void newStart();
+
+    /** No engine log configured. */
+    StartLog NONE = new StartLog() {
+        @Override
+        public LogFindings current() {
+            return LogFindings.none();
+        }
+
+        @Override
+        public void newStart() {}
+    };
+}
