@@ -1,10 +1,16 @@
 package dev.readygate.metrics;
 
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.ProbeListener;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.RestartListener;
+import dev.readygate.restart.RestartPath;
+import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.github.resilience4j.micrometer.tagged.TaggedRateLimiterMetrics;
@@ -12,7 +18,15 @@ import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.event.EventListener;
 import org.springframework.stereotype.Component;
 
@@ -22,7 +36,7 @@ import org.springframework.stereotype.Component;
  * or messages.
  */
 @Component
-public class ReadygateMetrics implements ProbeListener {
+public class ReadygateMetrics implements ProbeListener, RestartListener {
 
     /** 1 while the engine is verified ready (the kubelet sends traffic), else 0. */
     public static final String ENGINE_READY = "readygate.engine.ready";
@@ -48,14 +62,65 @@ public class ReadygateMetrics implements ProbeListener {
     /** Tokens the heavy probes made the engine process (prompt plus output), tag {@code kind}. */
     public static final String PROBE_TOKENS = "readygate.probe.tokens";
 
+    /** Engine starts by restart path, tag {@code path}. */
+    public static final String ENGINE_STARTS = "readygate.engine.starts";
+
+    /** From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. */
+    public static final String READINESS_LATENCY = "readygate.readiness.latency";
+
+    /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
+    public static final String PHASE_DURATION = "readygate.phase.duration";
+
+    /** Preload fallbacks to disk, tag {@code reason} (a closed set, see {@link #fallbackReason}). */
+    public static final String PRELOAD_FALLBACKS = "readygate.preload.fallbacks";
+
+    /** Canary mismatches, tag {@code path}: on {@code preload_hit}, the cache served the wrong weights. */
+    public static final String CANARY_MISMATCHES = "readygate.canary.mismatches";
+
+    /** 1 while the engine is in a restart loop (too many starts within the loop window). */
+    public static final String RESTART_LOOP = "readygate.restart.loop";
+
+    /** The engine's KV cache size in tokens ({@code kv_cache_size_tokens} of {@code vllm:cache_config_info}). */
+    public static final String KV_CACHE_SIZE = "readygate.kv.cache.size.tokens";
+
+    /** 1, with the engine's vLLM version and model and readygate's version as tags. */
+    public static final String ENGINE_INFO = "readygate.engine.info";
+
+    private static final Duration[] LATENCY_BUCKETS = java.util.stream.Stream.of(
+                    1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1200, 1800, 2700, 3600)
+            .map(Duration::ofSeconds)
+            .toArray(Duration[]::new);
+
     private final MeterRegistry registry;
+    private final MultiGauge engineInfo;
+    private final String readygateVersion;
 
     public ReadygateMetrics(
             MeterRegistry registry,
             EngineStateMachine machine,
+            EngineFacts facts,
+            ObjectProvider<RestartTracker> tracker,
             CircuitBreakerRegistry circuitBreakers,
-            RateLimiterRegistry rateLimiters) {
+            RateLimiterRegistry rateLimiters,
+            ObjectProvider<BuildProperties> build) {
         this.registry = registry;
+        BuildProperties properties = build.getIfAvailable();
+        this.readygateVersion = properties == null ? "dev" : properties.getVersion();
+        Gauge.builder(RESTART_LOOP, tracker, t -> t.getObject().restartLoop() ? 1 : 0)
+                .description("Whether the engine is in a restart loop")
+                .register(registry);
+        Gauge.builder(KV_CACHE_SIZE, facts, f -> {
+                    EngineMetricsSample sample = f.lastSample();
+                    Long tokens = sample == null ? null : sample.kvCacheSizeTokens();
+                    return tokens == null ? Double.NaN : tokens;
+                })
+                .description("The engine's KV cache size in tokens")
+                .register(registry);
+        this.engineInfo = MultiGauge.builder(ENGINE_INFO)
+                .description("The engine's vLLM version and model, and readygate's version")
+                .register(registry);
+        engineInfo.register(List.of(MultiGauge.Row.of(
+                Tags.of("vllm_version", "unknown", "model", "unknown", "readygate_version", readygateVersion), 1)));
         Gauge.builder(ENGINE_READY, machine, m -> m.current().acceptsTraffic() ? 1 : 0)
                 .description("Whether the engine is verified ready to serve (1) or not (0)")
                 .register(registry);
@@ -67,6 +132,91 @@ public class ReadygateMetrics implements ProbeListener {
         }
         TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuitBreakers).bindTo(registry);
         TaggedRateLimiterMetrics.ofRateLimiterRegistry(rateLimiters).bindTo(registry);
+    }
+
+    @Override
+    public void recorded(RestartRecord record, boolean completed) {
+        String path = record.path().value();
+        engineInfo.register(
+                List.of(MultiGauge.Row.of(
+                        Tags.of(
+                                "vllm_version", record.vllmVersion() == null ? "unknown" : record.vllmVersion(),
+                                "model", record.model() == null ? "unknown" : record.model(),
+                                "readygate_version", readygateVersion),
+                        1)),
+                true);
+        if (!completed) {
+            return;
+        }
+        Counter.builder(ENGINE_STARTS)
+                .description("Engine starts by restart path")
+                .tag("path", path)
+                .register(registry)
+                .increment();
+        if (record.readinessLatency() != null) {
+            Timer.builder(READINESS_LATENCY)
+                    .description("From engine start to verified ready")
+                    .tag("path", path)
+                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                    .register(registry)
+                    .record(record.readinessLatency());
+        }
+        Instant previous = null;
+        for (String phase : RestartTracker.PHASES) {
+            Instant at = record.phases().get(phase);
+            if (at == null) {
+                continue;
+            }
+            if (previous != null && !at.isBefore(previous)) {
+                Timer.builder(PHASE_DURATION)
+                        .description("Time from the previous phase of an engine start to this one")
+                        .tag("phase", phase)
+                        .tag("path", path)
+                        .register(registry)
+                        .record(Duration.between(previous, at));
+            }
+            previous = at;
+        }
+        if (record.path() == RestartPath.PRELOAD_FALLBACK) {
+            Counter.builder(PRELOAD_FALLBACKS)
+                    .description("Preload fallbacks to disk loading")
+                    .tag("reason", fallbackReason(record.fallbackReason()))
+                    .register(registry)
+                    .increment();
+        }
+    }
+
+    @Override
+    public void canaryMismatch(RestartPath path) {
+        Counter.builder(CANARY_MISMATCHES)
+                .description("Canary mismatches by restart path")
+                .tag("path", path.value())
+                .register(registry)
+                .increment();
+    }
+
+    /** vLLM's fallback reason, reduced to a closed set fit for a label. */
+    public static String fallbackReason(@Nullable String reason) {
+        if (reason == null) {
+            return "unknown";
+        }
+        String r = reason.toLowerCase(java.util.Locale.ROOT);
+        if (r.contains("mismatch")) {
+            return "fingerprint_mismatch";
+        }
+        if (r.contains("released")) {
+            return "weights_released";
+        }
+        if (r.contains("unavailable") || r.contains("cannot connect") || r.contains("connection refused")) {
+            return "daemon_unavailable";
+        }
+        if (r.contains("ipc loading failed")) {
+            return "ipc_failed";
+        }
+        if (r.contains("daemon error")) {
+            return "daemon_error";
+        }
+        return "other";
     }
 
     @EventListener
