@@ -1,0 +1,267 @@
+package dev.readygate.restart;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The JSON object of one {@link RestartRecord}, as kept in the restart history and exported by
+ * {@link RestartHistory#toJson}.
+ *
+ * <p>Field names are the record's component names (camelCase); the keys inside {@code phases},
+ * {@code loggedDurations} and {@code node} are kept as given (snake_case). Every field is always written, nulls as
+ * {@code null}, so every line has the same shape. Instants and the readiness latency are ISO-8601 strings
+ * ({@code 2026-11-30T12:00:00Z}, {@code PT12.5S}: {@link Instant#toString()}, {@link Duration#toString()}, lossless);
+ * the logged durations are numbers of seconds as the engine logs them; {@code path} is {@link RestartPath#value()}.
+ * Map entries are written in a stable order: phases by time, the other maps by key.
+ *
+ * <p>Reading is forward compatible: unknown fields are ignored, a missing or null nullable field reads as null, a
+ * missing list or map as empty, a missing boolean as false, and a {@code path} this version does not know as
+ * {@link RestartPath#UNKNOWN}. A missing non-nullable field ({@code id}, {@code engineStart},
+ * {@code engineStartSource}, {@code path}, {@code outcome}, {@code probeConfigHash}, {@code readygateVersion}) or a
+ * value of the wrong type makes the object invalid.
+ */
+final class RestartRecordJson {
+
+    private RestartRecordJson() {}
+
+    static ObjectNode write(RestartRecord record, JsonMapper json) {
+        ObjectNode node = json.createObjectNode();
+        node.put("id", record.id());
+        node.put("engineStart", record.engineStart().toString());
+        node.put("engineStartSource", record.engineStartSource());
+        node.put("firstSeen", record.firstSeen());
+        node.put("path", record.path().value());
+        ArrayNode evidence = node.putArray("evidence");
+        record.evidence().forEach(evidence::add);
+        node.put("fallbackReason", record.fallbackReason());
+        node.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
+        ObjectNode phases = node.putObject("phases");
+        record.phases().entrySet().stream()
+                .sorted(Map.Entry.<String, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                .forEach(phase -> phases.put(phase.getKey(), phase.getValue().toString()));
+        ObjectNode loggedDurations = node.putObject("loggedDurations");
+        // A non-finite number is not JSON: such a value (never logged by the engine) is left out.
+        new TreeMap<>(record.loggedDurations())
+                .entrySet().stream()
+                        .filter(duration -> Double.isFinite(duration.getValue()))
+                        .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
+        node.put("outcome", record.outcome());
+        node.put("notReadyReason", record.notReadyReason());
+        Duration latency = record.readinessLatency();
+        node.put("readinessLatency", latency == null ? null : latency.toString());
+        node.put("vllmVersion", record.vllmVersion());
+        node.put("engineArgs", record.engineArgs());
+        node.put("model", record.model());
+        node.put("modelRoot", record.modelRoot());
+        node.put("revision", record.revision());
+        node.put("maxModelLen", record.maxModelLen());
+        node.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
+        node.put("probeConfigHash", record.probeConfigHash());
+        node.put("readygateVersion", record.readygateVersion());
+        ObjectNode facts = node.putObject("node");
+        new TreeMap<>(record.node()).forEach(facts::put);
+        return node;
+    }
+
+    /**
+     * The record of a JSON object.
+     *
+     * @throws InvalidRecordException when it is not a restart record; the message names the field, never its value
+     */
+    static RestartRecord read(JsonNode node) {
+        if (!node.isObject()) {
+            throw new InvalidRecordException("not a JSON object");
+        }
+        return new RestartRecord(
+                required(node, "id"),
+                instant(required(node, "engineStart"), "engineStart"),
+                required(node, "engineStartSource"),
+                bool(node, "firstSeen"),
+                path(required(node, "path")),
+                strings(node, "evidence"),
+                optional(node, "fallbackReason"),
+                bool(node, "wrongWeightsFromCache"),
+                instants(node, "phases"),
+                numbers(node, "loggedDurations"),
+                required(node, "outcome"),
+                optional(node, "notReadyReason"),
+                duration(node, "readinessLatency"),
+                optional(node, "vllmVersion"),
+                optional(node, "engineArgs"),
+                optional(node, "model"),
+                optional(node, "modelRoot"),
+                optional(node, "revision"),
+                integer(node, "maxModelLen"),
+                longInteger(node, "kvCacheSizeTokens"),
+                required(node, "probeConfigHash"),
+                required(node, "readygateVersion"),
+                stringMap(node, "node"));
+    }
+
+    /** Why a JSON value is not a restart record; the message never quotes the value. */
+    static final class InvalidRecordException extends RuntimeException {
+
+        private static final long serialVersionUID = 1L;
+
+        InvalidRecordException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private static String required(JsonNode node, String field) {
+        String value = optional(node, field);
+        if (value == null) {
+            throw new InvalidRecordException("no " + field);
+        }
+        return value;
+    }
+
+    private static @Nullable String optional(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isString()) {
+            throw new InvalidRecordException(field + " is not a string");
+        }
+        return value.asString();
+    }
+
+    private static boolean bool(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull()) {
+            return false;
+        }
+        if (!value.isBoolean()) {
+            throw new InvalidRecordException(field + " is not a boolean");
+        }
+        return value.booleanValue();
+    }
+
+    private static @Nullable Integer integer(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToInt()) {
+            throw new InvalidRecordException(field + " is not an integer");
+        }
+        return value.intValue();
+    }
+
+    private static @Nullable Long longInteger(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull()) {
+            return null;
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+            throw new InvalidRecordException(field + " is not an integer");
+        }
+        return value.longValue();
+    }
+
+    private static RestartPath path(String value) {
+        for (RestartPath path : RestartPath.values()) {
+            if (path.value().equals(value)) {
+                return path;
+            }
+        }
+        // A path a later readygate knows: the record is kept, its path is unknown to this version.
+        return RestartPath.UNKNOWN;
+    }
+
+    private static Instant instant(String value, String field) {
+        try {
+            return Instant.parse(value);
+        } catch (DateTimeParseException ex) {
+            throw new InvalidRecordException(field + " is not an ISO-8601 instant");
+        }
+    }
+
+    private static @Nullable Duration duration(JsonNode node, String field) {
+        String value = optional(node, field);
+        if (value == null) {
+            return null;
+        }
+        try {
+            return Duration.parse(value);
+        } catch (DateTimeParseException ex) {
+            throw new InvalidRecordException(field + " is not an ISO-8601 duration");
+        }
+    }
+
+    private static List<String> strings(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull()) {
+            return List.of();
+        }
+        if (!value.isArray()) {
+            throw new InvalidRecordException(field + " is not an array");
+        }
+        List<String> strings = new ArrayList<>();
+        for (JsonNode element : value) {
+            if (!element.isString()) {
+                throw new InvalidRecordException(field + " has an element that is not a string");
+            }
+            strings.add(element.asString());
+        }
+        return strings;
+    }
+
+    private static Map<String, Instant> instants(JsonNode node, String field) {
+        Map<String, Instant> instants = new LinkedHashMap<>();
+        object(node, field).forEach((key, value) -> {
+            if (!value.isString()) {
+                throw new InvalidRecordException(field + " has a value that is not a string");
+            }
+            instants.put(key, instant(value.asString(), field));
+        });
+        return instants;
+    }
+
+    private static Map<String, Double> numbers(JsonNode node, String field) {
+        Map<String, Double> numbers = new LinkedHashMap<>();
+        object(node, field).forEach((key, value) -> {
+            if (!value.isNumber()) {
+                throw new InvalidRecordException(field + " has a value that is not a number");
+            }
+            numbers.put(key, value.doubleValue());
+        });
+        return numbers;
+    }
+
+    private static Map<String, String> stringMap(JsonNode node, String field) {
+        Map<String, String> strings = new LinkedHashMap<>();
+        object(node, field).forEach((key, value) -> {
+            if (!value.isString()) {
+                throw new InvalidRecordException(field + " has a value that is not a string");
+            }
+            strings.put(key, value.asString());
+        });
+        return strings;
+    }
+
+    private static Map<String, JsonNode> object(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || value.isNull()) {
+            return Map.of();
+        }
+        if (!value.isObject()) {
+            throw new InvalidRecordException(field + " is not an object");
+        }
+        Map<String, JsonNode> properties = new LinkedHashMap<>();
+        value.properties().forEach(property -> properties.put(property.getKey(), property.getValue()));
+        return properties;
+    }
+}

@@ -1,0 +1,651 @@
+package dev.readygate.restart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.util.unit.DataSize;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+@ExtendWith(OutputCaptureExtension.class)
+class RestartHistoryTests {
+
+    static final Instant START = Instant.parse("2026-11-30T12:00:00Z");
+
+    @TempDir
+    Path stateDir;
+
+    final JsonMapper json = JsonMapper.builder().build();
+
+    RestartHistory history() {
+        return history(DataSize.ofMegabytes(1), 3);
+    }
+
+    RestartHistory history(DataSize maxFileSize, int maxRotatedFiles) {
+        return new RestartHistory(stateDir.resolve(RestartHistory.FILE_NAME), maxFileSize, maxRotatedFiles, json);
+    }
+
+    Path file() {
+        return stateDir.resolve(RestartHistory.FILE_NAME);
+    }
+
+    static RestartRecord full(String id) {
+        return new RestartRecord(
+                id,
+                START,
+                "process_start_time",
+                true,
+                RestartPath.PRELOAD_FALLBACK,
+                List.of("log: weight cache requested", "log: falling back to disk"),
+                "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
+                true,
+                Map.of(
+                        "engine_start", START,
+                        "port_listening", START.plusMillis(4_250),
+                        "health_ok", START.plusSeconds(31),
+                        "model_listed", START.plusMillis(31_100),
+                        "representative_ok", START.plusMillis(33_000),
+                        "canary_ok", START.plusNanos(33_500_000_001L),
+                        "ready", START.plusMillis(33_600)),
+                Map.of("weights_loading", 12.5, "model_loading", 14.25, "model_loading_gib", 1.12, "engine_init", 9.0),
+                "ready",
+                null,
+                Duration.ofMillis(33_600),
+                "0.31.0",
+                "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}",
+                "Qwen/Qwen3-0.6B",
+                "/models/qwen3",
+                "main",
+                4096,
+                123_456_789_012L,
+                "9f86d081",
+                "0.1.0",
+                Map.of("node_name", "gpu-node-7", "gpu_uuid", "GPU-1234", "driver_version", "570.86.15"));
+    }
+
+    static RestartRecord minimal(String id) {
+        return new RestartRecord(
+                id,
+                START,
+                "observed_down",
+                false,
+                RestartPath.UNKNOWN,
+                List.of(),
+                null,
+                false,
+                Map.of(),
+                Map.of(),
+                "superseded",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                "9f86d081",
+                "0.1.0",
+                Map.of());
+    }
+
+    static RestartRecord withOutcome(RestartRecord record, String outcome) {
+        return new RestartRecord(
+                record.id(),
+                record.engineStart(),
+                record.engineStartSource(),
+                record.firstSeen(),
+                record.path(),
+                record.evidence(),
+                record.fallbackReason(),
+                record.wrongWeightsFromCache(),
+                record.phases(),
+                record.loggedDurations(),
+                outcome,
+                record.notReadyReason(),
+                record.readinessLatency(),
+                record.vllmVersion(),
+                record.engineArgs(),
+                record.model(),
+                record.modelRoot(),
+                record.revision(),
+                record.maxModelLen(),
+                record.kvCacheSizeTokens(),
+                record.probeConfigHash(),
+                record.readygateVersion(),
+                record.node());
+    }
+
+    static List<String> lines(Path path) throws IOException {
+        return Files.readAllLines(path, StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void loadWhenNoFileReturnsNothing() {
+        assertThat(history().load()).isEmpty();
+    }
+
+    @Test
+    void appendWhenRecordIsFullyPopulatedLoadsItBackUnchanged() throws IOException {
+        RestartRecord record = full("start-1");
+
+        history().append(record);
+
+        assertThat(history().load()).containsExactly(record);
+        assertThat(lines(file())).hasSize(1);
+    }
+
+    @Test
+    void appendWhenRecordIsMinimalLoadsNullsAndEmptyCollections() {
+        RestartRecord record = minimal("start-1");
+
+        history().append(record);
+
+        assertThat(history().load()).singleElement().satisfies(loaded -> {
+            assertThat(loaded).isEqualTo(record);
+            assertThat(loaded.readinessLatency()).isNull();
+            assertThat(loaded.phases()).isEmpty();
+            assertThat(loaded.node()).isEmpty();
+        });
+    }
+
+    @Test
+    void appendWritesStableCamelCaseFieldsWithIsoTimesAndPathValue() throws IOException {
+        history().append(full("start-1"));
+
+        JsonNode line = json.readTree(lines(file()).getFirst());
+
+        assertThat(line.properties().stream().map(Map.Entry::getKey))
+                .containsExactly(
+                        "id",
+                        "engineStart",
+                        "engineStartSource",
+                        "firstSeen",
+                        "path",
+                        "evidence",
+                        "fallbackReason",
+                        "wrongWeightsFromCache",
+                        "phases",
+                        "loggedDurations",
+                        "outcome",
+                        "notReadyReason",
+                        "readinessLatency",
+                        "vllmVersion",
+                        "engineArgs",
+                        "model",
+                        "modelRoot",
+                        "revision",
+                        "maxModelLen",
+                        "kvCacheSizeTokens",
+                        "probeConfigHash",
+                        "readygateVersion",
+                        "node");
+        assertThat(line.get("engineStart").asString()).isEqualTo("2026-11-30T12:00:00Z");
+        assertThat(line.get("readinessLatency").asString()).isEqualTo("PT33.6S");
+        assertThat(line.get("path").asString()).isEqualTo("preload_fallback");
+        assertThat(line.get("notReadyReason").isNull()).isTrue();
+        assertThat(line.get("phases").properties().stream().map(Map.Entry::getKey))
+                .containsExactly(
+                        "engine_start",
+                        "port_listening",
+                        "health_ok",
+                        "model_listed",
+                        "representative_ok",
+                        "canary_ok",
+                        "ready");
+    }
+
+    @Test
+    void appendWhenMapperIndentsStillWritesOneLinePerRecord() throws IOException {
+        JsonMapper indenting =
+                JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
+        RestartHistory history = new RestartHistory(file(), DataSize.ofMegabytes(1), 3, indenting);
+
+        history.append(full("start-1"));
+        history.append(minimal("start-2"));
+
+        assertThat(lines(file())).hasSize(2);
+        assertThat(history.load()).containsExactly(full("start-1"), minimal("start-2"));
+    }
+
+    @Test
+    void appendWhenSeveralRecordsLoadsThemInOrder() {
+        RestartHistory history = history();
+        List<RestartRecord> records = List.of(full("a"), minimal("b"), full("c"), minimal("d"));
+
+        records.forEach(history::append);
+
+        assertThat(history.load()).containsExactlyElementsOf(records);
+    }
+
+    @Test
+    void appendWhenSameIdAppendedTwiceKeepsLastVersionInFirstPosition() throws IOException {
+        RestartHistory history = history();
+        RestartRecord inProgress = withOutcome(minimal("start-1"), "in_progress");
+        RestartRecord ended = full("start-1");
+
+        history.append(inProgress);
+        history.append(minimal("start-2"));
+        history.append(ended);
+
+        assertThat(history.load()).containsExactly(ended, minimal("start-2"));
+        assertThat(lines(file())).hasSize(3);
+    }
+
+    @Test
+    void appendWhenDirectoryIsMissingCreatesIt() {
+        Path nested = stateDir.resolve("a/b").resolve(RestartHistory.FILE_NAME);
+        RestartHistory history = new RestartHistory(nested, DataSize.ofMegabytes(1), 3, json);
+
+        history.append(minimal("start-1"));
+
+        assertThat(nested).exists();
+        assertThat(history.load()).containsExactly(minimal("start-1"));
+    }
+
+    @Test
+    void loadWhenLastLineIsTornSkipsItAndNextAppendStartsOnNewLine(CapturedOutput output) throws IOException {
+        RestartHistory history = history();
+        history.append(full("start-1"));
+        String whole = json.writeValueAsString(RestartRecordJson.write(full("start-2"), json));
+        Files.writeString(file(), whole.substring(0, whole.length() / 2), StandardOpenOption.APPEND);
+
+        assertThat(history.load()).containsExactly(full("start-1"));
+        assertThat(output).contains("line 2 (not JSON)").contains(file().toString());
+
+        history.append(minimal("start-3"));
+
+        List<String> lines = lines(file());
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(1)).isEqualTo(whole.substring(0, whole.length() / 2));
+        assertThat(history.load()).containsExactly(full("start-1"), minimal("start-3"));
+    }
+
+    @Test
+    void loadWhenGarbageLineInMiddleSkipsItWithOneWarningNamingFileAndLine(CapturedOutput output) throws IOException {
+        RestartHistory history = history();
+        history.append(full("start-1"));
+        Files.writeString(file(), "SECRET-GARBAGE {\"id\": 42}\n", StandardOpenOption.APPEND);
+        Files.writeString(file(), "{\"id\":\"SECRET-ID\"}\n", StandardOpenOption.APPEND);
+        history.append(minimal("start-2"));
+
+        assertThat(history.load()).containsExactly(full("start-1"), minimal("start-2"));
+
+        String warnings = output.getOut() + output.getErr();
+        assertThat(warnings.lines().filter(line -> line.contains("WARN")))
+                .singleElement()
+                .asString()
+                .contains(file().toString())
+                .contains("Skipped 2 invalid line(s)")
+                .contains("line 2 (not JSON)")
+                .contains("line 3 (no engineStart)")
+                .doesNotContain("SECRET");
+    }
+
+    @Test
+    void loadWhenSameInvalidLineIsLoadedAgainWarnsOnce(CapturedOutput output) throws IOException {
+        RestartHistory history = history();
+        history.append(full("start-1"));
+        Files.writeString(file(), "{\"id\":", StandardOpenOption.APPEND);
+
+        history.load();
+        history.load();
+
+        assertThat(output.getOut().lines().filter(line -> line.contains("WARN")))
+                .singleElement()
+                .asString()
+                .contains("line 2 (not JSON)");
+    }
+
+    @Test
+    void loadWhenFieldsAreUnknownOrOptionalOnesMissingIgnoresAndDefaultsThem() throws IOException {
+        Files.writeString(file(), """
+                {"id":"s1","engineStart":"2026-11-30T12:00:00Z","engineStartSource":"log","path":"preload_hit",\
+                "outcome":"ready","probeConfigHash":"h","readygateVersion":"9.9.9","gpuTemperature":71,\
+                "future":{"nested":[1,2]}}
+                {"id":"s2","engineStart":"2026-11-30T12:00:00Z","engineStartSource":"log","path":"preload_partial",\
+                "outcome":"ready","probeConfigHash":"h","readygateVersion":"9.9.9"}
+                """);
+
+        List<RestartRecord> records = history().load();
+
+        assertThat(records).hasSize(2);
+        assertThat(records.getFirst())
+                .isEqualTo(new RestartRecord(
+                        "s1",
+                        START,
+                        "log",
+                        false,
+                        RestartPath.PRELOAD_HIT,
+                        List.of(),
+                        null,
+                        false,
+                        Map.of(),
+                        Map.of(),
+                        "ready",
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        null,
+                        "h",
+                        "9.9.9",
+                        Map.of()));
+        assertThat(records.get(1).path()).isEqualTo(RestartPath.UNKNOWN);
+    }
+
+    @Test
+    void appendWhenFileWouldExceedMaxSizeRotatesKeepingAtMostMaxRotatedFiles() throws IOException {
+        long lineSize = lineSize(minimal("start-00"));
+        RestartHistory history = history(DataSize.ofBytes(2 * lineSize + 1), 2);
+        List<RestartRecord> records = IntStream.range(0, 10)
+                .mapToObj(i -> minimal("start-%02d".formatted(i)))
+                .toList();
+
+        records.forEach(history::append);
+
+        assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).exists();
+        assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".2")).exists();
+        assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".3")).doesNotExist();
+        try (Stream<Path> files = Files.list(stateDir)) {
+            assertThat(files).hasSize(3);
+        }
+        assertThat(lines(file())).hasSize(2);
+        assertThat(lines(stateDir.resolve(RestartHistory.FILE_NAME + ".2")))
+                .first()
+                .asString()
+                .contains("start-04");
+        assertThat(history.load()).containsExactlyElementsOf(records.subList(4, 10));
+    }
+
+    @Test
+    void loadWhenNewInstanceOnSameFileLoadsEverythingAcrossRotatedFiles() {
+        long lineSize = lineSize(minimal("start-00"));
+        List<RestartRecord> records = IntStream.range(0, 5)
+                .mapToObj(i -> minimal("start-%02d".formatted(i)))
+                .toList();
+        records.forEach(history(DataSize.ofBytes(2 * lineSize + 1), 5)::append);
+
+        RestartHistory afterRestart = history(DataSize.ofBytes(2 * lineSize + 1), 5);
+
+        assertThat(afterRestart.load()).containsExactlyElementsOf(records);
+        afterRestart.append(full("start-05"));
+        assertThat(history(DataSize.ofBytes(2 * lineSize + 1), 5).load())
+                .hasSize(6)
+                .last()
+                .isEqualTo(full("start-05"));
+    }
+
+    @Test
+    void appendWhenRecordIsLargerThanMaxSizeWritesItAloneInItsFile() {
+        RestartHistory history = history(DataSize.ofBytes(10), 3);
+
+        history.append(full("start-1"));
+        history.append(full("start-2"));
+
+        assertThat(history.load()).containsExactly(full("start-1"), full("start-2"));
+        assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).exists();
+    }
+
+    @Test
+    void appendWhenNoRotatedFilesAreKeptStartsAnEmptyFile() {
+        long lineSize = lineSize(minimal("start-00"));
+        RestartHistory history = history(DataSize.ofBytes(lineSize), 0);
+
+        history.append(minimal("start-00"));
+        history.append(minimal("start-01"));
+
+        assertThat(history.load()).containsExactly(minimal("start-01"));
+        assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).doesNotExist();
+    }
+
+    @Test
+    void appendWhenEightThreadsAppendConcurrentlyLoadsEveryRecord(CapturedOutput output) throws Exception {
+        RestartHistory history = history(DataSize.ofKilobytes(32), 100);
+        List<Future<?>> appends = new ArrayList<>();
+        try (ExecutorService threads = Executors.newFixedThreadPool(8)) {
+            for (int thread = 0; thread < 8; thread++) {
+                int t = thread;
+                appends.add(threads.submit(() -> {
+                    for (int i = 0; i < 50; i++) {
+                        history.append(i % 2 == 0 ? full("t%d-%d".formatted(t, i)) : minimal("t%d-%d".formatted(t, i)));
+                    }
+                }));
+            }
+            for (Future<?> append : appends) {
+                append.get();
+            }
+        }
+
+        List<RestartRecord> loaded = history.load();
+
+        assertThat(loaded).hasSize(400);
+        assertThat(loaded.stream().map(RestartRecord::id).distinct()).hasSize(400);
+        List<String> allLines = new ArrayList<>();
+        try (Stream<Path> files = Files.list(stateDir)) {
+            for (Path path : files.toList()) {
+                allLines.addAll(lines(path));
+            }
+        }
+        assertThat(allLines)
+                .hasSize(400)
+                .allSatisfy(line ->
+                        assertThat(RestartRecordJson.read(json.readTree(line))).isNotNull());
+        assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).exists();
+        assertThat(output).doesNotContain("invalid line");
+    }
+
+    @Test
+    void toCsvWhenFieldsHaveCommasQuotesAndBracketsQuotesThemPerRfc4180() {
+        String csv = RestartHistory.toCsv(List.of(full("start-1"), minimal("start-2")));
+
+        List<List<String>> rows = parseCsv(csv);
+        assertThat(csv).endsWith("\r\n").contains("\"checkpoint \"\"Qwen/Qwen3-0.6B\"\" [rev main], not in cache\"");
+        assertThat(rows).hasSize(3);
+        assertThat(rows.getFirst())
+                .containsExactly(
+                        "id",
+                        "engine_start",
+                        "engine_start_source",
+                        "first_seen",
+                        "path",
+                        "fallback_reason",
+                        "wrong_weights_from_cache",
+                        "outcome",
+                        "not_ready_reason",
+                        "readiness_latency_seconds",
+                        "engine_start_seconds",
+                        "port_listening_seconds",
+                        "health_ok_seconds",
+                        "model_listed_seconds",
+                        "representative_ok_seconds",
+                        "canary_ok_seconds",
+                        "ready_seconds",
+                        "weights_loading_seconds",
+                        "model_loading_seconds",
+                        "model_loading_gib",
+                        "engine_init_seconds",
+                        "vllm_version",
+                        "model",
+                        "model_root",
+                        "revision",
+                        "max_model_len",
+                        "kv_cache_size_tokens",
+                        "probe_config_hash",
+                        "readygate_version",
+                        "node_name",
+                        "gpu_uuid",
+                        "driver_version",
+                        "evidence",
+                        "engine_args");
+        assertThat(rows.get(1))
+                .containsExactly(
+                        "start-1",
+                        "2026-11-30T12:00:00Z",
+                        "process_start_time",
+                        "true",
+                        "preload_fallback",
+                        "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
+                        "true",
+                        "ready",
+                        "",
+                        "33.6",
+                        "0",
+                        "4.25",
+                        "31",
+                        "31.1",
+                        "33",
+                        "33.500000001",
+                        "33.6",
+                        "12.5",
+                        "14.25",
+                        "1.12",
+                        "9.0",
+                        "0.31.0",
+                        "Qwen/Qwen3-0.6B",
+                        "/models/qwen3",
+                        "main",
+                        "4096",
+                        "123456789012",
+                        "9f86d081",
+                        "0.1.0",
+                        "gpu-node-7",
+                        "GPU-1234",
+                        "570.86.15",
+                        "log: weight cache requested | log: falling back to disk",
+                        "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
+        assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "superseded", "unknown");
+        assertThat(rows.get(2).get(9)).isEmpty();
+        assertThat(rows.get(2).subList(10, 21))
+                .allSatisfy(field -> assertThat(field).isEmpty());
+    }
+
+    @Test
+    void toCsvWhenFieldHasNewlineQuotesIt() {
+        RestartRecord record = new RestartRecord(
+                "start-1",
+                START,
+                "log",
+                false,
+                RestartPath.COLD,
+                List.of(),
+                null,
+                false,
+                Map.of(),
+                Map.of(),
+                "not_ready",
+                "canary mismatch:\nexpected Paris",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                "h",
+                "0.1.0",
+                Map.of());
+
+        List<List<String>> rows = parseCsv(RestartHistory.toCsv(List.of(record)));
+
+        assertThat(rows).hasSize(2);
+        assertThat(rows.get(1).get(8)).isEqualTo("canary mismatch:\nexpected Paris");
+    }
+
+    @Test
+    void toJsonWhenExportedParsesBackToTheLinesObjects() throws IOException {
+        RestartHistory history = history();
+        history.append(full("start-1"));
+        history.append(minimal("start-2"));
+
+        JsonNode exported = json.readTree(RestartHistory.toJson(history.load(), json));
+
+        assertThat(exported.isArray()).isTrue();
+        List<JsonNode> lines = lines(file()).stream().map(json::readTree).toList();
+        assertThat(exported.valueStream().toList()).containsExactlyElementsOf(lines);
+        assertThat(exported.valueStream().map(RestartRecordJson::read).toList())
+                .containsExactly(full("start-1"), minimal("start-2"));
+    }
+
+    @Test
+    void constructWhenLimitsAreInvalidFails() {
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> history(DataSize.ofBytes(0), 3))
+                .withMessageContaining("maxFileSize");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> history(DataSize.ofBytes(10), -1))
+                .withMessageContaining("maxRotatedFiles");
+    }
+
+    long lineSize(RestartRecord record) {
+        return json.writeValueAsBytes(RestartRecordJson.write(record, json)).length + 1;
+    }
+
+    /** A strict RFC 4180 reader: quoted fields may hold commas, doubled quotes and line breaks; rows end in CRLF. */
+    static List<List<String>> parseCsv(String csv) {
+        List<List<String>> rows = new ArrayList<>();
+        List<String> row = new ArrayList<>();
+        StringBuilder field = new StringBuilder();
+        int i = 0;
+        while (i < csv.length()) {
+            char c = csv.charAt(i);
+            if (c == '"' && field.isEmpty()) {
+                i++;
+                while (true) {
+                    char q = csv.charAt(i++);
+                    if (q == '"' && i < csv.length() && csv.charAt(i) == '"') {
+                        field.append('"');
+                        i++;
+                    } else if (q == '"') {
+                        break;
+                    } else {
+                        field.append(q);
+                    }
+                }
+            } else if (c == ',') {
+                row.add(field.toString());
+                field.setLength(0);
+                i++;
+            } else if (c == '\r' && csv.startsWith("\r\n", i)) {
+                row.add(field.toString());
+                field.setLength(0);
+                rows.add(row);
+                row = new ArrayList<>();
+                i += 2;
+            } else {
+                assertThat(c).as("unquoted field character").isNotIn('"', '\r', '\n');
+                field.append(c);
+                i++;
+            }
+        }
+        assertThat(row).as("csv ends with CRLF").isEmpty();
+        return rows;
+    }
+}
