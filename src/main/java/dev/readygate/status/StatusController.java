@@ -12,8 +12,12 @@ import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -38,6 +42,7 @@ public class StatusController {
     private final EngineCapabilities capabilities;
     private final CircuitBreaker heavyProbeCircuitBreaker;
     private final ReadygateProperties properties;
+    private final RestartTracker restarts;
     private final Clock clock;
 
     public StatusController(
@@ -48,6 +53,7 @@ public class StatusController {
             EngineCapabilities capabilities,
             CircuitBreaker heavyProbeCircuitBreaker,
             ReadygateProperties properties,
+            RestartTracker restarts,
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
@@ -56,6 +62,7 @@ public class StatusController {
         this.capabilities = capabilities;
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
         this.properties = properties;
+        this.restarts = restarts;
         this.clock = clock;
     }
 
@@ -68,6 +75,7 @@ public class StatusController {
         status.put("now", clock.instant().toString());
         status.put("engine", engine());
         status.put("probes", probes());
+        status.put("restarts", restarts());
         status.put("settings", settings());
         return status;
     }
@@ -149,6 +157,92 @@ public class StatusController {
             c.put("matches", canary.matches());
             out.put("canary", c);
         }
+        return out;
+    }
+
+    private Map<String, Object> restarts() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Object> current = new LinkedHashMap<>();
+        current.put("provisionalPath", restarts.provisionalPath().value());
+        Map<String, String> phases = new LinkedHashMap<>();
+        restarts.currentPhases().entrySet().stream()
+                .sorted(Map.Entry.comparingByValue())
+                .forEach(phase -> phases.put(phase.getKey(), phase.getValue().toString()));
+        current.put("phases", phases);
+        out.put("current", current);
+        out.put("restartLoop", restarts.restartLoop());
+        out.put(
+                "history",
+                restarts.history().reversed().stream()
+                        .map(StatusController::record)
+                        .toList());
+        out.put("evidence", evidence());
+        return out;
+    }
+
+    private Map<String, Object> evidence() {
+        ReadygateProperties.Evidence evidence = properties.evidence();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put(
+                "engineLog",
+                evidence.engineLog() == null
+                        ? "not configured"
+                        : evidence.engineLog().toString());
+        out.put(
+                "daemonHealthUrl",
+                evidence.daemonHealthUrl() == null
+                        ? "not configured"
+                        : evidence.daemonHealthUrl().toString());
+        out.put(
+                "daemonSocketDir",
+                evidence.daemonSocketDir() == null
+                        ? "not configured"
+                        : evidence.daemonSocketDir().toString());
+        out.put(
+                "snapshotDir",
+                evidence.snapshotDir() == null
+                        ? "not configured"
+                        : evidence.snapshotDir().toString());
+        return out;
+    }
+
+    /** One restart record as {@code /status} shows it: durations in seconds, phases as offsets from engine start. */
+    static Map<String, Object> record(RestartRecord record) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", record.id());
+        out.put("engineStart", record.engineStart().toString());
+        out.put("engineStartSource", record.engineStartSource());
+        out.put("firstSeen", record.firstSeen());
+        out.put("path", record.path().value());
+        out.put("evidence", record.evidence());
+        out.put("fallbackReason", record.fallbackReason());
+        out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
+        out.put("outcome", record.outcome());
+        out.put("notReadyReason", record.notReadyReason());
+        out.put(
+                "readinessLatencySeconds",
+                record.readinessLatency() == null
+                        ? null
+                        : record.readinessLatency().toMillis() / 1000.0);
+        Map<String, Double> phases = new LinkedHashMap<>();
+        for (String phase : RestartTracker.PHASES) {
+            Instant at = record.phases().get(phase);
+            if (at != null) {
+                phases.put(phase, Duration.between(record.engineStart(), at).toMillis() / 1000.0);
+            }
+        }
+        out.put("phaseOffsetsSeconds", phases);
+        out.put("loggedDurations", record.loggedDurations());
+        out.put("vllmVersion", record.vllmVersion());
+        out.put("model", record.model());
+        out.put("modelRoot", record.modelRoot());
+        out.put("revision", record.revision());
+        out.put("maxModelLen", record.maxModelLen());
+        out.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
+        out.put("engineArgs", record.engineArgs());
+        out.put("probeConfigHash", record.probeConfigHash());
+        out.put("readygateVersion", record.readygateVersion());
+        out.put("node", record.node());
         return out;
     }
 
