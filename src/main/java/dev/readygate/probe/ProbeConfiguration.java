@@ -117,12 +117,6 @@ public class ProbeConfiguration {
     }
 
     @Bean
-    StartTrust startTrust() {
-        // Restart-path attribution replaces this; until then every start's path is unknown.
-        return () -> StartTrust.Trust.UNKNOWN;
-    }
-
-    @Bean
     ProbeSchedule probeSchedule(
             ReadygateProperties properties,
             EngineClient client,

@@ -86,8 +86,8 @@ public final class EvidenceSources {
             }
             Instant written = Files.getLastModifiedTime(release).toInstant();
             JsonNode doc = json.readTree(Files.readString(release));
-            // Written by the restore of this start (allow for the file system's coarse timestamps).
-            boolean fresh = !written.isBefore(since.minusSeconds(2));
+            // Written by the restore of this start: after its process started (a little slack for clock rounding).
+            boolean fresh = !written.isBefore(since.minusMillis(100));
             return doc.path("release").asBoolean(false) && fresh ? written : null;
         } catch (IOException | RuntimeException ex) {
             return null;

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -63,7 +64,11 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     /** The start in progress: what is known so far. */
     private static final class Start {
-        final String id = UUID.randomUUID().toString();
+        // Not UUID.randomUUID(): its SecureRandom may read /dev/urandom on an event loop.
+        final String id = new UUID(
+                        ThreadLocalRandom.current().nextLong(),
+                        ThreadLocalRandom.current().nextLong())
+                .toString();
         final boolean firstSeen;
         final Instant observedAt;
         final Map<String, Instant> phases = new LinkedHashMap<>();

@@ -1,0 +1,116 @@
+package dev.readygate.restart;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.probe.EngineFacts;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.info.BuildProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Wires restart tracking: the evidence sources, the history file and the tracker, fed by engine state changes. */
+@Configuration(proxyBeanMethods = false)
+public class RestartConfiguration implements DisposableBean {
+
+    private final ExecutorService historyWriter = Executors.newSingleThreadExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "readygate-restart-history");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    @Bean
+    RestartHistory restartHistory(ReadygateProperties properties) {
+        ReadygateProperties.Restart restart = properties.restart();
+        return new RestartHistory(
+                properties.stateDir().resolve(RestartHistory.FILE_NAME),
+                restart.historyMaxSize(),
+                restart.historyFiles(),
+                JsonMapper.builder().build());
+    }
+
+    @Bean
+    EvidenceSources evidenceSources(ReadygateProperties properties) {
+        ReadygateProperties.Evidence evidence = properties.evidence();
+        return new EvidenceSources(
+                evidence.snapshotDir(),
+                evidence.daemonHealthUrl(),
+                evidence.daemonSocketDir(),
+                WebClient.create(),
+                JsonMapper.builder().build(),
+                Schedulers.boundedElastic());
+    }
+
+    @Bean
+    StartLog startLog() {
+        return StartLog.NONE;
+    }
+
+    @Bean
+    RestartTracker restartTracker(
+            ReadygateProperties properties,
+            EngineFacts facts,
+            StartLog startLog,
+            EvidenceSources sources,
+            RestartHistory history,
+            ObjectProvider<RestartListener> listeners,
+            ObjectProvider<BuildProperties> build,
+            Clock clock) {
+        BuildProperties buildProperties = build.getIfAvailable();
+        ReadygateProperties.Node node = properties.node();
+        Map<String, String> nodeFacts = new LinkedHashMap<>();
+        putIfSet(nodeFacts, "node_name", node.name());
+        putIfSet(nodeFacts, "gpu_uuid", node.gpuUuid());
+        putIfSet(nodeFacts, "driver_version", node.driverVersion());
+        putIfSet(nodeFacts, "gpu_name", "unknown".equals(node.gpuName()) ? "" : node.gpuName());
+        // Read once at start, on the main thread: earlier starts survive readygate's own restarts.
+        return new RestartTracker(
+                facts,
+                startLog,
+                sources,
+                listeners.orderedStream().toList(),
+                record -> historyWriter.execute(() -> history.append(record)),
+                history.load(),
+                clock,
+                hash(properties.probe().toString()),
+                buildProperties == null ? "dev" : buildProperties.getVersion(),
+                nodeFacts,
+                properties.restart().loopWindow(),
+                properties.restart().loopStarts());
+    }
+
+    private static void putIfSet(Map<String, String> map, String key, String value) {
+        if (!value.isBlank()) {
+            map.put(key, value);
+        }
+    }
+
+    /** Lets records already handed to the writer reach the file before readygate exits. */
+    @Override
+    public void destroy() throws InterruptedException {
+        historyWriter.shutdown();
+        historyWriter.awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    /** A short, stable hash of the probe configuration: a changed probe is not a changed engine. */
+    static String hash(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+}

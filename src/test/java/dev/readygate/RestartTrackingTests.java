@@ -1,0 +1,132 @@
+package dev.readygate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.readygate.simulator.RunningSimulator;
+import dev.readygate.simulator.StartupPath;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Restart tracking against the simulator: every restart path attributed from the evidence the engine leaves, with its
+ * phases, in {@code /status}, the record file and the metrics, while readygate keeps running and across a readygate
+ * restart.
+ */
+class RestartTrackingTests {
+
+    @TempDir
+    Path workDir;
+
+    static final JsonMapper json = JsonMapper.builder().build();
+
+    ConfigurableApplicationContext readygate(RunningSimulator engine, String... extra) {
+        Path sim = workDir.resolve("engine");
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + workDir.resolve("state"),
+                "--readygate.evidence.snapshot-dir=" + sim.resolve("snapshot"),
+                "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
+                "--readygate.evidence.daemon-socket-dir=" + sim.resolve("weight-cache"),
+                "--readygate.probe.representative.prompt-tokens=100",
+                "--readygate.probe.representative.output-tokens=4",
+                "--readygate.node.name=node-a"));
+        args.addAll(List.of(extra));
+        return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
+    }
+
+    static WebTestClient client(ConfigurableApplicationContext context) {
+        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        return WebTestClient.bindToServer()
+                .baseUrl("http://127.0.0.1:" + port)
+                .responseTimeout(Duration.ofSeconds(5))
+                .build();
+    }
+
+    static JsonNode status(WebTestClient client) {
+        return json.readTree(client.get()
+                .uri("/status")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult()
+                .getResponseBody());
+    }
+
+    static JsonNode awaitRecords(WebTestClient client, int count) {
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> status(client).at("/restarts/history").size() >= count);
+        return status(client).at("/restarts/history");
+    }
+
+    @Test
+    void everyRestartPathIsAttributedWhileReadygateKeepsRunningAndTheHistorySurvivesReadygate() throws Exception {
+        RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"));
+        try (engine) {
+            List<String> paths = new ArrayList<>();
+            try (ConfigurableApplicationContext readygate = readygate(engine)) {
+                WebTestClient client = client(readygate);
+                JsonNode first = awaitRecords(client, 1).get(0);
+                assertThat(first.get("firstSeen").booleanValue()).isTrue();
+                assertThat(first.get("outcome").asString()).isEqualTo("ready");
+                int records = 1;
+                for (StartupPath path : new StartupPath[] {
+                    StartupPath.PRELOAD_HIT,
+                    StartupPath.PRELOAD_FALLBACK,
+                    StartupPath.SNAPSHOT_RESTORE,
+                    StartupPath.COLD
+                }) {
+                    engine.restartAndAwait(path);
+                    JsonNode latest = awaitRecords(client, ++records).get(0);
+                    paths.add(latest.get("path").asString());
+                    assertThat(latest.get("firstSeen").booleanValue()).isFalse();
+                    assertThat(latest.get("outcome").asString()).isEqualTo("ready");
+                    assertThat(latest.get("readinessLatencySeconds").doubleValue())
+                            .isPositive();
+                    assertThat(latest.at("/phaseOffsetsSeconds/ready").doubleValue())
+                            .isGreaterThanOrEqualTo(
+                                    latest.at("/phaseOffsetsSeconds/health_ok").doubleValue());
+                    assertThat(latest.get("engineStartSource").asString()).isEqualTo("process_start_time");
+                    assertThat(latest.at("/node/node_name").asString()).isEqualTo("node-a");
+                }
+                String metrics = client.get()
+                        .uri("/actuator/prometheus")
+                        .exchange()
+                        .expectBody(String.class)
+                        .returnResult()
+                        .getResponseBody();
+                assertThat(metrics)
+                        .contains("readygate_engine_starts_total{path=\"snapshot_restore\"}")
+                        .contains("readygate_readiness_latency_seconds_bucket{path=\"snapshot_restore\",le=\"1.0\"}")
+                        .contains("readygate_phase_duration_seconds_count{path=\"snapshot_restore\",phase=\"ready\"}")
+                        .containsPattern(
+                                "readygate_engine_info\\{model=\"Qwen/Qwen3-0.6B\",readygate_version=\"[^\"]+\","
+                                        + "vllm_version=\"0.31.0\"} 1.0")
+                        .contains("readygate_kv_cache_size_tokens 65536.0");
+            }
+            assertThat(paths).containsExactly("preload_hit", "preload_fallback", "snapshot_restore", "cold");
+            Path file = workDir.resolve("state/restarts.jsonl");
+            assertThat(Files.readAllLines(file)).hasSizeGreaterThanOrEqualTo(5);
+            // readygate restarts: the history comes back.
+            try (ConfigurableApplicationContext again = readygate(engine)) {
+                JsonNode history = awaitRecords(client(again), 6);
+                assertThat(history.get(0).get("firstSeen").booleanValue()).isTrue();
+                assertThat(history.get(1).get("path").asString()).isEqualTo("cold");
+                assertThat(history.get(2).get("path").asString()).isEqualTo("snapshot_restore");
+            }
+        }
+    }
+}
