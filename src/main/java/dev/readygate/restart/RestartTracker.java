@@ -135,6 +135,9 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
         if (state instanceof EngineState.Healthy healthy && healthy.cause() == Reason.ENGINE_RESTARTED) {
             end();
+            EngineMetricsSample first = facts.firstSample();
+            Double started = first == null ? null : first.processStartTimeSeconds();
+            log.newStart(started == null ? at : Instant.ofEpochMilli(Math.round(started * 1000)));
             begin(false, at, null);
             phase("port_listening", at);
             phase("health_ok", at);

@@ -1,5 +1,7 @@
 package dev.readygate.restart;
 
+import java.time.Instant;
+
 /** What the engine's log says about the current start; told when a new start begins. */
 public interface StartLog {
 
@@ -8,6 +10,11 @@ public interface StartLog {
 
     /** A new engine start begins: later lines belong to it. */
     void newStart();
+
+    /** The engine restarted at {@code since} without readygate seeing it go away: older lines are not this start's. */
+    default void newStart(Instant since) {
+        newStart();
+    }
 
     /** No engine log configured. */
     StartLog NONE = new StartLog() {
