@@ -12,6 +12,7 @@ import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -25,6 +26,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
@@ -43,6 +47,7 @@ public class StatusController {
     private final CircuitBreaker heavyProbeCircuitBreaker;
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
+    private final RestartHistory restartHistory;
     private final Clock clock;
 
     public StatusController(
@@ -54,6 +59,7 @@ public class StatusController {
             CircuitBreaker heavyProbeCircuitBreaker,
             ReadygateProperties properties,
             RestartTracker restarts,
+            RestartHistory restartHistory,
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
@@ -63,6 +69,7 @@ public class StatusController {
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
         this.properties = properties;
         this.restarts = restarts;
+        this.restartHistory = restartHistory;
         this.clock = clock;
     }
 
@@ -78,6 +85,21 @@ public class StatusController {
         status.put("restarts", restarts());
         status.put("settings", settings());
         return status;
+    }
+
+    /** The whole restart history (every kept file), as JSON, for comparing runs. */
+    @GetMapping(path = "/status/restarts.json", produces = MediaType.APPLICATION_JSON_VALUE)
+    public Mono<String> restartsJson() {
+        JsonMapper json = JsonMapper.builder().build();
+        return Mono.fromCallable(() -> RestartHistory.toJson(restartHistory.load(), json))
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /** The whole restart history as CSV, one row per engine start. */
+    @GetMapping(path = "/status/restarts.csv", produces = "text/csv")
+    public Mono<String> restartsCsv() {
+        return Mono.fromCallable(() -> RestartHistory.toCsv(restartHistory.load()))
+                .subscribeOn(Schedulers.boundedElastic());
     }
 
     private Map<String, Object> engine() {
