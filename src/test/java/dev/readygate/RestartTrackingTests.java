@@ -77,6 +77,7 @@ class RestartTrackingTests {
         RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"));
         try (engine) {
             List<String> paths = new ArrayList<>();
+            List<String> fallbackReasons = new ArrayList<>();
             try (ConfigurableApplicationContext readygate = readygate(engine)) {
                 WebTestClient client = client(readygate);
                 JsonNode first = awaitRecords(client, 1).get(0);
@@ -92,6 +93,10 @@ class RestartTrackingTests {
                     engine.restartAndAwait(path);
                     JsonNode latest = awaitRecords(client, ++records).get(0);
                     paths.add(latest.get("path").asString());
+                    if (!latest.get("fallbackReason").isNull()) {
+                        fallbackReasons.add(latest.get("fallbackReason").asString());
+                    }
+                    assertThat(latest.get("evidence").size()).isPositive();
                     assertThat(latest.get("firstSeen").booleanValue()).isFalse();
                     assertThat(latest.get("outcome").asString()).isEqualTo("ready");
                     assertThat(latest.get("readinessLatencySeconds").doubleValue())
@@ -114,10 +119,22 @@ class RestartTrackingTests {
                         .contains("readygate_phase_duration_seconds_count{path=\"snapshot_restore\",phase=\"ready\"}")
                         .containsPattern(
                                 "readygate_engine_info\\{model=\"Qwen/Qwen3-0.6B\",readygate_version=\"[^\"]+\","
-                                        + "vllm_version=\"0.31.0\"} 1.0")
-                        .contains("readygate_kv_cache_size_tokens 65536.0");
+                                        + "vllm_version=\"0.31.0\"} 1")
+                        .contains("readygate_kv_cache_size_tokens 65536.0")
+                        .contains("readygate_preload_fallbacks_total{reason=\"daemon_unavailable\"} 1.0");
+                String csv = client.get()
+                        .uri("/status/restarts.csv")
+                        .exchange()
+                        .expectStatus()
+                        .isOk()
+                        .expectBody(String.class)
+                        .returnResult()
+                        .getResponseBody();
+                assertThat(csv.lines()).hasSize(6);
+                assertThat(csv.lines().skip(1)).anyMatch(line -> line.contains(",snapshot_restore,"));
             }
             assertThat(paths).containsExactly("preload_hit", "preload_fallback", "snapshot_restore", "cold");
+            assertThat(fallbackReasons).singleElement().asString().startsWith("Cannot connect to weight cache daemon");
             Path file = workDir.resolve("state/restarts.jsonl");
             assertThat(Files.readAllLines(file)).hasSizeGreaterThanOrEqualTo(5);
             // readygate restarts: the history comes back.

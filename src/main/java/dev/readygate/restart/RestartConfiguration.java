@@ -17,6 +17,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
@@ -53,9 +54,23 @@ public class RestartConfiguration implements DisposableBean {
                 Schedulers.boundedElastic());
     }
 
-    @Bean
-    StartLog startLog() {
-        return StartLog.NONE;
+    /** The engine's log when configured: tailed from the start of the file, through rotation and truncation. */
+    @Bean(destroyMethod = "close")
+    StartLog startLog(ReadygateProperties properties, Clock clock) {
+        ReadygateProperties.Evidence evidence = properties.evidence();
+        if (evidence.engineLog() == null) {
+            return StartLog.NONE;
+        }
+        EngineLogEvidence log = new EngineLogEvidence(
+                new LogTail(
+                        evidence.engineLog(),
+                        evidence.logPollInterval(),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.boundedElastic()),
+                new VllmLogParser(clock),
+                clock);
+        log.start();
+        return log;
     }
 
     @Bean

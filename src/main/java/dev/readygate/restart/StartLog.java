@@ -3,7 +3,7 @@ package dev.readygate.restart;
 import java.time.Instant;
 
 /** What the engine's log says about the current start; told when a new start begins. */
-public interface StartLog {
+public interface StartLog extends AutoCloseable {
 
     /** The findings of the current start so far. */
     LogFindings current();
@@ -15,6 +15,9 @@ public interface StartLog {
     default void newStart(Instant since) {
         newStart();
     }
+
+    @Override
+    default void close() {}
 
     /** No engine log configured. */
     StartLog NONE = new StartLog() {

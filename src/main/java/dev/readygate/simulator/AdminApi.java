@@ -31,6 +31,7 @@ final class AdminApi {
         AdminApi api = new AdminApi(simulator);
         SimulatorProperties properties = simulator.properties();
         return HttpServer.create()
+                .runOn(simulator.loops())
                 .host(properties.host())
                 .port(properties.adminPort())
                 .route(routes -> routes.get("/admin/state", (req, res) -> api.state(res, HttpResponseStatus.OK))

@@ -19,6 +19,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
+import reactor.netty.resources.LoopResources;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -33,6 +34,12 @@ public final class EngineSimulator implements AutoCloseable {
     private final Clock clock;
     private final ExecutorService lifecycleExecutor;
     private final Scheduler lifecycle;
+    /**
+     * The simulator's own event loops: in the demo and in tests it shares a JVM with readygate, whose shutdown
+     * disposes Reactor Netty's global loops; an engine must not die with its sidecar.
+     */
+    private final LoopResources loops;
+
     private final JsonMapper json = JsonMapper.builder().build();
     private final SimulatedModel model;
     private final FaultSet faults;
@@ -68,6 +75,7 @@ public final class EngineSimulator implements AutoCloseable {
             return thread;
         });
         this.lifecycle = Schedulers.fromExecutorService(lifecycleExecutor);
+        this.loops = LoopResources.create("vllm-sim-" + properties.port(), 2, true);
         this.model = new SimulatedModel(properties.model().eosEvery());
         this.faults = new FaultSet(clock);
         PrintStream echo = properties.logToStdout() ? stdout : null;
@@ -80,7 +88,7 @@ public final class EngineSimulator implements AutoCloseable {
                 echo,
                 clock,
                 "simulator-daemon-log-" + properties.port());
-        this.daemon = new WeightCacheDaemon(properties, daemonLog, clock, timer, lifecycle);
+        this.daemon = new WeightCacheDaemon(properties, daemonLog, clock, timer, lifecycle, loops);
         this.snapshot = new SnapshotArtifacts(
                 properties.snapshot().dir() != null
                         ? properties.snapshot().dir()
@@ -88,7 +96,7 @@ public final class EngineSimulator implements AutoCloseable {
                 json,
                 clock);
         this.engine = new SimulatedEngine(
-                properties, model, faults, daemon, snapshot, engineLog, json, clock, timer, lifecycle);
+                properties, model, faults, daemon, snapshot, engineLog, json, clock, timer, lifecycle, loops);
         this.timer = timer;
     }
 
@@ -216,6 +224,10 @@ public final class EngineSimulator implements AutoCloseable {
     @Nullable
     ScenarioProgress scenarioProgress() {
         return scenarioProgress.get();
+    }
+
+    LoopResources loops() {
+        return loops;
     }
 
     SimulatedEngine engine() {
@@ -351,6 +363,7 @@ public final class EngineSimulator implements AutoCloseable {
         engineLog.close();
         daemonLog.close();
         lifecycle.dispose();
+        loops.disposeLater().block(java.time.Duration.ofSeconds(5));
         lifecycleExecutor.shutdownNow();
     }
 }

@@ -18,6 +18,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.resources.LoopResources;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -51,6 +52,7 @@ final class SimulatedEngine implements AutoCloseable {
     private final Clock clock;
     private final Scheduler timer;
     private final Scheduler lifecycle;
+    private final LoopResources loops;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STOPPED);
     private final AtomicInteger starts = new AtomicInteger();
     private final AtomicInteger nextPid;
@@ -74,7 +76,8 @@ final class SimulatedEngine implements AutoCloseable {
             JsonMapper json,
             Clock clock,
             Scheduler timer,
-            Scheduler lifecycle) {
+            Scheduler lifecycle,
+            LoopResources loops) {
         this.properties = properties;
         this.model = model;
         this.faults = faults;
@@ -85,6 +88,7 @@ final class SimulatedEngine implements AutoCloseable {
         this.clock = clock;
         this.timer = timer;
         this.lifecycle = lifecycle;
+        this.loops = loops;
         this.nextPid = new AtomicInteger(properties.pid());
         this.lastRequested = properties.startup();
     }
@@ -507,6 +511,7 @@ final class SimulatedEngine implements AutoCloseable {
         }
         EngineApi api = new EngineApi(properties, model, faults, json, clock, timer, instance);
         return HttpServer.create()
+                .runOn(loops)
                 .host(properties.host())
                 .port(properties.port())
                 .doOnConnection(connection -> connections.add(connection.channel()))

@@ -22,6 +22,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.resources.LoopResources;
 
 /**
  * The {@code vllm preload} weight-cache daemon: loads a checkpoint, binds one socket per GPU in its socket
@@ -51,6 +52,7 @@ final class WeightCacheDaemon implements AutoCloseable {
     private final Clock clock;
     private final Scheduler timer;
     private final Scheduler lifecycle;
+    private final LoopResources loops;
     private final Path socketDir;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STOPPED);
     private final Disposable.Swap loading = Disposables.swap();
@@ -63,12 +65,18 @@ final class WeightCacheDaemon implements AutoCloseable {
     private final int pid;
 
     WeightCacheDaemon(
-            SimulatorProperties properties, EngineLog log, Clock clock, Scheduler timer, Scheduler lifecycle) {
+            SimulatorProperties properties,
+            EngineLog log,
+            Clock clock,
+            Scheduler timer,
+            Scheduler lifecycle,
+            LoopResources loops) {
         this.properties = properties;
         this.log = log;
         this.clock = clock;
         this.timer = timer;
         this.lifecycle = lifecycle;
+        this.loops = loops;
         SimulatorProperties.Preload preload = properties.preload();
         this.socketDir = preload.socketDir() != null
                 ? preload.socketDir()
@@ -213,6 +221,7 @@ final class WeightCacheDaemon implements AutoCloseable {
             return Mono.empty();
         }
         return HttpServer.create()
+                .runOn(loops)
                 .host(properties.host())
                 .port(port)
                 .route(routes -> routes.get(

@@ -1,0 +1,149 @@
+package dev.readygate.restart;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+
+/**
+ * The engine log as evidence: tails the log file, parses vLLM's lines, and keeps the events of the current engine
+ * start. A start's window opens when the engine goes away, when it restarts (events read before the new process
+ * started are dropped), or when a start-up header follows evidence of an earlier start in the same window.
+ */
+public final class EngineLogEvidence implements StartLog, AutoCloseable {
+
+    private static final Logger logger = LoggerFactory.getLogger(EngineLogEvidence.class);
+    private static final int MAX_EVENTS = 1000;
+
+    private final LogTail tail;
+    private final VllmLogParser parser;
+    private final Clock clock;
+    private final List<Received> events = new ArrayList<>();
+    private @Nullable Disposable running;
+
+    private record Received(LogEvent event, Instant receivedAt) {}
+
+    public EngineLogEvidence(LogTail tail, VllmLogParser parser, Clock clock) {
+        this.tail = tail;
+        this.parser = parser;
+        this.clock = clock;
+    }
+
+    /** Starts reading, from the beginning of the file so the start in progress is found too. */
+    public synchronized void start() {
+        if (running == null) {
+            running = tail.lines(true)
+                    .subscribe(this::line, error -> logger.warn("Engine log tail stopped: {}", error.toString()));
+        }
+    }
+
+    void line(String line) {
+        LogEvent event = parser.parse(line);
+        if (event != null) {
+            accept(event, clock.instant());
+        }
+    }
+
+    synchronized void accept(LogEvent event, Instant receivedAt) {
+        boolean header = event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
+        if (header && events.stream().anyMatch(received -> !isHeader(received.event()))) {
+            // A new process's header after an earlier start's evidence: the earlier start is over.
+            events.clear();
+        }
+        if (events.size() < MAX_EVENTS) {
+            events.add(new Received(event, receivedAt));
+        }
+    }
+
+    private static boolean isHeader(LogEvent event) {
+        return event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
+    }
+
+    @Override
+    public synchronized void newStart() {
+        events.clear();
+    }
+
+    @Override
+    public synchronized void newStart(Instant since) {
+        events.removeIf(received -> received.receivedAt().isBefore(since));
+    }
+
+    @Override
+    public synchronized LogFindings current() {
+        Instant firstLineAt = null;
+        boolean header = false;
+        String version = null;
+        String args = null;
+        Double loading = null;
+        Double modelGib = null;
+        Double modelSeconds = null;
+        Integer mapped = null;
+        String mode = null;
+        String fallback = null;
+        Double init = null;
+        Double kvGib = null;
+        Long kvTokens = null;
+        String fatal = null;
+        for (Received received : events) {
+            LogEvent event = received.event();
+            if (firstLineAt == null && event.at() != null) {
+                firstLineAt = event.at();
+            }
+            switch (event) {
+                case LogEvent.ServerVersion e -> {
+                    header = true;
+                    version = e.version();
+                }
+                case LogEvent.NonDefaultArgs e -> {
+                    header = true;
+                    args = e.args();
+                }
+                case LogEvent.LoadingWeights e -> loading = e.seconds();
+                case LogEvent.ModelLoading e -> {
+                    modelGib = e.gib();
+                    modelSeconds = e.seconds();
+                }
+                case LogEvent.MappedFromCache e -> {
+                    mapped = e.tensors();
+                    mode = e.mode();
+                }
+                case LogEvent.CacheFallback e -> fallback = e.reason();
+                case LogEvent.CacheWaitTimeout e -> fallback = e.detail();
+                case LogEvent.InitEngine e -> init = e.seconds();
+                case LogEvent.AvailableKvCache e -> kvGib = e.gib();
+                case LogEvent.KvCacheSize e -> kvTokens = e.tokens();
+                case LogEvent.EngineFatal e -> fatal = e.detail();
+                default -> {}
+            }
+        }
+        return new LogFindings(
+                true,
+                firstLineAt,
+                header,
+                version,
+                args,
+                loading,
+                modelGib,
+                modelSeconds,
+                mapped,
+                mode,
+                fallback,
+                init,
+                kvGib,
+                kvTokens,
+                fatal);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (running != null) {
+            running.dispose();
+            running = null;
+        }
+    }
+}
