@@ -146,4 +146,53 @@ class RestartTrackingTests {
             }
         }
     }
+
+    @Test
+    void cacheHitWithAnotherCheckpointsWeightsIsFlaggedAsWrongWeightsFromTheCache() {
+        try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"));
+                ConfigurableApplicationContext readygate = readygate(engine)) {
+            WebTestClient client = client(readygate);
+            awaitRecords(client, 1);
+            engine.daemonHolds("qwen3-0.6b-finetune-step2000");
+            engine.restartAndAwait(StartupPath.PRELOAD_HIT);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> status(client).path("reason").asString("").equals("canary_mismatch"));
+            JsonNode latest = awaitRecords(client, 2).get(0);
+            assertThat(latest.get("path").asString()).isEqualTo("preload_hit");
+            assertThat(latest.get("wrongWeightsFromCache").booleanValue()).isTrue();
+            assertThat(latest.get("outcome").asString()).isEqualTo("not_ready");
+            assertThat(latest.get("notReadyReason").asString()).isEqualTo("canary_mismatch");
+            String metrics = client.get()
+                    .uri("/actuator/prometheus")
+                    .exchange()
+                    .expectBody(String.class)
+                    .returnResult()
+                    .getResponseBody();
+            assertThat(metrics).contains("readygate_canary_mismatches_total{path=\"preload_hit\"} 1.0");
+        }
+    }
+
+    @Test
+    void startsTooCloseTogetherAreARestartLoop() {
+        try (RunningSimulator engine = RunningSimulator.serving(
+                        workDir.resolve("engine"),
+                        "preload.enabled=false",
+                        "faults.crash-loop-uptime=1500ms",
+                        "auto-restart-delay=200ms",
+                        "load-time=200ms");
+                ConfigurableApplicationContext readygate = readygate(engine, "--readygate.restart.loop-starts=3")) {
+            WebTestClient client = client(readygate);
+            awaitRecords(client, 1);
+            engine.fault("crash-loop", false);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> status(client).at("/restarts/restartLoop").booleanValue());
+            String metrics = client.get()
+                    .uri("/actuator/prometheus")
+                    .exchange()
+                    .expectBody(String.class)
+                    .returnResult()
+                    .getResponseBody();
+            assertThat(metrics).contains("readygate_restart_loop 1.0");
+        }
+    }
 }

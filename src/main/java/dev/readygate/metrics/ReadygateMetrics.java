@@ -106,7 +106,8 @@ public class ReadygateMetrics implements ProbeListener, RestartListener {
         this.registry = registry;
         BuildProperties properties = build.getIfAvailable();
         this.readygateVersion = properties == null ? "dev" : properties.getVersion();
-        Gauge.builder(RESTART_LOOP, tracker, t -> t.getObject().restartLoop() ? 1 : 0)
+        // A supplier, not (provider, function): Micrometer holds a gauge's state object weakly.
+        Gauge.builder(RESTART_LOOP, () -> tracker.getObject().restartLoop() ? 1 : 0)
                 .description("Whether the engine is in a restart loop")
                 .register(registry);
         Gauge.builder(KV_CACHE_SIZE, facts, f -> {

@@ -185,6 +185,12 @@ public final class RunningSimulator implements AutoCloseable {
         simulator.faults().clear();
     }
 
+    /** Restarts the preload daemon holding {@code checkpoint} (same layout) and waits until it serves. */
+    public void daemonHolds(String checkpoint) {
+        simulator.daemon().start(checkpoint, null).block(Duration.ofSeconds(5));
+        awaitServing();
+    }
+
     /** Crashes the engine (it restarts after the auto-restart delay). */
     public void crash() {
         simulator.engine().crash("simulated crash").block(Duration.ofSeconds(5));
