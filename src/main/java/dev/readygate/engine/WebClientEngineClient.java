@@ -28,6 +28,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
+import reactor.netty.resources.LoopResources;
 
 /**
  * The {@link EngineClient} over Spring's {@link WebClient} on Reactor Netty. Each call is bounded in time (the
@@ -47,6 +48,7 @@ public final class WebClientEngineClient implements EngineClient, AutoCloseable 
 
     private final WebClient webClient;
     private final ConnectionProvider connections;
+    private final LoopResources loops;
     private final EngineApiKey apiKey;
     private final Duration connectTimeout;
     private final Duration requestTimeout;
@@ -75,7 +77,10 @@ public final class WebClientEngineClient implements EngineClient, AutoCloseable 
                 .maxConnections(16)
                 .maxIdleTime(MAX_IDLE)
                 .build();
-        HttpClient http = HttpClient.create(connections).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+        // Its own event loop, not Reactor Netty's global ones: the engine client's shutdown (a stuck stream included)
+        // then never holds up the web server's.
+        this.loops = LoopResources.create("readygate-engine", 1, true);
+        HttpClient http = HttpClient.create(connections).runOn(loops).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
                 Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE));
         String baseUrl = engine.requiredBaseUrl().toString();
         this.webClient = WebClient.builder()
@@ -160,7 +165,10 @@ public final class WebClientEngineClient implements EngineClient, AutoCloseable 
     /** Gives the connection pool back; in-flight calls fail. */
     @Override
     public void close() {
-        connections.dispose();
+        connections
+                .disposeLater()
+                .then(loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)))
+                .block(Duration.ofSeconds(5));
     }
 
     private <T> Mono<EngineCall<T>> call(

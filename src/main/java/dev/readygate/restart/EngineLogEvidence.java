@@ -1,6 +1,7 @@
 package dev.readygate.restart;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,15 +23,21 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
     private final LogTail tail;
     private final VllmLogParser parser;
     private final Clock clock;
+    private final Duration lag;
     private final List<Received> events = new ArrayList<>();
     private @Nullable Disposable running;
 
     private record Received(LogEvent event, Instant receivedAt) {}
 
-    public EngineLogEvidence(LogTail tail, VllmLogParser parser, Clock clock) {
+    /**
+     * @param lag how late readygate may notice that the engine went away (the cheap-check interval plus the log poll
+     *     interval): lines read within that time before it noticed may already be the next start's
+     */
+    public EngineLogEvidence(LogTail tail, VllmLogParser parser, Clock clock, Duration lag) {
         this.tail = tail;
         this.parser = parser;
         this.clock = clock;
+        this.lag = lag;
     }
 
     /** Starts reading, from the beginning of the file so the start in progress is found too. */
@@ -63,9 +70,13 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
         return event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
     }
 
+    /**
+     * The engine went away (noticed now): what was read before it could have gone belongs to the old start; what was
+     * read since may already be the next start's (a fast restart's header and cache lines).
+     */
     @Override
     public synchronized void newStart() {
-        events.clear();
+        newStart(clock.instant().minus(lag));
     }
 
     @Override

@@ -2,6 +2,9 @@ package dev.readygate.restart;
 
 import java.io.IOException;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
-import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import tools.jackson.databind.JsonNode;
@@ -28,7 +30,7 @@ public final class EvidenceSources {
     private final @Nullable Path snapshotDir;
     private final @Nullable URI daemonHealthUrl;
     private final @Nullable Path daemonSocketDir;
-    private final WebClient web;
+    private final HttpClient http;
     private final JsonMapper json;
     private final Scheduler blocking;
 
@@ -36,13 +38,13 @@ public final class EvidenceSources {
             @Nullable Path snapshotDir,
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
-            WebClient web,
+            HttpClient http,
             JsonMapper json,
             Scheduler blocking) {
         this.snapshotDir = snapshotDir;
         this.daemonHealthUrl = daemonHealthUrl;
         this.daemonSocketDir = daemonSocketDir;
-        this.web = web;
+        this.http = http;
         this.json = json;
         this.blocking = blocking;
     }
@@ -64,14 +66,16 @@ public final class EvidenceSources {
     private record FileReading(@Nullable Instant released, int sockets) {}
 
     private Mono<Boolean> daemonHealth() {
-        if (daemonHealthUrl == null) {
+        URI url = daemonHealthUrl;
+        if (url == null) {
             return Mono.empty();
         }
-        return web.get()
-                .uri(daemonHealthUrl)
-                .exchangeToMono(response ->
-                        response.releaseBody().thenReturn(response.statusCode().value() == 200))
-                .timeout(Duration.ofSeconds(1))
+        // The JDK's client, asynchronous: an occasional check needs no share of the web server's event loops.
+        HttpRequest request =
+                HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(1)).GET().build();
+        return Mono.fromFuture(() -> http.sendAsync(request, HttpResponse.BodyHandlers.discarding()))
+                .map(response -> response.statusCode() == 200)
+                .timeout(Duration.ofSeconds(2))
                 .onErrorReturn(false);
     }
 

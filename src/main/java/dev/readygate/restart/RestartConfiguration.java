@@ -2,10 +2,12 @@ package dev.readygate.restart;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.probe.EngineFacts;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,7 +20,6 @@ import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
-import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -49,7 +50,7 @@ public class RestartConfiguration implements DisposableBean {
                 evidence.snapshotDir(),
                 evidence.daemonHealthUrl(),
                 evidence.daemonSocketDir(),
-                WebClient.create(),
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(),
                 JsonMapper.builder().build(),
                 Schedulers.boundedElastic());
     }
@@ -68,7 +69,12 @@ public class RestartConfiguration implements DisposableBean {
                         DataSize.ofKilobytes(64),
                         Schedulers.boundedElastic()),
                 new VllmLogParser(clock),
-                clock);
+                clock,
+                properties
+                        .probe()
+                        .readyInterval()
+                        .plus(evidence.logPollInterval())
+                        .plusMillis(250));
         log.start();
         return log;
     }

@@ -82,6 +82,34 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         @Nullable
         Reason lastReason;
 
+        // What the probe schedule knew of this engine, captured while it ran: it forgets it when the engine goes.
+        @Nullable
+        EngineMetricsSample first;
+
+        @Nullable
+        EngineMetricsSample last;
+
+        @Nullable
+        ModelCard card;
+
+        @Nullable
+        String version;
+
+        void capture(EngineFacts facts) {
+            if (facts.firstSample() != null && first == null) {
+                first = facts.firstSample();
+            }
+            if (facts.lastSample() != null) {
+                last = facts.lastSample();
+            }
+            if (facts.card() != null) {
+                card = facts.card();
+            }
+            if (facts.vllmVersion() != null) {
+                version = facts.vllmVersion();
+            }
+        }
+
         Start(boolean firstSeen, Instant observedAt, @Nullable Instant downAt) {
             this.firstSeen = firstSeen;
             this.observedAt = observedAt;
@@ -151,6 +179,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         if (start == null) {
             return;
         }
+        start.capture(facts);
         start.lastReason = state.reason();
         switch (state) {
             case EngineState.Healthy h -> phase("health_ok", at);
@@ -173,6 +202,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         if (start == null) {
             return;
         }
+        start.capture(facts);
         if (report.passed()) {
             phase(report.kind() == ProbeKind.REPRESENTATIVE ? "representative_ok" : "canary_ok", report.at());
         } else if (report.reason() == Reason.CANARY_MISMATCH && !start.canaryMismatch) {
@@ -255,7 +285,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     private Snapshot snapshot(Start start) {
         LogFindings findings = log.current();
-        EngineMetricsSample first = facts.firstSample();
+        EngineMetricsSample first = start.first;
         Instant engineStart;
         String source;
         if (first != null && first.processStartTimeSeconds() != null) {
@@ -279,9 +309,9 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                 source,
                 findings,
                 first,
-                facts.lastSample(),
-                facts.card(),
-                facts.vllmVersion(),
+                start.last,
+                start.card,
+                start.version,
                 phases,
                 start.canaryMismatch,
                 start.lastReason);
