@@ -23,7 +23,9 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
@@ -73,8 +75,9 @@ public class StatusController {
         this.clock = clock;
     }
 
+    /** The JSON document; {@link StatusPage} answers browsers on the same path, hence {@code Vary: Accept}. */
     @GetMapping(path = "/status", produces = MediaType.APPLICATION_JSON_VALUE)
-    public Map<String, Object> status() {
+    public ResponseEntity<Map<String, Object>> status() {
         EngineState state = machine.current();
         Map<String, Object> status = new LinkedHashMap<>();
         status.put("ready", state.acceptsTraffic());
@@ -84,7 +87,7 @@ public class StatusController {
         status.put("probes", probes());
         status.put("restarts", restarts());
         status.put("settings", settings());
-        return status;
+        return ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(status);
     }
 
     /** The whole restart history (every kept file), as JSON, for comparing runs. */

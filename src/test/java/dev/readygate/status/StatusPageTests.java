@@ -1,0 +1,166 @@
+package dev.readygate.status;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.ReadygateApplication;
+import dev.readygate.simulator.RunningSimulator;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code /status} negotiates: the page for browsers, JSON for tools. readygate runs against an engine port where
+ * nothing listens; the page and the document do not depend on the engine.
+ */
+class StatusPageTests {
+
+    static final String BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,"
+            + "image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7";
+
+    @TempDir
+    static Path workDir;
+
+    static ConfigurableApplicationContext readygate;
+    static WebTestClient client;
+
+    @BeforeAll
+    static void start() {
+        readygate = new SpringApplicationBuilder(ReadygateApplication.class)
+                .run(
+                        "--server.port=0",
+                        "--readygate.engine.base-url=http://127.0.0.1:" + RunningSimulator.freePort(),
+                        "--readygate.state-dir=" + workDir.resolve("state"));
+        int port = ((WebServerApplicationContext) readygate).getWebServer().getPort();
+        client = WebTestClient.bindToServer()
+                .baseUrl("http://127.0.0.1:" + port)
+                .responseTimeout(Duration.ofSeconds(5))
+                .build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (readygate != null) {
+            readygate.close();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {BROWSER_ACCEPT, "text/html", "application/json;q=0.5, text/html", "text/html, */*"})
+    void statusWhenClientPrefersHtmlReturnsTheSelfContainedPage(String accept) {
+        String page = client.get()
+                .uri("/status")
+                .header(HttpHeaders.ACCEPT, accept)
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .contentType("text/html;charset=UTF-8")
+                .expectHeader()
+                .valueEquals(HttpHeaders.VARY, HttpHeaders.ACCEPT)
+                .expectHeader()
+                .value(
+                        "Content-Security-Policy",
+                        policy -> assertThat(policy)
+                                .startsWith("default-src 'none'; script-src 'sha256-")
+                                .contains("connect-src 'self'"))
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody();
+        assertThat(page)
+                .startsWith("<!DOCTYPE html>")
+                .contains("id=\"chart-box\"")
+                .contains("id=\"restart-table\"")
+                .contains("\"Accept\": \"application/json\"")
+                // Self-contained: no URL to anywhere, no data put in as markup.
+                .doesNotContain("http://")
+                .doesNotContain("https://")
+                .doesNotContain("innerHTML")
+                .doesNotContain("<script src");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"application/json", "*/*", "application/json, text/html", "text/html;q=0.5, */*"})
+    void statusWhenClientAsksForJsonOrAnythingReturnsJson(String accept) {
+        assertThat(json(client.get().uri("/status").header(HttpHeaders.ACCEPT, accept)))
+                .isNotNull();
+    }
+
+    @Test
+    void statusWithoutAcceptReturnsJson() throws IOException {
+        // What scripts that set no header send. Reactor Netty (under WebTestClient) and curl add "Accept: */*" when
+        // none is given, so this request goes over a plain socket.
+        int port = ((WebServerApplicationContext) readygate).getWebServer().getPort();
+        String response;
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(5000);
+            socket.getOutputStream()
+                    .write("GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+            response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
+        assertThat(response)
+                .startsWith("HTTP/1.1 200 OK")
+                .containsIgnoringCase("Content-Type: application/json")
+                .contains("{\"ready\":false,");
+    }
+
+    static JsonNode json(WebTestClient.RequestHeadersSpec<?> request) {
+        byte[] body = request.exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .contentTypeCompatibleWith(MediaType.APPLICATION_JSON)
+                .expectHeader()
+                .valueEquals(HttpHeaders.VARY, HttpHeaders.ACCEPT)
+                .expectBody()
+                .returnResult()
+                .getResponseBody();
+        return JsonMapper.builder().build().readTree(body);
+    }
+
+    @ParameterizedTest(name = "[{0}] -> html: {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "text/html | true",
+                "text/html;q=0.9, application/json;q=0.8 | true",
+                "text/html, */* | true",
+                "text/html;q=0.5, */* | false",
+                "text/html;q=0.5, application/* | false",
+                "application/json | false",
+                "*/* | false",
+                "text/* | false",
+                "application/json, text/html | false",
+                "text/html, application/json | false",
+                "text/html;q=0 | false",
+            })
+    void prefersHtmlWhenHtmlIsNamedAndRankedAboveJson(String accept, boolean html) {
+        assertThat(StatusPage.prefersHtml(MediaType.parseMediaTypes(accept))).isEqualTo(html);
+    }
+
+    @Test
+    void contentSecurityPolicyAllowsExactlyThePageScript() throws IOException {
+        String page = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
+        assertThat(StatusPage.contentSecurityPolicy(page)).contains("script-src '" + StatusPage.scriptHash(page) + "'");
+        assertThat(StatusPage.scriptHash("<p><script>a</script>"))
+                .isNotEqualTo(StatusPage.scriptHash("<p><script>b</script>"));
+    }
+}
