@@ -16,9 +16,11 @@ import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import java.lang.reflect.RecordComponent;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -87,6 +89,7 @@ public class StatusController {
         status.put("probes", probes());
         status.put("restarts", restarts());
         status.put("settings", settings());
+        status.put("configuration", configuration(properties));
         return ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(status);
     }
 
@@ -269,6 +272,37 @@ public class StatusController {
         out.put("readygateVersion", record.readygateVersion());
         out.put("node", record.node());
         return out;
+    }
+
+    /**
+     * The configuration in effect, {@code readygate.*} as bound. It holds no secret: the API key is read from a file
+     * or an environment variable, and only their names appear here.
+     */
+    static @Nullable Object configuration(@Nullable Object value) {
+        if (value == null || value instanceof Boolean || value instanceof Number) {
+            return value;
+        }
+        if (value instanceof Record record) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            for (RecordComponent component : record.getClass().getRecordComponents()) {
+                try {
+                    out.put(
+                            kebab(component.getName()),
+                            configuration(component.getAccessor().invoke(record)));
+                } catch (ReflectiveOperationException ex) {
+                    out.put(kebab(component.getName()), "(unreadable)");
+                }
+            }
+            return out;
+        }
+        if (value instanceof Collection<?> values) {
+            return values.stream().map(StatusController::configuration).toList();
+        }
+        return value.toString();
+    }
+
+    private static String kebab(String name) {
+        return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
     }
 
     private Map<String, Object> settings() {
