@@ -163,8 +163,9 @@ public final class ProbeSchedule {
             Double previous = processStart;
             Double current = sample.processStartTimeSeconds();
             processStart = current;
-            if (previous != null && current != null && !previous.equals(current)) {
-                String detail = "process_start_time_seconds changed from %.3f to %.3f".formatted(previous, current);
+            String restarted = restartSignal(previous, current, facts.lastSample(), sample);
+            if (restarted != null) {
+                String detail = restarted;
                 forgetEngine();
                 processStart = current;
                 facts.scraped(sample, clock.instant());
@@ -173,6 +174,34 @@ public final class ProbeSchedule {
             facts.scraped(sample, clock.instant());
             return Mono.empty();
         });
+    }
+
+    /**
+     * Why the engine must have restarted since the last scrape, or null: a new process start time, else counters
+     * that went down (they only ever rise within one process; a server without the process collector still resets
+     * them).
+     */
+    private static @Nullable String restartSignal(
+            @Nullable Double previousStart,
+            @Nullable Double start,
+            @Nullable EngineMetricsSample before,
+            EngineMetricsSample now) {
+        if (previousStart != null && start != null && !previousStart.equals(start)) {
+            return "process_start_time_seconds changed from %.3f to %.3f".formatted(previousStart, start);
+        }
+        if (start == null && before != null) {
+            if (decreased(before.generationTokens(), now.generationTokens())) {
+                return "vllm:generation_tokens_total went down: counters reset";
+            }
+            if (decreased(before.requestSuccess(), now.requestSuccess())) {
+                return "vllm:request_success_total went down: counters reset";
+            }
+        }
+        return null;
+    }
+
+    private static boolean decreased(@Nullable Double before, @Nullable Double now) {
+        return before != null && now != null && now < before;
     }
 
     private Mono<Observation> listModel() {

@@ -244,6 +244,19 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void countersThatGoDownMeanARestartWhenThereIsNoProcessStartTime() {
+        engine.processStartKnown = false;
+        start(probe(1, 100_000));
+        engine.generated = 5000;
+        advance(Duration.ofSeconds(1));
+        int heavy = engine.completionCalls.get();
+        engine.generated = 12;
+        advance(Duration.ofSeconds(1));
+        assertThat(states).extracting(EngineState::reason).contains(Reason.ENGINE_RESTARTED);
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy + 2);
+    }
+
+    @Test
     void repeatedFailuresSuspendHeavyProbesWhileCheapChecksGoOn() {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));
         start(probe(1, 100_000));

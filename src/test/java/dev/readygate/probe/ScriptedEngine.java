@@ -30,6 +30,7 @@ final class ScriptedEngine implements EngineClient {
     volatile double successes;
     volatile boolean metricsSupported = true;
     volatile boolean tokenizeSupported = true;
+    volatile boolean processStartKnown = true;
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
     final AtomicInteger completionCalls = new AtomicInteger();
@@ -104,7 +105,13 @@ final class ScriptedEngine implements EngineClient {
                     new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
         }
         return Mono.fromSupplier(() -> ok(new EngineMetricsSample(
-                processStart, running, 0.0, generated, 0.0, successes, Map.of("kv_cache_size_tokens", "65536"))));
+                processStartKnown ? processStart : null,
+                running,
+                0.0,
+                generated,
+                0.0,
+                successes,
+                Map.of("kv_cache_size_tokens", "65536"))));
     }
 
     @Override
