@@ -131,6 +131,9 @@ class RestartTrackingTests {
                         .returnResult()
                         .getResponseBody();
                 assertThat(csv.lines()).hasSize(6);
+                JsonNode evidenceNow = status(client).at("/restarts/evidence");
+                assertThat(evidenceNow.get("daemonSocketsNow").intValue()).isEqualTo(1);
+                assertThat(evidenceNow.get("snapshotReleasedAt").asString()).doesNotStartWith("never");
                 assertThat(csv.lines().skip(1)).anyMatch(line -> line.contains(",snapshot_restore,"));
             }
             assertThat(paths).containsExactly("preload_hit", "preload_fallback", "snapshot_restore", "cold");

@@ -12,6 +12,7 @@ import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.EvidenceSources;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
@@ -52,6 +53,7 @@ public class StatusController {
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
     private final RestartHistory restartHistory;
+    private final EvidenceSources evidenceSources;
     private final Clock clock;
 
     public StatusController(
@@ -64,6 +66,7 @@ public class StatusController {
             ReadygateProperties properties,
             RestartTracker restarts,
             RestartHistory restartHistory,
+            EvidenceSources evidenceSources,
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
@@ -74,12 +77,21 @@ public class StatusController {
         this.properties = properties;
         this.restarts = restarts;
         this.restartHistory = restartHistory;
+        this.evidenceSources = evidenceSources;
         this.clock = clock;
     }
 
     /** The JSON document; {@link StatusPage} answers browsers on the same path, hence {@code Vary: Accept}. */
     @GetMapping(path = "/status", produces = MediaType.APPLICATION_JSON_VALUE)
-    public ResponseEntity<Map<String, Object>> status() {
+    public Mono<ResponseEntity<Map<String, Object>>> status() {
+        // The daemon and snapshot directory are read now (asynchronously); everything else is in memory.
+        return evidenceSources
+                .read(Instant.EPOCH)
+                .onErrorReturn(new EvidenceSources.Reading(null, null, -1))
+                .map(reading -> ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(document(reading)));
+    }
+
+    private Map<String, Object> document(EvidenceSources.Reading now) {
         EngineState state = machine.current();
         Map<String, Object> status = new LinkedHashMap<>();
         status.put("ready", state.acceptsTraffic());
@@ -87,10 +99,10 @@ public class StatusController {
         status.put("now", clock.instant().toString());
         status.put("engine", engine());
         status.put("probes", probes());
-        status.put("restarts", restarts());
+        status.put("restarts", restarts(now));
         status.put("settings", settings());
         status.put("configuration", configuration(properties));
-        return ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(status);
+        return status;
     }
 
     /** The whole restart history (every kept file), as JSON, for comparing runs. */
@@ -188,7 +200,7 @@ public class StatusController {
         return out;
     }
 
-    private Map<String, Object> restarts() {
+    private Map<String, Object> restarts(EvidenceSources.Reading now) {
         Map<String, Object> out = new LinkedHashMap<>();
         Map<String, Object> current = new LinkedHashMap<>();
         current.put("provisionalPath", restarts.provisionalPath().value());
@@ -204,11 +216,11 @@ public class StatusController {
                 restarts.history().reversed().stream()
                         .map(StatusController::record)
                         .toList());
-        out.put("evidence", evidence());
+        out.put("evidence", evidence(now));
         return out;
     }
 
-    private Map<String, Object> evidence() {
+    private Map<String, Object> evidence(EvidenceSources.Reading now) {
         ReadygateProperties.Evidence evidence = properties.evidence();
         Map<String, Object> out = new LinkedHashMap<>();
         out.put(
@@ -231,6 +243,20 @@ public class StatusController {
                 evidence.snapshotDir() == null
                         ? "not configured"
                         : evidence.snapshotDir().toString());
+        // What the preload daemon and the snapshot directory say right now.
+        if (now.daemonHealthy() != null) {
+            out.put("daemonNow", now.daemonHealthy() ? "serving (/health 200)" : "not serving");
+        }
+        if (now.daemonSockets() >= 0) {
+            out.put("daemonSocketsNow", now.daemonSockets());
+        }
+        if (evidence.snapshotDir() != null) {
+            out.put(
+                    "snapshotReleasedAt",
+                    now.snapshotReleasedAt() == null
+                            ? "never (no release.json)"
+                            : now.snapshotReleasedAt().toString());
+        }
         return out;
     }
 
