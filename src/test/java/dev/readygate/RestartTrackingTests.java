@@ -40,6 +40,7 @@ class RestartTrackingTests {
                 "--readygate.evidence.snapshot-dir=" + sim.resolve("snapshot"),
                 "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
                 "--readygate.evidence.daemon-socket-dir=" + sim.resolve("weight-cache"),
+                "--readygate.evidence.daemon-log=" + sim.resolve("preload-daemon.log"),
                 "--readygate.probe.representative.prompt-tokens=100",
                 "--readygate.probe.representative.output-tokens=4",
                 "--readygate.node.name=node-a"));
@@ -97,6 +98,8 @@ class RestartTrackingTests {
                         fallbackReasons.add(latest.get("fallbackReason").asString());
                     }
                     assertThat(latest.get("evidence").size()).isPositive();
+                    assertThat(latest.get("evidence").valueStream().map(JsonNode::asString))
+                            .anyMatch(line -> line.startsWith("daemon log: Weight cache daemon READY at "));
                     assertThat(latest.get("firstSeen").booleanValue()).isFalse();
                     assertThat(latest.get("outcome").asString()).isEqualTo("ready");
                     assertThat(latest.get("readinessLatencySeconds").doubleValue())

@@ -231,13 +231,15 @@ public record ReadygateProperties(
      * @param daemonHealthUrl the preload daemon's health URL ({@code --weight-cache-health-port}), e.g.
      *     {@code http://127.0.0.1:8001/health}
      * @param daemonSocketDir the preload daemon's socket directory ({@code --weight-cache-socket-dir})
+     * @param daemonLog the preload daemon's log file (its READY line)
      */
     public record Evidence(
             @Nullable Path snapshotDir,
             @Nullable Path engineLog,
             @DefaultValue("250ms") Duration logPollInterval,
             @Nullable URI daemonHealthUrl,
-            @Nullable Path daemonSocketDir) {
+            @Nullable Path daemonSocketDir,
+            @Nullable Path daemonLog) {
 
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);

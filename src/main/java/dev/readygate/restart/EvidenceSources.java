@@ -25,11 +25,21 @@ public final class EvidenceSources {
 
     /** What the daemon and snapshot sources say now. */
     public record Reading(
-            @Nullable Instant snapshotReleasedAt, @Nullable Boolean daemonHealthy, int daemonSockets) {}
+            @Nullable Instant snapshotReleasedAt,
+            @Nullable Boolean daemonHealthy,
+            int daemonSockets,
+            @Nullable Instant daemonReadyAt) {
+
+        /** Nothing known. */
+        public static Reading none() {
+            return new Reading(null, null, -1, null);
+        }
+    }
 
     private final @Nullable Path snapshotDir;
     private final @Nullable URI daemonHealthUrl;
     private final @Nullable Path daemonSocketDir;
+    private final @Nullable DaemonLog daemonLog;
     private final HttpClient http;
     private final JsonMapper json;
     private final Scheduler blocking;
@@ -38,12 +48,14 @@ public final class EvidenceSources {
             @Nullable Path snapshotDir,
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
+            @Nullable DaemonLog daemonLog,
             HttpClient http,
             JsonMapper json,
             Scheduler blocking) {
         this.snapshotDir = snapshotDir;
         this.daemonHealthUrl = daemonHealthUrl;
         this.daemonSocketDir = daemonSocketDir;
+        this.daemonLog = daemonLog;
         this.http = http;
         this.json = json;
         this.blocking = blocking;
@@ -60,7 +72,8 @@ public final class EvidenceSources {
                 .map(both -> new Reading(
                         both.getT1().released(),
                         both.getT2().orElse(null),
-                        both.getT1().sockets()));
+                        both.getT1().sockets(),
+                        daemonLog == null ? null : daemonLog.readyAt()));
     }
 
     private record FileReading(@Nullable Instant released, int sockets) {}

@@ -116,5 +116,8 @@ public final class RestartAttribution {
         if (e.daemonSockets() >= 0) {
             evidence.add("daemon: " + e.daemonSockets() + " weight-cache socket(s) in the socket directory");
         }
+        if (e.daemonReadyAt() != null) {
+            evidence.add("daemon log: Weight cache daemon READY at " + e.daemonReadyAt());
+        }
     }
 }

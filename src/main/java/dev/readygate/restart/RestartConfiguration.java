@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -44,15 +45,32 @@ public class RestartConfiguration implements DisposableBean {
     }
 
     @Bean
-    EvidenceSources evidenceSources(ReadygateProperties properties) {
+    EvidenceSources evidenceSources(ReadygateProperties properties, Clock clock) {
         ReadygateProperties.Evidence evidence = properties.evidence();
         return new EvidenceSources(
                 evidence.snapshotDir(),
                 evidence.daemonHealthUrl(),
                 evidence.daemonSocketDir(),
+                daemonLog(evidence, clock),
                 HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(),
                 JsonMapper.builder().build(),
                 Schedulers.boundedElastic());
+    }
+
+    private @Nullable DaemonLog daemonLog(ReadygateProperties.Evidence evidence, Clock clock) {
+        if (evidence.daemonLog() == null) {
+            return null;
+        }
+        DaemonLog log = new DaemonLog(
+                new LogTail(
+                        evidence.daemonLog(),
+                        evidence.logPollInterval(),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.boundedElastic()),
+                new VllmLogParser(clock),
+                clock);
+        log.start();
+        return log;
     }
 
     /** The engine's log when configured: tailed from the start of the file, through rotation and truncation. */

@@ -244,7 +244,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         start.recorded = completed;
         Snapshot snap = snapshot(start);
         Mono<EvidenceSources.Reading> reading =
-                sources.read(snap.engineStart()).onErrorReturn(new EvidenceSources.Reading(null, null, -1));
+                sources.read(snap.engineStart()).onErrorReturn(EvidenceSources.Reading.none());
         reading.map(read -> build(start, snap, read, outcome))
                 .subscribe(
                         record -> {
@@ -330,7 +330,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                 read.snapshotReleasedAt(),
                 snap.first() == null ? null : snap.first().requestSuccess(),
                 read.daemonHealthy(),
-                read.daemonSockets());
+                read.daemonSockets(),
+                read.daemonReadyAt());
         RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence);
         Map<String, Double> logged = new LinkedHashMap<>();
         putIfPresent(logged, "weights_loading", f.loadingWeightsSeconds());
@@ -399,7 +400,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                         null,
                         first == null ? null : first.requestSuccess(),
                         null,
-                        -1))
+                        -1,
+                        null))
                 .path();
     }
 

@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  *     after a snapshot restore: the counters come back from the image)
  * @param daemonHealthy the preload daemon's {@code /health} answer (true: 200), or null when not configured
  * @param daemonSockets weight-cache sockets in the daemon's socket directory, or -1 when not configured
+ * @param daemonReadyAt when the daemon's log last said every rank serves, or null
  */
 public record StartEvidence(
         boolean engineLogConfigured,
@@ -32,10 +33,11 @@ public record StartEvidence(
         @Nullable Instant snapshotReleasedAt,
         @Nullable Double requestsAtFirstScrape,
         @Nullable Boolean daemonHealthy,
-        int daemonSockets) {
+        int daemonSockets,
+        @Nullable Instant daemonReadyAt) {
 
     /** No evidence at all. */
     public static StartEvidence none() {
-        return new StartEvidence(false, false, null, null, null, null, false, null, null, null, -1);
+        return new StartEvidence(false, false, null, null, null, null, false, null, null, null, -1, null);
     }
 }

@@ -87,7 +87,7 @@ public class StatusController {
         // The daemon and snapshot directory are read now (asynchronously); everything else is in memory.
         return evidenceSources
                 .read(Instant.EPOCH)
-                .onErrorReturn(new EvidenceSources.Reading(null, null, -1))
+                .onErrorReturn(EvidenceSources.Reading.none())
                 .map(reading -> ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(document(reading)));
     }
 
@@ -249,6 +249,13 @@ public class StatusController {
         }
         if (now.daemonSockets() >= 0) {
             out.put("daemonSocketsNow", now.daemonSockets());
+        }
+        if (evidence.daemonLog() != null) {
+            out.put(
+                    "daemonReadyLoggedAt",
+                    now.daemonReadyAt() == null
+                            ? "not yet"
+                            : now.daemonReadyAt().toString());
         }
         if (evidence.snapshotDir() != null) {
             out.put(

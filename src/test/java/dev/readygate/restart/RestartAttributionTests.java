@@ -22,7 +22,8 @@ class RestartAttributionTests {
                 released,
                 requests,
                 true,
-                1);
+                1,
+                T.minusSeconds(60));
     }
 
     @Test
@@ -43,7 +44,8 @@ class RestartAttributionTests {
                 .contains(
                         "log: Mapped 339 tensors from the weight cache daemon (zero_copy mode)",
                         "log: no 'Loading weights took' line: nothing read from disk",
-                        "daemon: /health 200 (serving)");
+                        "daemon: /health 200 (serving)",
+                        "daemon log: Weight cache daemon READY at 2026-11-30T12:04:41Z");
     }
 
     @Test
