@@ -319,20 +319,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     private RestartRecord build(Start start, Snapshot snap, EvidenceSources.Reading read, String outcome) {
         LogFindings f = snap.log();
-        StartEvidence evidence = new StartEvidence(
-                f.configured(),
-                f.header(),
-                f.loadingWeightsSeconds(),
-                f.mappedTensors(),
-                f.mappedMode(),
-                f.cacheFallbackReason(),
-                f.engineInitSeconds() != null,
-                read.snapshotReleasedAt(),
-                snap.first() == null ? null : snap.first().requestSuccess(),
-                read.daemonHealthy(),
-                read.daemonSockets(),
-                read.daemonReadyAt());
-        RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence);
+        RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(f, snap.first(), read));
         Map<String, Double> logged = new LinkedHashMap<>();
         putIfPresent(logged, "weights_loading", f.loadingWeightsSeconds());
         putIfPresent(logged, "model_loading", f.modelLoadingSeconds());
@@ -387,22 +374,26 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     /** The path of the start in progress from what is known without I/O (log and metrics). */
     public synchronized RestartPath provisionalPath() {
-        LogFindings f = log.current();
-        EngineMetricsSample first = facts.firstSample();
-        return RestartAttribution.attribute(new StartEvidence(
-                        f.configured(),
-                        f.header(),
-                        f.loadingWeightsSeconds(),
-                        f.mappedTensors(),
-                        f.mappedMode(),
-                        f.cacheFallbackReason(),
-                        f.engineInitSeconds() != null,
-                        null,
-                        first == null ? null : first.requestSuccess(),
-                        null,
-                        -1,
-                        null))
+        return RestartAttribution.attribute(
+                        evidence(log.current(), facts.firstSample(), EvidenceSources.Reading.none()))
                 .path();
+    }
+
+    private static StartEvidence evidence(
+            LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
+        return new StartEvidence(
+                f.configured(),
+                f.header(),
+                f.loadingWeightsSeconds(),
+                f.mappedTensors(),
+                f.mappedMode(),
+                f.cacheFallbackReason(),
+                f.engineInitSeconds() != null,
+                read.snapshotReleasedAt(),
+                first == null ? null : first.requestSuccess(),
+                read.daemonHealthy(),
+                read.daemonSockets(),
+                read.daemonReadyAt());
     }
 
     /** Whether the current start may teach the canary its expected answer: only weights loaded from disk. */
