@@ -36,6 +36,9 @@ public final class ProbeSchedule {
     /** Requests our own verification adds to {@code vllm:request_success_total} (representative and canary). */
     private static final int OWN_REQUESTS_PER_VERIFICATION = 2;
 
+    /** Cheap-check cycles between two reads of {@code /version} on the same engine. */
+    private static final int VERSION_RECHECK_CYCLES = 30;
+
     private final ReadygateProperties.Probe config;
     private final EngineClient client;
     private final EngineStateMachine machine;
@@ -48,6 +51,7 @@ public final class ProbeSchedule {
     private volatile @Nullable Double processStart;
     private volatile @Nullable Instant lastHeavy;
     private volatile @Nullable Double successesAtLastHeavy;
+    private int cyclesSinceVersion;
     private volatile @Nullable Disposable running;
 
     public ProbeSchedule(
@@ -222,17 +226,32 @@ public final class ProbeSchedule {
         });
     }
 
+    /**
+     * Reads {@code /version} once per engine start, and again every {@value #VERSION_RECHECK_CYCLES} cycles: a
+     * different version means another engine, even if readygate saw neither the port close nor the process start
+     * time change.
+     */
     private Mono<Observation> readVersion() {
-        if (facts.vllmVersion() != null) {
+        String known = facts.vllmVersion();
+        if (known != null && (!capabilities.version() || ++cyclesSinceVersion < VERSION_RECHECK_CYCLES)) {
             return Mono.empty();
         }
+        cyclesSinceVersion = 0;
         if (!capabilities.version()) {
             facts.vllmVersion("unknown");
             return Mono.empty();
         }
         return client.version().flatMap(call -> {
             switch (call) {
-                case EngineCall.Success<String> version -> facts.vllmVersion(version.value());
+                case EngineCall.Success<String> version -> {
+                    if (known != null && !known.equals(version.value())) {
+                        String detail = "vLLM version changed from " + known + " to " + version.value();
+                        forgetEngine();
+                        facts.vllmVersion(version.value());
+                        return Mono.just(new Observation.Restarted(clock.instant(), detail));
+                    }
+                    facts.vllmVersion(version.value());
+                }
                 case EngineCall.Failure<String> failure -> {
                     if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
                         capabilities.lackVersion();

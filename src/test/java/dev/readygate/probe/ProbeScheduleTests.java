@@ -257,6 +257,20 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void anotherVllmVersionMeansAnotherEngine() {
+        start(probe(1, 100_000));
+        int heavy = engine.completionCalls.get();
+        engine.version = "0.32.0";
+        advance(Duration.ofSeconds(31));
+        assertThat(states)
+                .filteredOn(state -> state.reason() == Reason.ENGINE_RESTARTED)
+                .singleElement()
+                .extracting(state -> ((EngineState.Healthy) state).detail())
+                .isEqualTo("vLLM version changed from 0.31.0 to 0.32.0");
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy + 2);
+    }
+
+    @Test
     void repeatedFailuresSuspendHeavyProbesWhileCheapChecksGoOn() {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));
         start(probe(1, 100_000));

@@ -31,6 +31,7 @@ final class ScriptedEngine implements EngineClient {
     volatile boolean metricsSupported = true;
     volatile boolean tokenizeSupported = true;
     volatile boolean processStartKnown = true;
+    volatile String version = "0.31.0";
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
     final AtomicInteger completionCalls = new AtomicInteger();
@@ -82,7 +83,7 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<String>> version() {
-        return Mono.just(ok("0.31.0"));
+        return Mono.fromSupplier(() -> ok(version));
     }
 
     @Override
