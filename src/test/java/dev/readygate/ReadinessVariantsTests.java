@@ -1,5 +1,8 @@
 package dev.readygate;
 
+import static dev.readygate.ReadygateClients.awaitReady;
+import static dev.readygate.ReadygateClients.client;
+import static dev.readygate.ReadygateClients.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -19,7 +22,6 @@ import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.ContextClosedEvent;
@@ -48,36 +50,6 @@ class ReadinessVariantsTests {
                 "--readygate.probe.representative.output-tokens=4"));
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
-    }
-
-    static WebTestClient client(ConfigurableApplicationContext context) {
-        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-        return WebTestClient.bindToServer()
-                .baseUrl("http://127.0.0.1:" + port)
-                .responseTimeout(Duration.ofSeconds(5))
-                .build();
-    }
-
-    static void awaitReady(WebTestClient client) {
-        await().atMost(Duration.ofSeconds(15))
-                .until(() -> client.get()
-                                .uri("/readyz")
-                                .exchange()
-                                .returnResult(String.class)
-                                .getStatus()
-                                .value()
-                        == 200);
-    }
-
-    static JsonNode status(WebTestClient client) {
-        return json.readTree(client.get()
-                .uri("/status")
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .expectBody()
-                .returnResult()
-                .getResponseBody());
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.readygate;
 
+import static dev.readygate.ReadygateClients.client;
+import static dev.readygate.ReadygateClients.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,7 +15,6 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import tools.jackson.databind.JsonNode;
@@ -46,25 +47,6 @@ class RestartTrackingTests {
                 "--readygate.node.name=node-a"));
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
-    }
-
-    static WebTestClient client(ConfigurableApplicationContext context) {
-        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-        return WebTestClient.bindToServer()
-                .baseUrl("http://127.0.0.1:" + port)
-                .responseTimeout(Duration.ofSeconds(5))
-                .build();
-    }
-
-    static JsonNode status(WebTestClient client) {
-        return json.readTree(client.get()
-                .uri("/status")
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .expectBody()
-                .returnResult()
-                .getResponseBody());
     }
 
     static JsonNode awaitRecords(WebTestClient client, int count) {

@@ -117,14 +117,7 @@ class VerifiedReadinessTests {
     }
 
     static JsonNode status() {
-        return json.readTree(client.get()
-                .uri("/status")
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .expectBody()
-                .returnResult()
-                .getResponseBody());
+        return ReadygateClients.status(client);
     }
 
     @Test

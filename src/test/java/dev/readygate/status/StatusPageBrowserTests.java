@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.readygate.ReadygateApplication;
+import dev.readygate.ReadygateClients;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.io.IOException;
@@ -171,14 +172,7 @@ class StatusPageBrowserTests {
 
     static void awaitReadyWithRecords(WebTestClient client, int records) {
         await().atMost(Duration.ofSeconds(30)).until(() -> {
-            JsonNode status = json.readTree(client.get()
-                    .uri("/status")
-                    .exchange()
-                    .expectStatus()
-                    .isOk()
-                    .expectBody()
-                    .returnResult()
-                    .getResponseBody());
+            JsonNode status = ReadygateClients.status(client);
             return status.get("ready").booleanValue()
                     && status.at("/restarts/history").size() >= records;
         });

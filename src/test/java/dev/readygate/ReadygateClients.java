@@ -1,0 +1,52 @@
+package dev.readygate;
+
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Talking to a readygate started in a test: its client, its {@code /status}, waiting for {@code /readyz}. */
+public final class ReadygateClients {
+
+    private static final JsonMapper json = JsonMapper.builder().build();
+
+    private ReadygateClients() {}
+
+    /** A client to the readygate of {@code context}, on its random port. */
+    public static WebTestClient client(ConfigurableApplicationContext context) {
+        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        return WebTestClient.bindToServer()
+                .baseUrl("http://127.0.0.1:" + port)
+                .responseTimeout(Duration.ofSeconds(5))
+                .build();
+    }
+
+    /** {@code GET /status} as JSON. */
+    public static JsonNode status(WebTestClient client) {
+        return json.readTree(client.get()
+                .uri("/status")
+                .header("Accept", "application/json")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult()
+                .getResponseBody());
+    }
+
+    /** Waits until {@code /readyz} answers 200. */
+    public static void awaitReady(WebTestClient client) {
+        await().atMost(Duration.ofSeconds(15))
+                .until(() -> client.get()
+                                .uri("/readyz")
+                                .exchange()
+                                .returnResult(String.class)
+                                .getStatus()
+                                .value()
+                        == 200);
+    }
+}
