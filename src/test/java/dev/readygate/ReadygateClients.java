@@ -38,6 +38,18 @@ public final class ReadygateClients {
                 .getResponseBody());
     }
 
+    /** {@code GET /actuator/prometheus}, the exposition Prometheus scrapes. */
+    public static String prometheus(WebTestClient client) {
+        return client.get()
+                .uri("/actuator/prometheus")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody();
+    }
+
     /** Waits until {@code /readyz} answers 200. */
     public static void awaitReady(WebTestClient client) {
         await().atMost(Duration.ofSeconds(15))

@@ -92,12 +92,7 @@ class RestartTrackingTests {
                     assertThat(latest.get("engineStartSource").asString()).isEqualTo("process_start_time");
                     assertThat(latest.at("/node/node_name").asString()).isEqualTo("node-a");
                 }
-                String metrics = client.get()
-                        .uri("/actuator/prometheus")
-                        .exchange()
-                        .expectBody(String.class)
-                        .returnResult()
-                        .getResponseBody();
+                String metrics = ReadygateClients.prometheus(client);
                 assertThat(metrics)
                         .contains("readygate_engine_starts_total{path=\"snapshot_restore\"}")
                         .contains("readygate_readiness_latency_seconds_bucket{path=\"snapshot_restore\",le=\"1.0\"}")
@@ -150,12 +145,7 @@ class RestartTrackingTests {
             assertThat(latest.get("wrongWeightsFromCache").booleanValue()).isTrue();
             assertThat(latest.get("outcome").asString()).isEqualTo("not_ready");
             assertThat(latest.get("notReadyReason").asString()).isEqualTo("canary_mismatch");
-            String metrics = client.get()
-                    .uri("/actuator/prometheus")
-                    .exchange()
-                    .expectBody(String.class)
-                    .returnResult()
-                    .getResponseBody();
+            String metrics = ReadygateClients.prometheus(client);
             assertThat(metrics).contains("readygate_canary_mismatches_total{path=\"preload_hit\"} 1.0");
         }
     }
@@ -174,12 +164,7 @@ class RestartTrackingTests {
             engine.fault("crash-loop", false);
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> status(client).at("/restarts/restartLoop").booleanValue());
-            String metrics = client.get()
-                    .uri("/actuator/prometheus")
-                    .exchange()
-                    .expectBody(String.class)
-                    .returnResult()
-                    .getResponseBody();
+            String metrics = ReadygateClients.prometheus(client);
             assertThat(metrics).contains("readygate_restart_loop 1.0");
         }
     }

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import reactor.core.Disposable;
@@ -70,11 +69,7 @@ class VerifiedReadinessTests {
                         "--readygate.probe.representative.prompt-tokens=200",
                         "--readygate.probe.representative.output-tokens=8",
                         "--readygate.probe.representative.max-time-to-first-token=500ms");
-        int port = ((WebServerApplicationContext) readygate).getWebServer().getPort();
-        client = WebTestClient.bindToServer()
-                .baseUrl("http://127.0.0.1:" + port)
-                .responseTimeout(Duration.ofSeconds(5))
-                .build();
+        client = ReadygateClients.client(readygate);
     }
 
     @AfterAll

@@ -3,12 +3,12 @@ package dev.readygate.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.ReadygateApplication;
+import dev.readygate.ReadygateClients;
 import dev.readygate.simulator.RunningSimulator;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,11 +48,7 @@ class StatusPageTests {
                         "--server.port=0",
                         "--readygate.engine.base-url=http://127.0.0.1:" + RunningSimulator.freePort(),
                         "--readygate.state-dir=" + workDir.resolve("state"));
-        int port = ((WebServerApplicationContext) readygate).getWebServer().getPort();
-        client = WebTestClient.bindToServer()
-                .baseUrl("http://127.0.0.1:" + port)
-                .responseTimeout(Duration.ofSeconds(5))
-                .build();
+        client = ReadygateClients.client(readygate);
     }
 
     @AfterAll
