@@ -47,6 +47,7 @@ public final class EngineSimulator implements AutoCloseable {
     private final EngineLog daemonLog;
     private final WeightCacheDaemon daemon;
     private final SnapshotArtifacts snapshot;
+    private final GpuMemoryModel gpu;
     private final SimulatedEngine engine;
     private final Disposable.Swap scenarioRun = Disposables.swap();
     private final AtomicReference<ScenarioProgress> scenarioProgress = new AtomicReference<>();
@@ -88,7 +89,8 @@ public final class EngineSimulator implements AutoCloseable {
                 echo,
                 clock,
                 "simulator-daemon-log-" + properties.port());
-        this.daemon = new WeightCacheDaemon(properties, daemonLog, clock, timer, lifecycle, loops);
+        this.gpu = new GpuMemoryModel(properties);
+        this.daemon = new WeightCacheDaemon(properties, daemonLog, clock, timer, lifecycle, loops, gpu);
         this.snapshot = new SnapshotArtifacts(
                 properties.snapshot().dir() != null
                         ? properties.snapshot().dir()
@@ -96,7 +98,7 @@ public final class EngineSimulator implements AutoCloseable {
                 json,
                 clock);
         this.engine = new SimulatedEngine(
-                properties, model, faults, daemon, snapshot, engineLog, json, clock, timer, lifecycle, loops);
+                properties, model, faults, daemon, snapshot, engineLog, json, clock, timer, lifecycle, loops, gpu);
         this.timer = timer;
     }
 
@@ -219,6 +221,7 @@ public final class EngineSimulator implements AutoCloseable {
     public void flushLogs() {
         engineLog.flush();
         daemonLog.flush();
+        gpu.flush();
     }
 
     @Nullable
@@ -228,6 +231,10 @@ public final class EngineSimulator implements AutoCloseable {
 
     LoopResources loops() {
         return loops;
+    }
+
+    GpuMemoryModel gpu() {
+        return gpu;
     }
 
     SimulatedEngine engine() {
@@ -344,6 +351,10 @@ public final class EngineSimulator implements AutoCloseable {
                         "daemonHealth",
                         properties.preload().healthPort()));
         state.put("logFile", properties.effectiveLogFile().toString());
+        Map<String, Object> memory = new LinkedHashMap<>();
+        memory.put("usedMiB", gpu.byOwner());
+        memory.put("nvidiaSmi", gpu.script().toString());
+        state.put("gpu", memory);
         return state;
     }
 
@@ -362,6 +373,7 @@ public final class EngineSimulator implements AutoCloseable {
         }
         engineLog.close();
         daemonLog.close();
+        gpu.close();
         lifecycle.dispose();
         loops.disposeLater().block(java.time.Duration.ofSeconds(5));
         lifecycleExecutor.shutdownNow();

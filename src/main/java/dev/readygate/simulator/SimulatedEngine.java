@@ -53,6 +53,7 @@ final class SimulatedEngine implements AutoCloseable {
     private final Scheduler timer;
     private final Scheduler lifecycle;
     private final LoopResources loops;
+    private final GpuMemoryModel gpu;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STOPPED);
     private final AtomicInteger starts = new AtomicInteger();
     private final AtomicInteger nextPid;
@@ -77,7 +78,8 @@ final class SimulatedEngine implements AutoCloseable {
             Clock clock,
             Scheduler timer,
             Scheduler lifecycle,
-            LoopResources loops) {
+            LoopResources loops,
+            GpuMemoryModel gpu) {
         this.properties = properties;
         this.model = model;
         this.faults = faults;
@@ -89,6 +91,7 @@ final class SimulatedEngine implements AutoCloseable {
         this.timer = timer;
         this.lifecycle = lifecycle;
         this.loops = loops;
+        this.gpu = gpu;
         this.nextPid = new AtomicInteger(properties.pid());
         this.lastRequested = properties.startup();
     }
@@ -163,6 +166,7 @@ final class SimulatedEngine implements AutoCloseable {
             listeningSince = null;
             if (phase.getAndSet(Phase.STOPPED) != Phase.STOPPED) {
                 stoppedAt = clock.instant();
+                gpu.engineStopped();
             }
             if (crashed) {
                 lastFailure = "crashed";
@@ -523,6 +527,8 @@ final class SimulatedEngine implements AutoCloseable {
                     current = instance;
                     listeningSince = clock.instant();
                     phase.set(Phase.SERVING);
+                    // A cache hit maps the daemon's weights (charged to the daemon); every other path holds its own.
+                    gpu.engineLoaded(context.pid + 1, context.taken != StartupPath.PRELOAD_HIT);
                     if (restored) {
                         verifyRestore(context, instance);
                     }

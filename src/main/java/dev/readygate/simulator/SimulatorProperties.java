@@ -35,6 +35,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param preload the {@code vllm preload} weight-cache daemon
  * @param snapshot the CRIU initialized-engine snapshot artifacts
  * @param faults fault parameters
+ * @param memory the simulated GPU memory
  */
 @ConfigurationProperties("readygate.simulator")
 public record SimulatorProperties(
@@ -59,7 +60,8 @@ public record SimulatorProperties(
         @DefaultValue Timing timing,
         @DefaultValue Preload preload,
         @DefaultValue Snapshot snapshot,
-        @DefaultValue Faults faults) {
+        @DefaultValue Faults faults,
+        @DefaultValue Memory memory) {
 
     public SimulatorProperties {
         requirePort("readygate.simulator.port", port);
@@ -284,6 +286,24 @@ public record SimulatorProperties(
         public enum KvTooSmallBehavior {
             ERROR,
             STUCK
+        }
+    }
+
+    /**
+     * The simulated GPU's memory, shown through a generated {@code nvidia-smi} script.
+     *
+     * @param leakPerCycleMib memory that each engine start leaves held for good (a leak across restarts)
+     * @param staleCacheOnSwitch whether a daemon restarted with another checkpoint keeps the old one resident
+     */
+    public record Memory(
+            @DefaultValue("0") long leakPerCycleMib,
+            @DefaultValue("false") boolean staleCacheOnSwitch) {
+
+        public Memory {
+            if (leakPerCycleMib < 0) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.memory.leak-per-cycle-mib must not be negative");
+            }
         }
     }
 

@@ -53,6 +53,7 @@ final class WeightCacheDaemon implements AutoCloseable {
     private final Scheduler timer;
     private final Scheduler lifecycle;
     private final LoopResources loops;
+    private final GpuMemoryModel gpu;
     private final Path socketDir;
     private final AtomicReference<Phase> phase = new AtomicReference<>(Phase.STOPPED);
     private final Disposable.Swap loading = Disposables.swap();
@@ -70,13 +71,15 @@ final class WeightCacheDaemon implements AutoCloseable {
             Clock clock,
             Scheduler timer,
             Scheduler lifecycle,
-            LoopResources loops) {
+            LoopResources loops,
+            GpuMemoryModel gpu) {
         this.properties = properties;
         this.log = log;
         this.clock = clock;
         this.timer = timer;
         this.lifecycle = lifecycle;
         this.loops = loops;
+        this.gpu = gpu;
         SimulatorProperties.Preload preload = properties.preload();
         this.socketDir = preload.socketDir() != null
                 ? preload.socketDir()
@@ -91,7 +94,11 @@ final class WeightCacheDaemon implements AutoCloseable {
 
     /** Starts the daemon holding the given checkpoint (null keeps the current one); a running daemon is restarted. */
     Mono<Void> start(@Nullable String newCheckpoint, @Nullable String newLayout) {
-        return stop().then(Mono.fromRunnable(() -> {
+        boolean switching = newCheckpoint != null && !newCheckpoint.equals(checkpoint) && phase.get() != Phase.STOPPED;
+        // A checkpoint switch that leaves the old cache resident keeps its memory held (a stale cache).
+        boolean keepResident = switching && properties.memory().staleCacheOnSwitch();
+        return stop(keepResident)
+                .then(Mono.fromRunnable(() -> {
                     if (newCheckpoint != null) {
                         checkpoint = newCheckpoint;
                     }
@@ -126,6 +133,7 @@ final class WeightCacheDaemon implements AutoCloseable {
                 "default_loader.py:262",
                 "Loading weights took %.2f seconds".formatted(took.toMillis() / 1000.0 * 0.8));
         bindSockets();
+        gpu.daemonReady(pid);
         servingSince = clock.instant();
         phase.set(Phase.SERVING);
         log.info(
@@ -138,6 +146,10 @@ final class WeightCacheDaemon implements AutoCloseable {
 
     /** Stops the daemon (SIGTERM to {@code vllm preload}): sockets unlinked, health port closed. */
     Mono<Void> stop() {
+        return stop(false);
+    }
+
+    private Mono<Void> stop(boolean keepResident) {
         return Mono.<Void>fromRunnable(() -> {
                     if (phase.getAndSet(Phase.STOPPED) == Phase.STOPPED) {
                         return;
@@ -145,6 +157,7 @@ final class WeightCacheDaemon implements AutoCloseable {
                     loading.update(null);
                     closeSockets();
                     servingSince = null;
+                    gpu.daemonStopped(keepResident);
                     log.info("APIServer", pid, "preload.py:240", "Weight cache daemon shutting down (signal 15)");
                 })
                 .subscribeOn(lifecycle)

@@ -1,0 +1,212 @@
+package dev.readygate.simulator;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The simulated GPU's memory, consistent with the scenario: a CUDA context per process, the preload daemon holding
+ * the weights (and, after a checkpoint switch that leaves it resident, the old checkpoint's too), the engine its KV
+ * cache and, unless it maps the daemon's weights, its own weights; optionally a leak per engine start. Shown as
+ * {@code nvidia-smi} shows a real H200 (the reference captures): memory shared over CUDA IPC is charged to its owner
+ * only. Written to {@code <work-dir>/gpu/} and served by a generated {@code <work-dir>/bin/nvidia-smi} script, so
+ * readygate's reader runs the same parsing code against the simulator as against a real GPU.
+ */
+final class GpuMemoryModel implements AutoCloseable {
+
+    static final long MIB = 1024L * 1024;
+    private static final long TOTAL_MIB = 143_771;
+    private static final long RESERVED_MIB = 616;
+    private static final long CONTEXT_MIB = 520;
+
+    private final SimulatorProperties properties;
+    private final Path dir;
+    private final Path script;
+    private final ExecutorService writer;
+    private final long weightsMib;
+    private final long kvCacheMib;
+    private int daemonPid = -1;
+    private long daemonWeightsMib;
+    private long staleMib;
+    private long leakedMib;
+    private int enginePid = -1;
+    private long engineMib;
+
+    GpuMemoryModel(SimulatorProperties properties) {
+        this.properties = properties;
+        this.dir = properties.effectiveWorkDir().resolve("gpu");
+        this.script = properties.effectiveWorkDir().resolve("bin").resolve("nvidia-smi");
+        this.writer = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "simulator-gpu-" + properties.port());
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.weightsMib = Math.round(properties.model().weightsGib() * 1024);
+        // About 112 KiB of KV cache per token, as for Qwen3-0.6B in bf16 (28 layers x 8 KV heads x 128 x 2 x 2 B).
+        this.kvCacheMib = properties.model().kvCacheSizeTokens() * 112L / 1024;
+        publish();
+    }
+
+    /** The daemon cached the weights: its context and the weights are its memory. */
+    synchronized void daemonReady(int pid) {
+        daemonPid = pid;
+        daemonWeightsMib = weightsMib;
+        publish();
+    }
+
+    /**
+     * The daemon stopped and freed its memory, or, with {@code keepResident} (a checkpoint switch that leaves the old
+     * cache resident), went on holding the old weights as a stale cache.
+     */
+    synchronized void daemonStopped(boolean keepResident) {
+        if (keepResident) {
+            staleMib += daemonWeightsMib;
+            daemonWeightsMib = 0;
+        } else {
+            daemonPid = -1;
+            daemonWeightsMib = 0;
+            staleMib = 0;
+            leakedMib = 0;
+        }
+        publish();
+    }
+
+    /** The engine core holds a context, its KV cache and, unless it maps the daemon's weights, its own weights. */
+    synchronized void engineLoaded(int pid, boolean ownWeights) {
+        enginePid = pid;
+        engineMib = CONTEXT_MIB + kvCacheMib + (ownWeights ? weightsMib : 0);
+        leakedMib += properties.memory().leakPerCycleMib();
+        publish();
+    }
+
+    synchronized void engineStopped() {
+        enginePid = -1;
+        engineMib = 0;
+        publish();
+    }
+
+    /** Memory per process as {@code nvidia-smi --query-compute-apps} lists it, in MiB. */
+    synchronized Map<String, Long> byOwner() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        out.put("engine", engineMib);
+        out.put("preload_daemon", daemonMib());
+        out.put("total", usedMib());
+        return out;
+    }
+
+    private long daemonMib() {
+        if (daemonPid < 0) {
+            return leakedMib;
+        }
+        return CONTEXT_MIB + daemonWeightsMib + staleMib + leakedMib;
+    }
+
+    private long usedMib() {
+        return engineMib + daemonMib();
+    }
+
+    private void publish() {
+        String uuid = properties.model().gpuUuid();
+        String name = properties.model().gpuName();
+        long used = usedMib();
+        String gpuRow = "0, %s, %s, 580.159.04, %d, %d, %d, %d"
+                .formatted(uuid, name, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
+        String gpuRowUnits = "0, %s, %s, 580.159.04, %d MiB, %d MiB, %d MiB, %d MiB"
+                .formatted(uuid, name, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
+        List<String> apps = new ArrayList<>();
+        List<String> appsUnits = new ArrayList<>();
+        if (daemonPid >= 0 || leakedMib > 0) {
+            int pid = daemonPid >= 0 ? daemonPid : properties.pid() - 100;
+            apps.add("%d, vllm-preload, %s, %d".formatted(pid, uuid, daemonMib()));
+            appsUnits.add("%d, vllm-preload, %s, %d MiB".formatted(pid, uuid, daemonMib()));
+        }
+        if (enginePid >= 0) {
+            apps.add("%d, VLLM::EngineCore, %s, %d".formatted(enginePid, uuid, engineMib));
+            appsUnits.add("%d, VLLM::EngineCore, %s, %d MiB".formatted(enginePid, uuid, engineMib));
+        }
+        Map<String, String> files = new LinkedHashMap<>();
+        files.put("gpus.csv", gpuRow + "\n");
+        files.put(
+                "gpus-header.csv",
+                "index, uuid, name, driver_version, memory.total [MiB], memory.used [MiB], "
+                        + "memory.free [MiB], memory.reserved [MiB]\n" + gpuRowUnits + "\n");
+        files.put("apps.csv", apps.isEmpty() ? "" : String.join("\n", apps) + "\n");
+        files.put(
+                "apps-header.csv",
+                "pid, process_name, gpu_uuid, used_gpu_memory [MiB]\n"
+                        + (appsUnits.isEmpty() ? "" : String.join("\n", appsUnits) + "\n"));
+        writer.execute(() -> write(files));
+    }
+
+    private void write(Map<String, String> files) {
+        try {
+            Files.createDirectories(dir);
+            for (Map.Entry<String, String> file : files.entrySet()) {
+                Path temporary = dir.resolve(file.getKey() + ".tmp");
+                Files.writeString(temporary, file.getValue());
+                Files.move(
+                        temporary,
+                        dir.resolve(file.getKey()),
+                        StandardCopyOption.REPLACE_EXISTING,
+                        StandardCopyOption.ATOMIC_MOVE);
+            }
+            if (!Files.exists(script)) {
+                Files.createDirectories(script.getParent());
+                Files.writeString(script, """
+                        #!/bin/sh
+                        # nvidia-smi as the vLLM simulator's GPU shows it (readygate's GPU reader runs this).
+                        dir="$(dirname "$0")/../gpu"
+                        case "$*" in
+                          *--query-compute-apps*) kind=apps ;;
+                          *--query-gpu*) kind=gpus ;;
+                          *) echo "simulated nvidia-smi: unsupported arguments: $*" >&2; exit 2 ;;
+                        esac
+                        case "$*" in
+                          *noheader*) cat "$dir/$kind.csv" ;;
+                          *) cat "$dir/$kind-header.csv" ;;
+                        esac
+                        """);
+                try {
+                    Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+                } catch (UnsupportedOperationException ex) {
+                    // Not a POSIX file system: the script cannot be made executable there.
+                }
+            }
+        } catch (IOException ex) {
+            // The simulated GPU is a convenience of the simulator: failing to show it must not stop the engine.
+            System.err.println("simulator: cannot write simulated GPU memory in " + dir + ": " + ex.getMessage());
+        }
+    }
+
+    /** Waits for pending writes (tests). */
+    void flush() {
+        try {
+            writer.submit(() -> {}).get(5, TimeUnit.SECONDS);
+        } catch (Exception ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    Path script() {
+        return script;
+    }
+
+    String describe() {
+        return byOwner().toString().toLowerCase(Locale.ROOT);
+    }
+
+    @Override
+    public void close() {
+        writer.shutdown();
+    }
+}
