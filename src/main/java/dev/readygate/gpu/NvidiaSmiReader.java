@@ -28,8 +28,10 @@ import reactor.core.scheduler.Scheduler;
  * {@code binary_missing}, a non-zero exit is {@code exit_code} with the first stderr line. When GPU UUIDs are
  * configured, the snapshot keeps only those GPUs and their processes ({@code no_matching_gpu} when none is found).
  *
- * <p>The processes are started and read on the given scheduler, which must allow blocking (e.g.
- * {@code Schedulers.boundedElastic()}).
+ * <p>The processes are started and waited for on the given scheduler, which must allow blocking (e.g.
+ * {@code Schedulers.boundedElastic()}); their output is drained by two virtual threads per run. Each of the two runs
+ * gets the whole timeout. A descendant that outlives the binary and keeps its output open makes the run time out, but
+ * is not killed (it is no longer the binary's descendant); nvidia-smi does not fork.
  */
 public final class NvidiaSmiReader {
 
