@@ -127,8 +127,8 @@ final class GpuMemoryModel implements AutoCloseable {
         List<String> appsUnits = new ArrayList<>();
         if (daemonPid >= 0 || leakedMib > 0) {
             int pid = daemonPid >= 0 ? daemonPid : properties.pid() - 100;
-            apps.add("%d, vllm-preload, %s, %d".formatted(pid, uuid, daemonMib()));
-            appsUnits.add("%d, vllm-preload, %s, %d MiB".formatted(pid, uuid, daemonMib()));
+            apps.add("%d, VLLM::weight_cache_daemon, %s, %d".formatted(pid, uuid, daemonMib()));
+            appsUnits.add("%d, VLLM::weight_cache_daemon, %s, %d MiB".formatted(pid, uuid, daemonMib()));
         }
         if (enginePid >= 0) {
             apps.add("%d, VLLM::EngineCore, %s, %d".formatted(enginePid, uuid, engineMib));

@@ -39,7 +39,7 @@ class GpuMemoryModelTests {
             List<String> apps = nvidiaSmi(running, APPS, "--format=csv,noheader,nounits");
             assertThat(apps)
                     .containsExactly(
-                            "4142, vllm-preload, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1668",
+                            "4142, VLLM::weight_cache_daemon, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1668",
                             "4243, VLLM::EngineCore, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 8836");
             List<String> gpus = nvidiaSmi(running, GPUS, "--format=csv");
             assertThat(gpus)
@@ -57,7 +57,7 @@ class GpuMemoryModelTests {
             running.restartAndAwait(StartupPath.PRELOAD_HIT);
             assertThat(nvidiaSmi(running, APPS, "--format=csv,noheader,nounits"))
                     .containsExactly(
-                            "4142, vllm-preload, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1668",
+                            "4142, VLLM::weight_cache_daemon, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1668",
                             "4253, VLLM::EngineCore, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 7688");
         }
     }
@@ -69,7 +69,7 @@ class GpuMemoryModelTests {
             assertThat(nvidiaSmi(running, APPS, "--format=csv"))
                     .containsExactly(
                             "pid, process_name, gpu_uuid, used_gpu_memory [MiB]",
-                            "4142, vllm-preload, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1668 MiB");
+                            "4142, VLLM::weight_cache_daemon, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1668 MiB");
             running.simulator.daemon().stop().block(Duration.ofSeconds(5));
             assertThat(nvidiaSmi(running, APPS, "--format=csv,noheader,nounits"))
                     .isEmpty();
@@ -84,7 +84,7 @@ class GpuMemoryModelTests {
             // Three starts, 100 MiB each, held by the daemon, which outlives the engine.
             assertThat(nvidiaSmi(running, APPS, "--format=csv,noheader,nounits"))
                     .first()
-                    .isEqualTo("4142, vllm-preload, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1968");
+                    .isEqualTo("4142, VLLM::weight_cache_daemon, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 1968");
         }
     }
 
@@ -94,7 +94,7 @@ class GpuMemoryModelTests {
             running.daemonHolds("qwen3-0.6b-finetune-step2000");
             assertThat(nvidiaSmi(running, APPS, "--format=csv,noheader,nounits"))
                     .first()
-                    .isEqualTo("4142, vllm-preload, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 2816");
+                    .isEqualTo("4142, VLLM::weight_cache_daemon, GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da, 2816");
         }
     }
 

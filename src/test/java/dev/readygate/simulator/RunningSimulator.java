@@ -191,6 +191,12 @@ public final class RunningSimulator implements AutoCloseable {
         awaitServing();
     }
 
+    /** The simulated GPU's {@code nvidia-smi}, after every pending change is written. */
+    public Path nvidiaSmi() {
+        simulator.flushLogs();
+        return simulator.gpu().script();
+    }
+
     /** Crashes the engine (it restarts after the auto-restart delay). */
     public void crash() {
         simulator.engine().crash("simulated crash").block(Duration.ofSeconds(5));
