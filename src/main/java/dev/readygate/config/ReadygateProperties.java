@@ -20,6 +20,7 @@ import org.springframework.validation.annotation.Validated;
  * @param evidence where readygate finds what the engine leaves behind (snapshot directory, ...)
  * @param restart restart tracking and its history
  * @param node facts about the node readygate runs on
+ * @param gpu where readygate reads GPU memory
  */
 @ConfigurationProperties("readygate")
 @Validated
@@ -29,7 +30,8 @@ public record ReadygateProperties(
         @Valid @DefaultValue Probe probe,
         @DefaultValue Evidence evidence,
         @DefaultValue Restart restart,
-        @DefaultValue Node node) {
+        @DefaultValue Node node,
+        @DefaultValue Gpu gpu) {
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
@@ -280,6 +282,30 @@ public record ReadygateProperties(
             @DefaultValue("unknown") String gpuName,
             @DefaultValue("") String gpuUuid,
             @DefaultValue("") String driverVersion) {}
+
+    /**
+     * GPU memory, read from {@code nvidia-smi}; optional: without it {@code /status} says {@code not_configured}.
+     *
+     * @param nvidiaSmi the {@code nvidia-smi} binary (a path, or a name looked up on the PATH)
+     * @param uuids the GPUs to watch (all when empty)
+     * @param interval how often memory is read
+     * @param timeout how long one {@code nvidia-smi} run may take before it is killed
+     */
+    public record Gpu(
+            @Nullable Path nvidiaSmi,
+            @DefaultValue List<String> uuids,
+            @DefaultValue("10s") Duration interval,
+            @DefaultValue("5s") Duration timeout) {
+
+        public Gpu {
+            requirePositive("readygate.gpu.interval", interval);
+            requirePositive("readygate.gpu.timeout", timeout);
+            if (timeout.compareTo(interval) > 0) {
+                throw new IllegalArgumentException("readygate.gpu.timeout (" + timeout
+                        + ") must not be longer than its interval readygate.gpu.interval (" + interval + ")");
+            }
+        }
+    }
 
     static void requireAtLeast(String key, int value, int minimum) {
         if (value < minimum) {

@@ -1,6 +1,10 @@
 package dev.readygate.metrics;
 
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.gpu.GpuMemory;
+import dev.readygate.gpu.GpuMemoryListener;
+import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.ProbeListener;
 import dev.readygate.probe.ProbeReport;
@@ -24,6 +28,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -36,7 +41,7 @@ import org.springframework.stereotype.Component;
  * or messages.
  */
 @Component
-public class ReadygateMetrics implements ProbeListener, RestartListener {
+public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemoryListener {
 
     /** 1 while the engine is verified ready (the kubelet sends traffic), else 0. */
     public static final String ENGINE_READY = "readygate.engine.ready";
@@ -91,8 +96,16 @@ public class ReadygateMetrics implements ProbeListener, RestartListener {
             .map(Duration::ofSeconds)
             .toArray(Duration[]::new);
 
+    /** GPU memory held, tags {@code gpu} (UUID) and {@code owner} ({@code engine}, {@code preload_daemon},
+     * {@code other}, {@code total}). */
+    public static final String GPU_MEMORY_USED = "readygate.gpu.memory.used";
+
+    /** GPU memory readings that failed, tag {@code reason}. */
+    public static final String GPU_READING_FAILURES = "readygate.gpu.reading.failures";
+
     private final MeterRegistry registry;
     private final MultiGauge engineInfo;
+    private final MultiGauge gpuMemory;
     private final String readygateVersion;
 
     public ReadygateMetrics(
@@ -116,6 +129,10 @@ public class ReadygateMetrics implements ProbeListener, RestartListener {
                     return tokens == null ? Double.NaN : tokens;
                 })
                 .description("The engine's KV cache size in tokens")
+                .register(registry);
+        this.gpuMemory = MultiGauge.builder(GPU_MEMORY_USED)
+                .description("GPU memory held, by GPU and owner")
+                .baseUnit("bytes")
                 .register(registry);
         this.engineInfo = MultiGauge.builder(ENGINE_INFO)
                 .description("The engine's vLLM version and model, and readygate's version")
@@ -185,6 +202,28 @@ public class ReadygateMetrics implements ProbeListener, RestartListener {
                     .register(registry)
                     .increment();
         }
+    }
+
+    @Override
+    public void read(GpuMemoryView view) {
+        if (view.failure() != null) {
+            Counter.builder(GPU_READING_FAILURES)
+                    .description("GPU memory readings that failed")
+                    .tag("reason", view.failure().value())
+                    .register(registry)
+                    .increment();
+            return;
+        }
+        List<MultiGauge.Row<?>> rows = new java.util.ArrayList<>();
+        for (GpuMemory gpu : view.gpus()) {
+            Map<ProcessOwners.Owner, Long> owners = view.byOwner().getOrDefault(gpu.uuid(), Map.of());
+            for (ProcessOwners.Owner owner : ProcessOwners.Owner.values()) {
+                rows.add(MultiGauge.Row.of(
+                        Tags.of("gpu", gpu.uuid(), "owner", owner.value()), owners.getOrDefault(owner, 0L)));
+            }
+            rows.add(MultiGauge.Row.of(Tags.of("gpu", gpu.uuid(), "owner", "total"), gpu.usedBytes()));
+        }
+        gpuMemory.register(rows, true);
     }
 
     @Override

@@ -3,6 +3,9 @@ package dev.readygate.status;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.gpu.GpuMemory;
+import dev.readygate.gpu.GpuMemoryMonitor;
+import dev.readygate.gpu.GpuMemoryView;
 import dev.readygate.probe.CanaryComparison;
 import dev.readygate.probe.EngineCapabilities;
 import dev.readygate.probe.EngineFacts;
@@ -23,6 +26,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -54,6 +58,7 @@ public class StatusController {
     private final RestartTracker restarts;
     private final RestartHistory restartHistory;
     private final EvidenceSources evidenceSources;
+    private final GpuMemoryMonitor gpuMemory;
     private final Clock clock;
 
     public StatusController(
@@ -67,6 +72,7 @@ public class StatusController {
             RestartTracker restarts,
             RestartHistory restartHistory,
             EvidenceSources evidenceSources,
+            GpuMemoryMonitor gpuMemory,
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
@@ -78,6 +84,7 @@ public class StatusController {
         this.restarts = restarts;
         this.restartHistory = restartHistory;
         this.evidenceSources = evidenceSources;
+        this.gpuMemory = gpuMemory;
         this.clock = clock;
     }
 
@@ -100,6 +107,7 @@ public class StatusController {
         status.put("engine", engine());
         status.put("probes", probes());
         status.put("restarts", restarts(now));
+        status.put("gpu", gpu());
         status.put("settings", settings());
         status.put("configuration", configuration(properties));
         return status;
@@ -336,6 +344,39 @@ public class StatusController {
 
     private static String kebab(String name) {
         return name.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+    }
+
+    /** Who holds how much GPU memory, from the last reading, or why it could not be read. */
+    private Map<String, Object> gpu() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        GpuMemoryView view = gpuMemory.last();
+        if (view == null) {
+            out.put("state", "not read yet");
+            return out;
+        }
+        out.put("at", view.at().toString());
+        if (view.failure() != null) {
+            out.put("failure", view.failure().value());
+            out.put("detail", view.failureDetail());
+            return out;
+        }
+        List<Map<String, Object>> gpus = new java.util.ArrayList<>();
+        for (GpuMemory memory : view.gpus()) {
+            Map<String, Object> gpu = new LinkedHashMap<>();
+            gpu.put("uuid", memory.uuid());
+            gpu.put("name", memory.name());
+            gpu.put("totalBytes", memory.totalBytes());
+            gpu.put("usedBytes", memory.usedBytes());
+            gpu.put("freeBytes", memory.freeBytes());
+            Map<String, Long> owners = new LinkedHashMap<>();
+            view.byOwner()
+                    .getOrDefault(memory.uuid(), Map.of())
+                    .forEach((owner, bytes) -> owners.put(owner.value(), bytes));
+            gpu.put("byOwnerBytes", owners);
+            gpus.add(gpu);
+        }
+        out.put("gpus", gpus);
+        return out;
     }
 
     private Map<String, Object> settings() {
