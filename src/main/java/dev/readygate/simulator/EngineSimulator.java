@@ -375,7 +375,8 @@ public final class EngineSimulator implements AutoCloseable {
         daemonLog.close();
         gpu.close();
         lifecycle.dispose();
-        loops.disposeLater().block(java.time.Duration.ofSeconds(5));
+        loops.disposeLater(java.time.Duration.ZERO, java.time.Duration.ofSeconds(2))
+                .block(java.time.Duration.ofSeconds(5));
         lifecycleExecutor.shutdownNow();
     }
 }

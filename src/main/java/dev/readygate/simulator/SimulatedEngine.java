@@ -639,10 +639,6 @@ final class SimulatedEngine implements AutoCloseable {
         return stoppedAt;
     }
 
-    int starts() {
-        return starts.get();
-    }
-
     @Nullable
     String lastFailure() {
         return lastFailure;

@@ -3,7 +3,6 @@ package dev.readygate.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
@@ -200,12 +199,11 @@ class CanaryProbeTests {
     }
 
     @Test
-    void failureIsNeverAnError() {
+    void runWhenTheEngineAnswers500IsAFailedReportNotAnError() {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));
         ProbeReport report = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
+        assertThat(report.outcome()).isEqualTo(ProbeReport.Outcome.FAILED);
         assertThat(report.reason()).isEqualTo(Reason.HTTP_STATUS);
-        assertThat(report).isNotNull();
-        EngineCall<Void> unused = ScriptedEngine.ok(null);
-        assertThat(unused).isInstanceOf(EngineCall.Success.class);
+        assertThat(stateDir.resolve("canary-baselines.json")).doesNotExist();
     }
 }

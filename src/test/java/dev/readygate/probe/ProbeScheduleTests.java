@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
-import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -341,11 +340,5 @@ class ProbeScheduleTests {
         assertThat(engine.completionCalls.get()).isEqualTo(heavy);
         assertThat(history.last(ProbeKind.CANARY).canary().expected().tokenIds())
                 .containsExactly(300);
-    }
-
-    @Test
-    void failedCallIsNeverAnErrorSignal() {
-        EngineCall<Void> call = ScriptedEngine.failure(EngineFailure.Kind.RESET, "reset");
-        assertThat(call).isInstanceOf(EngineCall.Failure.class);
     }
 }

@@ -202,7 +202,7 @@ class EngineLifecycleTests {
         running = RunningSimulator.serving(workDir);
         running.simulator.daemon().stop().block(Duration.ofSeconds(5));
         assertThat(running.simulator.daemon().socketPath()).doesNotExist();
-        assertRefusedOrDown(running.properties.preload().healthPort());
+        assertRefused(running.properties.preload().healthPort());
         String before = running.engineLog();
         running.restartAndAwait(StartupPath.PRELOAD_HIT);
         assertThat(logSince(before))
@@ -212,10 +212,6 @@ class EngineLifecycleTests {
         assertThat(start.requested()).isEqualTo(StartupPath.PRELOAD_HIT);
         assertThat(start.path()).isEqualTo(StartupPath.PRELOAD_FALLBACK);
         assertThat(start.fallbackReason()).startsWith("Weight cache socket ");
-    }
-
-    static void assertRefusedOrDown(int port) {
-        assertRefused(port);
     }
 
     @Test
