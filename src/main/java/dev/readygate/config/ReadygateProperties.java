@@ -21,6 +21,7 @@ import org.springframework.validation.annotation.Validated;
  * @param restart restart tracking and its history
  * @param node facts about the node readygate runs on
  * @param gpu where readygate reads GPU memory
+ * @param memory what readygate calls a leak, a stale cache or memory held after a stop
  */
 @ConfigurationProperties("readygate")
 @Validated
@@ -31,7 +32,8 @@ public record ReadygateProperties(
         @DefaultValue Evidence evidence,
         @DefaultValue Restart restart,
         @DefaultValue Node node,
-        @DefaultValue Gpu gpu) {
+        @DefaultValue Gpu gpu,
+        @DefaultValue Memory memory) {
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
@@ -284,15 +286,20 @@ public record ReadygateProperties(
             @DefaultValue("") String driverVersion) {}
 
     /**
-     * GPU memory, read from {@code nvidia-smi}; optional: without it {@code /status} says {@code not_configured}.
+     * GPU memory, read from {@code nvidia-smi} or the DCGM exporter (in that order: the first that works); optional:
+     * without either {@code /status} says {@code not_configured}.
      *
      * @param nvidiaSmi the {@code nvidia-smi} binary (a path, or a name looked up on the PATH)
+     * @param nvidiaSmiFormat {@code csv} (two {@code --query-*} runs) or {@code xml} (one {@code -q -x} run)
+     * @param dcgmUrl the DCGM exporter's metrics URL (framebuffer used and free per GPU; it lists no processes)
      * @param uuids the GPUs to watch (all when empty)
      * @param interval how often memory is read
-     * @param timeout how long one {@code nvidia-smi} run may take before it is killed
+     * @param timeout how long one {@code nvidia-smi} run or DCGM scrape may take before it is abandoned
      */
     public record Gpu(
             @Nullable Path nvidiaSmi,
+            @DefaultValue("csv") String nvidiaSmiFormat,
+            @Nullable URI dcgmUrl,
             @DefaultValue List<String> uuids,
             @DefaultValue("10s") Duration interval,
             @DefaultValue("5s") Duration timeout) {
@@ -304,6 +311,69 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException("readygate.gpu.timeout (" + timeout
                         + ") must not be longer than its interval readygate.gpu.interval (" + interval + ")");
             }
+            if (!nvidiaSmiFormat.equals("csv") && !nvidiaSmiFormat.equals("xml")) {
+                throw new IllegalArgumentException(
+                        "readygate.gpu.nvidia-smi-format must be csv or xml (was " + nvidiaSmiFormat + ")");
+            }
+            if (dcgmUrl != null
+                    && (dcgmUrl.getHost() == null
+                            || !("http".equals(dcgmUrl.getScheme()) || "https".equals(dcgmUrl.getScheme())))) {
+                throw new IllegalArgumentException("readygate.gpu.dcgm-url must be an http(s) URL with a host, e.g."
+                        + " http://dcgm-exporter:9400/metrics (was " + dcgmUrl + ")");
+            }
+        }
+    }
+
+    /**
+     * What readygate calls a leak across restarts, memory held after a stop, a stale weight cache and a shrinking KV
+     * cache (see docs/operations.md).
+     *
+     * @param afterStopDelay how long after the engine went away its memory is read (the driver frees a dead process's
+     *     memory within about a second)
+     * @param leakCycles the fewest ready cycles with the same configuration and path that can show a leak
+     * @param window how many of the latest such cycles the drift is fitted over
+     * @param driftThreshold growth of memory at readiness per cycle above which it is a leak
+     * @param tolerance memory below which nothing is called held after a stop, or a stale cache
+     * @param daemonOverhead what a preload daemon holds beyond the weights it serves (its CUDA context: about 520 MiB on
+     *     an H200)
+     * @param kvShrinkFraction a drop of {@code kv_cache_size_tokens} larger than this fraction of the earlier size is
+     *     a shrinking KV cache
+     */
+    public record Memory(
+            @DefaultValue("2s") Duration afterStopDelay,
+            @DefaultValue("3") int leakCycles,
+            @DefaultValue("6") int window,
+            @DefaultValue("64MB") DataSize driftThreshold,
+            @DefaultValue("256MB") DataSize tolerance,
+            @DefaultValue("1GB") DataSize daemonOverhead,
+            @DefaultValue("0.01") double kvShrinkFraction) {
+
+        public Memory {
+            if (afterStopDelay.isNegative()) {
+                throw new IllegalArgumentException(
+                        "readygate.memory.after-stop-delay must not be negative (was " + afterStopDelay + ")");
+            }
+            requireAtLeast("readygate.memory.leak-cycles", leakCycles, 2);
+            if (window < leakCycles) {
+                throw new IllegalArgumentException("readygate.memory.window (" + window
+                        + ") must be at least readygate.memory.leak-cycles (" + leakCycles + ")");
+            }
+            requirePositiveSize("readygate.memory.drift-threshold", driftThreshold);
+            requirePositiveSize("readygate.memory.tolerance", tolerance);
+            if (daemonOverhead.toBytes() < 0) {
+                throw new IllegalArgumentException(
+                        "readygate.memory.daemon-overhead must not be negative (was " + daemonOverhead + ")");
+            }
+            if (!(kvShrinkFraction > 0 && kvShrinkFraction < 1)) {
+                throw new IllegalArgumentException(
+                        "readygate.memory.kv-shrink-fraction must be between 0 and 1 (was " + kvShrinkFraction + ")");
+            }
+        }
+    }
+
+    static void requirePositiveSize(String key, DataSize size) {
+        if (size.toBytes() <= 0) {
+            throw new IllegalArgumentException(key + " must be positive (was " + size + ")");
         }
     }
 

@@ -1,13 +1,22 @@
 package dev.readygate.gpu;
 
 import dev.readygate.config.ReadygateProperties;
+import java.net.http.HttpClient;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Consumer;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.unit.DataSize;
 import reactor.core.scheduler.Schedulers;
 
-/** Wires the GPU memory monitor when {@code readygate.gpu.nvidia-smi} is set (it says so when it is not). */
+/**
+ * Wires the GPU memory monitor over the configured sources: {@code readygate.gpu.nvidia-smi}, then
+ * {@code readygate.gpu.dcgm-url} (it says {@code not_configured} when neither is set).
+ */
 @Configuration(proxyBeanMethods = false)
 public class GpuConfiguration {
 
@@ -15,17 +24,29 @@ public class GpuConfiguration {
     GpuMemoryMonitor gpuMemoryMonitor(
             ReadygateProperties properties, Clock clock, ObjectProvider<GpuMemoryListener> listeners) {
         ReadygateProperties.Gpu gpu = properties.gpu();
-        NvidiaSmiReader reader = gpu.nvidiaSmi() == null
-                ? null
-                : new NvidiaSmiReader(
-                        gpu.nvidiaSmi(),
-                        gpu.uuids(),
-                        gpu.timeout(),
-                        NvidiaSmiReader.DEFAULT_MAX_OUTPUT,
-                        clock,
-                        Schedulers.boundedElastic());
+        List<GpuMemorySource> sources = new ArrayList<>();
+        if (gpu.nvidiaSmi() != null) {
+            sources.add(new NvidiaSmiReader(
+                    gpu.nvidiaSmi(),
+                    NvidiaSmiReader.Format.valueOf(gpu.nvidiaSmiFormat().toUpperCase(Locale.ROOT)),
+                    gpu.uuids(),
+                    gpu.timeout(),
+                    NvidiaSmiReader.DEFAULT_MAX_OUTPUT,
+                    clock,
+                    Schedulers.boundedElastic()));
+        }
+        if (gpu.dcgmUrl() != null) {
+            sources.add(new DcgmExporterReader(
+                    gpu.dcgmUrl(),
+                    gpu.uuids(),
+                    gpu.timeout(),
+                    DataSize.ofMegabytes(4),
+                    HttpClient.newBuilder().connectTimeout(gpu.timeout()).build(),
+                    clock,
+                    Schedulers.boundedElastic()));
+        }
         GpuMemoryMonitor monitor = new GpuMemoryMonitor(
-                reader,
+                sources,
                 gpu.interval(),
                 ProcessOwners.PROC,
                 clock,
@@ -33,7 +54,7 @@ public class GpuConfiguration {
                 Schedulers.boundedElastic(),
                 listeners
                         .orderedStream()
-                        .<java.util.function.Consumer<GpuMemoryView>>map(l -> l::read)
+                        .<Consumer<GpuMemoryView>>map(listener -> listener::read)
                         .toList());
         monitor.start();
         return monitor;

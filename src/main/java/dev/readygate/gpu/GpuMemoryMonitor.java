@@ -3,6 +3,7 @@ package dev.readygate.gpu;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,15 +18,16 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * Reads GPU memory every {@code interval} and attributes each process's memory to its owner (engine, preload daemon,
- * other) from its command line, else its process name. A reading that fails keeps its named reason for
- * {@code /status}; it never touches readiness.
+ * Reads GPU memory every {@code interval} (and when asked, at the moments of a restart cycle) from the first source
+ * that works, in the configured order, and attributes each process's memory to its owner (engine, preload daemon,
+ * other) from its command line, else its process name. A source that fails keeps its named reason for
+ * {@code /status}; a failed reading never touches readiness.
  */
 public final class GpuMemoryMonitor implements AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(GpuMemoryMonitor.class);
 
-    private final @Nullable NvidiaSmiReader reader;
+    private final List<GpuMemorySource> sources;
     private final Duration interval;
     private final Path proc;
     private final Clock clock;
@@ -35,16 +37,16 @@ public final class GpuMemoryMonitor implements AutoCloseable {
     private volatile @Nullable GpuMemoryView last;
     private volatile @Nullable Disposable running;
 
-    /** {@code reader} null: no source configured; every view says {@code not_configured}. */
+    /** {@code sources} empty: none configured; every view says {@code not_configured}. */
     public GpuMemoryMonitor(
-            @Nullable NvidiaSmiReader reader,
+            List<GpuMemorySource> sources,
             Duration interval,
             Path proc,
             Clock clock,
             Scheduler timer,
             Scheduler blocking,
             List<Consumer<GpuMemoryView>> listeners) {
-        this.reader = reader;
+        this.sources = List.copyOf(sources);
         this.interval = interval;
         this.proc = proc;
         this.clock = clock;
@@ -54,48 +56,71 @@ public final class GpuMemoryMonitor implements AutoCloseable {
     }
 
     public synchronized void start() {
-        if (reader == null) {
-            last = GpuMemoryView.failed(
-                    clock.instant(),
-                    new GpuReading.Failure(GpuReading.Reason.NOT_CONFIGURED, "readygate.gpu.nvidia-smi is not set"));
+        if (sources.isEmpty()) {
+            last = GpuMemoryView.notConfigured(clock.instant());
             return;
         }
         if (running == null) {
             running = Flux.interval(Duration.ZERO, interval, timer)
                     .onBackpressureDrop()
-                    .concatMap(tick -> read(), 0)
-                    .subscribe(this::publish, error -> logger.warn("GPU memory monitor stopped", error));
+                    .concatMap(tick -> readNow(), 0)
+                    .subscribe(view -> {}, error -> logger.warn("GPU memory monitor stopped", error));
         }
     }
 
-    /** One reading, attributed. Never an error signal. */
-    Mono<GpuMemoryView> read() {
-        NvidiaSmiReader source = reader;
-        if (source == null) {
+    /** Whether any source is configured. */
+    public boolean configured() {
+        return !sources.isEmpty();
+    }
+
+    /**
+     * Reads now, publishes the view to the listeners and returns it; empty when no source is configured. Never an
+     * error signal.
+     */
+    public Mono<GpuMemoryView> readNow() {
+        if (sources.isEmpty()) {
             return Mono.empty();
         }
-        return source.read().flatMap(reading -> switch (reading) {
-            case GpuReading.Failure failure -> Mono.just(GpuMemoryView.failed(clock.instant(), failure));
-            case GpuReading.Success success ->
-                Mono.fromCallable(() -> attribute(success.snapshot())).subscribeOn(blocking);
-        });
+        return read(0, new LinkedHashMap<>()).doOnNext(this::publish);
+    }
+
+    /** Tries the sources in order; the first that works gives the view, the ones that failed are named in it. */
+    private Mono<GpuMemoryView> read(int index, Map<String, GpuReading.Failure> failures) {
+        if (index == sources.size()) {
+            return Mono.just(GpuMemoryView.failed(clock.instant(), failures));
+        }
+        GpuMemorySource source = sources.get(index);
+        return source.read()
+                .onErrorResume(error -> Mono.just(new GpuReading.Failure(
+                        GpuReading.Reason.IO_ERROR, NvidiaSmiParser.excerpt(String.valueOf(error)))))
+                .flatMap(reading -> switch (reading) {
+                    case GpuReading.Failure failure -> {
+                        failures.put(source.name(), failure);
+                        yield read(index + 1, failures);
+                    }
+                    case GpuReading.Success success ->
+                        Mono.fromCallable(() -> attribute(source.name(), success.snapshot(), failures))
+                                .subscribeOn(blocking);
+                });
     }
 
     /** Reads {@code /proc/<pid>/cmdline} for each process: blocking, on the blocking scheduler. */
-    private GpuMemoryView attribute(GpuSnapshot snapshot) {
+    private GpuMemoryView attribute(String source, GpuSnapshot snapshot, Map<String, GpuReading.Failure> failures) {
         Map<String, Map<ProcessOwners.Owner, Long>> byOwner = new LinkedHashMap<>();
         for (GpuMemory gpu : snapshot.gpus()) {
             byOwner.put(gpu.uuid(), new EnumMap<>(ProcessOwners.Owner.class));
         }
+        List<GpuMemoryView.OwnedProcess> processes = new ArrayList<>();
         for (GpuProcess process : snapshot.processes()) {
             ProcessOwners.Owner owner =
                     ProcessOwners.classify(process, ProcessOwners.readCommandLine(proc, process.pid()));
+            processes.add(new GpuMemoryView.OwnedProcess(process.pid(), owner, process.gpuUuid(), process.usedBytes()));
             byOwner.computeIfAbsent(process.gpuUuid(), uuid -> new EnumMap<>(ProcessOwners.Owner.class))
                     .merge(owner, process.usedBytes(), Long::sum);
         }
         Map<String, Map<ProcessOwners.Owner, Long>> frozen = new LinkedHashMap<>();
         byOwner.forEach((uuid, owners) -> frozen.put(uuid, Map.copyOf(owners)));
-        return new GpuMemoryView(snapshot.at(), snapshot.gpus(), frozen, null, null);
+        return new GpuMemoryView(snapshot.at(), source, snapshot.gpus(), frozen, processes, null, null, failures);
     }
 
     private void publish(GpuMemoryView view) {

@@ -33,7 +33,15 @@ import reactor.core.scheduler.Scheduler;
  * gets the whole timeout. A descendant that outlives the binary and keeps its output open makes the run time out, but
  * is not killed (it is no longer the binary's descendant); nvidia-smi does not fork.
  */
-public final class NvidiaSmiReader {
+public final class NvidiaSmiReader implements GpuMemorySource {
+
+    /** What nvidia-smi is asked for. */
+    public enum Format {
+        /** Two CSV queries: {@code --query-gpu} and {@code --query-compute-apps}. */
+        CSV,
+        /** One {@code -q -x} run: the full XML report, processes included. */
+        XML
+    }
 
     /** The binary run when none is configured: {@code nvidia-smi}, looked up on the {@code PATH}. */
     public static final Path DEFAULT_BINARY = Path.of("nvidia-smi");
@@ -46,6 +54,7 @@ public final class NvidiaSmiReader {
     private static final Pattern ENOENT = Pattern.compile("error[=:] ?2\\b");
 
     private final Path binary;
+    private final Format format;
     private final List<String> gpuUuids;
     private final Duration timeout;
     private final int maxOutputBytes;
@@ -67,6 +76,26 @@ public final class NvidiaSmiReader {
             DataSize maxOutput,
             Clock clock,
             Scheduler scheduler) {
+        this(binary, Format.CSV, gpuUuids, timeout, maxOutput, clock, scheduler);
+    }
+
+    /**
+     * @param binary the {@code nvidia-smi} binary: a bare name is looked up on the {@code PATH}
+     * @param format CSV queries or the {@code -q -x} XML report
+     * @param gpuUuids the GPUs to report; empty for all
+     * @param timeout how long each run may take
+     * @param maxOutput how much standard output each run may print
+     * @param clock when readings are taken
+     * @param scheduler where the processes run and are read: must allow blocking
+     */
+    public NvidiaSmiReader(
+            Path binary,
+            Format format,
+            List<String> gpuUuids,
+            Duration timeout,
+            DataSize maxOutput,
+            Clock clock,
+            Scheduler scheduler) {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive, was " + timeout);
         }
@@ -74,6 +103,7 @@ public final class NvidiaSmiReader {
             throw new IllegalArgumentException("maxOutput must be between 1B and 2GB, was " + maxOutput);
         }
         this.binary = binary;
+        this.format = format;
         this.gpuUuids = List.copyOf(gpuUuids);
         this.timeout = timeout;
         this.maxOutputBytes = (int) maxOutput.toBytes();
@@ -81,12 +111,24 @@ public final class NvidiaSmiReader {
         this.scheduler = scheduler;
     }
 
+    @Override
+    public String name() {
+        return "nvidia_smi";
+    }
+
     /** One reading, taken on subscription; never an error signal. */
+    @Override
     public Mono<GpuReading> read() {
         return Mono.fromCallable(this::readNow).subscribeOn(scheduler);
     }
 
     private GpuReading readNow() {
+        if (format == Format.XML) {
+            return switch (run(List.of("-q", "-x"))) {
+                case Run.Failed(GpuReading.Failure failure) -> failure;
+                case Run.Completed(String xml) -> select(NvidiaSmiParser.parseXml(xml, clock.instant()));
+            };
+        }
         return switch (run(queryArguments("--query-gpu=", NvidiaSmiParser.GPU_FIELDS))) {
             case Run.Failed(GpuReading.Failure failure) -> failure;
             case Run.Completed(String gpuCsv) ->
@@ -104,15 +146,7 @@ public final class NvidiaSmiReader {
     }
 
     private GpuReading select(GpuReading reading) {
-        if (gpuUuids.isEmpty() || !(reading instanceof GpuReading.Success(GpuSnapshot snapshot))) {
-            return reading;
-        }
-        GpuSnapshot selected = snapshot.onlyGpus(gpuUuids);
-        if (selected.gpus().isEmpty()) {
-            List<String> found = snapshot.gpus().stream().map(GpuMemory::uuid).toList();
-            return new GpuReading.Failure(GpuReading.Reason.NO_MATCHING_GPU, "none of " + gpuUuids + " among " + found);
-        }
-        return new GpuReading.Success(selected);
+        return GpuReading.onlyGpus(reading, gpuUuids);
     }
 
     private static List<String> queryArguments(String query, List<String> fields) {

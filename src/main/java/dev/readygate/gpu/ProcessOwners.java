@@ -96,12 +96,16 @@ public final class ProcessOwners {
         return title.startsWith("VLLM::") || title.contains("EngineCore");
     }
 
-    /** Whether the command is {@code vllm <subcommand>} ({@code vllm} possibly a path, or run by a Python). */
+    /**
+     * Whether the command is {@code vllm <subcommand>} ({@code vllm} possibly a path, or run by a Python), or {@code
+     * python -m vllm.entrypoints.cli.main <subcommand>} (how vLLM's own tests launch {@code vllm preload}).
+     */
     private static boolean vllmSubcommand(List<String> args, String subcommand) {
         for (int i = 0; i + 1 < args.size(); i++) {
             String arg = args.get(i);
             String base = arg.substring(arg.lastIndexOf('/') + 1);
-            if (base.equals("vllm") && args.get(i + 1).equals(subcommand)) {
+            boolean cli = base.equals("vllm") || arg.equals("vllm.entrypoints.cli.main");
+            if (cli && args.get(i + 1).equals(subcommand)) {
                 return true;
             }
         }

@@ -5,12 +5,16 @@ import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryListener;
 import dev.readygate.gpu.GpuMemoryView;
 import dev.readygate.gpu.ProcessOwners;
+import dev.readygate.memory.MemoryAssessment;
+import dev.readygate.memory.MemorySignal;
+import dev.readygate.memory.MemorySignalListener;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.ProbeListener;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.MemoryMoment;
 import dev.readygate.restart.RestartListener;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
@@ -29,6 +33,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -41,7 +47,7 @@ import org.springframework.stereotype.Component;
  * or messages.
  */
 @Component
-public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemoryListener {
+public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemoryListener, MemorySignalListener {
 
     /** 1 while the engine is verified ready (the kubelet sends traffic), else 0. */
     public static final String ENGINE_READY = "readygate.engine.ready";
@@ -103,7 +109,29 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     /** GPU memory readings that failed, tag {@code reason}. */
     public static final String GPU_READING_FAILURES = "readygate.gpu.reading.failures";
 
+    /** 1 while a memory signal fires, tag {@code signal} ({@link MemorySignal#value()}). */
+    public static final String MEMORY_SIGNAL = "readygate.memory.signal";
+
+    /** Times each memory signal was raised, tag {@code signal}. */
+    public static final String MEMORY_SIGNALS = "readygate.memory.signals";
+
+    /** Growth per cycle of memory at readiness, latest cycles with the same configuration and path (bytes). */
+    public static final String MEMORY_DRIFT = "readygate.memory.drift.bytes.per.cycle";
+
+    /** The preload daemon's memory beyond the current checkpoint's weights after a checkpoint switch (bytes). */
+    public static final String STALE_CACHE = "readygate.stale.cache";
+
+    /** Memory held after the latest stop by processes that should have let it go (bytes). */
+    public static final String HELD_AFTER_STOP = "readygate.memory.held.after.stop";
+
+    /** GPU memory used at the moments of the last cycle, tag {@code moment}: {@code before_start}, {@code at_ready},
+     * {@code after_stop} (bytes). */
+    public static final String CYCLE_MEMORY = "readygate.cycle.memory";
+
     private final MeterRegistry registry;
+    private final AtomicReference<MemoryAssessment> memory = new AtomicReference<>(MemoryAssessment.NONE);
+    private final Map<String, AtomicReference<Double>> cycleMemory = new java.util.LinkedHashMap<>();
+    private final ObjectProvider<RestartTracker> tracker;
     private final MultiGauge engineInfo;
     private final MultiGauge gpuMemory;
     private final String readygateVersion;
@@ -117,6 +145,8 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             RateLimiterRegistry rateLimiters,
             ObjectProvider<BuildProperties> build) {
         this.registry = registry;
+        this.tracker = tracker;
+        registerMemoryMeters();
         BuildProperties properties = build.getIfAvailable();
         this.readygateVersion = properties == null ? "dev" : properties.getVersion();
         // A supplier, not (provider, function): Micrometer holds a gauge's state object weakly.
@@ -224,6 +254,82 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             rows.add(MultiGauge.Row.of(Tags.of("gpu", gpu.uuid(), "owner", "total"), gpu.usedBytes()));
         }
         gpuMemory.register(rows, true);
+    }
+
+    private void registerMemoryMeters() {
+        for (MemorySignal signal : MemorySignal.values()) {
+            Gauge.builder(MEMORY_SIGNAL, memory, m -> m.get().active().contains(signal) ? 1 : 0)
+                    .description("Whether a GPU memory signal fires (1) or not (0)")
+                    .tag("signal", signal.value())
+                    .register(registry);
+            signalCounter(signal);
+        }
+        Gauge.builder(MEMORY_DRIFT, memory, m -> {
+                    MemoryAssessment.Drift drift = m.get().drift();
+                    return drift == null ? 0 : drift.bytesPerCycle();
+                })
+                .description("Growth of GPU memory at readiness per restart cycle (same configuration and path)")
+                .register(registry);
+        Gauge.builder(STALE_CACHE, memory, m -> {
+                    MemoryAssessment.StaleCache stale = m.get().staleCache();
+                    return stale == null ? 0 : stale.staleBytes();
+                })
+                .description("The preload daemon's memory beyond the current checkpoint's weights after a switch")
+                .baseUnit("bytes")
+                .register(registry);
+        Gauge.builder(HELD_AFTER_STOP, memory, m -> {
+                    MemoryAssessment.HeldAfterStop held = m.get().heldAfterStop();
+                    return held == null
+                            ? 0
+                            : held.unexplainedBytes()
+                                    + held.holders().stream()
+                                            .filter(holder -> !holder.expected())
+                                            .mapToLong(MemoryAssessment.Holder::bytes)
+                                            .sum();
+                })
+                .description("GPU memory held after the latest engine stop by processes that should have let it go")
+                .baseUnit("bytes")
+                .register(registry);
+        for (String moment : List.of("before_start", "at_ready", "after_stop")) {
+            AtomicReference<Double> value = new AtomicReference<>(Double.NaN);
+            cycleMemory.put(moment, value);
+            Gauge.builder(CYCLE_MEMORY, value, AtomicReference::get)
+                    .description("GPU memory used at the moments of the last restart cycle")
+                    .tag("moment", moment)
+                    .baseUnit("bytes")
+                    .register(registry);
+        }
+    }
+
+    private Counter signalCounter(MemorySignal signal) {
+        return Counter.builder(MEMORY_SIGNALS)
+                .description("Times a GPU memory signal was raised")
+                .tag("signal", signal.value())
+                .register(registry);
+    }
+
+    @Override
+    public void assessed(MemoryAssessment assessment, Set<MemorySignal> raised) {
+        memory.set(assessment);
+        raised.forEach(signal -> signalCounter(signal).increment());
+        List<RestartRecord> history = tracker.getObject().history();
+        // The last start measured at readiness gives before_start and at_ready; after_stop is the last stopped one's.
+        for (RestartRecord record : history.reversed()) {
+            MemoryMoment atReady = record.memory().atReady();
+            if (atReady != null) {
+                MemoryMoment before = record.memory().beforeStart();
+                cycleMemory.get("before_start").set(before == null ? Double.NaN : before.usedBytes());
+                cycleMemory.get("at_ready").set((double) atReady.usedBytes());
+                break;
+            }
+        }
+        for (RestartRecord record : history.reversed()) {
+            MemoryMoment after = record.memory().afterStop();
+            if (after != null) {
+                cycleMemory.get("after_stop").set((double) after.usedBytes());
+                break;
+            }
+        }
     }
 
     @Override

@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -99,6 +101,7 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
         Double init = null;
         Double kvGib = null;
         Long kvTokens = null;
+        Double outsideGib = null;
         String fatal = null;
         for (Received received : events) {
             LogEvent event = received.event();
@@ -128,6 +131,7 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
                 case LogEvent.InitEngine e -> init = e.seconds();
                 case LogEvent.AvailableKvCache e -> kvGib = e.gib();
                 case LogEvent.KvCacheSize e -> kvTokens = e.tokens();
+                case LogEvent.WeightsHeldOutside e -> outsideGib = gib(e.detail());
                 case LogEvent.EngineFatal e -> fatal = e.detail();
                 default -> {}
             }
@@ -147,7 +151,16 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
                 init,
                 kvGib,
                 kvTokens,
+                outsideGib,
                 fatal);
+    }
+
+    private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
+
+    /** The first {@code X GiB} of the line's detail: its wording after the colon is not pinned down (main docs). */
+    private static @Nullable Double gib(String detail) {
+        Matcher matcher = GIB.matcher(detail);
+        return matcher.find() ? Double.valueOf(matcher.group(1)) : null;
     }
 
     @Override

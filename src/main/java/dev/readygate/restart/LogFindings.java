@@ -20,6 +20,8 @@ import org.jspecify.annotations.Nullable;
  * @param engineInitSeconds {@code init engine (profile, create kv cache, warmup model) took X seconds}
  * @param availableKvCacheGib {@code Available KV cache memory: X GiB}
  * @param kvCacheSizeTokens {@code GPU KV cache size: N tokens}
+ * @param weightsHeldOutsideGib the size in {@code Weights are held outside this process: X GiB ...} (the preload
+ *     daemon's memory the engine maps), when the line gives one
  * @param fatal the last fatal error line, if the engine died
  */
 public record LogFindings(
@@ -37,11 +39,12 @@ public record LogFindings(
         @Nullable Double engineInitSeconds,
         @Nullable Double availableKvCacheGib,
         @Nullable Long kvCacheSizeTokens,
+        @Nullable Double weightsHeldOutsideGib,
         @Nullable String fatal) {
 
     /** Nothing read (no log configured). */
     public static LogFindings none() {
         return new LogFindings(
-                false, null, false, null, null, null, null, null, null, null, null, null, null, null, null);
+                false, null, false, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 }

@@ -106,6 +106,7 @@ public class RestartConfiguration implements DisposableBean {
             RestartHistory history,
             ObjectProvider<RestartListener> listeners,
             ObjectProvider<BuildProperties> build,
+            MemoryMoments memoryMoments,
             Clock clock) {
         BuildProperties buildProperties = build.getIfAvailable();
         ReadygateProperties.Node node = properties.node();
@@ -127,7 +128,9 @@ public class RestartConfiguration implements DisposableBean {
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
                 nodeFacts,
                 properties.restart().loopWindow(),
-                properties.restart().loopStarts());
+                properties.restart().loopStarts(),
+                memoryMoments,
+                properties.memory().afterStopDelay());
     }
 
     private static void putIfSet(Map<String, String> map, String key, String value) {

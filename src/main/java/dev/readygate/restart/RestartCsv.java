@@ -53,6 +53,11 @@ final class RestartCsv {
                 "revision",
                 "max_model_len",
                 "kv_cache_size_tokens",
+                "gpu_memory_before_start_mib",
+                "gpu_memory_at_ready_mib",
+                "gpu_memory_after_stop_mib",
+                "engine_memory_at_ready_mib",
+                "preload_daemon_memory_at_ready_mib",
                 "probe_config_hash",
                 "readygate_version",
                 "node_name",
@@ -89,6 +94,12 @@ final class RestartCsv {
         row.add(text(record.revision()));
         row.add(record.maxModelLen() == null ? "" : String.valueOf(record.maxModelLen()));
         row.add(record.kvCacheSizeTokens() == null ? "" : String.valueOf(record.kvCacheSizeTokens()));
+        CycleMemory memory = record.memory();
+        row.add(mib(memory.beforeStart() == null ? null : memory.beforeStart().usedBytes()));
+        row.add(mib(memory.atReady() == null ? null : memory.atReady().usedBytes()));
+        row.add(mib(memory.afterStop() == null ? null : memory.afterStop().usedBytes()));
+        row.add(mib(memory.atReady() == null ? null : memory.atReady().byOwner().get("engine")));
+        row.add(mib(memory.atReady() == null ? null : memory.atReady().byOwner().get("preload_daemon")));
         row.add(record.probeConfigHash());
         row.add(record.readygateVersion());
         row.add(text(record.node().get("node_name")));
@@ -97,6 +108,10 @@ final class RestartCsv {
         row.add(String.join(" | ", record.evidence()));
         row.add(text(record.engineArgs()));
         return row;
+    }
+
+    private static String mib(@Nullable Long bytes) {
+        return bytes == null ? "" : String.valueOf(Math.round(bytes / 1048576.0));
     }
 
     private static void line(StringBuilder csv, List<String> fields) {

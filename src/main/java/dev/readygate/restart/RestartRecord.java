@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param phases when each phase was reached: {@code engine_start}, {@code port_listening}, {@code health_ok},
  *     {@code model_listed}, {@code representative_ok}, {@code canary_ok}, {@code ready}
  * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
- *     {@code engine_init}; and {@code model_loading_gib}
+ *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
+ *     {@code weights_held_outside_gib}
  * @param outcome {@code ready}, {@code not_ready} (never ready: see {@code notReadyReason}) or {@code superseded}
  *     (the engine went away before it was ready)
  * @param notReadyReason the last not-ready reason, when the start never became ready
@@ -37,6 +38,7 @@ import org.jspecify.annotations.Nullable;
  * @param probeConfigHash a hash of readygate's probe configuration (a changed probe is not a changed engine)
  * @param readygateVersion readygate's version
  * @param node facts about the node: {@code node_name}, {@code gpu_uuid}, {@code driver_version} when known
+ * @param memory GPU memory before the start, at readiness and after the stop
  */
 public record RestartRecord(
         String id,
@@ -61,12 +63,47 @@ public record RestartRecord(
         @Nullable Long kvCacheSizeTokens,
         String probeConfigHash,
         String readygateVersion,
-        Map<String, String> node) {
+        Map<String, String> node,
+        CycleMemory memory) {
 
     public RestartRecord {
         evidence = List.copyOf(evidence);
         phases = Map.copyOf(phases);
         loggedDurations = Map.copyOf(loggedDurations);
         node = Map.copyOf(node);
+    }
+
+    /** This record with other memory moments. */
+    public RestartRecord withMemory(CycleMemory memory) {
+        return new RestartRecord(
+                id,
+                engineStart,
+                engineStartSource,
+                firstSeen,
+                path,
+                evidence,
+                fallbackReason,
+                wrongWeightsFromCache,
+                phases,
+                loggedDurations,
+                outcome,
+                notReadyReason,
+                readinessLatency,
+                vllmVersion,
+                engineArgs,
+                model,
+                modelRoot,
+                revision,
+                maxModelLen,
+                kvCacheSizeTokens,
+                probeConfigHash,
+                readygateVersion,
+                node,
+                memory);
+    }
+
+    /** The checkpoint this start served: model, root and revision (a change of any is a checkpoint switch). */
+    public String checkpoint() {
+        return model + " " + modelRoot + "@" + (revision == null ? "" : revision);
     }
 }

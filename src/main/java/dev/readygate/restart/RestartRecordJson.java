@@ -71,7 +71,30 @@ final class RestartRecordJson {
         node.put("readygateVersion", record.readygateVersion());
         ObjectNode facts = node.putObject("node");
         new TreeMap<>(record.node()).forEach(facts::put);
+        ObjectNode memory = node.putObject("memory");
+        moment(memory, "beforeStart", record.memory().beforeStart());
+        moment(memory, "atReady", record.memory().atReady());
+        moment(memory, "afterStop", record.memory().afterStop());
         return node;
+    }
+
+    private static void moment(ObjectNode parent, String field, @Nullable MemoryMoment moment) {
+        if (moment == null) {
+            parent.putNull(field);
+            return;
+        }
+        ObjectNode node = parent.putObject(field);
+        node.put("at", moment.at().toString());
+        node.put("usedBytes", moment.usedBytes());
+        ObjectNode owners = node.putObject("byOwner");
+        new TreeMap<>(moment.byOwner()).forEach(owners::put);
+        ArrayNode processes = node.putArray("processes");
+        moment.processes()
+                .forEach(holder -> processes
+                        .addObject()
+                        .put("pid", holder.pid())
+                        .put("owner", holder.owner())
+                        .put("bytes", holder.bytes()));
     }
 
     /**
@@ -106,7 +129,53 @@ final class RestartRecordJson {
                 longInteger(node, "kvCacheSizeTokens"),
                 required(node, "probeConfigHash"),
                 required(node, "readygateVersion"),
-                stringMap(node, "node"));
+                stringMap(node, "node"),
+                memory(node));
+    }
+
+    private static CycleMemory memory(JsonNode node) {
+        Map<String, JsonNode> memory = object(node, "memory");
+        return new CycleMemory(
+                moment(memory.get("beforeStart"), "memory.beforeStart"),
+                moment(memory.get("atReady"), "memory.atReady"),
+                moment(memory.get("afterStop"), "memory.afterStop"));
+    }
+
+    private static @Nullable MemoryMoment moment(@Nullable JsonNode node, String field) {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (!node.isObject()) {
+            throw new InvalidRecordException(field + " is not an object");
+        }
+        Long used = longInteger(node, "usedBytes");
+        if (used == null) {
+            throw new InvalidRecordException(field + " has no usedBytes");
+        }
+        Map<String, Long> owners = new LinkedHashMap<>();
+        object(node, "byOwner").forEach((owner, bytes) -> {
+            if (!bytes.isIntegralNumber() || !bytes.canConvertToLong()) {
+                throw new InvalidRecordException(field + ".byOwner has a value that is not an integer");
+            }
+            owners.put(owner, bytes.longValue());
+        });
+        List<MemoryMoment.Holder> holders = new ArrayList<>();
+        JsonNode processes = node.get("processes");
+        if (processes != null && !processes.isNull()) {
+            if (!processes.isArray()) {
+                throw new InvalidRecordException(field + ".processes is not an array");
+            }
+            for (JsonNode process : processes) {
+                Integer pid = integer(process, "pid");
+                Long bytes = longInteger(process, "bytes");
+                String owner = optional(process, "owner");
+                if (pid == null || bytes == null || owner == null) {
+                    throw new InvalidRecordException(field + ".processes has an incomplete process");
+                }
+                holders.add(new MemoryMoment.Holder(pid, owner, bytes));
+            }
+        }
+        return new MemoryMoment(instant(required(node, "at"), field + ".at"), used, owners, holders);
     }
 
     /** Why a JSON value is not a restart record; the message never quotes the value. */

@@ -57,10 +57,16 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     private final Map<String, String> node;
     private final Duration loopWindow;
     private final int loopStarts;
+    private final MemoryMoments memory;
+    private final Duration afterStopDelay;
     private final Deque<RestartRecord> history = new ArrayDeque<>();
     private final Deque<Instant> recentStarts = new ArrayDeque<>();
     private @Nullable Start current;
     private @Nullable Instant downAt;
+    // Read after the last engine went away: the next start's memory before it started.
+    private @Nullable MemoryMoment stoppedMemory;
+    // The last start that became ready or ended: it gets its after-stop memory when its engine goes away.
+    private @Nullable String lastStartId;
 
     /** The start in progress: what is known so far. */
     private static final class Start {
@@ -129,7 +135,9 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             String readygateVersion,
             Map<String, String> node,
             Duration loopWindow,
-            int loopStarts) {
+            int loopStarts,
+            MemoryMoments memory,
+            Duration afterStopDelay) {
         this.facts = facts;
         this.log = log;
         this.sources = sources;
@@ -141,6 +149,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         this.node = Map.copyOf(node);
         this.loopWindow = loopWindow;
         this.loopStarts = loopStarts;
+        this.memory = memory;
+        this.afterStopDelay = afterStopDelay;
         loaded.stream().skip(Math.max(0, loaded.size() - KEPT_IN_MEMORY)).forEach(history::addLast);
     }
 
@@ -152,6 +162,9 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         boolean wasAway = previous instanceof EngineState.Down || previous instanceof EngineState.Starting;
         if (state instanceof EngineState.Down) {
             end();
+            if (!(previous instanceof EngineState.Down) && !(previous instanceof EngineState.Starting)) {
+                readAfterStop(lastStartId);
+            }
             downAt = at;
             log.newStart();
             current = null;
@@ -214,6 +227,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     private void begin(boolean firstSeen, Instant at, @Nullable Instant wentDown) {
         current = new Start(firstSeen, at, wentDown);
+        lastStartId = current.id;
         downAt = null;
         recentStarts.addLast(at);
         while (!recentStarts.isEmpty() && recentStarts.peekFirst().isBefore(at.minus(loopWindow))) {
@@ -245,16 +259,18 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         Snapshot snap = snapshot(start);
         Mono<EvidenceSources.Reading> reading =
                 sources.read(snap.engineStart()).onErrorReturn(EvidenceSources.Reading.none());
-        reading.map(read -> build(start, snap, read, outcome))
+        MemoryMoment before = beforeStart(snap.engineStart());
+        Mono<CycleMemory> cycle = "ready".equals(outcome)
+                ? memory.now()
+                        .map(atReady -> new CycleMemory(before, atReady, null))
+                        .onErrorResume(error -> Mono.empty())
+                        .defaultIfEmpty(new CycleMemory(before, null, null))
+                : Mono.just(new CycleMemory(before, null, null));
+        Mono.zip(reading, cycle)
+                .map(read -> build(start, snap, read.getT1(), outcome).withMemory(read.getT2()))
                 .subscribe(
                         record -> {
-                            synchronized (this) {
-                                history.removeIf(previous -> previous.id().equals(record.id()));
-                                history.addLast(record);
-                                while (history.size() > KEPT_IN_MEMORY) {
-                                    history.removeFirst();
-                                }
-                            }
+                            keep(record);
                             logger.info(
                                     "Engine start {}: {} ({}), {}",
                                     outcome,
@@ -268,6 +284,60 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                             listeners.forEach(listener -> listener.recorded(record, completed));
                         },
                         error -> logger.warn("Cannot record engine start {}", start.id, error));
+    }
+
+    private synchronized void keep(RestartRecord record) {
+        history.removeIf(previous -> previous.id().equals(record.id()));
+        history.addLast(record);
+        while (history.size() > KEPT_IN_MEMORY) {
+            history.removeFirst();
+        }
+    }
+
+    /**
+     * The memory read after the previous engine went away, if it was read before this engine started: an engine
+     * process allocates its CUDA context seconds after it starts (Python imports first), so a reading up to
+     * {@code after-stop-delay} later still shows the GPU without it.
+     */
+    private synchronized @Nullable MemoryMoment beforeStart(Instant engineStart) {
+        MemoryMoment moment = stoppedMemory;
+        if (moment == null || moment.at().isAfter(engineStart.plus(afterStopDelay))) {
+            return null;
+        }
+        return moment;
+    }
+
+    /**
+     * Reads memory {@code after-stop-delay} after the engine went away: the stopped start's after-stop moment (its
+     * record is written again with it), and the next start's before-start moment.
+     */
+    private void readAfterStop(@Nullable String stoppedId) {
+        Mono.delay(afterStopDelay)
+                .then(memory.now())
+                .onErrorResume(error -> Mono.empty())
+                .subscribe(
+                        moment -> afterStop(stoppedId, moment),
+                        error -> logger.warn("Cannot read GPU memory after the engine stopped", error));
+    }
+
+    private void afterStop(@Nullable String stoppedId, MemoryMoment moment) {
+        RestartRecord updated = null;
+        synchronized (this) {
+            stoppedMemory = moment;
+            if (stoppedId != null) {
+                for (RestartRecord record : history) {
+                    if (record.id().equals(stoppedId) && record.memory().afterStop() == null) {
+                        updated = record.withMemory(record.memory().withAfterStop(moment));
+                    }
+                }
+            }
+        }
+        if (updated != null) {
+            keep(updated);
+            sink.accept(updated);
+            RestartRecord record = updated;
+            listeners.forEach(listener -> listener.memoryRecorded(record));
+        }
     }
 
     /** What is known synchronously, at the moment the start is recorded. */
@@ -325,6 +395,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         putIfPresent(logged, "model_loading", f.modelLoadingSeconds());
         putIfPresent(logged, "model_loading_gib", f.modelLoadingGib());
         putIfPresent(logged, "engine_init", f.engineInitSeconds());
+        putIfPresent(logged, "available_kv_cache_gib", f.availableKvCacheGib());
+        putIfPresent(logged, "weights_held_outside_gib", f.weightsHeldOutsideGib());
         Instant ready = snap.phases().get("ready");
         ModelCard card = snap.card();
         Long kvTokens = snap.last() != null && snap.last().kvCacheSizeTokens() != null
@@ -355,7 +427,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                 kvTokens,
                 probeConfigHash,
                 readygateVersion,
-                node);
+                node,
+                CycleMemory.NONE);
     }
 
     private static void putIfPresent(Map<String, Double> map, String key, @Nullable Double value) {

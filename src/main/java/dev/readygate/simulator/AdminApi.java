@@ -53,6 +53,14 @@ final class AdminApi {
                                 api.command(query -> simulator.engine().stop()))
                         .post("/admin/daemon", api.command(query -> simulator.apply(daemon(query))))
                         .post("/admin/log", api.command(query -> simulator.apply(log(query))))
+                        .post(
+                                "/admin/switch",
+                                api.command(
+                                        query -> simulator.apply(Scenario.switchRevision(optional(query, "revision")))))
+                        .get(
+                                "/admin/dcgm/metrics",
+                                (req, res) -> res.header("Content-Type", "text/plain; version=0.0.4")
+                                        .sendString(Mono.fromCallable(simulator::dcgmMetrics)))
                         .route(
                                 request -> true,
                                 (req, res) -> api.error(

@@ -55,16 +55,16 @@ final class EngineMetrics {
     private final Histogram nParam = new Histogram(N_BUCKETS);
     private final Histogram iterationTokens = new Histogram(TOKEN_BUCKETS);
 
-    EngineMetrics(String modelName, double startTimeSeconds, SimulatorProperties.Model model) {
+    EngineMetrics(String modelName, double startTimeSeconds, SimulatorProperties.Model model, int kvTokens) {
         this.modelName = modelName;
         this.startTimeSeconds = startTimeSeconds;
-        this.kvCacheSizeTokens = model.kvCacheSizeTokens();
+        this.kvCacheSizeTokens = kvTokens;
         int blockSize = 16;
         this.cacheConfigLabels = "block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\","
                         .formatted(blockSize)
                 + "gpu_memory_utilization=\"0.9\",kv_cache_max_concurrency=\"%.2f\",kv_cache_size_tokens=\"%d\","
-                        .formatted((double) model.kvCacheSizeTokens() / model.maxModelLen(), model.kvCacheSizeTokens())
-                + "num_gpu_blocks=\"%d\"".formatted(model.kvCacheSizeTokens() / blockSize);
+                        .formatted((double) kvTokens / model.maxModelLen(), kvTokens)
+                + "num_gpu_blocks=\"%d\"".formatted(kvTokens / blockSize);
     }
 
     /** A request entered the engine. */

@@ -116,7 +116,7 @@ public final class EngineSimulator implements AutoCloseable {
                     snapshot.create(properties, model, engine.engineArgv(), properties.pid() - 50);
                 })
                 .subscribeOn(lifecycle)
-                .then(properties.preload().enabled() ? daemon.start(null, null) : Mono.empty())
+                .then(properties.preload().enabled() ? daemon.start(null, null, null) : Mono.empty())
                 .then(AdminApi.bind(this))
                 .doOnNext(server -> admin = server)
                 .then(engine.restart(properties.startup()))
@@ -192,7 +192,9 @@ public final class EngineSimulator implements AutoCloseable {
             case Scenario.Action.ClearFaults clear -> Mono.fromRunnable(faults::clear);
             case Scenario.Action.Crash crash -> engine.crash("simulated crash");
             case Scenario.Action.Stop stop -> engine.stop();
-            case Scenario.Action.Daemon d -> d.start() ? daemon.start(d.checkpoint(), d.layout()) : daemon.stop();
+            case Scenario.Action.Daemon d ->
+                d.start() ? daemon.start(d.checkpoint(), d.layout(), engine.revision()) : daemon.stop();
+            case Scenario.Action.Switch s -> Mono.fromRunnable(() -> engine.switchRevision(s.revision()));
             case Scenario.Action.Log l -> Mono.fromRunnable(l.rotate() ? engineLog::rotate : engineLog::truncate);
             case Scenario.Action.Note note -> Mono.empty();
         };
@@ -231,6 +233,11 @@ public final class EngineSimulator implements AutoCloseable {
 
     LoopResources loops() {
         return loops;
+    }
+
+    /** The simulated GPU as the DCGM exporter shows it. */
+    String dcgmMetrics() {
+        return gpu.dcgmMetrics();
     }
 
     GpuMemoryModel gpu() {

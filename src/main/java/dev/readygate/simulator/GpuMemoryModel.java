@@ -28,19 +28,20 @@ final class GpuMemoryModel implements AutoCloseable {
     private static final long TOTAL_MIB = 143_771;
     private static final long RESERVED_MIB = 616;
     private static final long CONTEXT_MIB = 520;
+    private static final long KV_KIB_PER_TOKEN = 112;
 
     private final SimulatorProperties properties;
     private final Path dir;
     private final Path script;
     private final ExecutorService writer;
     private final long weightsMib;
-    private final long kvCacheMib;
     private int daemonPid = -1;
     private long daemonWeightsMib;
     private long staleMib;
     private long leakedMib;
     private int enginePid = -1;
     private long engineMib;
+    private volatile String dcgm = "";
 
     GpuMemoryModel(SimulatorProperties properties) {
         this.properties = properties;
@@ -52,8 +53,6 @@ final class GpuMemoryModel implements AutoCloseable {
             return thread;
         });
         this.weightsMib = Math.round(properties.model().weightsGib() * 1024);
-        // About 112 KiB of KV cache per token, as for Qwen3-0.6B in bf16 (28 layers x 8 KV heads x 128 x 2 x 2 B).
-        this.kvCacheMib = properties.model().kvCacheSizeTokens() * 112L / 1024;
         publish();
     }
 
@@ -82,9 +81,9 @@ final class GpuMemoryModel implements AutoCloseable {
     }
 
     /** The engine core holds a context, its KV cache and, unless it maps the daemon's weights, its own weights. */
-    synchronized void engineLoaded(int pid, boolean ownWeights) {
+    synchronized void engineLoaded(int pid, boolean ownWeights, long kvTokens) {
         enginePid = pid;
-        engineMib = CONTEXT_MIB + kvCacheMib + (ownWeights ? weightsMib : 0);
+        engineMib = CONTEXT_MIB + kvMib(kvTokens) + (ownWeights ? weightsMib : 0);
         leakedMib += properties.memory().leakPerCycleMib();
         publish();
     }
@@ -93,6 +92,24 @@ final class GpuMemoryModel implements AutoCloseable {
         enginePid = -1;
         engineMib = 0;
         publish();
+    }
+
+    /**
+     * The KV cache a start sizes: the configured tokens, less what leaked so far when the leak comes out of the KV
+     * cache (as with vLLM, which sizes its KV cache from the memory left under {@code gpu_memory_utilization}).
+     */
+    synchronized int kvCacheTokens() {
+        int configured = properties.model().kvCacheSizeTokens();
+        if (!properties.memory().leakShrinksKvCache()) {
+            return configured;
+        }
+        long leakedTokens = leakedMib * 1024 / KV_KIB_PER_TOKEN;
+        return (int) Math.max(properties.model().maxModelLen(), configured - leakedTokens);
+    }
+
+    // About 112 KiB of KV cache per token, as for Qwen3-0.6B in bf16 (28 layers x 8 KV heads x 128 x 2 x 2 B).
+    private static long kvMib(long tokens) {
+        return tokens * KV_KIB_PER_TOKEN / 1024;
     }
 
     /** Memory per process as {@code nvidia-smi --query-compute-apps} lists it, in MiB. */
@@ -125,16 +142,55 @@ final class GpuMemoryModel implements AutoCloseable {
                 .formatted(uuid, name, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
         List<String> apps = new ArrayList<>();
         List<String> appsUnits = new ArrayList<>();
+        StringBuilder processes = new StringBuilder();
         if (daemonPid >= 0 || leakedMib > 0) {
             int pid = daemonPid >= 0 ? daemonPid : properties.pid() - 100;
             apps.add("%d, VLLM::weight_cache_daemon, %s, %d".formatted(pid, uuid, daemonMib()));
             appsUnits.add("%d, VLLM::weight_cache_daemon, %s, %d MiB".formatted(pid, uuid, daemonMib()));
+            processes.append(processXml(pid, "VLLM::weight_cache_daemon", daemonMib()));
         }
         if (enginePid >= 0) {
             apps.add("%d, VLLM::EngineCore, %s, %d".formatted(enginePid, uuid, engineMib));
             appsUnits.add("%d, VLLM::EngineCore, %s, %d MiB".formatted(enginePid, uuid, engineMib));
+            processes.append(processXml(enginePid, "VLLM::EngineCore", engineMib));
         }
+        long free = TOTAL_MIB - used - RESERVED_MIB;
+        String xml = """
+                <?xml version="1.0" ?>
+                <!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v13.dtd">
+                <nvidia_smi_log>
+                	<driver_version>580.159.04</driver_version>
+                	<attached_gpus>1</attached_gpus>
+                	<gpu id="00000000:00:06.0">
+                		<product_name>%s</product_name>
+                		<uuid>%s</uuid>
+                		<minor_number>0</minor_number>
+                		<fb_memory_usage>
+                			<total>%d MiB</total>
+                			<reserved>%d MiB</reserved>
+                			<used>%d MiB</used>
+                			<free>%d MiB</free>
+                		</fb_memory_usage>
+                		<processes>
+                %s		</processes>
+                	</gpu>
+                </nvidia_smi_log>
+                """.formatted(name, uuid, TOTAL_MIB, RESERVED_MIB, used, free, processes);
+        String labels = "gpu=\"0\",UUID=\"%s\",device=\"nvidia0\",modelName=\"%s\",Hostname=\"simulator\""
+                .formatted(uuid, name);
+        dcgm = """
+                # HELP DCGM_FI_DEV_FB_FREE Framebuffer memory free (in MiB).
+                # TYPE DCGM_FI_DEV_FB_FREE gauge
+                DCGM_FI_DEV_FB_FREE{%s} %d
+                # HELP DCGM_FI_DEV_FB_USED Framebuffer memory used (in MiB).
+                # TYPE DCGM_FI_DEV_FB_USED gauge
+                DCGM_FI_DEV_FB_USED{%s} %d
+                # HELP DCGM_FI_DEV_FB_RESERVED Framebuffer memory reserved (in MiB).
+                # TYPE DCGM_FI_DEV_FB_RESERVED gauge
+                DCGM_FI_DEV_FB_RESERVED{%s} %d
+                """.formatted(labels, free, labels, used, labels, RESERVED_MIB);
         Map<String, String> files = new LinkedHashMap<>();
+        files.put("gpu.xml", xml);
         files.put("gpus.csv", gpuRow + "\n");
         files.put(
                 "gpus-header.csv",
@@ -167,6 +223,7 @@ final class GpuMemoryModel implements AutoCloseable {
                         # nvidia-smi as the vLLM simulator's GPU shows it (readygate's GPU reader runs this).
                         dir="$(dirname "$0")/../gpu"
                         case "$*" in
+                          "-q -x"|"-x -q") cat "$dir/gpu.xml"; exit 0 ;;
                           *--query-compute-apps*) kind=apps ;;
                           *--query-gpu*) kind=gpus ;;
                           *) echo "simulated nvidia-smi: unsupported arguments: $*" >&2; exit 2 ;;
@@ -186,6 +243,24 @@ final class GpuMemoryModel implements AutoCloseable {
             // The simulated GPU is a convenience of the simulator: failing to show it must not stop the engine.
             System.err.println("simulator: cannot write simulated GPU memory in " + dir + ": " + ex.getMessage());
         }
+    }
+
+    private static String processXml(int pid, String name, long mib) {
+        return """
+                			<process_info>
+                				<gpu_instance_id>N/A</gpu_instance_id>
+                				<compute_instance_id>N/A</compute_instance_id>
+                				<pid>%d</pid>
+                				<type>C</type>
+                				<process_name>%s</process_name>
+                				<used_memory>%d MiB</used_memory>
+                			</process_info>
+                """.formatted(pid, name, mib);
+    }
+
+    /** The GPU as the DCGM exporter's {@code /metrics} shows it (framebuffer used, free and reserved, in MiB). */
+    String dcgmMetrics() {
+        return dcgm;
     }
 
     /** Waits for pending writes (tests). */

@@ -47,11 +47,14 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
 
         record Log(boolean rotate) implements Action {}
 
+        /** The engine serves another revision from its next start on (a rollout); the daemon keeps what it holds. */
+        record Switch(String revision) implements Action {}
+
         record Note() implements Action {}
     }
 
     private static final Set<String> ACTIONS =
-            Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "note");
+            Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "switch", "note");
 
     static Scenario load(Path file) {
         try (Reader reader = Files.newBufferedReader(file)) {
@@ -127,6 +130,7 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
             case "stop" -> new Action.Stop();
             case "daemon" -> daemon(String.valueOf(value), string(step.get("checkpoint")), string(step.get("layout")));
             case "log" -> log(String.valueOf(value));
+            case "switch" -> switchRevision(value == null ? null : value.toString());
             default -> new Action.Note();
         };
     }
@@ -152,6 +156,13 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
             default ->
                 throw new IllegalArgumentException("unknown daemon action '" + action + "' (expected start or stop)");
         };
+    }
+
+    static Action switchRevision(@Nullable String revision) {
+        if (revision == null || revision.isBlank()) {
+            throw new IllegalArgumentException("switch needs a revision, e.g. 'switch: v2'");
+        }
+        return new Action.Switch(revision);
     }
 
     static Action log(String action) {

@@ -43,6 +43,8 @@ final class SimulatedEngine implements AutoCloseable {
     private static final String CORE = "EngineCore_DP0";
 
     private final SimulatorProperties properties;
+    // The revision served from the next start on: a rollout switches it (the scenario's `switch`).
+    private volatile String revision;
     private final SimulatedModel model;
     private final FaultSet faults;
     private final WeightCacheDaemon daemon;
@@ -80,6 +82,7 @@ final class SimulatedEngine implements AutoCloseable {
             Scheduler lifecycle,
             LoopResources loops,
             GpuMemoryModel gpu) {
+        this.revision = properties.model().revision();
         this.properties = properties;
         this.model = model;
         this.faults = faults;
@@ -189,7 +192,7 @@ final class SimulatedEngine implements AutoCloseable {
         StartContext context = new StartContext(starts.incrementAndGet(), requested, pid, clock.instant());
         starting = context;
         List<Step> steps = switch (requested) {
-            case COLD -> coldSteps(pid, properties.loadTime(), false);
+            case COLD -> coldSteps(pid, properties.loadTime(), false, context.kvTokens);
             case PRELOAD_HIT, PRELOAD_FALLBACK -> preloadSteps(pid, requested);
             case SNAPSHOT_RESTORE -> restoreSteps(pid);
         };
@@ -213,6 +216,8 @@ final class SimulatedEngine implements AutoCloseable {
         volatile StartupPath taken;
         volatile @Nullable String fallbackReason;
         volatile String checkpoint;
+        // Sized when the process starts, from the memory left (a leak across restarts can shrink it).
+        final int kvTokens = gpu.kvCacheTokens();
 
         StartContext(int number, StartupPath requested, int pid, Instant processStart) {
             this.number = number;
@@ -248,7 +253,7 @@ final class SimulatedEngine implements AutoCloseable {
                 .append(", 'model': '")
                 .append(m.root())
                 .append("', 'revision': '")
-                .append(m.revision())
+                .append(revision)
                 .append("', 'max_model_len': ")
                 .append(m.maxModelLen());
         if (!m.servedModelName().equals(m.root())) {
@@ -267,6 +272,16 @@ final class SimulatedEngine implements AutoCloseable {
         return args.append('}').toString();
     }
 
+    /** The revision the engine serves (from its next start on, after a switch). */
+    String revision() {
+        return revision;
+    }
+
+    /** Serves another revision from the next start on; the running engine keeps serving the old one. */
+    void switchRevision(String newRevision) {
+        this.revision = newRevision;
+    }
+
     /** Engine argv as {@code engine_argv} in a snapshot manifest records it. */
     List<String> engineArgv() {
         SimulatorProperties.Model m = properties.model();
@@ -279,14 +294,14 @@ final class SimulatedEngine implements AutoCloseable {
                 "--port",
                 String.valueOf(properties.port()),
                 "--revision",
-                m.revision(),
+                revision,
                 "--max-model-len",
                 String.valueOf(m.maxModelLen()),
                 "--served-model-name",
                 m.servedModelName());
     }
 
-    private List<Step> coldSteps(int pid, Duration total, boolean afterFallback) {
+    private List<Step> coldSteps(int pid, Duration total, boolean afterFallback, int kvTokens) {
         SimulatorProperties.Model m = properties.model();
         int core = pid + 1;
         List<Step> steps = new ArrayList<>();
@@ -307,7 +322,7 @@ final class SimulatedEngine implements AutoCloseable {
                     "Model loading took %.4f GiB memory and %.6f seconds"
                             .formatted(m.weightsGib(), loadSeconds + 0.05 * seconds(total)));
         }));
-        steps.addAll(initSteps(core, total));
+        steps.addAll(initSteps(core, total, kvTokens));
         return steps;
     }
 
@@ -315,7 +330,7 @@ final class SimulatedEngine implements AutoCloseable {
     private Step initializing(int core, boolean ipcCache) {
         SimulatorProperties.Model m = properties.model();
         String config = "model='" + m.root() + "', speculative_config=None, tokenizer='" + m.root() + "', revision="
-                + m.revision() + (ipcCache ? ", load_format=ipc_cache" : "") + ", max_seq_len=" + m.maxModelLen()
+                + revision + (ipcCache ? ", load_format=ipc_cache" : "") + ", max_seq_len=" + m.maxModelLen()
                 + ", served_model_name=" + m.servedModelName();
         return new Step(
                 Duration.ZERO,
@@ -327,9 +342,9 @@ final class SimulatedEngine implements AutoCloseable {
     }
 
     /** Profiling, KV cache and warm-up: the part of engine init that every non-snapshot start runs. */
-    private List<Step> initSteps(int core, Duration total) {
+    private List<Step> initSteps(int core, Duration total, int kvTokens) {
         SimulatorProperties.Model m = properties.model();
-        double kvGib = m.kvCacheSizeTokens() * 112.0 / 1024 / 1024;
+        double kvGib = kvTokens * 112.0 / 1024 / 1024;
         return List.of(
                 new Step(total.multipliedBy(20).dividedBy(100), () -> {
                     log.info(
@@ -346,17 +361,13 @@ final class SimulatedEngine implements AutoCloseable {
                 }),
                 new Step(total.multipliedBy(15).dividedBy(100), () -> {
                     log.info(CORE, core, "gpu_worker.py:298", "Available KV cache memory: %.2f GiB".formatted(kvGib));
-                    log.info(
-                            CORE,
-                            core,
-                            "kv_cache_utils.py:1087",
-                            "GPU KV cache size: %,d tokens".formatted(m.kvCacheSizeTokens()));
+                    log.info(CORE, core, "kv_cache_utils.py:1087", "GPU KV cache size: %,d tokens".formatted(kvTokens));
                     log.info(
                             CORE,
                             core,
                             "kv_cache_utils.py:1091",
                             "Maximum concurrency for %,d tokens per request: %.2fx"
-                                    .formatted(m.maxModelLen(), (double) m.kvCacheSizeTokens() / m.maxModelLen()));
+                                    .formatted(m.maxModelLen(), (double) kvTokens / m.maxModelLen()));
                 }),
                 new Step(
                         total.multipliedBy(10).dividedBy(100),
@@ -380,7 +391,7 @@ final class SimulatedEngine implements AutoCloseable {
             WeightCacheDaemon.Lookup lookup = requested == StartupPath.PRELOAD_FALLBACK
                     ? new WeightCacheDaemon.Lookup.Unusable("Cannot connect to weight cache daemon at "
                             + daemon.socketPath() + ": [Errno 111] Connection refused")
-                    : daemon.lookup(m.layout());
+                    : daemon.lookup(m.layout(), revision);
             switch (lookup) {
                 case WeightCacheDaemon.Lookup.Hit hit -> {
                     log.info(
@@ -463,7 +474,7 @@ final class SimulatedEngine implements AutoCloseable {
                     }
                     if (context.taken == StartupPath.PRELOAD_HIT) {
                         return runSteps(
-                                initSteps(context.pid + 1, properties.timing().preloadHitLoadTime()));
+                                initSteps(context.pid + 1, properties.timing().preloadHitLoadTime(), context.kvTokens));
                     }
                     return Mono.empty();
                 })
@@ -471,7 +482,7 @@ final class SimulatedEngine implements AutoCloseable {
     }
 
     private Mono<Void> coldTail(StartContext context) {
-        return runSteps(coldSteps(context.pid, properties.loadTime(), true));
+        return runSteps(coldSteps(context.pid, properties.loadTime(), true, context.kvTokens));
     }
 
     private Mono<Void> runSteps(List<Step> steps) {
@@ -495,8 +506,9 @@ final class SimulatedEngine implements AutoCloseable {
                 new EngineMetrics(
                         properties.model().servedModelName(),
                         context.processStart.toEpochMilli() / 1000.0,
-                        properties.model()),
-                new PrefixCache(properties.model().kvCacheSizeTokens()),
+                        properties.model(),
+                        context.kvTokens),
+                new PrefixCache(context.kvTokens),
                 new AtomicInteger());
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
@@ -528,7 +540,7 @@ final class SimulatedEngine implements AutoCloseable {
                     listeningSince = clock.instant();
                     phase.set(Phase.SERVING);
                     // A cache hit maps the daemon's weights (charged to the daemon); every other path holds its own.
-                    gpu.engineLoaded(context.pid + 1, context.taken != StartupPath.PRELOAD_HIT);
+                    gpu.engineLoaded(context.pid + 1, context.taken != StartupPath.PRELOAD_HIT, context.kvTokens);
                     if (restored) {
                         verifyRestore(context, instance);
                     }

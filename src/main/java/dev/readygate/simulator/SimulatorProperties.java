@@ -294,10 +294,13 @@ public record SimulatorProperties(
      *
      * @param leakPerCycleMib memory that each engine start leaves held for good (a leak across restarts)
      * @param staleCacheOnSwitch whether a daemon restarted with another checkpoint keeps the old one resident
+     * @param leakShrinksKvCache whether the next start's KV cache shrinks by what leaked (as with vLLM, which sizes it
+     *     from the memory left), so memory used at readiness stays flat while {@code kv_cache_size_tokens} drops
      */
     public record Memory(
             @DefaultValue("0") long leakPerCycleMib,
-            @DefaultValue("false") boolean staleCacheOnSwitch) {
+            @DefaultValue("false") boolean staleCacheOnSwitch,
+            @DefaultValue("false") boolean leakShrinksKvCache) {
 
         public Memory {
             if (leakPerCycleMib < 0) {

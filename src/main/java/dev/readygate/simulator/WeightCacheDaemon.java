@@ -60,6 +60,7 @@ final class WeightCacheDaemon implements AutoCloseable {
     private final List<ServerSocketChannel> sockets = new ArrayList<>();
     private volatile String checkpoint;
     private volatile String layout;
+    private volatile String revision;
     private volatile boolean released;
     private volatile @Nullable Instant servingSince;
     private volatile @Nullable DisposableServer health;
@@ -89,12 +90,18 @@ final class WeightCacheDaemon implements AutoCloseable {
                 : properties.model().checkpoint();
         this.layout =
                 preload.layout() != null ? preload.layout() : properties.model().layout();
+        this.revision = properties.model().revision();
         this.pid = properties.pid() - 100;
     }
 
-    /** Starts the daemon holding the given checkpoint (null keeps the current one); a running daemon is restarted. */
-    Mono<Void> start(@Nullable String newCheckpoint, @Nullable String newLayout) {
-        boolean switching = newCheckpoint != null && !newCheckpoint.equals(checkpoint) && phase.get() != Phase.STOPPED;
+    /**
+     * Starts the daemon holding the given checkpoint and revision (null keeps the current one); a running daemon is
+     * restarted.
+     */
+    Mono<Void> start(@Nullable String newCheckpoint, @Nullable String newLayout, @Nullable String newRevision) {
+        boolean switching = ((newCheckpoint != null && !newCheckpoint.equals(checkpoint))
+                        || (newRevision != null && !newRevision.equals(revision)))
+                && phase.get() != Phase.STOPPED;
         // A checkpoint switch that leaves the old cache resident keeps its memory held (a stale cache).
         boolean keepResident = switching && properties.memory().staleCacheOnSwitch();
         return stop(keepResident)
@@ -105,6 +112,9 @@ final class WeightCacheDaemon implements AutoCloseable {
                     if (newLayout != null) {
                         layout = newLayout;
                     }
+                    if (newRevision != null) {
+                        revision = newRevision;
+                    }
                     released = false;
                     phase.set(Phase.LOADING);
                     log.info(
@@ -112,7 +122,7 @@ final class WeightCacheDaemon implements AutoCloseable {
                             pid,
                             "preload.py:88",
                             "vLLM weight cache daemon for model="
-                                    + properties.model().root() + " checkpoint=" + checkpoint
+                                    + properties.model().root() + " revision=" + revision + " checkpoint=" + checkpoint
                                     + " (1 rank(s), socket dir "
                                     + socketDir + ")");
                 }))
@@ -172,8 +182,11 @@ final class WeightCacheDaemon implements AutoCloseable {
                 }));
     }
 
-    /** The engine asks for weights matching its fingerprint (only the layout is compared, as in vLLM 0.31). */
-    Lookup lookup(String engineLayout) {
+    /**
+     * The engine asks for weights matching its fingerprint: the layout (the checkpoint's safetensors headers, not its
+     * values, as in vLLM 0.31) and the revision.
+     */
+    Lookup lookup(String engineLayout, String engineRevision) {
         Path socket = socketPath();
         if (phase.get() != Phase.SERVING) {
             return new Lookup.Unusable(
@@ -184,6 +197,9 @@ final class WeightCacheDaemon implements AutoCloseable {
         }
         if (!layout.equals(engineLayout)) {
             return new Lookup.Unusable("WeightCacheKey mismatch on fields: ['checkpoint']");
+        }
+        if (!revision.equals(engineRevision)) {
+            return new Lookup.Unusable("WeightCacheKey mismatch on fields: ['revision']");
         }
         if (properties.preload().mode() == SimulatorProperties.Preload.Mode.COPY) {
             released = true;

@@ -6,6 +6,9 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.memory.MemoryAssessment;
+import dev.readygate.memory.MemorySignal;
+import dev.readygate.memory.MemoryWatch;
 import dev.readygate.probe.CanaryComparison;
 import dev.readygate.probe.EngineCapabilities;
 import dev.readygate.probe.EngineFacts;
@@ -16,6 +19,7 @@ import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.restart.EvidenceSources;
+import dev.readygate.restart.MemoryMoment;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
@@ -59,6 +63,7 @@ public class StatusController {
     private final RestartHistory restartHistory;
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
+    private final MemoryWatch memoryWatch;
     private final Clock clock;
 
     public StatusController(
@@ -73,6 +78,7 @@ public class StatusController {
             RestartHistory restartHistory,
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
+            MemoryWatch memoryWatch,
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
@@ -85,6 +91,7 @@ public class StatusController {
         this.restartHistory = restartHistory;
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
+        this.memoryWatch = memoryWatch;
         this.clock = clock;
     }
 
@@ -108,6 +115,7 @@ public class StatusController {
         status.put("probes", probes());
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
+        status.put("memory", memory());
         status.put("settings", settings());
         status.put("configuration", configuration(properties));
         return status;
@@ -312,6 +320,58 @@ public class StatusController {
         out.put("probeConfigHash", record.probeConfigHash());
         out.put("readygateVersion", record.readygateVersion());
         out.put("node", record.node());
+        Map<String, Object> memory = new LinkedHashMap<>();
+        memory.put("beforeStart", moment(record.memory().beforeStart()));
+        memory.put("atReady", moment(record.memory().atReady()));
+        memory.put("afterStop", moment(record.memory().afterStop()));
+        out.put("memory", memory);
+        return out;
+    }
+
+    private static @Nullable Map<String, Object> moment(@Nullable MemoryMoment moment) {
+        if (moment == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("at", moment.at().toString());
+        out.put("usedMiB", mib(moment.usedBytes()));
+        Map<String, Long> owners = new LinkedHashMap<>();
+        moment.byOwner().forEach((owner, bytes) -> owners.put(owner, mib(bytes)));
+        out.put("byOwnerMiB", owners);
+        out.put(
+                "processes",
+                moment.processes().stream()
+                        .map(holder -> Map.of("pid", holder.pid(), "owner", holder.owner(), "MiB", mib(holder.bytes())))
+                        .toList());
+        return out;
+    }
+
+    private static long mib(long bytes) {
+        return Math.round(bytes / 1048576.0);
+    }
+
+    /** The memory signals: what each shows now, and whether it fires. */
+    private Map<String, Object> memory() {
+        MemoryAssessment assessment = memoryWatch.assessment();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("signals", assessment.active().stream().map(MemorySignal::value).toList());
+        MemoryAssessment.Drift drift = assessment.drift();
+        out.put(
+                MemorySignal.LEAK_ACROSS_RESTARTS.value(),
+                drift == null
+                        ? "fewer than " + properties.memory().leakCycles()
+                                + " measured ready cycles with the same configuration and path"
+                        : drift);
+        MemoryAssessment.HeldAfterStop held = assessment.heldAfterStop();
+        out.put(MemorySignal.HELD_AFTER_STOP.value(), held == null ? "no stop measured yet" : held);
+        MemoryAssessment.StaleCache stale = assessment.staleCache();
+        out.put(
+                MemorySignal.STALE_CACHE.value(),
+                stale == null ? "no checkpoint switch among the recorded starts (or daemon memory unknown)" : stale);
+        MemoryAssessment.KvCache kv = assessment.kvCache();
+        out.put(
+                MemorySignal.KV_CACHE_SHRINKING.value(),
+                kv == null ? "fewer than 2 ready cycles with the same configuration and a known KV cache size" : kv);
         return out;
     }
 
@@ -355,11 +415,18 @@ public class StatusController {
             return out;
         }
         out.put("at", view.at().toString());
+        Map<String, Object> failures = new LinkedHashMap<>();
+        view.sourceFailures()
+                .forEach((source, failure) ->
+                        failures.put(source, Map.of("reason", failure.reason().value(), "detail", failure.detail())));
         if (view.failure() != null) {
             out.put("failure", view.failure().value());
             out.put("detail", view.failureDetail());
+            out.put("sourceFailures", failures);
             return out;
         }
+        out.put("source", view.source());
+        out.put("sourceFailures", failures);
         List<Map<String, Object>> gpus = new java.util.ArrayList<>();
         for (GpuMemory memory : view.gpus()) {
             Map<String, Object> gpu = new LinkedHashMap<>();
@@ -376,6 +443,19 @@ public class StatusController {
             gpus.add(gpu);
         }
         out.put("gpus", gpus);
+        out.put(
+                "processes",
+                view.processes().stream()
+                        .map(process -> Map.of(
+                                "pid",
+                                process.pid(),
+                                "owner",
+                                process.owner().value(),
+                                "gpu",
+                                process.gpuUuid(),
+                                "MiB",
+                                mib(process.usedBytes())))
+                        .toList());
         return out;
     }
 

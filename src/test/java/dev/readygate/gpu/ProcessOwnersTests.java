@@ -48,6 +48,14 @@ class ProcessOwnersTests {
     }
 
     @Test
+    void classifyWhenVllmCliModuleRunsASubcommandReadsTheSubcommand() {
+        assertThat(ProcessOwners.classify("python3 -m vllm.entrypoints.cli.main preload Qwen/Qwen3-0.6B"))
+                .isEqualTo(Owner.PRELOAD_DAEMON);
+        assertThat(ProcessOwners.classify("python3 -m vllm.entrypoints.cli.main serve Qwen/Qwen3-0.6B"))
+                .isEqualTo(Owner.ENGINE);
+    }
+
+    @Test
     void classifyWhenCommandLineIsUnknownUsesNvidiaSmiProcessName() {
         GpuProcess process = new GpuProcess(598, "VLLM::EngineCore", Fixtures.H200_UUID, 2660 * Fixtures.MIB);
 

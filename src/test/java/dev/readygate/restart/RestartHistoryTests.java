@@ -81,7 +81,21 @@ class RestartHistoryTests {
                 123_456_789_012L,
                 "9f86d081",
                 "0.1.0",
-                Map.of("node_name", "gpu-node-7", "gpu_uuid", "GPU-1234", "driver_version", "570.86.15"));
+                Map.of("node_name", "gpu-node-7", "gpu_uuid", "GPU-1234", "driver_version", "570.86.15"),
+                new CycleMemory(
+                        new MemoryMoment(
+                                START.minusSeconds(1),
+                                11_282_677_760L,
+                                Map.of("preload_daemon", 11_282_677_760L),
+                                List.of(new MemoryMoment.Holder(560, "preload_daemon", 11_282_677_760L))),
+                        new MemoryMoment(
+                                START.plusMillis(33_600),
+                                14_087_618_560L,
+                                Map.of("preload_daemon", 11_282_677_760L, "engine", 2_789_212_160L),
+                                List.of(
+                                        new MemoryMoment.Holder(560, "preload_daemon", 11_282_677_760L),
+                                        new MemoryMoment.Holder(598, "engine", 2_789_212_160L))),
+                        null));
     }
 
     static RestartRecord minimal(String id) {
@@ -108,7 +122,8 @@ class RestartHistoryTests {
                 null,
                 "9f86d081",
                 "0.1.0",
-                Map.of());
+                Map.of(),
+                CycleMemory.NONE);
     }
 
     static RestartRecord withOutcome(RestartRecord record, String outcome) {
@@ -135,7 +150,8 @@ class RestartHistoryTests {
                 record.kvCacheSizeTokens(),
                 record.probeConfigHash(),
                 record.readygateVersion(),
-                record.node());
+                record.node(),
+                record.memory());
     }
 
     static List<String> lines(Path path) throws IOException {
@@ -201,7 +217,12 @@ class RestartHistoryTests {
                         "kvCacheSizeTokens",
                         "probeConfigHash",
                         "readygateVersion",
-                        "node");
+                        "node",
+                        "memory");
+        assertThat(line.at("/memory/beforeStart/usedBytes").asLong()).isEqualTo(11_282_677_760L);
+        assertThat(line.at("/memory/atReady/byOwner/engine").asLong()).isEqualTo(2_789_212_160L);
+        assertThat(line.at("/memory/atReady/processes/1/pid").asInt()).isEqualTo(598);
+        assertThat(line.at("/memory/afterStop").isNull()).isTrue();
         assertThat(line.get("engineStart").asString()).isEqualTo("2026-11-30T12:00:00Z");
         assertThat(line.get("readinessLatency").asString()).isEqualTo("PT33.6S");
         assertThat(line.get("path").asString()).isEqualTo("preload_fallback");
@@ -356,7 +377,8 @@ class RestartHistoryTests {
                         null,
                         "h",
                         "9.9.9",
-                        Map.of()));
+                        Map.of(),
+                        CycleMemory.NONE));
         assertThat(records.get(1).path()).isEqualTo(RestartPath.UNKNOWN);
     }
 
@@ -497,6 +519,11 @@ class RestartHistoryTests {
                         "revision",
                         "max_model_len",
                         "kv_cache_size_tokens",
+                        "gpu_memory_before_start_mib",
+                        "gpu_memory_at_ready_mib",
+                        "gpu_memory_after_stop_mib",
+                        "engine_memory_at_ready_mib",
+                        "preload_daemon_memory_at_ready_mib",
                         "probe_config_hash",
                         "readygate_version",
                         "node_name",
@@ -533,6 +560,11 @@ class RestartHistoryTests {
                         "main",
                         "4096",
                         "123456789012",
+                        "10760",
+                        "13435",
+                        "",
+                        "2660",
+                        "10760",
                         "9f86d081",
                         "0.1.0",
                         "gpu-node-7",
@@ -571,7 +603,8 @@ class RestartHistoryTests {
                 null,
                 "h",
                 "0.1.0",
-                Map.of());
+                Map.of(),
+                CycleMemory.NONE);
 
         List<List<String>> rows = parseCsv(RestartHistory.toCsv(List.of(record)));
 

@@ -219,7 +219,7 @@ class EngineLifecycleTests {
         running = RunningSimulator.serving(workDir);
         running.simulator
                 .daemon()
-                .start("llama-3-8b", "LlamaForCausalLM/32x4096/bf16")
+                .start("llama-3-8b", "LlamaForCausalLM/32x4096/bf16", null)
                 .block(Duration.ofSeconds(5));
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> running.simulator.daemon().phase() == WeightCacheDaemon.Phase.SERVING);
@@ -235,7 +235,10 @@ class EngineLifecycleTests {
     void daemonWithAnotherCheckpointOfTheSameLayoutServesTheWrongWeights() {
         running = RunningSimulator.serving(workDir);
         JsonNode expected = complete(EngineApiContractTests.canary());
-        running.simulator.daemon().start("qwen3-0.6b-finetune-step2000", null).block(Duration.ofSeconds(5));
+        running.simulator
+                .daemon()
+                .start("qwen3-0.6b-finetune-step2000", null, null)
+                .block(Duration.ofSeconds(5));
         await().atMost(Duration.ofSeconds(5))
                 .until(() -> running.simulator.daemon().phase() == WeightCacheDaemon.Phase.SERVING);
         String before = running.engineLog();

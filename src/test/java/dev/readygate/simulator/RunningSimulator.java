@@ -187,8 +187,19 @@ public final class RunningSimulator implements AutoCloseable {
 
     /** Restarts the preload daemon holding {@code checkpoint} (same layout) and waits until it serves. */
     public void daemonHolds(String checkpoint) {
-        simulator.daemon().start(checkpoint, null).block(Duration.ofSeconds(5));
+        simulator.daemon().start(checkpoint, null, null).block(Duration.ofSeconds(5));
         awaitServing();
+    }
+
+    /** Restarts the preload daemon so it caches the revision the engine serves now, and waits until it serves. */
+    public void daemonCachesCurrentRevision() {
+        simulator.daemon().start(null, null, simulator.engine().revision()).block(Duration.ofSeconds(5));
+        awaitServing();
+    }
+
+    /** The engine serves {@code revision} from its next start on (a rollout); the daemon keeps what it holds. */
+    public void switchRevision(String revision) {
+        simulator.engine().switchRevision(revision);
     }
 
     /** The simulated GPU's {@code nvidia-smi}, after every pending change is written. */

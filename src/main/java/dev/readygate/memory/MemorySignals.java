@@ -1,0 +1,339 @@
+package dev.readygate.memory;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.restart.CycleMemory;
+import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.RestartPath;
+import dev.readygate.restart.RestartRecord;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads the restart history's memory moments for the four memory signals. Pure: the same history gives the same
+ * assessment.
+ *
+ * <ul>
+ *   <li><b>Leak across restarts</b>: memory at readiness over the latest {@code window} ready cycles with the same
+ *       configuration (model, root, revision, engine arguments, version) and the same restart path; with at least
+ *       {@code leak-cycles} of them, a least-squares growth per cycle above {@code drift-threshold} (and the last
+ *       cycle above the first by as much) is a leak. Paths are kept apart: a cold start holds its weights in the
+ *       engine, a preload hit in the daemon.
+ *   <li><b>Held after stop</b>: after the latest stop, an engine process that was serving at readiness and still holds
+ *       memory, a process of another owner that appeared with the engine and stayed, or a preload daemon holding more
+ *       than before the start (by more than {@code tolerance}). A daemon holding what it held before is expected: that
+ *       is what it is for.
+ *   <li><b>Stale cache</b>: after a checkpoint switch (model, root or revision differs from an earlier ready cycle's),
+ *       the daemon's memory beyond the current weights it serves and its own overhead. The overhead is learned from
+ *       the last preload hit before the switch when possible, else {@code daemon-overhead}.
+ *   <li><b>KV cache shrinking</b>: the latest {@code kv_cache_size_tokens} below an earlier one of the same
+ *       configuration by more than {@code kv-shrink-fraction}: something else took the memory vLLM sizes its KV cache
+ *       from.
+ * </ul>
+ */
+public final class MemorySignals {
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
+
+    private MemorySignals() {}
+
+    /**
+     * @param history the recorded starts, oldest first
+     * @param live the latest memory reading, or null
+     * @param settings the thresholds
+     */
+    public static MemoryAssessment assess(
+            List<RestartRecord> history, @Nullable MemoryMoment live, ReadygateProperties.Memory settings) {
+        List<RestartRecord> ready = history.stream()
+                .filter(record -> "ready".equals(record.outcome()))
+                .sorted(Comparator.comparing(RestartRecord::engineStart))
+                .toList();
+        return new MemoryAssessment(
+                drift(ready, settings),
+                heldAfterStop(history, settings),
+                staleCache(ready, live, settings),
+                kvCache(ready, settings));
+    }
+
+    // ---- leak across restarts
+
+    private static MemoryAssessment.@Nullable Drift drift(List<RestartRecord> ready, ReadygateProperties.Memory s) {
+        List<RestartRecord> measured = ready.stream()
+                .filter(record -> record.memory().atReady() != null)
+                .toList();
+        if (measured.isEmpty()) {
+            return null;
+        }
+        RestartRecord latest = measured.getLast();
+        List<RestartRecord> same = latestMatching(
+                measured, record -> configuration(record) + "|" + record.path().value(), s.window());
+        if (same.size() < s.leakCycles()) {
+            return null;
+        }
+        List<MemoryMoment> moments =
+                same.stream().map(record -> atReady(record.memory())).toList();
+        long perCycle = slope(moments, MemoryMoment::usedBytes);
+        Map<String, Long> byOwner = new LinkedHashMap<>();
+        Set<String> owners = new TreeSet<>();
+        moments.forEach(moment -> owners.addAll(moment.byOwner().keySet()));
+        owners.forEach(owner -> byOwner.put(owner, slope(moments, moment -> moment.owner(owner))));
+        long first = moments.getFirst().usedBytes();
+        long last = moments.getLast().usedBytes();
+        long threshold = s.driftThreshold().toBytes();
+        boolean leak = perCycle > threshold && last - first >= threshold;
+        return new MemoryAssessment.Drift(same.size(), latest.path().value(), perCycle, byOwner, first, last, leak);
+    }
+
+    /** The least-squares slope of the values against the cycle number, in bytes per cycle. */
+    private static long slope(List<MemoryMoment> moments, ToLongFunction<MemoryMoment> value) {
+        int n = moments.size();
+        double meanX = (n - 1) / 2.0;
+        double meanY = moments.stream().mapToLong(value).average().orElse(0);
+        double numerator = 0;
+        double denominator = 0;
+        for (int i = 0; i < n; i++) {
+            numerator += (i - meanX) * (value.applyAsLong(moments.get(i)) - meanY);
+            denominator += (i - meanX) * (i - meanX);
+        }
+        return denominator == 0 ? 0 : Math.round(numerator / denominator);
+    }
+
+    // ---- held after stop
+
+    private static MemoryAssessment.@Nullable HeldAfterStop heldAfterStop(
+            List<RestartRecord> history, ReadygateProperties.Memory s) {
+        RestartRecord stopped = history.stream()
+                .filter(record -> record.memory().afterStop() != null)
+                .max(Comparator.comparing(record ->
+                        Objects.requireNonNull(record.memory().afterStop()).at()))
+                .orElse(null);
+        if (stopped == null) {
+            return null;
+        }
+        CycleMemory memory = stopped.memory();
+        MemoryMoment after = Objects.requireNonNull(memory.afterStop());
+        MemoryMoment before = memory.beforeStart();
+        MemoryMoment atReady = memory.atReady();
+        long tolerance = s.tolerance().toBytes();
+        Set<Integer> servingEngine = new HashSet<>();
+        Set<Integer> presentAtReady = new HashSet<>();
+        if (atReady != null) {
+            atReady.processes().forEach(holder -> {
+                presentAtReady.add(holder.pid());
+                if ("engine".equals(holder.owner())) {
+                    servingEngine.add(holder.pid());
+                }
+            });
+        }
+        Set<Integer> presentBefore = new HashSet<>();
+        if (before != null) {
+            before.processes().forEach(holder -> presentBefore.add(holder.pid()));
+        }
+        List<MemoryAssessment.Holder> holders = new ArrayList<>();
+        boolean unexpected = false;
+        for (MemoryMoment.Holder holder : after.processes()) {
+            MemoryAssessment.Holder judged =
+                    judge(holder, before, servingEngine, presentAtReady, presentBefore, tolerance);
+            holders.add(judged);
+            unexpected |= !judged.expected();
+        }
+        long unexplained = 0;
+        if (after.processes().isEmpty() && before != null) {
+            // The source lists no processes (DCGM): only the total can say the cycle left memory behind.
+            unexplained = Math.max(0, after.usedBytes() - before.usedBytes());
+            unexpected |= unexplained > tolerance;
+        }
+        return new MemoryAssessment.HeldAfterStop(stopped.id(), after.at(), holders, unexplained, unexpected);
+    }
+
+    private static MemoryAssessment.Holder judge(
+            MemoryMoment.Holder holder,
+            @Nullable MemoryMoment before,
+            Set<Integer> servingEngine,
+            Set<Integer> presentAtReady,
+            Set<Integer> presentBefore,
+            long tolerance) {
+        int pid = holder.pid();
+        if (servingEngine.contains(pid)) {
+            return new MemoryAssessment.Holder(
+                    pid,
+                    holder.owner(),
+                    holder.bytes(),
+                    false,
+                    "an engine process that served this start still holds memory");
+        }
+        if ("preload_daemon".equals(holder.owner())) {
+            long heldBefore = before == null
+                    ? -1
+                    : before.processes().stream()
+                            .filter(earlier -> earlier.pid() == pid)
+                            .mapToLong(MemoryMoment.Holder::bytes)
+                            .sum();
+            if (heldBefore >= 0 && presentBefore.contains(pid) && holder.bytes() - heldBefore > tolerance) {
+                return new MemoryAssessment.Holder(
+                        pid,
+                        holder.owner(),
+                        holder.bytes(),
+                        false,
+                        "the preload daemon holds " + mib(holder.bytes() - heldBefore)
+                                + " MiB more than before the start");
+            }
+            return new MemoryAssessment.Holder(
+                    pid,
+                    holder.owner(),
+                    holder.bytes(),
+                    true,
+                    "the preload daemon keeps the weights for the next start");
+        }
+        if (before != null
+                && presentAtReady.contains(pid)
+                && !presentBefore.contains(pid)
+                && holder.bytes() > tolerance) {
+            return new MemoryAssessment.Holder(
+                    pid, holder.owner(), holder.bytes(), false, "appeared with this start and stayed after it");
+        }
+        if ("engine".equals(holder.owner()) && !presentAtReady.contains(pid)) {
+            return new MemoryAssessment.Holder(
+                    pid, holder.owner(), holder.bytes(), true, "a newer engine process (the next start)");
+        }
+        return new MemoryAssessment.Holder(pid, holder.owner(), holder.bytes(), true, "held before this start too");
+    }
+
+    // ---- stale cache
+
+    private static MemoryAssessment.@Nullable StaleCache staleCache(
+            List<RestartRecord> ready, @Nullable MemoryMoment live, ReadygateProperties.Memory s) {
+        if (ready.isEmpty()) {
+            return null;
+        }
+        RestartRecord latest = ready.getLast();
+        String checkpoint = latest.checkpoint();
+        RestartRecord previous = null;
+        for (int i = ready.size() - 2; i >= 0; i--) {
+            if (!ready.get(i).checkpoint().equals(checkpoint)) {
+                previous = ready.get(i);
+                break;
+            }
+        }
+        if (previous == null) {
+            return null;
+        }
+        MemoryMoment atReady = latest.memory().atReady();
+        MemoryMoment now = live != null && (atReady == null || live.at().isAfter(atReady.at())) ? live : atReady;
+        if (now == null || now.processes().isEmpty()) {
+            return null;
+        }
+        long daemon = now.owner("preload_daemon");
+        long serving = 0;
+        if (latest.path() == RestartPath.PRELOAD_HIT) {
+            Long weights = weightsBytes(latest);
+            if (weights == null) {
+                return null;
+            }
+            serving = weights;
+        }
+        long overhead = overhead(ready, previous, s);
+        long stale = Math.max(0, daemon - serving - overhead);
+        return new MemoryAssessment.StaleCache(
+                previous.checkpoint(),
+                checkpoint,
+                daemon,
+                serving,
+                overhead,
+                stale,
+                stale > s.tolerance().toBytes());
+    }
+
+    /** The daemon's memory beyond its weights at the last preload hit before the switch, else the configured one. */
+    private static long overhead(List<RestartRecord> ready, RestartRecord beforeSwitch, ReadygateProperties.Memory s) {
+        int index = ready.indexOf(beforeSwitch);
+        for (int i = index; i >= 0; i--) {
+            RestartRecord record = ready.get(i);
+            MemoryMoment atReady = record.memory().atReady();
+            Long weights = weightsBytes(record);
+            if (record.path() == RestartPath.PRELOAD_HIT
+                    && atReady != null
+                    && weights != null
+                    && atReady.owner("preload_daemon") > 0) {
+                return Math.max(0, atReady.owner("preload_daemon") - weights);
+            }
+        }
+        return s.daemonOverhead().toBytes();
+    }
+
+    /** The weights the engine logged: held outside the process (a cache hit), else what model loading took. */
+    private static @Nullable Long weightsBytes(RestartRecord record) {
+        Double gib = record.loggedDurations().get("weights_held_outside_gib");
+        if (gib == null) {
+            gib = record.loggedDurations().get("model_loading_gib");
+        }
+        return gib == null ? null : Math.round(gib * GIB);
+    }
+
+    // ---- KV cache
+
+    private static MemoryAssessment.@Nullable KvCache kvCache(List<RestartRecord> ready, ReadygateProperties.Memory s) {
+        List<RestartRecord> known = ready.stream()
+                .filter(record -> record.kvCacheSizeTokens() != null)
+                .toList();
+        if (known.size() < 2) {
+            return null;
+        }
+        List<RestartRecord> same = latestMatching(known, MemorySignals::configuration, s.window());
+        if (same.size() < 2) {
+            return null;
+        }
+        List<Long> tokens = same.stream()
+                .map(record -> Objects.requireNonNull(record.kvCacheSizeTokens()))
+                .toList();
+        long latest = tokens.getLast();
+        long largestEarlier = tokens.subList(0, tokens.size() - 1).stream()
+                .mapToLong(Long::longValue)
+                .max()
+                .orElse(latest);
+        boolean shrinking = latest < largestEarlier * (1 - s.kvShrinkFraction());
+        return new MemoryAssessment.KvCache(same.size(), tokens, shrinking);
+    }
+
+    // ---- shared
+
+    /** The configuration a cycle ran with: the same one means the same memory is expected. */
+    static String configuration(RestartRecord record) {
+        return String.join(
+                "|",
+                record.checkpoint(),
+                String.valueOf(record.engineArgs()),
+                String.valueOf(record.vllmVersion()),
+                String.valueOf(record.maxModelLen()),
+                record.node().getOrDefault("gpu_uuid", ""));
+    }
+
+    /** The latest {@code window} records whose key equals the latest record's, oldest first. */
+    private static List<RestartRecord> latestMatching(
+            List<RestartRecord> records, java.util.function.Function<RestartRecord, String> key, int window) {
+        String wanted = key.apply(records.getLast());
+        List<RestartRecord> same = new ArrayList<>();
+        for (int i = records.size() - 1; i >= 0 && same.size() < window; i--) {
+            if (key.apply(records.get(i)).equals(wanted)) {
+                same.addFirst(records.get(i));
+            }
+        }
+        return same;
+    }
+
+    private static MemoryMoment atReady(CycleMemory memory) {
+        return Objects.requireNonNull(memory.atReady());
+    }
+
+    private static long mib(long bytes) {
+        return bytes / (1024 * 1024);
+    }
+}

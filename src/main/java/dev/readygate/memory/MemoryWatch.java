@@ -1,0 +1,152 @@
+package dev.readygate.memory;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.gpu.GpuMemoryListener;
+import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.RestartListener;
+import dev.readygate.restart.RestartRecord;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the memory assessment current: re-assesses the restart history when a start is recorded, when a stopped
+ * start gets its after-stop memory, and on every GPU memory reading (a stale cache clears when the daemon lets go). Logs
+ * each signal as it is raised and cleared, and tells the listeners.
+ */
+public final class MemoryWatch implements RestartListener, GpuMemoryListener {
+
+    private static final Logger logger = LoggerFactory.getLogger(MemoryWatch.class);
+
+    private final Supplier<List<RestartRecord>> history;
+    private final ReadygateProperties.Memory settings;
+    private final List<MemorySignalListener> listeners;
+    private MemoryAssessment assessment = MemoryAssessment.NONE;
+    private @Nullable MemoryMoment live;
+
+    public MemoryWatch(
+            Supplier<List<RestartRecord>> history,
+            ReadygateProperties.Memory settings,
+            List<MemorySignalListener> listeners) {
+        this.history = history;
+        this.settings = settings;
+        this.listeners = List.copyOf(listeners);
+    }
+
+    /** The moment of a reading, summed over the watched GPUs; null when the reading failed. */
+    public static @Nullable MemoryMoment moment(GpuMemoryView view) {
+        if (!view.read()) {
+            return null;
+        }
+        Map<String, Long> owners = new LinkedHashMap<>();
+        view.ownersTotal().forEach((owner, bytes) -> owners.put(owner.value(), bytes));
+        Map<Integer, MemoryMoment.Holder> byPid = new LinkedHashMap<>();
+        for (GpuMemoryView.OwnedProcess process : view.processes()) {
+            byPid.merge(
+                    process.pid(),
+                    new MemoryMoment.Holder(process.pid(), process.owner().value(), process.usedBytes()),
+                    (a, b) -> new MemoryMoment.Holder(a.pid(), a.owner(), a.bytes() + b.bytes()));
+        }
+        return new MemoryMoment(view.at(), view.usedBytes(), owners, new ArrayList<>(byPid.values()));
+    }
+
+    @Override
+    public void recorded(RestartRecord record, boolean completed) {
+        reassess();
+    }
+
+    @Override
+    public void memoryRecorded(RestartRecord record) {
+        reassess();
+    }
+
+    @Override
+    public void read(GpuMemoryView view) {
+        MemoryMoment moment = moment(view);
+        if (moment != null) {
+            synchronized (this) {
+                live = moment;
+            }
+            reassess();
+        }
+    }
+
+    /** The current assessment. */
+    public synchronized MemoryAssessment assessment() {
+        return assessment;
+    }
+
+    private void reassess() {
+        MemoryMoment now;
+        synchronized (this) {
+            now = live;
+        }
+        MemoryAssessment next = MemorySignals.assess(history.get(), now, settings);
+        Set<MemorySignal> raised;
+        synchronized (this) {
+            Set<MemorySignal> before = assessment.active();
+            raised = EnumSet.noneOf(MemorySignal.class);
+            raised.addAll(next.active());
+            raised.removeAll(before);
+            Set<MemorySignal> cleared = EnumSet.noneOf(MemorySignal.class);
+            cleared.addAll(before);
+            cleared.removeAll(next.active());
+            assessment = next;
+            raised.forEach(
+                    signal -> logger.warn("GPU memory signal {} raised: {}", signal.value(), explain(next, signal)));
+            cleared.forEach(signal -> logger.info("GPU memory signal {} cleared", signal.value()));
+        }
+        listeners.forEach(listener -> listener.assessed(next, raised));
+    }
+
+    /** One line for the log: what fired and how much. */
+    static String explain(MemoryAssessment a, MemorySignal signal) {
+        return switch (signal) {
+            case LEAK_ACROSS_RESTARTS -> {
+                MemoryAssessment.Drift d = a.drift();
+                yield d == null
+                        ? ""
+                        : "memory at readiness grows " + mib(d.bytesPerCycle()) + " MiB per cycle over "
+                                + d.cycles() + " " + d.path() + " cycles (" + mib(d.firstBytes()) + " -> "
+                                + mib(d.lastBytes())
+                                + " MiB)";
+            }
+            case HELD_AFTER_STOP -> {
+                MemoryAssessment.HeldAfterStop h = a.heldAfterStop();
+                yield h == null
+                        ? ""
+                        : h.holders().stream()
+                                        .filter(holder -> !holder.expected())
+                                        .map(holder -> holder.owner() + " pid " + holder.pid() + " "
+                                                + mib(holder.bytes()) + " MiB: " + holder.why())
+                                        .toList()
+                                + (h.unexplainedBytes() > 0
+                                        ? " unexplained " + mib(h.unexplainedBytes()) + " MiB"
+                                        : "");
+            }
+            case STALE_CACHE -> {
+                MemoryAssessment.StaleCache c = a.staleCache();
+                yield c == null
+                        ? ""
+                        : "the preload daemon holds " + mib(c.staleBytes()) + " MiB beyond the weights of "
+                                + c.checkpoint() + " (switched from " + c.previousCheckpoint() + ")";
+            }
+            case KV_CACHE_SHRINKING -> {
+                MemoryAssessment.KvCache k = a.kvCache();
+                yield k == null ? "" : "kv_cache_size_tokens over the last " + k.cycles() + " cycles: " + k.tokens();
+            }
+        };
+    }
+
+    private static long mib(long bytes) {
+        return bytes / (1024 * 1024);
+    }
+}

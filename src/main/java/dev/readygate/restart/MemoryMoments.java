@@ -1,0 +1,13 @@
+package dev.readygate.restart;
+
+import reactor.core.publisher.Mono;
+
+/** Reads GPU memory at the moments of a restart cycle; empty when it cannot. Never an error signal. */
+@FunctionalInterface
+public interface MemoryMoments {
+
+    /** Reads none. */
+    MemoryMoments NONE = Mono::empty;
+
+    Mono<MemoryMoment> now();
+}

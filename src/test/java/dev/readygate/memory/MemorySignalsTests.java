@@ -1,0 +1,422 @@
+package dev.readygate.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.gpu.GpuMemoryMonitor;
+import dev.readygate.gpu.GpuMemorySource;
+import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.GpuReading;
+import dev.readygate.gpu.NvidiaSmiParser;
+import dev.readygate.restart.CycleMemory;
+import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.RestartPath;
+import dev.readygate.restart.RestartRecord;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.unit.DataSize;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The memory signals over the real H200 captures (through the GPU monitor's real attribution, with the daemon and
+ * engine told apart by their command lines) and over constructed series of cycles.
+ */
+class MemorySignalsTests {
+
+    static final long MIB = 1024L * 1024;
+
+    static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
+
+    static final ReadygateProperties.Memory SETTINGS = new ReadygateProperties.Memory(
+            Duration.ofSeconds(2),
+            3,
+            6,
+            DataSize.ofMegabytes(64),
+            DataSize.ofMegabytes(256),
+            DataSize.ofGigabytes(1),
+            0.01);
+
+    @TempDir
+    Path proc;
+
+    @BeforeEach
+    void commandLines() throws IOException {
+        // The captured scenario's processes: pid 560 plays the preload daemon, 598 the engine (README of the capture).
+        cmdline(560, "/usr/bin/python3", "-m", "vllm.entrypoints.cli.main", "preload", "Qwen/Qwen3-0.6B");
+        cmdline(598, "/opt/torch/.venv/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "q");
+    }
+
+    // ---- held after stop, over the real captures
+
+    @Test
+    void daemonKeepingWhatItHeldBeforeTheStartIsExpectedAfterTheEngineStops() {
+        RestartRecord cycle = record(
+                RestartPath.PRELOAD_HIT,
+                0,
+                new CycleMemory(
+                        moment("xml-daemon-holds-10GiB.xml"),
+                        moment("xml-engine-mapped.xml"),
+                        moment("xml-engine-exited-daemon-alive.xml")));
+
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+
+        MemoryAssessment.HeldAfterStop held = Objects.requireNonNull(assessment.heldAfterStop());
+        assertThat(held.holders()).singleElement().satisfies(holder -> {
+            assertThat(holder.pid()).isEqualTo(560);
+            assertThat(holder.owner()).isEqualTo("preload_daemon");
+            assertThat(holder.bytes()).isEqualTo(10760 * MIB);
+            assertThat(holder.expected()).isTrue();
+        });
+        assertThat(assessment.active()).isEmpty();
+    }
+
+    @Test
+    void engineProcessStillHoldingMemoryAfterTheStopIsHeldAfterStop() {
+        RestartRecord cycle = record(
+                RestartPath.PRELOAD_HIT,
+                0,
+                new CycleMemory(
+                        moment("xml-daemon-holds-10GiB.xml"),
+                        moment("xml-engine-mapped.xml"),
+                        moment("xml-engine-mapped.xml")));
+
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.HELD_AFTER_STOP);
+        assertThat(Objects.requireNonNull(assessment.heldAfterStop()).holders())
+                .filteredOn(holder -> !holder.expected())
+                .singleElement()
+                .satisfies(holder -> {
+                    assertThat(holder.pid()).isEqualTo(598);
+                    assertThat(holder.owner()).isEqualTo("engine");
+                    assertThat(holder.bytes()).isEqualTo(2660 * MIB);
+                });
+    }
+
+    @Test
+    void daemonHoldingMoreAfterTheCycleThanBeforeIsHeldAfterStop() {
+        RestartRecord cycle = record(
+                RestartPath.COLD,
+                0,
+                new CycleMemory(
+                        moment("xml-daemon-freed.xml"),
+                        moment("xml-engine-mapped.xml"),
+                        moment("xml-engine-exited-daemon-alive.xml")));
+
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.HELD_AFTER_STOP);
+        assertThat(Objects.requireNonNull(assessment.heldAfterStop()).holders())
+                .singleElement()
+                .satisfies(holder -> {
+                    assertThat(holder.expected()).isFalse();
+                    assertThat(holder.why()).isEqualTo("the preload daemon holds 10240 MiB more than before the start");
+                });
+    }
+
+    @Test
+    void withoutProcessesOnlyTheTotalCanShowMemoryLeftBehind() {
+        MemoryMoment before = new MemoryMoment(T0, 616 * MIB, Map.of(), List.of());
+        MemoryMoment after = new MemoryMoment(T0.plusSeconds(60), 11376 * MIB, Map.of(), List.of());
+        RestartRecord cycle = record(RestartPath.COLD, 0, new CycleMemory(before, null, after));
+
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.HELD_AFTER_STOP);
+        assertThat(Objects.requireNonNull(assessment.heldAfterStop()).unexplainedBytes())
+                .isEqualTo(10760 * MIB);
+    }
+
+    // ---- leak across restarts
+
+    @Test
+    void memoryAtReadinessGrowingEveryCycleIsALeakWithItsGrowthPerCycleAndOwner() {
+        List<RestartRecord> history = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            history.add(readyWith(RestartPath.PRELOAD_HIT, i, 1668 + 512L * i, 8836));
+        }
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.LEAK_ACROSS_RESTARTS);
+        MemoryAssessment.Drift drift = Objects.requireNonNull(assessment.drift());
+        assertThat(drift.cycles()).isEqualTo(4);
+        assertThat(drift.bytesPerCycle()).isEqualTo(512 * MIB);
+        assertThat(drift.byOwnerBytesPerCycle())
+                .containsEntry("preload_daemon", 512 * MIB)
+                .containsEntry("engine", 0L);
+    }
+
+    @Test
+    void sameMemoryEveryCycleOrNoiseIsNoLeak() {
+        List<RestartRecord> history = new ArrayList<>();
+        long[] noise = {0, 12, -8, 20, -15, 4};
+        for (int i = 0; i < noise.length; i++) {
+            history.add(readyWith(RestartPath.PRELOAD_HIT, i, 1668 + noise[i], 8836));
+        }
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.active()).isEmpty();
+        assertThat(Math.abs(Objects.requireNonNull(assessment.drift()).bytesPerCycle()))
+                .isLessThan(8 * MIB);
+    }
+
+    @Test
+    void cyclesOfOtherPathsAreNotComparedAndTooFewCyclesTellNothing() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.COLD, 0, 0, 10000),
+                readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836),
+                readyWith(RestartPath.COLD, 2, 0, 11000),
+                readyWith(RestartPath.PRELOAD_HIT, 3, 1668, 8836));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.drift()).isNull();
+        assertThat(assessment.active()).isEmpty();
+    }
+
+    // ---- stale cache
+
+    @Test
+    void afterARevisionSwitchTheDaemonStillHoldingTheOldWeightsIsAStaleCache() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
+                readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836),
+                revision(readyWith(RestartPath.PRELOAD_FALLBACK, 2, 1668, 8836 + 1147), "v2"));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.STALE_CACHE);
+        MemoryAssessment.StaleCache stale = Objects.requireNonNull(assessment.staleCache());
+        assertThat(stale.previousCheckpoint()).endsWith("@main");
+        assertThat(stale.checkpoint()).endsWith("@v2");
+        assertThat(stale.servingBytes()).isZero();
+        // Learned from the hits before the switch: the daemon held 1668 MiB for 1.12 GiB of weights.
+        assertThat(stale.overheadBytes()).isEqualTo(1668 * MIB - Math.round(1.12 * 1024 * MIB));
+        assertThat(stale.staleBytes()).isEqualTo(Math.round(1.12 * 1024 * MIB));
+    }
+
+    @Test
+    void theStaleCacheClearsWhenTheDaemonServesTheNewRevisionOnly() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
+                revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836 + 1147), "v2"),
+                revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 8836), "v2"));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.active()).isEmpty();
+        assertThat(Objects.requireNonNull(assessment.staleCache()).staleBytes()).isZero();
+    }
+
+    @Test
+    void aLiveReadingWhereTheDaemonLetGoClearsTheStaleCache() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
+                revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836 + 1147), "v2"));
+        MemoryMoment live = new MemoryMoment(
+                T0.plusSeconds(3600),
+                (8836 + 1147) * MIB,
+                Map.of("engine", (8836 + 1147) * MIB),
+                List.of(new MemoryMoment.Holder(7001, "engine", (8836 + 1147) * MIB)));
+
+        assertThat(MemorySignals.assess(history, null, SETTINGS).active()).containsExactly(MemorySignal.STALE_CACHE);
+        assertThat(MemorySignals.assess(history, live, SETTINGS).active()).isEmpty();
+    }
+
+    @Test
+    void aDaemonServingTheSameCheckpointEveryCycleIsNoStaleCache() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836), readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836));
+
+        assertThat(MemorySignals.assess(history, null, SETTINGS).staleCache()).isNull();
+    }
+
+    // ---- KV cache
+
+    @Test
+    void kvCacheSmallerThanAnEarlierCycleOfTheSameConfigurationIsShrinking() {
+        List<RestartRecord> history = List.of(
+                kv(readyWith(RestartPath.COLD, 0, 0, 9984), 76_000L),
+                kv(readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836), 76_000L),
+                kv(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 8836), 71_000L));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.KV_CACHE_SHRINKING);
+        assertThat(Objects.requireNonNull(assessment.kvCache()).tokens()).containsExactly(76_000L, 76_000L, 71_000L);
+    }
+
+    @Test
+    void kvCacheOfTheSameSizeOrWithinTheFractionIsNotShrinking() {
+        List<RestartRecord> history = List.of(
+                kv(readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836), 76_000L),
+                kv(readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836), 75_800L));
+
+        assertThat(MemorySignals.assess(history, null, SETTINGS).active()).isEmpty();
+    }
+
+    // ---- helpers
+
+    /** A moment read through the real monitor: the capture parsed, each process attributed from its command line. */
+    MemoryMoment moment(String capture) {
+        String xml = resource("/nvidia-smi-h200/" + capture);
+        GpuMemorySource source = new GpuMemorySource() {
+            @Override
+            public String name() {
+                return "nvidia_smi";
+            }
+
+            @Override
+            public Mono<GpuReading> read() {
+                return Mono.just(NvidiaSmiParser.parseXml(xml, T0));
+            }
+        };
+        try (GpuMemoryMonitor monitor = new GpuMemoryMonitor(
+                List.of(source),
+                Duration.ofSeconds(10),
+                proc,
+                Clock.fixed(T0, ZoneOffset.UTC),
+                Schedulers.immediate(),
+                Schedulers.immediate(),
+                List.of())) {
+            GpuMemoryView view = Objects.requireNonNull(monitor.readNow().block());
+            return Objects.requireNonNull(MemoryWatch.moment(view));
+        }
+    }
+
+    void cmdline(int pid, String... args) throws IOException {
+        Files.createDirectories(proc.resolve(String.valueOf(pid)));
+        Files.writeString(proc.resolve(pid + "/cmdline"), String.join("\0", args) + "\0");
+    }
+
+    static String resource(String path) {
+        try (InputStream in = MemorySignalsTests.class.getResourceAsStream(path)) {
+            return new String(Objects.requireNonNull(in, path).readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /** A ready cycle whose readiness reading shows the daemon and engine holding so many MiB. */
+    static RestartRecord readyWith(RestartPath path, int cycle, long daemonMib, long engineMib) {
+        List<MemoryMoment.Holder> holders = new ArrayList<>();
+        if (daemonMib > 0) {
+            holders.add(new MemoryMoment.Holder(500, "preload_daemon", daemonMib * MIB));
+        }
+        holders.add(new MemoryMoment.Holder(1000 + cycle, "engine", engineMib * MIB));
+        MemoryMoment atReady = new MemoryMoment(
+                T0.plusSeconds(60L * cycle + 30),
+                (daemonMib + engineMib) * MIB,
+                daemonMib > 0
+                        ? Map.of("preload_daemon", daemonMib * MIB, "engine", engineMib * MIB)
+                        : Map.of("engine", engineMib * MIB),
+                holders);
+        return record(path, cycle, new CycleMemory(null, atReady, null));
+    }
+
+    static RestartRecord record(RestartPath path, int cycle, CycleMemory memory) {
+        Map<String, Double> logged = path == RestartPath.PRELOAD_HIT
+                ? Map.of("weights_held_outside_gib", 1.12)
+                : Map.of("model_loading_gib", 1.12);
+        return new RestartRecord(
+                "start-" + cycle,
+                T0.plusSeconds(60L * cycle),
+                "process_start_time",
+                false,
+                path,
+                List.of(),
+                null,
+                false,
+                Map.of(),
+                logged,
+                "ready",
+                null,
+                Duration.ofSeconds(20),
+                "0.31.0",
+                "{'model': 'Qwen/Qwen3-0.6B'}",
+                "Qwen/Qwen3-0.6B",
+                "Qwen/Qwen3-0.6B",
+                "main",
+                4096,
+                null,
+                "h",
+                "dev",
+                Map.of("gpu_uuid", "GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da"),
+                memory);
+    }
+
+    static RestartRecord revision(RestartRecord r, String revision) {
+        return new RestartRecord(
+                r.id(),
+                r.engineStart(),
+                r.engineStartSource(),
+                r.firstSeen(),
+                r.path(),
+                r.evidence(),
+                r.fallbackReason(),
+                r.wrongWeightsFromCache(),
+                r.phases(),
+                r.loggedDurations(),
+                r.outcome(),
+                r.notReadyReason(),
+                r.readinessLatency(),
+                r.vllmVersion(),
+                r.engineArgs(),
+                r.model(),
+                r.modelRoot(),
+                revision,
+                r.maxModelLen(),
+                r.kvCacheSizeTokens(),
+                r.probeConfigHash(),
+                r.readygateVersion(),
+                r.node(),
+                r.memory());
+    }
+
+    static RestartRecord kv(RestartRecord r, @Nullable Long tokens) {
+        return new RestartRecord(
+                r.id(),
+                r.engineStart(),
+                r.engineStartSource(),
+                r.firstSeen(),
+                r.path(),
+                r.evidence(),
+                r.fallbackReason(),
+                r.wrongWeightsFromCache(),
+                r.phases(),
+                r.loggedDurations(),
+                r.outcome(),
+                r.notReadyReason(),
+                r.readinessLatency(),
+                r.vllmVersion(),
+                r.engineArgs(),
+                r.model(),
+                r.modelRoot(),
+                r.revision(),
+                r.maxModelLen(),
+                tokens,
+                r.probeConfigHash(),
+                r.readygateVersion(),
+                r.node(),
+                r.memory());
+    }
+}
