@@ -69,4 +69,27 @@ class GpuMemoryStatusTests {
             assertThat(prometheus(client)).contains("readygate_gpu_reading_failures_total{reason=\"binary_missing\"}");
         }
     }
+
+    @Test
+    void whenNvidiaSmiFailsTheDcgmExporterGivesTheTotalsAndTheFailureIsNamed() {
+        try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"));
+                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
+                        .run(
+                                "--server.port=0",
+                                "--readygate.engine.base-url=" + engine.baseUrl(),
+                                "--readygate.state-dir=" + workDir.resolve("state"),
+                                "--readygate.gpu.nvidia-smi=" + workDir.resolve("no-such-nvidia-smi"),
+                                "--readygate.gpu.dcgm-url=" + engine.dcgmUrl(),
+                                "--readygate.gpu.interval=500ms",
+                                "--readygate.gpu.timeout=500ms")) {
+            WebTestClient client = client(readygate);
+            await().atMost(Duration.ofSeconds(15))
+                    .until(() -> status(client).at("/gpu/source").asString("").equals("dcgm"));
+            JsonNode gpu = status(client).at("/gpu");
+            assertThat(gpu.at("/sourceFailures/nvidia_smi/reason").asString()).isEqualTo("binary_missing");
+            assertThat(gpu.at("/gpus/0/usedBytes").asLong()).isEqualTo((1668L + 8836L) * 1024 * 1024);
+            assertThat(gpu.get("processes").isEmpty()).isTrue();
+            ReadygateClients.awaitReady(client);
+        }
+    }
 }

@@ -83,9 +83,11 @@ public record MemoryAssessment(
      * @param owner {@code engine}, {@code preload_daemon} or {@code other}
      * @param bytes what it held
      * @param expected whether that is expected: a preload daemon holding what it held before the start
+     * @param unexpectedBytes what of it should have been let go (all of it for an engine process; what a daemon holds
+     *     beyond what it held before the start); 0 when expected
      * @param why a short explanation
      */
-    public record Holder(int pid, String owner, long bytes, boolean expected, String why) {}
+    public record Holder(int pid, String owner, long bytes, boolean expected, long unexpectedBytes, String why) {}
 
     /**
      * The preload daemon's memory after a checkpoint switch.

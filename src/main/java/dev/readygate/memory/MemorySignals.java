@@ -168,6 +168,7 @@ public final class MemorySignals {
                     holder.owner(),
                     holder.bytes(),
                     false,
+                    holder.bytes(),
                     "an engine process that served this start still holds memory");
         }
         if ("preload_daemon".equals(holder.owner())) {
@@ -183,6 +184,7 @@ public final class MemorySignals {
                         holder.owner(),
                         holder.bytes(),
                         false,
+                        holder.bytes() - heldBefore,
                         "the preload daemon holds " + mib(holder.bytes() - heldBefore)
                                 + " MiB more than before the start");
             }
@@ -191,6 +193,7 @@ public final class MemorySignals {
                     holder.owner(),
                     holder.bytes(),
                     true,
+                    0,
                     "the preload daemon keeps the weights for the next start");
         }
         if (before != null
@@ -198,13 +201,18 @@ public final class MemorySignals {
                 && !presentBefore.contains(pid)
                 && holder.bytes() > tolerance) {
             return new MemoryAssessment.Holder(
-                    pid, holder.owner(), holder.bytes(), false, "appeared with this start and stayed after it");
+                    pid,
+                    holder.owner(),
+                    holder.bytes(),
+                    false,
+                    holder.bytes(),
+                    "appeared with this start and stayed after it");
         }
         if ("engine".equals(holder.owner()) && !presentAtReady.contains(pid)) {
             return new MemoryAssessment.Holder(
-                    pid, holder.owner(), holder.bytes(), true, "a newer engine process (the next start)");
+                    pid, holder.owner(), holder.bytes(), true, 0, "a newer engine process (the next start)");
         }
-        return new MemoryAssessment.Holder(pid, holder.owner(), holder.bytes(), true, "held before this start too");
+        return new MemoryAssessment.Holder(pid, holder.owner(), holder.bytes(), true, 0, "held before this start too");
     }
 
     // ---- stale cache

@@ -283,8 +283,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
                             ? 0
                             : held.unexplainedBytes()
                                     + held.holders().stream()
-                                            .filter(holder -> !holder.expected())
-                                            .mapToLong(MemoryAssessment.Holder::bytes)
+                                            .mapToLong(MemoryAssessment.Holder::unexpectedBytes)
                                             .sum();
                 })
                 .description("GPU memory held after the latest engine stop by processes that should have let it go")

@@ -16,9 +16,11 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
@@ -259,13 +261,14 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         Snapshot snap = snapshot(start);
         Mono<EvidenceSources.Reading> reading =
                 sources.read(snap.engineStart()).onErrorReturn(EvidenceSources.Reading.none());
-        MemoryMoment before = beforeStart(snap.engineStart());
+        MemoryMoment stopped = stoppedMemory();
         Mono<CycleMemory> cycle = "ready".equals(outcome)
                 ? memory.now()
-                        .map(atReady -> new CycleMemory(before, atReady, null))
+                        .map(atReady ->
+                                new CycleMemory(beforeStart(stopped, atReady, snap.engineStart()), atReady, null))
                         .onErrorResume(error -> Mono.empty())
-                        .defaultIfEmpty(new CycleMemory(before, null, null))
-                : Mono.just(new CycleMemory(before, null, null));
+                        .defaultIfEmpty(new CycleMemory(beforeStart(stopped, null, snap.engineStart()), null, null))
+                : Mono.just(new CycleMemory(beforeStart(stopped, null, snap.engineStart()), null, null));
         Mono.zip(reading, cycle)
                 .map(read -> build(start, snap, read.getT1(), outcome).withMemory(read.getT2()))
                 .subscribe(
@@ -294,17 +297,30 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
     }
 
+    private synchronized @Nullable MemoryMoment stoppedMemory() {
+        return stoppedMemory;
+    }
+
     /**
-     * The memory read after the previous engine went away, if it was read before this engine started: an engine
-     * process allocates its CUDA context seconds after it starts (Python imports first), so a reading up to
-     * {@code after-stop-delay} later still shows the GPU without it.
+     * The memory read after the previous engine went away, when it shows the GPU before this engine took any: none of
+     * the engine processes this start had at readiness holds memory in it. Without a process list (or without a reading
+     * at readiness), it must have been read no later than {@code after-stop-delay} after this engine's process started
+     * (an engine allocates its CUDA context seconds after it starts: Python imports come first).
      */
-    private synchronized @Nullable MemoryMoment beforeStart(Instant engineStart) {
-        MemoryMoment moment = stoppedMemory;
-        if (moment == null || moment.at().isAfter(engineStart.plus(afterStopDelay))) {
+    private @Nullable MemoryMoment beforeStart(
+            @Nullable MemoryMoment stopped, @Nullable MemoryMoment atReady, Instant engineStart) {
+        if (stopped == null) {
             return null;
         }
-        return moment;
+        if (atReady != null && !atReady.processes().isEmpty()) {
+            Set<Integer> engine = new HashSet<>();
+            atReady.processes().stream()
+                    .filter(holder -> "engine".equals(holder.owner()))
+                    .forEach(holder -> engine.add(holder.pid()));
+            boolean clean = stopped.processes().stream().noneMatch(holder -> engine.contains(holder.pid()));
+            return clean && !stopped.at().isAfter(atReady.at()) ? stopped : null;
+        }
+        return stopped.at().isAfter(engineStart.plus(afterStopDelay)) ? null : stopped;
     }
 
     /**

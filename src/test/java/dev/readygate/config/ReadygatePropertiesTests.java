@@ -84,7 +84,14 @@ class ReadygatePropertiesTests {
                 "readygate.probe.representative.prompt-tokens=lots|not a token count or a fraction of max_model_len: 'lots'",
                 "readygate.probe.canary.logprob-tolerance=-1|readygate.probe.canary.logprob-tolerance must not be negative",
                 "readygate.engine.base-url=localhost:8000|readygate.engine.base-url must be an http(s) URL with a host",
-                "readygate.engine.max-body-size=10B|readygate.engine.max-body-size must be at least 1KB"
+                "readygate.engine.max-body-size=10B|readygate.engine.max-body-size must be at least 1KB",
+                "readygate.gpu.nvidia-smi-format=json|readygate.gpu.nvidia-smi-format must be csv or xml (was json)",
+                "readygate.gpu.dcgm-url=dcgm:9400/metrics|readygate.gpu.dcgm-url must be an http(s) URL with a host",
+                "readygate.memory.leak-cycles=1|readygate.memory.leak-cycles must be at least 2",
+                "readygate.memory.window=2|readygate.memory.window (2) must be at least readygate.memory.leak-cycles (3)",
+                "readygate.memory.tolerance=0B|readygate.memory.tolerance must be positive",
+                "readygate.memory.after-stop-delay=-1s|readygate.memory.after-stop-delay must not be negative",
+                "readygate.memory.kv-shrink-fraction=1.5|readygate.memory.kv-shrink-fraction must be between 0 and 1"
             })
     void badValueFailsAtStartNamingItsKey(String property, String message) {
         runner.withPropertyValues(property)

@@ -21,8 +21,13 @@ class NvidiaSmiReaderSimulatorTests {
     Path workDir;
 
     static GpuSnapshot read(RunningSimulator engine) {
+        return read(engine, NvidiaSmiReader.Format.CSV);
+    }
+
+    static GpuSnapshot read(RunningSimulator engine, NvidiaSmiReader.Format format) {
         NvidiaSmiReader reader = new NvidiaSmiReader(
                 engine.nvidiaSmi(),
+                format,
                 List.of(),
                 Duration.ofSeconds(10),
                 NvidiaSmiReader.DEFAULT_MAX_OUTPUT,
@@ -57,6 +62,18 @@ class NvidiaSmiReaderSimulatorTests {
             engine.crash();
             GpuSnapshot stopped = read(engine);
             assertThat(byOwner(stopped)).containsOnlyKeys(ProcessOwners.Owner.PRELOAD_DAEMON);
+        }
+    }
+
+    @Test
+    void readAsXmlGivesWhatTheCsvQueriesGive() {
+        try (RunningSimulator engine = RunningSimulator.serving(workDir)) {
+            engine.restartAndAwait(StartupPath.PRELOAD_HIT);
+            GpuSnapshot csv = read(engine);
+            GpuSnapshot xml = read(engine, NvidiaSmiReader.Format.XML);
+            assertThat(xml.gpus()).isEqualTo(csv.gpus());
+            assertThat(xml.processes()).isEqualTo(csv.processes());
+            assertThat(xml.driverVersion()).isEqualTo("580.159.04");
         }
     }
 }

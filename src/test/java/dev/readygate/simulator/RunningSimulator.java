@@ -171,6 +171,11 @@ public final class RunningSimulator implements AutoCloseable {
         }
     }
 
+    /** The simulated node's DCGM exporter metrics URL (on the admin port). */
+    public String dcgmUrl() {
+        return "http://127.0.0.1:" + properties.adminPort() + "/admin/dcgm/metrics";
+    }
+
     /** The engine's base URL. */
     public String baseUrl() {
         return "http://127.0.0.1:" + properties.port();
