@@ -47,11 +47,12 @@ public final class MemorySignals {
 
     /**
      * @param history the recorded starts, oldest first
-     * @param live the latest memory reading, or null
+     * @param lowest of the readings since the latest start was recorded, the one where the preload daemon held least
+     *     (a stale cache clears once the daemon let go), or null
      * @param settings the thresholds
      */
     public static MemoryAssessment assess(
-            List<RestartRecord> history, @Nullable MemoryMoment live, ReadygateProperties.Memory settings) {
+            List<RestartRecord> history, @Nullable MemoryMoment lowest, ReadygateProperties.Memory settings) {
         List<RestartRecord> ready = history.stream()
                 .filter(record -> "ready".equals(record.outcome()))
                 .sorted(Comparator.comparing(RestartRecord::engineStart))
@@ -59,7 +60,7 @@ public final class MemorySignals {
         return new MemoryAssessment(
                 drift(ready, settings),
                 heldAfterStop(history, settings),
-                staleCache(ready, live, settings),
+                staleCache(ready, lowest, settings),
                 kvCache(ready, settings));
     }
 
@@ -218,16 +219,23 @@ public final class MemorySignals {
     // ---- stale cache
 
     private static MemoryAssessment.@Nullable StaleCache staleCache(
-            List<RestartRecord> ready, @Nullable MemoryMoment live, ReadygateProperties.Memory s) {
+            List<RestartRecord> ready, @Nullable MemoryMoment lowest, ReadygateProperties.Memory s) {
         if (ready.isEmpty()) {
             return null;
         }
-        RestartRecord latest = ready.getLast();
+        // A start whose checkpoint is not fully known (a snapshot restore logs no arguments) is no evidence of a
+        // switch.
+        List<RestartRecord> known =
+                ready.stream().filter(MemorySignals::checkpointKnown).toList();
+        if (known.isEmpty() || !checkpointKnown(ready.getLast())) {
+            return null;
+        }
+        RestartRecord latest = known.getLast();
         String checkpoint = latest.checkpoint();
         RestartRecord previous = null;
-        for (int i = ready.size() - 2; i >= 0; i--) {
-            if (!ready.get(i).checkpoint().equals(checkpoint)) {
-                previous = ready.get(i);
+        for (int i = known.size() - 2; i >= 0; i--) {
+            if (!known.get(i).checkpoint().equals(checkpoint)) {
+                previous = known.get(i);
                 break;
             }
         }
@@ -235,11 +243,17 @@ public final class MemorySignals {
             return null;
         }
         MemoryMoment atReady = latest.memory().atReady();
-        MemoryMoment now = live != null && (atReady == null || live.at().isAfter(atReady.at())) ? live : atReady;
-        if (now == null || now.processes().isEmpty()) {
+        if (atReady == null || atReady.processes().isEmpty()) {
             return null;
         }
-        long daemon = now.owner("preload_daemon");
+        // A later reading can only show less: memory cannot tell which checkpoint a daemon loads after the start,
+        // so a daemon that grows again (re-caching the new checkpoint) is not read as the old one coming back.
+        long daemon = atReady.owner("preload_daemon");
+        if (lowest != null
+                && lowest.at().isAfter(atReady.at())
+                && !lowest.processes().isEmpty()) {
+            daemon = Math.min(daemon, lowest.owner("preload_daemon"));
+        }
         long serving = 0;
         if (latest.path() == RestartPath.PRELOAD_HIT) {
             Long weights = weightsBytes(latest);
@@ -258,6 +272,10 @@ public final class MemorySignals {
                 overhead,
                 stale,
                 stale > s.tolerance().toBytes());
+    }
+
+    private static boolean checkpointKnown(RestartRecord record) {
+        return record.model() != null && record.modelRoot() != null && record.revision() != null;
     }
 
     /** The daemon's memory beyond its weights at the last preload hit before the switch, else the configured one. */

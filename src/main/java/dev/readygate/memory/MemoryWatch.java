@@ -30,7 +30,8 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
     private final ReadygateProperties.Memory settings;
     private final List<MemorySignalListener> listeners;
     private MemoryAssessment assessment = MemoryAssessment.NONE;
-    private @Nullable MemoryMoment live;
+    // Of the readings since the last recorded start, the one where the preload daemon held least.
+    private @Nullable MemoryMoment lowest;
 
     public MemoryWatch(
             Supplier<List<RestartRecord>> history,
@@ -60,6 +61,9 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
 
     @Override
     public void recorded(RestartRecord record, boolean completed) {
+        synchronized (this) {
+            lowest = null;
+        }
         reassess();
     }
 
@@ -73,7 +77,10 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
         MemoryMoment moment = moment(view);
         if (moment != null) {
             synchronized (this) {
-                live = moment;
+                MemoryMoment low = lowest;
+                if (low == null || moment.owner("preload_daemon") <= low.owner("preload_daemon")) {
+                    lowest = moment;
+                }
             }
             reassess();
         }
@@ -87,7 +94,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
     private void reassess() {
         MemoryMoment now;
         synchronized (this) {
-            now = live;
+            now = lowest;
         }
         MemoryAssessment next = MemorySignals.assess(history.get(), now, settings);
         Set<MemorySignal> raised;

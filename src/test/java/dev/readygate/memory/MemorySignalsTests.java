@@ -228,7 +228,7 @@ class MemorySignalsTests {
     }
 
     @Test
-    void aLiveReadingWhereTheDaemonLetGoClearsTheStaleCache() {
+    void aLaterReadingWhereTheDaemonLetGoClearsTheStaleCache() {
         List<RestartRecord> history = List.of(
                 readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
                 revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836 + 1147), "v2"));
@@ -248,6 +248,20 @@ class MemorySignalsTests {
                 readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836), readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836));
 
         assertThat(MemorySignals.assess(history, null, SETTINGS).staleCache()).isNull();
+    }
+
+    @Test
+    void aStartWhoseRevisionIsUnknownIsNoCheckpointSwitch() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688),
+                revision(readyWith(RestartPath.SNAPSHOT_RESTORE, 1, 1668, 8836), null),
+                readyWith(RestartPath.PRELOAD_FALLBACK, 2, 1668, 8836));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+
+        assertThat(assessment.staleCache()).isNull();
+        assertThat(MemorySignals.assess(history.subList(0, 2), null, SETTINGS).staleCache())
+                .isNull();
     }
 
     // ---- KV cache
@@ -364,7 +378,7 @@ class MemorySignalsTests {
                 memory);
     }
 
-    static RestartRecord revision(RestartRecord r, String revision) {
+    static RestartRecord revision(RestartRecord r, @Nullable String revision) {
         return new RestartRecord(
                 r.id(),
                 r.engineStart(),

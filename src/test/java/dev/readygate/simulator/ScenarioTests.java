@@ -38,6 +38,7 @@ class ScenarioTests {
         assertThat(demo.steps())
                 .anyMatch(step -> step.action() instanceof Scenario.Action.Daemon daemon
                         && "qwen3-0.6b-finetune-step2000".equals(daemon.checkpoint()));
+        assertThat(demo.steps()).anyMatch(step -> step.action() instanceof Scenario.Action.Switch);
         assertThat(demo.steps()).allMatch(step -> step.note() != null);
     }
 
