@@ -42,6 +42,9 @@ copy_to() {
   done
 }
 
+# Whatever this script started in the background (the mirror loop, a wait, the daemon) ends with it.
+trap 'kill $(jobs -p) 2>/dev/null' EXIT
+
 child=""
 stopping=""
 on_term() {
@@ -71,6 +74,14 @@ run_plain() {
   exit "$status"
 }
 
+# Whether process $1 runs: kill -0 also succeeds on a child that exited and was not reaped yet (a zombie).
+alive() {
+  local stat
+  read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+  stat=${stat##*) }
+  [[ ${stat%% *} != Z ]]
+}
+
 daemon_serves() {
   python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
     "http://127.0.0.1:${READYGATE_DAEMON_HEALTH_PORT:?}/health" >/dev/null 2>&1
@@ -86,7 +97,7 @@ run_preload() {
   # The engine starts once the daemon serves: an engine started while the daemon still loads falls back to disk and
   # keeps its own copy of the weights (vLLM's cold-start ordering hazard).
   until daemon_serves; do
-    if ! kill -0 "$daemon" 2>/dev/null; then
+    if ! alive "$daemon"; then
       wait "$daemon"
       status=$?
       say "the preload daemon exited with status $status before it served"
@@ -102,7 +113,7 @@ run_preload() {
   while [[ -z $stopping ]]; do
     serve
     [[ -n $stopping ]] && break
-    if ! kill -0 "$daemon" 2>/dev/null; then
+    if ! alive "$daemon"; then
       say "the preload daemon is gone: ending the container so that both start again"
       exit 1
     fi
@@ -154,12 +165,12 @@ run_snapshot() {
   fi
   say "restored server runs as pid $restored"
   child=$restored
-  while [[ -z $stopping ]] && kill -0 "$restored" 2>/dev/null; do
+  while [[ -z $stopping ]] && alive "$restored"; do
     sleep 2 &
     wait $! 2>/dev/null
   done
   if [[ -n $stopping ]]; then
-    while kill -0 "$restored" 2>/dev/null; do sleep 0.2; done
+    while alive "$restored"; do sleep 0.2; done
     exit 0
   fi
   say "the restored server exited"

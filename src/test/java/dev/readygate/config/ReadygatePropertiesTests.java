@@ -3,6 +3,7 @@ package dev.readygate.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -70,6 +71,24 @@ class ReadygatePropertiesTests {
                 });
     }
 
+    @Test
+    void readinessObjectivesBindByRestartPathAsTheirMetricLabels() {
+        runner.withPropertyValues(
+                        "readygate.restart.readiness-objectives.cold=15m",
+                        "readygate.restart.readiness-objectives.preload-hit=90s",
+                        "readygate.restart.readiness-objectives[snapshot_restore]=1m")
+                .run(context -> assertThat(context.getBean(ReadygateProperties.class)
+                                .restart()
+                                .readinessObjectives())
+                        .containsExactlyInAnyOrderEntriesOf(Map.of(
+                                "cold", Duration.ofMinutes(15),
+                                "preload_hit", Duration.ofSeconds(90),
+                                "snapshot_restore", Duration.ofMinutes(1))));
+        runner.run(context -> assertThat(
+                        context.getBean(ReadygateProperties.class).restart().readinessObjectives())
+                .isEmpty());
+    }
+
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
@@ -84,7 +103,9 @@ class ReadygatePropertiesTests {
                 "readygate.probe.representative.prompt-tokens=lots|not a token count or a fraction of max_model_len: 'lots'",
                 "readygate.probe.canary.logprob-tolerance=-1|readygate.probe.canary.logprob-tolerance must not be negative",
                 "readygate.engine.base-url=localhost:8000|readygate.engine.base-url must be an http(s) URL with a host",
-                "readygate.engine.max-body-size=10B|readygate.engine.max-body-size must be at least 1KB"
+                "readygate.engine.max-body-size=10B|readygate.engine.max-body-size must be at least 1KB",
+                "readygate.restart.readiness-objectives.warm=1m|readygate.restart.readiness-objectives.warm is not a restart path",
+                "readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold must be positive"
             })
     void badValueFailsAtStartNamingItsKey(String property, String message) {
         runner.withPropertyValues(property)
