@@ -9,7 +9,6 @@ import dev.readygate.simulator.RunningSimulator;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -25,15 +24,11 @@ class PrometheusExpositionTests {
     @Test
     void promtoolCheckMetricsReportsNothingAndTheAlertsSeriesExistBeforeTheirFirstEvent() {
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false");
-                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                        .run(
-                                "--server.port=0",
-                                "--readygate.engine.base-url=" + engine.baseUrl(),
-                                "--readygate.state-dir=" + workDir.resolve("state"),
-                                "--readygate.probe.representative.prompt-tokens=100",
-                                "--readygate.probe.representative.output-tokens=4",
-                                "--readygate.restart.readiness-objectives.cold=15m",
-                                "--readygate.restart.readiness-objectives.preload-hit=90s")) {
+                ConfigurableApplicationContext readygate = ReadinessVariantsTests.readygate(
+                        engine,
+                        workDir.resolve("state"),
+                        "--readygate.restart.readiness-objectives.cold=15m",
+                        "--readygate.restart.readiness-objectives.preload-hit=90s")) {
             WebTestClient client = client(readygate);
             awaitReady(client);
             String exposition = ReadygateClients.prometheus(client);

@@ -213,10 +213,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     }
 
     private Counter engineStarts(String path) {
-        return Counter.builder(ENGINE_STARTS)
-                .description("Engine starts by restart path")
-                .tag("path", path)
-                .register(registry);
+        return counter(ENGINE_STARTS, "Engine starts by restart path", "path", path);
     }
 
     private Timer readinessLatency(String path) {
@@ -228,17 +225,15 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     }
 
     private Counter preloadFallbacks(String reason) {
-        return Counter.builder(PRELOAD_FALLBACKS)
-                .description("Preload fallbacks to disk loading")
-                .tag("reason", reason)
-                .register(registry);
+        return counter(PRELOAD_FALLBACKS, "Preload fallbacks to disk loading", "reason", reason);
     }
 
     private Counter canaryMismatches(String path) {
-        return Counter.builder(CANARY_MISMATCHES)
-                .description("Canary mismatches by restart path")
-                .tag("path", path)
-                .register(registry);
+        return counter(CANARY_MISMATCHES, "Canary mismatches by restart path", "path", path);
+    }
+
+    private Counter counter(String name, String description, String tag, String value) {
+        return Counter.builder(name).description(description).tag(tag, value).register(registry);
     }
 
     @Override
