@@ -5,6 +5,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -257,17 +258,42 @@ public record ReadygateProperties(
      * @param historyFiles how many rotated history files are kept
      * @param loopWindow the window in which {@code loop-starts} starts make a restart loop
      * @param loopStarts how many starts within {@code loop-window} make a restart loop
+     * @param readinessObjectives how soon an engine start should be verified ready, per restart path ({@code cold},
+     *     {@code preload-hit}, {@code preload-fallback}, {@code snapshot-restore}, {@code unknown}); exported as
+     *     {@code readygate_readiness_objective_seconds{path}} for alerts and dashboards; none by default. Keys are
+     *     held as the paths' metric labels ({@code preload_hit})
      */
     public record Restart(
             @DefaultValue("10MB") DataSize historyMaxSize,
             @DefaultValue("3") int historyFiles,
             @DefaultValue("10m") Duration loopWindow,
-            @DefaultValue("3") int loopStarts) {
+            @DefaultValue("3") int loopStarts,
+            @DefaultValue Map<String, Duration> readinessObjectives) {
+
+        /** The restart paths' labels, by their names without separators (map keys bind without underscores). */
+        private static final Map<String, String> PATHS = Map.of(
+                "cold", "cold",
+                "preloadhit", "preload_hit",
+                "preloadfallback", "preload_fallback",
+                "snapshotrestore", "snapshot_restore",
+                "unknown", "unknown");
 
         public Restart {
             requireAtLeast("readygate.restart.history-files", historyFiles, 1);
             requireAtLeast("readygate.restart.loop-starts", loopStarts, 2);
             requirePositive("readygate.restart.loop-window", loopWindow);
+            Map<String, Duration> byPath = new java.util.TreeMap<>();
+            readinessObjectives.forEach((key, objective) -> {
+                String path = PATHS.get(key.replaceAll("[-_]", "").toLowerCase(java.util.Locale.ROOT));
+                if (path == null) {
+                    throw new IllegalArgumentException("readygate.restart.readiness-objectives." + key
+                            + " is not a restart path: use cold, preload-hit, preload-fallback, snapshot-restore"
+                            + " or unknown");
+                }
+                requirePositive("readygate.restart.readiness-objectives." + key, objective);
+                byPath.put(path, objective);
+            });
+            readinessObjectives = java.util.Collections.unmodifiableMap(byPath);
         }
     }
 

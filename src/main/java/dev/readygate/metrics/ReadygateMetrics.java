@@ -1,5 +1,6 @@
 package dev.readygate.metrics;
 
+import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryListener;
@@ -91,6 +92,9 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     /** 1 while the engine is in a restart loop (too many starts within the loop window). */
     public static final String RESTART_LOOP = "readygate.restart.loop";
 
+    /** How soon a start should be verified ready, tag {@code path}: {@code readygate.restart.readiness-objectives}. */
+    public static final String READINESS_OBJECTIVE = "readygate.readiness.objective";
+
     /** The engine's KV cache size in tokens ({@code kv_cache_size_tokens} of {@code vllm:cache_config_info}). */
     public static final String KV_CACHE_SIZE = "readygate.kv.cache.size.tokens";
 
@@ -143,12 +147,29 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             ObjectProvider<RestartTracker> tracker,
             CircuitBreakerRegistry circuitBreakers,
             RateLimiterRegistry rateLimiters,
-            ObjectProvider<BuildProperties> build) {
+            ObjectProvider<BuildProperties> build,
+            ReadygateProperties properties) {
         this.registry = registry;
         this.tracker = tracker;
         registerMemoryMeters();
-        BuildProperties properties = build.getIfAvailable();
-        this.readygateVersion = properties == null ? "dev" : properties.getVersion();
+        BuildProperties buildProperties = build.getIfAvailable();
+        this.readygateVersion = buildProperties == null ? "dev" : buildProperties.getVersion();
+        // Every path and reason from the start, at 0: Prometheus's increase() cannot see a series' first value, so a
+        // counter born at 1 would hide the first fallback, mismatch or slow start from the alerts.
+        for (RestartPath path : RestartPath.values()) {
+            engineStarts(path.value());
+            readinessLatency(path.value());
+            canaryMismatches(path.value());
+        }
+        FALLBACK_REASONS.forEach(this::preloadFallbacks);
+        properties
+                .restart()
+                .readinessObjectives()
+                .forEach((path, objective) -> Gauge.builder(READINESS_OBJECTIVE, () -> objective.toMillis() / 1000.0)
+                        .description("How soon an engine start should be verified ready, by restart path")
+                        .baseUnit("seconds")
+                        .tag("path", path)
+                        .register(registry));
         // A supplier, not (provider, function): Micrometer holds a gauge's state object weakly.
         Gauge.builder(RESTART_LOOP, () -> tracker.getObject().restartLoop() ? 1 : 0)
                 .description("Whether the engine is in a restart loop")
@@ -196,18 +217,9 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
         if (!completed) {
             return;
         }
-        Counter.builder(ENGINE_STARTS)
-                .description("Engine starts by restart path")
-                .tag("path", path)
-                .register(registry)
-                .increment();
+        engineStarts(path).increment();
         if (record.readinessLatency() != null) {
-            Timer.builder(READINESS_LATENCY)
-                    .description("From engine start to verified ready")
-                    .tag("path", path)
-                    .serviceLevelObjectives(LATENCY_BUCKETS)
-                    .register(registry)
-                    .record(record.readinessLatency());
+            readinessLatency(path).record(record.readinessLatency());
         }
         Instant previous = null;
         for (String phase : RestartTracker.PHASES) {
@@ -226,12 +238,32 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             previous = at;
         }
         if (record.path() == RestartPath.PRELOAD_FALLBACK) {
-            Counter.builder(PRELOAD_FALLBACKS)
-                    .description("Preload fallbacks to disk loading")
-                    .tag("reason", fallbackReason(record.fallbackReason()))
-                    .register(registry)
-                    .increment();
+            preloadFallbacks(fallbackReason(record.fallbackReason())).increment();
         }
+    }
+
+    private Counter engineStarts(String path) {
+        return counter(ENGINE_STARTS, "Engine starts by restart path", "path", path);
+    }
+
+    private Timer readinessLatency(String path) {
+        return Timer.builder(READINESS_LATENCY)
+                .description("From engine start to verified ready")
+                .tag("path", path)
+                .serviceLevelObjectives(LATENCY_BUCKETS)
+                .register(registry);
+    }
+
+    private Counter preloadFallbacks(String reason) {
+        return counter(PRELOAD_FALLBACKS, "Preload fallbacks to disk loading", "reason", reason);
+    }
+
+    private Counter canaryMismatches(String path) {
+        return counter(CANARY_MISMATCHES, "Canary mismatches by restart path", "path", path);
+    }
+
+    private Counter counter(String name, String description, String tag, String value) {
+        return Counter.builder(name).description(description).tag(tag, value).register(registry);
     }
 
     @Override
@@ -333,12 +365,18 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
 
     @Override
     public void canaryMismatch(RestartPath path) {
-        Counter.builder(CANARY_MISMATCHES)
-                .description("Canary mismatches by restart path")
-                .tag("path", path.value())
-                .register(registry)
-                .increment();
+        canaryMismatches(path.value()).increment();
     }
+
+    /** The labels {@link #fallbackReason} reduces vLLM's fallback reasons to. */
+    static final List<String> FALLBACK_REASONS = List.of(
+            "fingerprint_mismatch",
+            "weights_released",
+            "daemon_unavailable",
+            "ipc_failed",
+            "daemon_error",
+            "other",
+            "unknown");
 
     /** vLLM's fallback reason, reduced to a closed set fit for a label. */
     public static String fallbackReason(@Nullable String reason) {

@@ -3,6 +3,7 @@ package dev.readygate.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -70,6 +71,24 @@ class ReadygatePropertiesTests {
                 });
     }
 
+    @Test
+    void readinessObjectivesBindByRestartPathAsTheirMetricLabels() {
+        runner.withPropertyValues(
+                        "readygate.restart.readiness-objectives.cold=15m",
+                        "readygate.restart.readiness-objectives.preload-hit=90s",
+                        "readygate.restart.readiness-objectives[snapshot_restore]=1m")
+                .run(context -> assertThat(context.getBean(ReadygateProperties.class)
+                                .restart()
+                                .readinessObjectives())
+                        .containsExactlyInAnyOrderEntriesOf(Map.of(
+                                "cold", Duration.ofMinutes(15),
+                                "preload_hit", Duration.ofSeconds(90),
+                                "snapshot_restore", Duration.ofMinutes(1))));
+        runner.run(context -> assertThat(
+                        context.getBean(ReadygateProperties.class).restart().readinessObjectives())
+                .isEmpty());
+    }
+
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
@@ -91,7 +110,9 @@ class ReadygatePropertiesTests {
                 "readygate.memory.window=2|readygate.memory.window (2) must be at least readygate.memory.leak-cycles (3)",
                 "readygate.memory.tolerance=0B|readygate.memory.tolerance must be positive",
                 "readygate.memory.after-stop-delay=-1s|readygate.memory.after-stop-delay must not be negative",
-                "readygate.memory.kv-shrink-fraction=1.5|readygate.memory.kv-shrink-fraction must be between 0 and 1"
+                "readygate.memory.kv-shrink-fraction=1.5|readygate.memory.kv-shrink-fraction must be between 0 and 1",
+                "readygate.restart.readiness-objectives.warm=1m|readygate.restart.readiness-objectives.warm is not a restart path",
+                "readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold must be positive"
             })
     void badValueFailsAtStartNamingItsKey(String property, String message) {
         runner.withPropertyValues(property)
