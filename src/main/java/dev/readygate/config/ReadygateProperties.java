@@ -100,7 +100,13 @@ public record ReadygateProperties(
      * Probing: cadence, thresholds and the two heavy probes.
      *
      * @param notReadyInterval how often the cheap check runs while the engine is not ready
-     * @param readyInterval how often the cheap check runs while the engine is ready
+     * @param downInterval how often the cheap check runs while nothing listens on the engine's port (connection
+     *     refused): such a check costs the engine nothing, and it decides how soon a start that begins listening is
+     *     noticed
+     * @param readyInterval how often the full cheap check ({@code /health}, {@code /metrics}, ...) runs while the
+     *     engine is ready
+     * @param healthInterval how often {@code /health} alone is checked while the engine is ready, between full cheap
+     *     checks: an engine that dies (refused, 503) is taken out within this
      * @param heavyInterval how often the heavy probes re-verify a ready engine (only when it is idle)
      * @param heavyRetryInterval how soon heavy probes run again after a failed verification, before readiness
      * @param heavyTimeout how long one heavy probe may take (a stream that sends nothing for this long fails)
@@ -116,7 +122,9 @@ public record ReadygateProperties(
      */
     public record Probe(
             @DefaultValue("100ms") Duration notReadyInterval,
+            @DefaultValue("20ms") Duration downInterval,
             @DefaultValue("1s") Duration readyInterval,
+            @DefaultValue("200ms") Duration healthInterval,
             @DefaultValue("60s") Duration heavyInterval,
             @DefaultValue("1s") Duration heavyRetryInterval,
             @DefaultValue("30s") Duration heavyTimeout,
@@ -130,7 +138,9 @@ public record ReadygateProperties(
 
         public Probe {
             requirePositive("readygate.probe.not-ready-interval", notReadyInterval);
+            requirePositive("readygate.probe.down-interval", downInterval);
             requirePositive("readygate.probe.ready-interval", readyInterval);
+            requirePositive("readygate.probe.health-interval", healthInterval);
             requirePositive("readygate.probe.heavy-interval", heavyInterval);
             requirePositive("readygate.probe.heavy-retry-interval", heavyRetryInterval);
             requirePositive("readygate.probe.heavy-timeout", heavyTimeout);
@@ -139,6 +149,10 @@ public record ReadygateProperties(
             requireAtLeast("readygate.probe.failure-threshold", failureThreshold, 1);
             requireAtLeast("readygate.probe.suspend-after-failures", suspendAfterFailures, 1);
             requireAtLeast("readygate.probe.max-tokens-per-minute", maxTokensPerMinute, 1);
+            if (healthInterval.compareTo(readyInterval) > 0) {
+                throw new IllegalArgumentException("readygate.probe.health-interval (" + healthInterval
+                        + ") must not be longer than readygate.probe.ready-interval (" + readyInterval + ")");
+            }
             if (heavyTimeout.compareTo(heavyInterval) > 0) {
                 throw new IllegalArgumentException("readygate.probe.heavy-timeout (" + heavyTimeout
                         + ") must not be longer than its interval readygate.probe.heavy-interval (" + heavyInterval

@@ -24,10 +24,11 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * The probe loop, one pipeline: a cheap check ({@code /health}, {@code /metrics}, {@code /v1/models}) every
- * {@code not-ready-interval} while the engine is not ready and every {@code ready-interval} once it is; the heavy
- * probes as soon as the model is listed, again after {@code heavy-retry-interval} while verification fails, and every
- * {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it healthy.
- * Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
+ * {@code not-ready-interval} while the engine is not ready ({@code down-interval} while its port refuses connections)
+ * and every {@code ready-interval} once it is, with {@code /health} alone every {@code health-interval} in between; the
+ * heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while verification fails, and
+ * every {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it
+ * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
  */
 public final class ProbeSchedule {
 
@@ -50,6 +51,7 @@ public final class ProbeSchedule {
     private final EngineFacts facts;
     private volatile @Nullable Double processStart;
     private volatile @Nullable Instant lastHeavy;
+    private volatile @Nullable Instant lastFullCheck;
     private volatile @Nullable Double successesAtLastHeavy;
     private int cyclesSinceVersion;
     private volatile @Nullable Disposable running;
@@ -106,10 +108,25 @@ public final class ProbeSchedule {
     }
 
     private Duration interval() {
-        return machine.current().acceptsTraffic() ? config.readyInterval() : config.notReadyInterval();
+        EngineState state = machine.current();
+        if (state.acceptsTraffic()) {
+            return config.healthInterval();
+        }
+        // Nothing listens: a check is a refused connect, free for the engine, and it decides how soon a start is seen.
+        return state instanceof EngineState.Down down && down.cause() == Reason.ENGINE_DOWN
+                ? config.downInterval()
+                : config.notReadyInterval();
     }
 
     private Flux<Observation> cycle() {
+        Instant now = clock.instant();
+        Instant lastFull = lastFullCheck;
+        if (machine.current().acceptsTraffic()
+                && lastFull != null
+                && now.isBefore(lastFull.plus(config.readyInterval()))) {
+            return healthOnly();
+        }
+        lastFullCheck = now;
         return client.health().flatMapMany(call -> switch (call) {
             case EngineCall.Success<Void> ok ->
                 Flux.concat(
@@ -120,6 +137,19 @@ public final class ProbeSchedule {
                         Mono.defer(this::heavyIfDue));
             case EngineCall.Failure<Void> failure -> Flux.just(healthFailed(failure.failure()));
         });
+    }
+
+    /**
+     * Between two full cheap checks of a ready engine, {@code /health} alone: its outcome counts exactly as in a full
+     * check, so a refused connection or a 503 takes the engine out within {@code health-interval}.
+     */
+    private Flux<Observation> healthOnly() {
+        return client.health()
+                .map(call -> switch (call) {
+                    case EngineCall.Success<Void> ok -> (Observation) new Observation.HealthOk(clock.instant());
+                    case EngineCall.Failure<Void> failure -> healthFailed(failure.failure());
+                })
+                .flux();
     }
 
     private Observation healthFailed(EngineFailure failure) {

@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 
 /**
  * The engine log as evidence: tails the log file, parses vLLM's lines, and keeps the events of the current engine
@@ -27,6 +28,11 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
     private final Clock clock;
     private final Duration lag;
     private final List<Received> events = new ArrayList<>();
+    /** Counts the starts begun, so that a read that a new start overtook is not taken for the new start's. */
+    private long starts;
+    /** When the current start was verified ready: lines read before then cannot be the next start's. */
+    private @Nullable Instant verifiedAt;
+
     private @Nullable Disposable running;
 
     private record Received(LogEvent event, Instant receivedAt) {}
@@ -73,17 +79,42 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
     }
 
     /**
-     * The engine went away (noticed now): what was read before it could have gone belongs to the old start; what was
-     * read since may already be the next start's (a fast restart's header and cache lines).
+     * The engine went away (noticed now): what was read before it could have gone belongs to the old start, and so does
+     * what was read before the old start was verified ready; what was read since may already be the next start's (a
+     * fast restart's header and cache lines).
      */
     @Override
     public synchronized void newStart() {
-        newStart(clock.instant().minus(lag));
+        Instant since = clock.instant().minus(lag);
+        Instant verified = verifiedAt;
+        newStart(verified != null && verified.isAfter(since) ? verified : since);
     }
 
     @Override
     public synchronized void newStart(Instant since) {
+        starts++;
+        verifiedAt = null;
         events.removeIf(received -> received.receivedAt().isBefore(since));
+    }
+
+    @Override
+    public synchronized void verified(Instant at) {
+        verifiedAt = at;
+    }
+
+    @Override
+    public Mono<LogFindings> caughtUp() {
+        long asked;
+        LogFindings before;
+        synchronized (this) {
+            asked = starts;
+            before = current();
+        }
+        return tail.catchUp().then(Mono.fromSupplier(() -> {
+            synchronized (this) {
+                return starts == asked ? current() : before;
+            }
+        }));
     }
 
     @Override

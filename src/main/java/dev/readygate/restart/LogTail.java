@@ -11,7 +11,10 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,6 +24,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.util.unit.DataSize;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -55,6 +59,7 @@ public final class LogTail {
     private final Duration pollInterval;
     private final int maxLineLength;
     private final Scheduler scheduler;
+    private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
 
     /**
      * @param file the log file; it need not exist yet
@@ -90,6 +95,16 @@ public final class LogTail {
         return Flux.create(sink -> new Follower(sink, fromStart).start(), FluxSink.OverflowStrategy.BUFFER);
     }
 
+    /**
+     * Reads, in every subscription, what the file holds now rather than at the next poll; completes once those lines
+     * were emitted (as far as subscribers asked for them).
+     */
+    public Mono<Void> catchUp() {
+        return Flux.fromIterable(List.copyOf(followers))
+                .flatMap(Follower::catchUp)
+                .then();
+    }
+
     /** One subscription's reading state, touched only on its worker (except {@link #done}). */
     private final class Follower {
 
@@ -122,6 +137,7 @@ public final class LogTail {
             if (done) {
                 return;
             }
+            followers.add(this);
             try {
                 worker.schedulePeriodically(this::poll, 0, pollInterval.toNanos(), TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException ex) {
@@ -148,9 +164,25 @@ public final class LogTail {
             }
         }
 
+        /** A poll now, on the worker; completes after it (at once when the subscription is over). */
+        Mono<Void> catchUp() {
+            return Mono.create(caught -> {
+                try {
+                    worker.schedule(() -> {
+                        poll();
+                        caught.success();
+                    });
+                } catch (RejectedExecutionException ex) {
+                    // The worker is gone: the subscription ended, there is nothing to read for it.
+                    caught.success();
+                }
+            });
+        }
+
         /** Cancelled (or failed): the file is closed on the worker, after a poll in progress. */
         private void stop() {
             done = true;
+            followers.remove(this);
             try {
                 worker.schedule(() -> {
                     close();

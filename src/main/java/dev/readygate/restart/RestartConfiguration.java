@@ -73,6 +73,16 @@ public class RestartConfiguration implements DisposableBean {
         return log;
     }
 
+    /**
+     * How late readygate notices that the engine went away: a ready engine's {@code /health} is checked every
+     * {@code health-interval}, a not-ready one's every {@code not-ready-interval}.
+     */
+    static Duration noticedWithin(ReadygateProperties.Probe probe) {
+        return probe.healthInterval().compareTo(probe.notReadyInterval()) > 0
+                ? probe.healthInterval()
+                : probe.notReadyInterval();
+    }
+
     /** The engine's log when configured: tailed from the start of the file, through rotation and truncation. */
     @Bean(destroyMethod = "close")
     StartLog startLog(ReadygateProperties properties, Clock clock) {
@@ -88,9 +98,7 @@ public class RestartConfiguration implements DisposableBean {
                         Schedulers.boundedElastic()),
                 new VllmLogParser(clock),
                 clock,
-                properties
-                        .probe()
-                        .readyInterval()
+                noticedWithin(properties.probe())
                         .plus(evidence.logPollInterval())
                         .plusMillis(250));
         log.start();

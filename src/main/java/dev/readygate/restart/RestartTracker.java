@@ -204,6 +204,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             }
             case EngineState.Ready r -> {
                 phase("ready", at);
+                log.verified(at);
                 record(start, "ready", true);
             }
             case EngineState.VerificationFailed f when f.latched() -> record(start, "not_ready", false);
@@ -258,19 +259,27 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             return;
         }
         start.recorded = completed;
-        Snapshot snap = snapshot(start);
-        Mono<EvidenceSources.Reading> reading =
-                sources.read(snap.engineStart()).onErrorReturn(EvidenceSources.Reading.none());
+        Snapshot atRecord = snapshot(start);
+        // A start can be verified before the log tail's next poll: the record waits for the lines written so far.
+        Mono<Snapshot> snapshot = "ready".equals(outcome)
+                ? log.caughtUp().map(atRecord::withLog).onErrorReturn(atRecord)
+                : Mono.just(atRecord);
         MemoryMoment stopped = stoppedMemory();
-        Mono<CycleMemory> cycle = "ready".equals(outcome)
-                ? memory.now()
-                        .map(atReady ->
-                                new CycleMemory(beforeStart(stopped, atReady, snap.engineStart()), atReady, null))
-                        .onErrorResume(error -> Mono.empty())
-                        .defaultIfEmpty(new CycleMemory(beforeStart(stopped, null, snap.engineStart()), null, null))
-                : Mono.just(new CycleMemory(beforeStart(stopped, null, snap.engineStart()), null, null));
-        Mono.zip(reading, cycle)
-                .map(read -> build(start, snap, read.getT1(), outcome).withMemory(read.getT2()))
+        snapshot.flatMap(snap -> {
+                    Mono<EvidenceSources.Reading> reading =
+                            sources.read(snap.engineStart()).onErrorReturn(EvidenceSources.Reading.none());
+                    Mono<CycleMemory> cycle = "ready".equals(outcome)
+                            ? memory.now()
+                                    .map(atReady -> new CycleMemory(
+                                            beforeStart(stopped, atReady, snap.engineStart()), atReady, null))
+                                    .onErrorResume(error -> Mono.empty())
+                                    .defaultIfEmpty(
+                                            new CycleMemory(beforeStart(stopped, null, snap.engineStart()), null, null))
+                            : Mono.just(new CycleMemory(beforeStart(stopped, null, snap.engineStart()), null, null));
+                    return Mono.zip(reading, cycle)
+                            .map(read ->
+                                    build(start, snap, read.getT1(), outcome).withMemory(read.getT2()));
+                })
                 .subscribe(
                         record -> {
                             keep(record);
@@ -367,7 +376,18 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             @Nullable String version,
             Map<String, Instant> phases,
             boolean canaryMismatch,
-            @Nullable Reason reason) {}
+            @Nullable Reason reason) {
+
+        /** The same moment with the log read further; the log's first line dates the start only without metrics. */
+        Snapshot withLog(LogFindings findings) {
+            boolean fromMetrics = "process_start_time".equals(engineStartSource);
+            Instant start = fromMetrics || findings.firstLineAt() == null ? engineStart : findings.firstLineAt();
+            String source = fromMetrics || findings.firstLineAt() == null ? engineStartSource : "log";
+            Map<String, Instant> withStart = new LinkedHashMap<>(phases);
+            withStart.put("engine_start", start);
+            return new Snapshot(start, source, findings, first, last, card, version, withStart, canaryMismatch, reason);
+        }
+    }
 
     private Snapshot snapshot(Start start) {
         LogFindings findings = log.current();

@@ -465,7 +465,9 @@ public class StatusController {
         settings.put("successThreshold", probe.successThreshold());
         settings.put("failureThreshold", probe.failureThreshold());
         settings.put("notReadyInterval", probe.notReadyInterval().toString());
+        settings.put("downInterval", probe.downInterval().toString());
         settings.put("readyInterval", probe.readyInterval().toString());
+        settings.put("healthInterval", probe.healthInterval().toString());
         settings.put("heavyInterval", probe.heavyInterval().toString());
         settings.put("heavyTimeout", probe.heavyTimeout().toString());
         settings.put(

@@ -99,6 +99,8 @@ class ReadygatePropertiesTests {
                 "readygate.probe.heavy-timeout=2m|readygate.probe.heavy-timeout (PT2M) must not be longer than its interval readygate.probe.heavy-interval",
                 "readygate.engine.request-timeout=5s|readygate.engine.request-timeout (PT5S) must not be longer than its interval readygate.probe.ready-interval",
                 "readygate.probe.not-ready-interval=0s|readygate.probe.not-ready-interval must be positive",
+                "readygate.probe.down-interval=0s|readygate.probe.down-interval must be positive",
+                "readygate.probe.health-interval=2s|readygate.probe.health-interval (PT2S) must not be longer than readygate.probe.ready-interval",
                 "readygate.probe.representative.prompt-tokens=1.5|a fraction of max_model_len must be between 0 and 1",
                 "readygate.probe.representative.prompt-tokens=lots|not a token count or a fraction of max_model_len: 'lots'",
                 "readygate.probe.canary.logprob-tolerance=-1|readygate.probe.canary.logprob-tolerance must not be negative",

@@ -59,10 +59,18 @@ class ProbeScheduleTests {
     ProbeHistory history = new ProbeHistory();
     Disposable loop;
 
+    /** The defaults, except that the faster down and health cadences are off (as before they existed). */
     static ReadygateProperties.Probe probe(int successThreshold, int tokensPerMinute) {
+        return probe(successThreshold, tokensPerMinute, Duration.ofMillis(100), Duration.ofSeconds(1));
+    }
+
+    static ReadygateProperties.Probe probe(
+            int successThreshold, int tokensPerMinute, Duration downInterval, Duration healthInterval) {
         return new ReadygateProperties.Probe(
                 Duration.ofMillis(100),
+                downInterval,
                 Duration.ofSeconds(1),
+                healthInterval,
                 Duration.ofSeconds(60),
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(30),
@@ -209,6 +217,67 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void engineThatRefusesConnectionsIsCheckedEveryDownIntervalAndSeenWithinIt() {
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofSeconds(1)));
+        advance(Duration.ofMillis(1000));
+        assertThat(engine.healthCalls.get()).isEqualTo(51);
+        engine.health = ScriptedEngine.ok(null);
+        advance(Duration.ofMillis(20));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        assertThat(machine.current().since()).isEqualTo(Instant.ofEpochMilli(1020));
+    }
+
+    @Test
+    void engineWhoseHealthFailsOtherwiseIsCheckedEveryNotReadyInterval() {
+        engine.health = ScriptedEngine.status(500);
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofSeconds(1)));
+        advance(Duration.ofMillis(1000));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.LISTENING);
+        assertThat(engine.healthCalls.get()).isEqualTo(11);
+    }
+
+    @Test
+    void readyEngineHealthIsCheckedEveryHealthIntervalAndTheRestEveryReadyInterval() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        int health = engine.healthCalls.get();
+        int metrics = engine.metricsCalls.get();
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.healthCalls.get() - health).isEqualTo(50);
+        assertThat(engine.metricsCalls.get() - metrics).isEqualTo(10);
+    }
+
+    @Test
+    void readyEngineThatDiesIsTakenOutWithinTheHealthInterval() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        advance(Duration.ofMillis(300));
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        advance(Duration.ofMillis(100));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
+        assertThat(machine.current().since()).isEqualTo(Instant.ofEpochMilli(400));
+    }
+
+    @Test
+    void readyEngineWhoseHealthSays503IsTakenOutWithinTheHealthInterval() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        advance(Duration.ofMillis(300));
+        engine.health = ScriptedEngine.status(503);
+        advance(Duration.ofMillis(100));
+        assertThat(machine.current().reason()).isEqualTo(Reason.ENGINE_DEAD);
+    }
+
+    @Test
+    void healthFailuresBetweenFullChecksCountTowardTheFailureThreshold() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        engine.health = ScriptedEngine.status(500);
+        advance(Duration.ofMillis(400));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DEGRADED);
+        advance(Duration.ofMillis(200));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.NOT_READY);
+    }
+
+    @Test
     void health503TakesAReadyEngineOutAtOnce() {
         start(probe(1, 100_000));
         engine.health = ScriptedEngine.status(503);
@@ -292,6 +361,8 @@ class ProbeScheduleTests {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));
         start(new ReadygateProperties.Probe(
                 Duration.ofMillis(100),
+                Duration.ofMillis(100),
+                Duration.ofSeconds(1),
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(60),
                 Duration.ofSeconds(1),

@@ -35,6 +35,7 @@ final class ScriptedEngine implements EngineClient {
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
     final AtomicInteger completionCalls = new AtomicInteger();
+    final AtomicInteger metricsCalls = new AtomicInteger();
 
     static <T> EngineCall<T> ok(T value) {
         return new EngineCall.Success<>(value, Duration.ofMillis(1));
@@ -101,6 +102,7 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<EngineMetricsSample>> metrics() {
+        metricsCalls.incrementAndGet();
         if (!metricsSupported) {
             return Mono.just(new EngineCall.Failure<>(
                     new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));

@@ -111,6 +111,18 @@ class LogTailTests {
     }
 
     @Test
+    void catchUpWhenLinesWereAppendedSinceTheLastPollEmitsThemBeforeCompleting() {
+        file = dir.resolve("engine.log");
+        LogTail tail = new LogTail(file, Duration.ofHours(1), DataSize.ofKilobytes(64), Schedulers.boundedElastic());
+        append(file, "one\n");
+        follow(tail, true);
+        awaitLines("one");
+        append(file, "two\n");
+        tail.catchUp().block(Duration.ofSeconds(5));
+        assertThat(lines).containsExactly("one", "two");
+    }
+
+    @Test
     void linesWhenReadFromTheStartEmitsTheWholeFile() {
         LogTail tail = tail();
         append(file, "one\ntwo\n");
