@@ -317,8 +317,12 @@ final class EngineApi {
         }
         int cached = instance.prefixCache().lookupAndInsert(prompt);
         double slow = faults.has(Fault.SLOW) ? properties.faults().slowFactor() : 1.0;
-        boolean warmup =
-                instance.served().getAndIncrement() < properties.timing().warmupRequests();
+        int admitted = instance.served().getAndIncrement();
+        int warmupRequests = properties.timing().warmupRequests();
+        boolean warmup = admitted < warmupRequests;
+        if (admitted == warmupRequests - 1) {
+            instance.warmedUpAt().set(clock.instant());
+        }
         Duration ttft = latency.timeToFirstToken(
                 prompt.size(), cached, instance.metrics().running.get() + 1, warmup, slow);
         String checkpoint =

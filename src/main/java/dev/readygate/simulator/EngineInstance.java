@@ -2,6 +2,7 @@ package dev.readygate.simulator;
 
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,6 +15,10 @@ import org.jspecify.annotations.Nullable;
  * @param pid the API server's process id
  * @param processStart when the process started ({@code process_start_time_seconds})
  * @param servedCheckpoint the checkpoint whose weights the engine serves
+ * @param served how many inference requests reached generation planning (the first {@code warmup-requests} pay the
+ *     warm-up penalty)
+ * @param warmedUpAt when the last warm-up request was admitted (null until then, and with no warm-up configured): from
+ *     then on a request pays no warm-up penalty
  */
 record EngineInstance(
         int number,
@@ -25,7 +30,8 @@ record EngineInstance(
         String servedCheckpoint,
         EngineMetrics metrics,
         PrefixCache prefixCache,
-        AtomicInteger served) {
+        AtomicInteger served,
+        AtomicReference<@Nullable Instant> warmedUpAt) {
 
     /** The checkpoint whose answers the engine gives now: the wrong-weights fault swaps in another one. */
     String answeringCheckpoint(FaultSet faults, String wrongCheckpoint) {

@@ -276,25 +276,38 @@ public final class EngineSimulator implements AutoCloseable {
         return model;
     }
 
-    /** Whether the engine, right now, would serve a representative request correctly. */
+    /**
+     * Whether the engine, right now, would serve a representative request correctly: it listens, no fault that blocks
+     * serving is active, it serves the configured checkpoint, and it is warmed up (the first
+     * {@code timing.warmup-requests} requests after a start, which pay the warm-up penalty, have been admitted).
+     */
     public boolean ableToServe() {
         EngineInstance instance = engine.current();
         return instance != null
                 && !faults.anyBlocking()
-                && instance.servedCheckpoint().equals(properties.model().checkpoint());
+                && instance.servedCheckpoint().equals(properties.model().checkpoint())
+                && instance.served().get() >= properties.timing().warmupRequests();
     }
 
-    /** Since when {@link #ableToServe()} has been true, or null while it is false. */
+    /**
+     * Since when {@link #ableToServe()} has been true, or null while it is false: the latest of the instant the engine
+     * began listening, the instant the last blocking fault was cleared, and the instant the last warm-up request was
+     * admitted.
+     */
     public @Nullable Instant ableToServeSince() {
-        if (!ableToServe()) {
-            return null;
-        }
+        EngineInstance instance = engine.current();
         Instant listening = engine.listeningSince();
-        Instant cleared = faults.lastBlockingCleared();
-        if (listening == null) {
+        if (!ableToServe() || instance == null || listening == null) {
             return null;
         }
-        return cleared != null && cleared.isAfter(listening) ? cleared : listening;
+        Instant since = latest(listening, faults.lastBlockingCleared());
+        return properties.timing().warmupRequests() > 0
+                ? latest(since, instance.warmedUpAt().get())
+                : since;
+    }
+
+    private static Instant latest(Instant instant, @Nullable Instant other) {
+        return other != null && other.isAfter(instant) ? other : instant;
     }
 
     /** The state {@code GET /admin/state} answers. */

@@ -509,7 +509,8 @@ final class SimulatedEngine implements AutoCloseable {
                         properties.model(),
                         context.kvTokens),
                 new PrefixCache(context.kvTokens),
-                new AtomicInteger());
+                new AtomicInteger(),
+                new AtomicReference<>());
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
             log.info(API, context.pid, "api_server.py:1971", "Supported tasks: ['generate']");

@@ -52,6 +52,21 @@ class EngineLatencyTests {
     }
 
     @Test
+    void engineIsAbleToServeOnceItsWarmupRequestsWereAdmitted() {
+        try (RunningSimulator running = RunningSimulator.serving(
+                workDir, "preload.enabled=false", "timing.warmup-requests=2", "timing.warmup-penalty=10ms")) {
+            assertThat(running.simulator.ableToServe()).isFalse();
+            assertThat(running.simulator.ableToServeSince()).isNull();
+            running.postJson("/v1/completions", Map.of("prompt", "hi", "max_tokens", 1));
+            assertThat(running.simulator.ableToServe()).isFalse();
+            running.postJson("/v1/completions", Map.of("prompt", "hi", "max_tokens", 1));
+            assertThat(running.simulator.ableToServe()).isTrue();
+            assertThat(running.simulator.ableToServeSince())
+                    .isAfter(running.simulator.engine().listeningSince());
+        }
+    }
+
+    @Test
     void streamedTokensArrivePacedByTheDecodeTime() {
         try (RunningSimulator running =
                 RunningSimulator.serving(workDir, "preload.enabled=false", "timing.decode-per-token=25ms")) {
