@@ -78,9 +78,22 @@ public final class CanaryProbe {
     }
 
     private Mono<ProbeReport> judge(ModelCard card, String vllmVersion, StreamedCompletion answer) {
+        // What the canary cost (tokens, time), whatever its verdict: the probe metrics count it like the other probe.
+        ProbeReport.Measurement measurement = new ProbeReport.Measurement(
+                answer.promptTokens() == null ? 0 : answer.promptTokens(),
+                answer.promptTokens(),
+                answer.completionTokens(),
+                answer.timeToFirstToken(),
+                answer.maxInterTokenLatency(),
+                answer.meanInterTokenLatency(),
+                answer.total());
         if (answer.errorEvent() != null) {
             return Mono.fromSupplier(() -> ProbeReport.failed(
-                    ProbeKind.CANARY, clock.instant(), Reason.ERROR_EVENT, "the canary stream carried an error event"));
+                            ProbeKind.CANARY,
+                            clock.instant(),
+                            Reason.ERROR_EVENT,
+                            "the canary stream carried an error event")
+                    .withMeasurement(measurement));
         }
         CanaryAnswer actual = new CanaryAnswer(
                 answer.tokenIds(),
@@ -88,7 +101,8 @@ public final class CanaryProbe {
                 answer.tokenLogprobs().isEmpty() ? null : answer.tokenLogprobs().getFirst());
         BaselineKey key = key(card, vllmVersion);
         // Reading the manifest and the baseline store is file I/O: off the event loop.
-        return Mono.fromCallable(() -> compare(key, actual)).subscribeOn(blocking);
+        return Mono.fromCallable(() -> compare(key, actual).withMeasurement(measurement))
+                .subscribeOn(blocking);
     }
 
     private ProbeReport compare(BaselineKey key, CanaryAnswer actual) {

@@ -179,6 +179,8 @@ public final class ProbeSchedule {
         if (representative != null) {
             representative.reset();
         }
+        // Heavy probes were suspended to spare the engine that failed them; a new engine is verified at once.
+        verifier.forgetFailures();
     }
 
     /** Scrapes {@code /metrics}; a new {@code process_start_time_seconds} means the engine restarted unseen. */

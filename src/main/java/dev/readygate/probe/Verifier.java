@@ -64,6 +64,13 @@ public final class Verifier {
                         ex -> skip("probe token budget for this minute spent (" + permits + " tokens needed)"));
     }
 
+    /** Another engine: the failures of the last one no longer suspend heavy probes. */
+    public void forgetFailures() {
+        if (circuitBreaker.getState() != CircuitBreaker.State.CLOSED) {
+            circuitBreaker.reset();
+        }
+    }
+
     private Mono<Observation> skip(String why) {
         history.skipped(why);
         return Mono.empty();

@@ -260,10 +260,12 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
         start.recorded = completed;
         Snapshot atRecord = snapshot(start);
-        // A start can be verified before the log tail's next poll: the record waits for the lines written so far.
-        Mono<Snapshot> snapshot = "ready".equals(outcome)
-                ? log.caughtUp().map(atRecord::withLog).onErrorReturn(atRecord)
-                : Mono.just(atRecord);
+        // A start can be judged before the log tail's next poll: while the engine is up (verified ready, or a latched
+        // failure), the record waits for the lines written so far. A start that ended is read as it stood: the log
+        // may already hold the next start's lines.
+        boolean engineUp = "ready".equals(outcome) || !completed;
+        Mono<Snapshot> snapshot =
+                engineUp ? log.caughtUp().map(atRecord::withLog).onErrorReturn(atRecord) : Mono.just(atRecord);
         MemoryMoment stopped = stoppedMemory();
         snapshot.flatMap(snap -> {
                     Mono<EvidenceSources.Reading> reading =

@@ -107,6 +107,18 @@ class CanaryProbeTests {
     }
 
     @Test
+    void reportCarriesWhatTheCanaryCostWhateverItsVerdict() {
+        answers(3920, " ralo", -1.9612);
+        ProbeReport passed = run(probe(canary(List.of(3920), " ralo", -1.9612), null, StartTrust.Trust.TRUSTED));
+        ProbeReport mismatch = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+        for (ProbeReport report : List.of(passed, mismatch)) {
+            assertThat(report.measurement().promptTokens()).isEqualTo(5);
+            assertThat(report.measurement().completionTokens()).isEqualTo(1);
+            assertThat(report.measurement().total()).isEqualTo(Duration.ofMillis(4));
+        }
+    }
+
+    @Test
     void differentAnswerIsALatchedCanaryMismatchShowingBoth() {
         answers(3920, " ralo", -1.9612);
         ProbeReport report = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));

@@ -357,6 +357,20 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void engineThatRestartsIsVerifiedAtOnceEvenWhileHeavyProbesAreSuspended() {
+        engine.completions = request -> Mono.just(ScriptedEngine.status(500));
+        start(probe(1, 100_000));
+        advance(Duration.ofSeconds(10));
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        // The engine restarts (a new process start time) and serves correctly: no waiting for the suspension to end.
+        engine.completions = ScriptedEngine::correct;
+        engine.processStart = 2000.0;
+        advance(Duration.ofMillis(100));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
     void tokenBudgetCapsHeavyProbesPerMinute() {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));
         start(new ReadygateProperties.Probe(

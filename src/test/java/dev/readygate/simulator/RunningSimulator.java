@@ -9,8 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.http.MediaType;
@@ -221,6 +223,86 @@ public final class RunningSimulator implements AutoCloseable {
     /** Whether the engine would serve a representative request correctly right now. */
     public boolean ableToServe() {
         return simulator.ableToServe();
+    }
+
+    /** Since when the engine has been able to serve (see {@link EngineSimulator#ableToServeSince()}), or null. */
+    public @Nullable Instant ableToServeSince() {
+        return simulator.ableToServeSince();
+    }
+
+    /** Restarts along {@code path} without waiting for the new start to listen. */
+    public void restart(StartupPath path) {
+        simulator.restart(path).block(Duration.ofSeconds(10));
+    }
+
+    /** The number of the latest start (1 for the first), in progress or done. */
+    public int latestStartNumber() {
+        return startNumber();
+    }
+
+    /** The path the latest start took so far (a requested preload hit may have fallen back). */
+    public @Nullable StartupPath latestStartPath() {
+        SimulatedEngine.StartInfo start = simulator.engine().latestStart();
+        return start == null ? null : start.path();
+    }
+
+    /** The checkpoint the latest start serves. */
+    public @Nullable String latestStartCheckpoint() {
+        SimulatedEngine.StartInfo start = simulator.engine().latestStart();
+        return start == null ? null : start.servedCheckpoint();
+    }
+
+    /** When the engine began listening in its current start, or null while it does not listen. */
+    public @Nullable Instant listeningSince() {
+        return simulator.engine().listeningSince();
+    }
+
+    /** When the engine last stopped listening (a stop or a crash), or null. */
+    public @Nullable Instant stoppedAt() {
+        return simulator.engine().stoppedAt();
+    }
+
+    /** Since when {@code name} has been active, or null while it is off. */
+    public @Nullable Instant faultSince(String name) {
+        Fault fault = Fault.fromValue(name);
+        return simulator.faults().active().stream()
+                .filter(active -> active.fault() == fault)
+                .map(FaultSet.Active::since)
+                .findFirst()
+                .orElse(null);
+    }
+
+    /** Turns one fault off. */
+    public void clearFault(String name) {
+        simulator.setFault(Fault.fromValue(name), false, FaultSet.Scope.INFERENCE);
+    }
+
+    /** The engine's port, admin port, snapshot directory, log file and work directory, for a readygate beside it. */
+    public int port() {
+        return properties.port();
+    }
+
+    public Path workDir() {
+        return workDir;
+    }
+
+    public Path engineLogFile() {
+        return properties.effectiveLogFile();
+    }
+
+    /** The daemon's health URL. */
+    public String daemonHealthUrl() {
+        return "http://127.0.0.1:" + properties.preload().healthPort() + "/health";
+    }
+
+    /** The checkpoint the engine is configured to serve. */
+    public String configuredCheckpoint() {
+        return properties.model().checkpoint();
+    }
+
+    /** The checkpoint the {@code wrong-weights} fault serves instead. */
+    public String wrongCheckpoint() {
+        return properties.faults().wrongCheckpoint();
     }
 
     @Override

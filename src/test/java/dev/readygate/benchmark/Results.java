@@ -1,0 +1,349 @@
+package dev.readygate.benchmark;
+
+import dev.readygate.simulator.SimulatorProperties;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/** What a run measured, and how it is written: {@code results.json}, the chart and {@code benchmarks.md}. */
+final class Results {
+
+    final Plan plan;
+    final Instant started;
+    final Map<String, Object> root = new LinkedHashMap<>();
+    final Map<String, Object> details = new LinkedHashMap<>();
+
+    @Nullable
+    LagStage lag;
+
+    @Nullable
+    FalseReadyStage falseReady;
+
+    @Nullable
+    DetectionStage detection;
+
+    @Nullable
+    FootprintStage footprint;
+
+    List<Map<String, Object>> noise = List.of();
+    Duration took = Duration.ZERO;
+
+    Results(Plan plan, Instant started) {
+        this.plan = plan;
+        this.started = started;
+    }
+
+    void lag(LagStage stage) {
+        lag = stage;
+        details.put("verification_lag", stage.results());
+    }
+
+    void falseReady(FalseReadyStage stage) {
+        falseReady = stage;
+        details.put("false_ready", stage.results());
+    }
+
+    void detection(DetectionStage stage) {
+        detection = stage;
+        details.put("detection", stage.results());
+    }
+
+    void footprint(FootprintStage stage) {
+        footprint = stage;
+        Map<String, Object> out = new LinkedHashMap<>();
+        Map<String, Object> startup = new LinkedHashMap<>();
+        for (FootprintStage.Variant variant : stage.variants()) {
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("description", variant.description());
+            v.put("jvm_flags", variant.jvm());
+            v.put("app_args", variant.app());
+            Series series = stage.startup.get(variant.name());
+            v.put("seconds", series == null ? Map.of() : series.summary());
+            v.put("rss_mib_at_livez_max", Samples.round(stage.rssAtLivez.getOrDefault(variant.name(), Double.NaN)));
+            startup.put(variant.name(), v);
+        }
+        out.put("startup_to_livez", startup);
+        out.put("recommended_variant", FootprintStage.recommended());
+        out.put("profiles", stage.profiles);
+        out.put("probe_cost", probeCost(stage));
+        out.put("failures", stage.failures);
+        details.put("footprint", out);
+    }
+
+    void noise(List<Map<String, Object>> stages) {
+        noise = stages;
+        details.put("machine_noise", stages);
+    }
+
+    void finish(Duration duration) {
+        took = duration;
+    }
+
+    /** The simulator's default timings: the latency model the engine-capacity figures use. */
+    static SimulatorProperties simulatorDefaults() {
+        return new Binder(new MapConfigurationPropertySource(Map.of()))
+                .bindOrCreate("readygate.simulator", SimulatorProperties.class);
+    }
+
+    /**
+     * The engine's capacity under the simulator's latency model with its default timings: as many concurrent
+     * sequences as vLLM's "Maximum concurrency" ({@code kv-cache-size-tokens / max-model-len}), each a request shaped
+     * like the representative probe (512 + 64 tokens), every step stretched by the batch.
+     */
+    static Map<String, Double> engineCapacity() {
+        SimulatorProperties defaults = simulatorDefaults();
+        SimulatorProperties.Timing t = defaults.timing();
+        double concurrency =
+                (double) defaults.model().kvCacheSizeTokens() / defaults.model().maxModelLen();
+        double stretch = 1 + t.batchSlowdown() * (concurrency - 1);
+        double ttft = (t.ttftBase().toNanos() + 512 * t.prefillPerToken().toNanos()) / 1e9 * stretch;
+        double decode = 63 * t.decodePerToken().toNanos() / 1e9 * stretch;
+        double requestSeconds = ttft + decode;
+        Map<String, Double> out = new LinkedHashMap<>();
+        out.put("concurrency", concurrency);
+        out.put("request_seconds_at_full_batch", requestSeconds);
+        out.put("tokens_per_hour", concurrency * 576 / requestSeconds * 3600);
+        out.put("sequence_seconds_per_hour", concurrency * 3600);
+        return out;
+    }
+
+    private Map<String, Object> probeCost(FootprintStage stage) {
+        Map<String, Object> out = new LinkedHashMap<>(stage.probeCost);
+        Map<String, Double> capacity = engineCapacity();
+        out.put("engine_capacity_model", roundAll(capacity));
+        Object tokens = stage.probeCost.get("idle_probe_tokens_per_hour");
+        Object seconds = stage.probeCost.get("idle_probe_engine_seconds_per_hour");
+        if (tokens instanceof Double t && seconds instanceof Double s) {
+            out.put("idle_token_fraction", Samples.round(t / capacity.get("tokens_per_hour")));
+            out.put("idle_engine_time_fraction", Samples.round(s / capacity.get("sequence_seconds_per_hour")));
+            out.put("idle_wall_time_fraction_at_batch_1", Samples.round(s / 3600));
+        }
+        Object busyTokens = stage.probeCost.get("busy_probe_tokens_per_hour");
+        Object busySeconds = stage.probeCost.get("busy_probe_engine_seconds_per_hour");
+        if (busyTokens instanceof Double t && busySeconds instanceof Double s) {
+            out.put("busy_token_fraction", Samples.round(t / capacity.get("tokens_per_hour")));
+            out.put("busy_engine_time_fraction", Samples.round(s / capacity.get("sequence_seconds_per_hour")));
+        }
+        Duration heavy = plan.footprintHeavyInterval();
+        out.put("heavy_interval_seconds", heavy.toSeconds());
+        Object perVerification = stage.probeCost.get("idle_tokens_per_verification");
+        Object secondsPerVerification = stage.probeCost.get("idle_engine_seconds_per_verification");
+        if (perVerification instanceof Double t && secondsPerVerification instanceof Double s) {
+            double perHour = 3600.0 / heavy.toSeconds();
+            out.put("cadence_tokens_per_hour_idle", Samples.round(t * perHour));
+            out.put("cadence_engine_seconds_per_hour_idle", Samples.round(s * perHour));
+            out.put(
+                    "cadence_engine_time_fraction_idle",
+                    Samples.round(s * perHour / capacity.get("sequence_seconds_per_hour")));
+        }
+        return out;
+    }
+
+    private static Map<String, Object> roundAll(Map<String, Double> values) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        values.forEach((k, v) -> out.put(k, Samples.round(v)));
+        return out;
+    }
+
+    /** The headline figures: the keys the issue asks for, then the stage details. */
+    Map<String, Object> json() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("mode", plan.mode());
+        Map<String, Object> machine = Benchmark.machine(started);
+        machine.put("run_seconds", took.toSeconds());
+        machine.put("repeats", plan.repeats());
+        out.put("machine", machine);
+        Headline h = headline();
+        out.putAll(h.figures);
+        out.put("goals", h.goals);
+        out.put("details", details);
+        return out;
+    }
+
+    /** The figures and each goal's verdict. */
+    record Headline(Map<String, Object> figures, Map<String, Object> goals) {}
+
+    Headline headline() {
+        Map<String, Object> f = new LinkedHashMap<>();
+        Map<String, Object> goals = new LinkedHashMap<>();
+        if (lag != null) {
+            put(f, "verification_lag_overhead_p99_ms", lag.overheadAll.pooled().p99());
+            put(f, "verification_lag_overhead_p50_ms", lag.overheadAll.pooled().p50());
+            put(f, "verification_lag_overhead_max_ms", lag.overheadAll.pooled().max());
+            put(f, "baseline_verification_lag_p99_ms", lag.baselineAll.pooled().p99());
+            put(f, "baseline_verification_lag_p50_ms", lag.baselineAll.pooled().p50());
+            goals.put(
+                    "verification_lag_overhead_p99_ms <= 50",
+                    lag.overheadAll.pooled().p99() <= 50);
+        }
+        if (falseReady != null) {
+            put(f, "false_ready_seconds", falseReady.readygateTotalSeconds());
+            put(f, "baseline_false_ready_seconds", falseReady.baselineTotalSeconds());
+            goals.put("false_ready_seconds == 0", falseReady.readygateTotalSeconds() == 0);
+        }
+        if (detection != null) {
+            Samples dead = pooled(detection.readygate, "crash", "engine-dead");
+            Samples deadBaseline = pooled(detection.baseline, "crash", "engine-dead");
+            put(f, "dead_engine_detection_p99_ms", dead.p99());
+            put(f, "dead_engine_detection_p50_ms", dead.p50());
+            put(f, "dead_engine_detection_max_ms", dead.max());
+            put(f, "baseline_dead_engine_detection_p99_ms", deadBaseline.p99());
+            Samples hang = detection.readygate.get("frozen").pooled();
+            put(f, "hang_detection_p99_ms", hang.p99());
+            put(f, "hang_detection_p50_ms", hang.p50());
+            put(
+                    f,
+                    "baseline_hang_detection_p99_ms",
+                    detection.baseline.get("frozen").pooled().p99());
+            Samples inference = detection.readygate.get("inference-hang").pooled();
+            if (!inference.isEmpty()) {
+                put(f, "inference_hang_detection_max_ms", inference.max());
+            }
+            goals.put("dead_engine_detection_p99_ms <= 250", dead.p99() <= 250);
+            goals.put("hang_detection_p99_ms <= heavy-timeout (3 s here) + 500", hang.p99() <= 3500);
+        }
+        if (footprint != null) {
+            Map<String, Object> recommended = footprint.profiles.get(FootprintStage.recommended());
+            Map<String, Object> standard = footprint.profiles.get("default");
+            Double idle = figure(recommended, "idle", "rss_mib_median");
+            Double loaded = figure(recommended, "load", "rss_mib_max");
+            Double idleCpu = figure(recommended, "idle", "cpu_cores");
+            put(f, "idle_rss_mib", idle);
+            put(f, "loaded_rss_mib", loaded);
+            put(f, "default_jvm_idle_rss_mib", figure(standard, "idle", "rss_mib_median"));
+            put(f, "default_jvm_loaded_rss_mib", figure(standard, "load", "rss_mib_max"));
+            Series start = footprint.startup.get(FootprintStage.recommended());
+            Series startDefault = footprint.startup.get("default");
+            put(
+                    f,
+                    "startup_to_livez_seconds",
+                    start == null ? null : start.pooled().p50());
+            put(
+                    f,
+                    "startup_to_livez_seconds_max",
+                    start == null ? null : start.pooled().max());
+            put(
+                    f,
+                    "default_jvm_startup_to_livez_seconds",
+                    startDefault == null ? null : startDefault.pooled().p50());
+            if (footprint.readyzLatency != null) {
+                put(f, "readyz_p99_ms", footprint.readyzLatency.p99());
+                put(f, "readyz_p50_ms", footprint.readyzLatency.p50());
+                put(f, "readyz_max_ms", footprint.readyzLatency.max());
+            }
+            put(f, "idle_cpu_fraction_of_a_core", idleCpu);
+            Map<String, Object> cost = probeCost(footprint);
+            put(f, "probe_engine_time_fraction", (Double) cost.get("idle_engine_time_fraction"));
+            put(f, "probe_token_fraction", (Double) cost.get("idle_token_fraction"));
+            put(f, "probe_tokens_per_hour_idle", (Double) cost.get("idle_probe_tokens_per_hour"));
+            put(f, "probe_tokens_per_hour_busy", (Double) cost.get("busy_probe_tokens_per_hour"));
+            goals.put("idle_rss_mib <= 100", idle != null && idle <= 100);
+            goals.put(
+                    "startup_to_livez_seconds <= 1.0",
+                    start != null && start.pooled().p50() <= 1.0);
+            goals.put("readyz_p99_ms <= 2", footprint.readyzLatency != null && footprint.readyzLatency.p99() <= 2);
+            Object fraction = cost.get("idle_engine_time_fraction");
+            goals.put("probe_engine_time_fraction <= 0.001", fraction instanceof Double d && d <= 0.001);
+            Object busy = stage(footprint.probeCost, "busy_heavy_verifications");
+            goals.put("no heavy probe while real traffic succeeds", busy instanceof Double d && d == 0);
+        }
+        return new Headline(f, goals);
+    }
+
+    private static @Nullable Object stage(Map<String, Object> map, String key) {
+        return map.get(key);
+    }
+
+    static Samples pooled(Map<String, Series> series, String... kinds) {
+        Samples out = new Samples(String.join("+", kinds), "ms");
+        for (String kind : kinds) {
+            out.addAll(series.get(kind).pooled());
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    static @Nullable Double figure(@Nullable Map<String, Object> profile, String window, String key) {
+        if (profile == null || !(profile.get(window) instanceof Map<?, ?> w)) {
+            return null;
+        }
+        Object value = ((Map<String, Object>) w).get(key);
+        return value instanceof Double d ? d : null;
+    }
+
+    private static void put(Map<String, Object> map, String key, @Nullable Double value) {
+        if (value != null && !Double.isNaN(value)) {
+            map.put(key, Samples.round(value));
+        }
+    }
+
+    void write(Path out) throws IOException {
+        Path dir = out.resolve("benchmarks");
+        Files.createDirectories(dir);
+        JsonMapper json =
+                JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
+        Files.writeString(dir.resolve("results.json"), json.writeValueAsString(json()) + "\n");
+        Files.writeString(dir.resolve("latency.svg"), chart().svg(chartTitle()));
+        Files.writeString(out.resolve("benchmarks.md"), new Report(this).markdown());
+    }
+
+    String chartTitle() {
+        return "readygate vs the kubelet's /health probe (" + plan.mode() + " run, "
+                + started.toString().substring(0, 10) + ")";
+    }
+
+    LatencyChart chart() {
+        LatencyChart chart = new LatencyChart();
+        if (lag != null) {
+            chart.section("Verification lag: engine able to serve -> /readyz 200");
+            for (var entry : lag.overhead.entrySet()) {
+                chart.row(
+                        "readygate overhead, " + entry.getKey().value(),
+                        entry.getValue().pooled(),
+                        LatencyChart.READYGATE);
+            }
+            for (var entry : lag.lag.entrySet()) {
+                chart.row(
+                        "readygate lag incl. probes, " + entry.getKey().value(),
+                        entry.getValue().pooled(),
+                        LatencyChart.READYGATE);
+            }
+            chart.row("kubelet lag, all paths", lag.baselineAll.pooled(), LatencyChart.BASELINE);
+        }
+        if (detection != null) {
+            chart.section("Failure detection: failure -> /readyz 503 (kubelet: not ready)");
+            for (String kind :
+                    List.of("crash", "engine-dead", "frozen", "inference-hang", "generation-fails-while-ready")) {
+                chart.row("readygate, " + kind, detection.readygate.get(kind).pooled(), LatencyChart.READYGATE);
+                chart.row("kubelet, " + kind, detection.baseline.get(kind).pooled(), LatencyChart.BASELINE);
+            }
+        }
+        if (footprint != null && footprint.readyzLatency != null) {
+            chart.section("readygate's own endpoints under 1000 /readyz/s + 10 /status/s (from intended send time)");
+            chart.row("/readyz latency", footprint.readyzLatency, LatencyChart.LOAD);
+            if (footprint.statusLatency != null) {
+                chart.row("/status latency", footprint.statusLatency, LatencyChart.LOAD);
+            }
+        }
+        return chart;
+    }
+
+    List<String> goalLines() {
+        List<String> lines = new ArrayList<>();
+        headline()
+                .goals()
+                .forEach((goal, met) -> lines.add(goal + ": " + (Boolean.TRUE.equals(met) ? "met" : "NOT met")));
+        return lines;
+    }
+}

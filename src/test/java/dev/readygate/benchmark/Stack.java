@@ -1,0 +1,196 @@
+package dev.readygate.benchmark;
+
+import dev.readygate.ReadygateApplication;
+import dev.readygate.probe.ProbeHistory;
+import dev.readygate.probe.ProbeKind;
+import dev.readygate.probe.ProbeReport;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.simulator.RunningSimulator;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ApplicationEvent;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.PayloadApplicationEvent;
+
+/**
+ * One engine with its two judges, in this JVM and on one clock: the vLLM simulator, a readygate started from its
+ * application class against it, and the kubelet baseline probing the engine's {@code /health}. Records three
+ * timelines: whether readygate's {@code /readyz} says 200 (from its state-change events), whether the kubelet says
+ * ready, and whether the engine can in truth serve (the simulator's {@code ableToServe}, polled every millisecond,
+ * dated by {@code ableToServeSince} when it turns true).
+ */
+final class Stack implements AutoCloseable {
+
+    /** One readygate state change, with the durations of the heavy probes that led to a {@code ready}. */
+    record Transition(
+            Instant at,
+            EngineState.Kind kind,
+            boolean acceptsTraffic,
+            @Nullable String reason,
+            double representativeMs,
+            double canaryMs) {}
+
+    /** The readygate settings every benchmark stack uses, besides its defaults. */
+    static final List<String> READYGATE_SETTINGS = List.of(
+            // Not the default (30 s): the hang figures are compared with heavy-timeout + 500 ms, and a shorter
+            // heavy probe timeout keeps each hang sample short. Nothing else depends on it here.
+            "--readygate.probe.heavy-timeout=3s",
+            // A latency objective, so that a warm-up (the first requests pay the simulator's warm-up penalty) is a
+            // verification failure (slow) rather than a pass: without an objective readygate cannot tell.
+            "--readygate.probe.representative.max-time-to-first-token=250ms");
+
+    final String name;
+    final RunningSimulator engine;
+    final ConfigurableApplicationContext readygate;
+    final KubeletProber kubelet;
+    final Timeline readygateReady = new Timeline(false);
+    final Timeline able = new Timeline(false);
+    final List<Transition> transitions = new CopyOnWriteArrayList<>();
+    private final ProbeHistory history;
+    private final Thread truth;
+    private volatile boolean closed;
+    private final Clock clock = Clock.systemUTC();
+
+    private Stack(String name, RunningSimulator engine, Path stateDir, long seed, List<String> extraSettings) {
+        this.name = name;
+        this.engine = engine;
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--spring.main.banner-mode=off",
+                "--logging.level.root=WARN",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + stateDir,
+                "--readygate.evidence.snapshot-dir=" + engine.workDir().resolve("snapshot"),
+                "--readygate.evidence.engine-log=" + engine.engineLogFile(),
+                "--readygate.evidence.daemon-socket-dir=" + engine.workDir().resolve("weight-cache"),
+                "--readygate.evidence.daemon-log=" + engine.workDir().resolve("preload-daemon.log"),
+                "--readygate.evidence.daemon-health-url=" + engine.daemonHealthUrl()));
+        args.addAll(READYGATE_SETTINGS);
+        args.addAll(extraSettings);
+        this.readygate = new SpringApplicationBuilder(ReadygateApplication.class)
+                .listeners(new StateListener())
+                .run(args.toArray(String[]::new));
+        this.history = readygate.getBean(ProbeHistory.class);
+        this.kubelet = new KubeletProber("127.0.0.1", engine.port(), clock, seed);
+        this.truth = Thread.ofPlatform().daemon().name("truth-" + name).start(this::pollTruth);
+    }
+
+    /**
+     * Starts a simulator (test timings: loads of 0.1 to 0.3 s, 1 ms per token; {@code engineSettings} on top) and a
+     * readygate beside it, and waits until both readygate and the kubelet say ready.
+     */
+    static Stack start(String name, Path dir, long seed, List<String> engineSettings, List<String> readygateSettings) {
+        List<String> overrides = new ArrayList<>(engineSettings);
+        overrides.add("log-to-stdout=false");
+        RunningSimulator engine = RunningSimulator.serving(dir.resolve("engine"), overrides.toArray(String[]::new));
+        return new Stack(name, engine, dir.resolve("state"), seed, readygateSettings);
+    }
+
+    int readygatePort() {
+        return ((WebServerApplicationContext) readygate).getWebServer().getPort();
+    }
+
+    /** The last readygate transition into {@code ready} at or after {@code from}, or null. */
+    @Nullable
+    Transition readyTransitionAfter(Instant from) {
+        for (Transition transition : transitions) {
+            if (!transition.at().isBefore(from) && transition.kind() == EngineState.Kind.READY) {
+                return transition;
+            }
+        }
+        return null;
+    }
+
+    /** Waits (real time: this is a benchmark) until {@code condition} holds; false when {@code limit} passed first. */
+    static boolean await(BooleanSupplier condition, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+        return true;
+    }
+
+    /** Waits until readygate, the kubelet and the truth all say ready/able. */
+    boolean awaitAllReady(Duration limit) {
+        return await(() -> readygateReady.current() && kubelet.ready().current() && able.current(), limit);
+    }
+
+    static void pause(Duration duration) {
+        long deadline = System.nanoTime() + duration.toNanos();
+        long left;
+        while ((left = deadline - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    private void pollTruth() {
+        while (!closed) {
+            boolean now = engine.ableToServe();
+            if (now != able.current()) {
+                Instant at = clock.instant();
+                if (now) {
+                    Instant since = engine.ableToServeSince();
+                    able.set(since != null && since.isBefore(at) ? since : at, true);
+                } else {
+                    able.set(at, false);
+                }
+            }
+            LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    /** readygate's state changes, in the thread that made them (so the probe history is that verification's). */
+    private final class StateListener implements ApplicationListener<ApplicationEvent> {
+        @Override
+        public void onApplicationEvent(ApplicationEvent event) {
+            if (!(event instanceof PayloadApplicationEvent<?> payload)
+                    || !(payload.getPayload() instanceof EngineStateChanged change)) {
+                return;
+            }
+            EngineState state = change.current();
+            double representative = Double.NaN;
+            double canary = Double.NaN;
+            if (state.kind() == EngineState.Kind.READY) {
+                representative = totalMillis(history.last(ProbeKind.REPRESENTATIVE));
+                canary = totalMillis(history.last(ProbeKind.CANARY));
+            }
+            transitions.add(new Transition(
+                    state.since(),
+                    state.kind(),
+                    state.acceptsTraffic(),
+                    state.reason() == null ? null : state.reason().value(),
+                    representative,
+                    canary));
+            readygateReady.set(state.since(), state.acceptsTraffic());
+        }
+
+        private double totalMillis(@Nullable ProbeReport report) {
+            return report == null || report.measurement() == null
+                    ? Double.NaN
+                    : report.measurement().total().toNanos() / 1e6;
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        kubelet.close();
+        readygate.close();
+        engine.close();
+    }
+}
