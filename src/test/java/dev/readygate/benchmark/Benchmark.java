@@ -24,7 +24,8 @@ import java.util.Map;
  * System properties: {@code benchmark.mode} ({@code quick}: CI-sized, writes to {@code target/benchmarks};
  * {@code full}: what the docs report, writes {@code docs/benchmarks.md} and {@code docs/benchmarks/}),
  * {@code benchmark.out} (where to write instead), {@code benchmark.stages} (a comma-separated subset of
- * {@code lag,false-ready,detection,footprint}), {@code benchmark.jar} (default {@code target/readygate.jar}).
+ * {@code lag,false-ready,detection,footprint}), {@code benchmark.jar} (default {@code target/readygate.jar}),
+ * {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick mode).
  */
 public final class Benchmark {
 
@@ -33,7 +34,8 @@ public final class Benchmark {
     private Benchmark() {}
 
     public static void main(String[] args) throws IOException {
-        Plan plan = Plan.of(System.getProperty("benchmark.mode", "quick"));
+        Plan plan = Plan.of(System.getProperty("benchmark.mode", "quick"))
+                .withMidRunSamples(Integer.getInteger("benchmark.mid-run-samples", -1));
         String outProperty = System.getProperty("benchmark.out", "");
         Path out = Path.of(
                 outProperty.isBlank()

@@ -38,6 +38,26 @@ record Plan(
         Duration busyWindow,
         Duration footprintHeavyInterval) {
 
+    /** The same plan with another number of mid-run failure samples (unchanged when negative). */
+    Plan withMidRunSamples(int samples) {
+        return samples < 0
+                ? this
+                : new Plan(
+                        mode,
+                        repeats,
+                        startsPerPath,
+                        warmupStarts,
+                        falseReadyEpisodes,
+                        detectionSamples,
+                        detectionBaselineSamples,
+                        samples,
+                        startupRuns,
+                        idleWindow,
+                        loadWindow,
+                        busyWindow,
+                        footprintHeavyInterval);
+    }
+
     static Plan of(String mode) {
         return switch (mode) {
             case "quick" ->
