@@ -79,14 +79,8 @@ public final class CanaryProbe {
 
     private Mono<ProbeReport> judge(ModelCard card, String vllmVersion, StreamedCompletion answer) {
         // What the canary cost (tokens, time), whatever its verdict: the probe metrics count it like the other probe.
-        ProbeReport.Measurement measurement = new ProbeReport.Measurement(
-                answer.promptTokens() == null ? 0 : answer.promptTokens(),
-                answer.promptTokens(),
-                answer.completionTokens(),
-                answer.timeToFirstToken(),
-                answer.maxInterTokenLatency(),
-                answer.meanInterTokenLatency(),
-                answer.total());
+        ProbeReport.Measurement measurement =
+                ProbeReport.Measurement.of(answer.promptTokens() == null ? 0 : answer.promptTokens(), answer);
         if (answer.errorEvent() != null) {
             return Mono.fromSupplier(() -> ProbeReport.failed(
                             ProbeKind.CANARY,

@@ -1,5 +1,6 @@
 package dev.readygate.probe;
 
+import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,7 +55,20 @@ public record ProbeReport(
             Duration timeToFirstToken,
             Duration maxInterTokenLatency,
             Duration meanInterTokenLatency,
-            Duration total) {}
+            Duration total) {
+
+        /** What a streamed answer measured, for a prompt of {@code plannedPromptTokens}. */
+        public static Measurement of(int plannedPromptTokens, StreamedCompletion answer) {
+            return new Measurement(
+                    plannedPromptTokens,
+                    answer.promptTokens(),
+                    answer.completionTokens(),
+                    answer.timeToFirstToken(),
+                    answer.maxInterTokenLatency(),
+                    answer.meanInterTokenLatency(),
+                    answer.total());
+        }
+    }
 
     public static ProbeReport passed(
             ProbeKind kind,

@@ -110,14 +110,7 @@ public final class RepresentativeProbe {
     }
 
     private ProbeReport evaluate(int planned, PromptPlanner.Planned prompt, StreamedCompletion answer) {
-        ProbeReport.Measurement measurement = new ProbeReport.Measurement(
-                prompt.expectedTokens(),
-                answer.promptTokens(),
-                answer.completionTokens(),
-                answer.timeToFirstToken(),
-                answer.maxInterTokenLatency(),
-                answer.meanInterTokenLatency(),
-                answer.total());
+        ProbeReport.Measurement measurement = ProbeReport.Measurement.of(prompt.expectedTokens(), answer);
         ProbeReport failure = check(planned, prompt, answer);
         if (failure != null) {
             return failure.withMeasurement(measurement);

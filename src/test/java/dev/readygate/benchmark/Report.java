@@ -498,9 +498,11 @@ final class Report {
                 + " `heavy-interval` (its cost scales linearly, see probe cost), taking an engine out on the first"
                 + " timed-out heavy probe while idle, or a passive signal from real traffic (requests admitted but no"
                 + " tokens generated; vLLM's error counters).");
-        line("- The baseline is a model of the kubelet, not a kubelet; and both judges are measured at their own"
-                + " verdict. In a cluster the pod's Ready condition follows `/readyz` only at the kubelet's next probe"
-                + " of readygate (the chart's readiness probe period) and then the endpoints controller.");
+        line("- The baseline is a model of the kubelet, not a kubelet, and each judge is measured at its own verdict:"
+                + " readygate's when `/readyz` changes, the kubelet's when its probe result does. In a cluster the pod's"
+                + " Ready condition follows `/readyz` at the kubelet's next probe of readygate: the chart probes it every"
+                + " second with `failureThreshold` 2, which adds up to 1 s to becoming ready and up to 2 s to leaving;"
+                + " the endpoints controller then adds the same delay to both judges.");
         line();
     }
 
