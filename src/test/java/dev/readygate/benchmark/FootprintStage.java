@@ -30,7 +30,7 @@ final class FootprintStage {
     /**
      * JVM flags for a small footprint: serial GC, one compiler tier (C1), a heap bounded at 64 MiB (readygate's live
      * set is about 25 MiB) that gives memory back after a full collection, compact object headers (JDK 25), smaller
-     * thread stacks, code cache and direct memory.
+     * thread stacks, code cache and direct memory, no {@code hsperfdata} file.
      */
     static final List<String> SMALL = List.of(
             "-XX:+UseSerialGC",
@@ -42,7 +42,8 @@ final class FootprintStage {
             "-XX:+UseCompactObjectHeaders",
             "-Xss512k",
             "-XX:ReservedCodeCacheSize=32m",
-            "-XX:MaxDirectMemorySize=32m");
+            "-XX:MaxDirectMemorySize=32m",
+            "-XX:-UsePerfData");
 
     /**
      * Maps the AOT cache at the address it was built for instead of a random one: its pages then stay clean and
@@ -101,7 +102,7 @@ final class FootprintStage {
                 profile(variantNamed("default"), false, noise);
                 noise.end();
                 noise.begin("footprint: no relocation");
-                profile(variantNamed("aot-cache+small+no-relocation"), false, noise);
+                profile(variantNamed("aot-trained+small+no-relocation"), false, noise);
                 noise.end();
             }
             noise.begin("footprint: recommended");
@@ -128,7 +129,7 @@ final class FootprintStage {
 
     /** The variant the docs recommend: the fastest start-up with the small-footprint flags. */
     static String recommended() {
-        return "aot-cache+small";
+        return "aot-trained+small";
     }
 
     private Variant variantNamed(String name) {
@@ -174,15 +175,20 @@ final class FootprintStage {
         variants.add(new Variant("small", "extracted, small-footprint flags " + SMALL, SMALL, true, List.of()));
         variants.add(new Variant(
                 "aot-cache+small",
-                "AOT cache and the small-footprint flags",
+                "AOT cache (training run: context refresh only) and the small-footprint flags",
                 concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("small.aot"))),
                 true,
                 List.of()));
         variants.add(new Variant(
-                "aot-cache+small+no-relocation",
-                "AOT cache and the small-footprint flags, the cache mapped without relocation (diagnostic flag "
-                        + "-XX:ArchiveRelocationMode=0)",
-                concat(concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("small.aot"))), NO_RELOCATION),
+                "aot-trained+small",
+                "AOT cache from a training run that served requests (see below) and the small-footprint flags",
+                concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("trained.aot"))),
+                true,
+                List.of()));
+        variants.add(new Variant(
+                "aot-trained+small+no-relocation",
+                "the same, the cache mapped without relocation (diagnostic flag -XX:ArchiveRelocationMode=0)",
+                concat(concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("trained.aot"))), NO_RELOCATION),
                 true,
                 List.of()));
         variants.add(new Variant(
@@ -216,14 +222,15 @@ final class FootprintStage {
 
     /**
      * Training runs: readygate starts with {@code -Dspring.context.exit=onRefresh} (the context refreshes, then the
-     * JVM exits) and writes the archive; each AOT cache is trained with the flags it is used with.
+     * JVM exits) and writes the archive, or (the recommended cache) serves requests first; each AOT cache is trained
+     * with the flags it is used with.
      */
     private void train() throws IOException, InterruptedException {
         Path aot = dir.resolve("aot");
         Files.createDirectories(aot);
         List<String> lazy = List.of("--spring.main.lazy-initialization=true");
+        trainWithTraffic(concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("trained.aot"))));
         if (quick()) {
-            trainOnce("small", concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("small.aot"))), List.of());
             return;
         }
         trainOnce("cds", List.of("-XX:ArchiveClassesAtExit=" + aot.resolve("cds.jsa")), List.of());
@@ -232,6 +239,44 @@ final class FootprintStage {
         trainOnce("small", concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("small.aot"))), List.of());
         trainOnce("small-lazy", concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("small-lazy.aot"))), lazy);
         Benchmark.progress("footprint: training runs done");
+    }
+
+    /**
+     * The training run the docs recommend: readygate starts against the engine (here the simulator; in an image
+     * build, {@code readygate.jar simulate}), verifies it, serves {@code /livez}, {@code /readyz}, {@code /status} and
+     * {@code /actuator/prometheus} 30 times each, and is stopped with SIGTERM: the JVM writes the cache as it exits,
+     * with the classes and profiles of serving requests as well as of starting.
+     */
+    private void trainWithTraffic(List<String> jvm) throws IOException, InterruptedException {
+        int port = freePort();
+        List<String> command = new ArrayList<>();
+        command.add(java());
+        command.addAll(jvm);
+        command.add("-jar");
+        command.add(dir.resolve("app").resolve("readygate.jar").toString());
+        command.addAll(readygateArgs(port, "train-trained"));
+        Path log = dir.resolve("train-trained.log");
+        Process process = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        if (!Stack.await(
+                () -> HttpConnection.status("127.0.0.1", port, "/readyz", 500) == 200, Duration.ofSeconds(90))) {
+            stop(process);
+            throw new IOException("the training run never became ready (see " + log + ")");
+        }
+        try (HttpConnection connection = new HttpConnection("127.0.0.1", port, 5_000)) {
+            for (int i = 0; i < 30; i++) {
+                for (String path : List.of("/livez", "/readyz", "/status", "/actuator/prometheus")) {
+                    connection.get(path, path.equals("/status") ? "application/json" : "*/*");
+                }
+            }
+        }
+        process.destroy();
+        if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 143 && process.exitValue() != 0) {
+            throw new IOException("the training run did not write its cache (see " + log + ")");
+        }
     }
 
     private void trainOnce(String name, List<String> jvm, List<String> app) throws IOException, InterruptedException {
@@ -407,6 +452,7 @@ final class FootprintStage {
                 out.put("readygate_flags_note", "readygate at its default probe settings");
             }
         } finally {
+            noise.ownEnding(process.pid());
             stop(process);
             profiles.put(variant.name(), out);
         }

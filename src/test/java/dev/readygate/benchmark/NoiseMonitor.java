@@ -56,11 +56,10 @@ final class NoiseMonitor implements AutoCloseable {
         children.add(pid);
     }
 
-    /** A process this run started is about to end: its CPU so far is the run's own. */
+    /** A process this run started is about to end: its CPU so far stays the run's own. */
     synchronized void ownEnding(long pid) {
-        if (!children.contains(pid)) {
-            finishedTicks += processTicks(pid);
-        }
+        finishedTicks += processTicks(pid);
+        children.remove(pid);
     }
 
     synchronized void begin(String name) {

@@ -154,6 +154,21 @@ final class Report {
                     + " |");
         }
         line();
+        if (!r.previous.isEmpty()) {
+            line("The same figures from the previous " + r.plan.mode() + " run on this machine (started "
+                    + r.previous.get("started_at") + "; its footprint figures are of the variant `"
+                    + r.previous.get("recommended_variant") + "`), beside this run's:");
+            line();
+            line("| Figure | This run | Previous run |");
+            line("|---|---|---|");
+            Map<String, Object> now = r.headline().figures();
+            now.forEach((key, value) -> {
+                if (r.previous.containsKey(key)) {
+                    line("| `" + key + "` | " + v(value) + " | " + v(r.previous.get(key)) + " |");
+                }
+            });
+            line();
+        }
         if (r.plan.repeats() > 1) {
             line("Every in-process stage ran " + r.plan.repeats() + " times; the tables give the pooled figures and"
                     + " `results.json` each repeat's p50, p99 and max (`repeats`), which show how much a figure moves"
@@ -336,15 +351,29 @@ final class Report {
             line("Failures: " + String.join("; ", fp.failures) + ".");
             line();
         }
-        line("**The recommended way to run it** (for the image; `" + FootprintStage.recommended() + "`):");
+        String flags = String.join(" ", FootprintStage.SMALL);
+        line("**The recommended way to run it** (`" + FootprintStage.recommended() + "`; for the image, where another"
+                + " engineer builds it). At image build time, extract the jar and make one training run that starts,"
+                + " verifies an engine (the simulator the jar contains will do), serves its endpoints and is stopped:"
+                + " the JVM writes the AOT cache as it exits. This is what the harness does.");
+        line();
+        line("```bash");
+        line("java -Djarmode=tools -jar readygate.jar extract --destination /app");
+        line("java -jar /app/readygate.jar simulate --readygate.simulator.port=18000 \\");
+        line("    --readygate.simulator.admin-port=18001 --readygate.simulator.preload.health-port=18002 &");
+        line("java " + flags + " \\");
+        line("    -XX:AOTCacheOutput=/app/readygate.aot -jar /app/readygate.jar --server.port=8090 \\");
+        line("    --readygate.engine.base-url=http://127.0.0.1:18000 --readygate.state-dir=/tmp/training &");
+        line("until curl -sf localhost:8090/readyz >/dev/null; do sleep 0.2; done");
+        line("for i in $(seq 30); do for p in livez readyz status actuator/prometheus; do");
+        line("    curl -s -H 'Accept: application/json' localhost:8090/$p >/dev/null; done; done");
+        line("kill -TERM %2 && wait %2   # writes /app/readygate.aot (about 90 MB)");
+        line("kill %1");
+        line("```");
+        line();
+        line("and run with the same flags and the cache:");
         line();
         line("```dockerfile");
-        line("# build stage: extract the jar (the layout CDS and the AOT cache need), then one training run");
-        line("RUN java -Djarmode=tools -jar readygate.jar extract --destination /app");
-        line("RUN java " + String.join(" ", FootprintStage.SMALL) + " \\");
-        line("      -XX:AOTCacheOutput=/app/readygate.aot -Dspring.context.exit=onRefresh \\");
-        line("      -jar /app/readygate.jar --readygate.engine.base-url=http://127.0.0.1:8000");
-        line("# run stage: the same flags, with the cache");
         line("ENTRYPOINT [\"java\", "
                 + String.join(
                         ", ",
@@ -354,9 +383,10 @@ final class Report {
                 + ", \"-XX:AOTCache=/app/readygate.aot\", \"-jar\", \"/app/readygate.jar\"]");
         line("```");
         line();
-        line("The training run needs no engine: it refreshes the context and exits. The cache is valid only for the"
-                + " same JDK build, the same jar and compatible flags (train with the flags you run with; a mismatch"
-                + " makes the JVM ignore the cache with a warning, not fail).");
+        line("The cache is valid only for the same JDK build, the same jar and compatible flags (train with the flags"
+                + " you run with; a mismatch makes the JVM ignore the cache with a warning, not fail). A training run"
+                + " that only refreshes the context (`-Dspring.context.exit=onRefresh`, `aot-cache+small`) needs no"
+                + " engine but leaves the classes of serving the first request out.");
         line();
         line("**Memory and load.** Each profile starts readygate, waits until it verified the engine, lets it settle,"
                 + " watches it idle, then loads `/readyz` with 1000 requests/s and `/status` with 10/s (open loop:"
@@ -555,7 +585,7 @@ final class Report {
         }
         double v = value;
         double magnitude = Math.abs(v);
-        if (magnitude >= 100) {
+        if (magnitude >= 100 || (v == Math.rint(v) && magnitude < 1e12)) {
             return String.format(Locale.ROOT, "%,.0f", v);
         }
         if (magnitude >= 10) {

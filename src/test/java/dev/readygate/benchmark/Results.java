@@ -288,11 +288,46 @@ final class Results {
         }
     }
 
+    /** The headline figures of the run written there before this one (same mode), to show how much they move. */
+    Map<String, Object> previous = Map.of();
+
+    @SuppressWarnings("unchecked")
+    private void readPrevious(Path file, JsonMapper json) {
+        if (!Files.exists(file)) {
+            return;
+        }
+        try {
+            Map<String, Object> before = json.readValue(file.toFile(), Map.class);
+            if (!plan.mode().equals(before.get("mode"))) {
+                return;
+            }
+            Map<String, Object> figures = new LinkedHashMap<>();
+            if (before.get("machine") instanceof Map<?, ?> machine) {
+                figures.put("started_at", machine.get("started_at"));
+            }
+            if (before.get("details") instanceof Map<?, ?> d && d.get("footprint") instanceof Map<?, ?> fp) {
+                figures.put("recommended_variant", fp.get("recommended_variant"));
+            }
+            before.forEach((key, value) -> {
+                if (value instanceof Number) {
+                    figures.put(key, value);
+                }
+            });
+            previous = figures;
+        } catch (RuntimeException ex) {
+            Benchmark.progress("previous results unreadable (%s): not compared", ex.getMessage());
+        }
+    }
+
     void write(Path out) throws IOException {
         Path dir = out.resolve("benchmarks");
         Files.createDirectories(dir);
         JsonMapper json =
                 JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
+        readPrevious(dir.resolve("results.json"), json);
+        if (!previous.isEmpty()) {
+            details.put("previous_run", previous);
+        }
         Files.writeString(dir.resolve("results.json"), json.writeValueAsString(json()) + "\n");
         Files.writeString(dir.resolve("latency.svg"), chart().svg(chartTitle()));
         Files.writeString(out.resolve("benchmarks.md"), new Report(this).markdown());
