@@ -379,6 +379,14 @@ class MemorySignalsTests {
     }
 
     static RestartRecord revision(RestartRecord r, @Nullable String revision) {
+        return copy(r, revision, r.kvCacheSizeTokens());
+    }
+
+    static RestartRecord kv(RestartRecord r, @Nullable Long tokens) {
+        return copy(r, r.revision(), tokens);
+    }
+
+    static RestartRecord copy(RestartRecord r, @Nullable String revision, @Nullable Long tokens) {
         return new RestartRecord(
                 r.id(),
                 r.engineStart(),
@@ -398,34 +406,6 @@ class MemorySignalsTests {
                 r.model(),
                 r.modelRoot(),
                 revision,
-                r.maxModelLen(),
-                r.kvCacheSizeTokens(),
-                r.probeConfigHash(),
-                r.readygateVersion(),
-                r.node(),
-                r.memory());
-    }
-
-    static RestartRecord kv(RestartRecord r, @Nullable Long tokens) {
-        return new RestartRecord(
-                r.id(),
-                r.engineStart(),
-                r.engineStartSource(),
-                r.firstSeen(),
-                r.path(),
-                r.evidence(),
-                r.fallbackReason(),
-                r.wrongWeightsFromCache(),
-                r.phases(),
-                r.loggedDurations(),
-                r.outcome(),
-                r.notReadyReason(),
-                r.readinessLatency(),
-                r.vllmVersion(),
-                r.engineArgs(),
-                r.model(),
-                r.modelRoot(),
-                r.revision(),
                 r.maxModelLen(),
                 tokens,
                 r.probeConfigHash(),
