@@ -9,6 +9,8 @@ import static org.awaitility.Awaitility.await;
 import dev.readygate.simulator.RunningSimulator;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -24,17 +26,23 @@ class GpuMemoryStatusTests {
 
     static final String GPU = "GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da";
 
+    /** readygate against the engine, reading its GPU every 500 ms with the given sources. */
+    ConfigurableApplicationContext readygate(RunningSimulator engine, String... sources) {
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + workDir.resolve("state"),
+                "--readygate.gpu.interval=500ms",
+                "--readygate.gpu.timeout=500ms"));
+        args.addAll(List.of(sources));
+        return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
+    }
+
     @Test
     void memoryHeldByTheEngineAndTheDaemonIsShownAndExported() {
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"));
-                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                        .run(
-                                "--server.port=0",
-                                "--readygate.engine.base-url=" + engine.baseUrl(),
-                                "--readygate.state-dir=" + workDir.resolve("state"),
-                                "--readygate.gpu.nvidia-smi=" + engine.nvidiaSmi(),
-                                "--readygate.gpu.interval=500ms",
-                                "--readygate.gpu.timeout=500ms")) {
+                ConfigurableApplicationContext readygate =
+                        readygate(engine, "--readygate.gpu.nvidia-smi=" + engine.nvidiaSmi())) {
             WebTestClient client = client(readygate);
             await().atMost(Duration.ofSeconds(15))
                     .until(() ->
@@ -54,14 +62,8 @@ class GpuMemoryStatusTests {
     @Test
     void missingNvidiaSmiIsANamedReasonThatLeavesReadinessAlone() {
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false");
-                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                        .run(
-                                "--server.port=0",
-                                "--readygate.engine.base-url=" + engine.baseUrl(),
-                                "--readygate.state-dir=" + workDir.resolve("state"),
-                                "--readygate.gpu.nvidia-smi=" + workDir.resolve("no-such-nvidia-smi"),
-                                "--readygate.gpu.interval=500ms",
-                                "--readygate.gpu.timeout=500ms")) {
+                ConfigurableApplicationContext readygate =
+                        readygate(engine, "--readygate.gpu.nvidia-smi=" + workDir.resolve("no-such-nvidia-smi"))) {
             WebTestClient client = client(readygate);
             ReadygateClients.awaitReady(client);
             await().atMost(Duration.ofSeconds(10))
@@ -73,15 +75,10 @@ class GpuMemoryStatusTests {
     @Test
     void whenNvidiaSmiFailsTheDcgmExporterGivesTheTotalsAndTheFailureIsNamed() {
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"));
-                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                        .run(
-                                "--server.port=0",
-                                "--readygate.engine.base-url=" + engine.baseUrl(),
-                                "--readygate.state-dir=" + workDir.resolve("state"),
-                                "--readygate.gpu.nvidia-smi=" + workDir.resolve("no-such-nvidia-smi"),
-                                "--readygate.gpu.dcgm-url=" + engine.dcgmUrl(),
-                                "--readygate.gpu.interval=500ms",
-                                "--readygate.gpu.timeout=500ms")) {
+                ConfigurableApplicationContext readygate = readygate(
+                        engine,
+                        "--readygate.gpu.nvidia-smi=" + workDir.resolve("no-such-nvidia-smi"),
+                        "--readygate.gpu.dcgm-url=" + engine.dcgmUrl())) {
             WebTestClient client = client(readygate);
             await().atMost(Duration.ofSeconds(15))
                     .until(() -> status(client).at("/gpu/source").asString("").equals("dcgm"));

@@ -49,17 +49,21 @@ public final class MemorySignals {
      * @param history the recorded starts, oldest first
      * @param lowest of the readings since the latest start was recorded, the one where the preload daemon held least
      *     (a stale cache clears once the daemon let go), or null
+     * @param latest the latest reading, or null (memory held after a stop clears once its holder let go)
      * @param settings the thresholds
      */
     public static MemoryAssessment assess(
-            List<RestartRecord> history, @Nullable MemoryMoment lowest, ReadygateProperties.Memory settings) {
+            List<RestartRecord> history,
+            @Nullable MemoryMoment lowest,
+            @Nullable MemoryMoment latest,
+            ReadygateProperties.Memory settings) {
         List<RestartRecord> ready = history.stream()
                 .filter(record -> "ready".equals(record.outcome()))
                 .sorted(Comparator.comparing(RestartRecord::engineStart))
                 .toList();
         return new MemoryAssessment(
                 drift(ready, settings),
-                heldAfterStop(history, settings),
+                heldAfterStop(history, latest, settings),
                 staleCache(ready, lowest, settings),
                 kvCache(ready, settings));
     }
@@ -110,7 +114,7 @@ public final class MemorySignals {
     // ---- held after stop
 
     private static MemoryAssessment.@Nullable HeldAfterStop heldAfterStop(
-            List<RestartRecord> history, ReadygateProperties.Memory s) {
+            List<RestartRecord> history, @Nullable MemoryMoment latest, ReadygateProperties.Memory s) {
         RestartRecord stopped = history.stream()
                 .filter(record -> record.memory().afterStop() != null)
                 .max(Comparator.comparing(record ->
@@ -141,8 +145,11 @@ public final class MemorySignals {
         List<MemoryAssessment.Holder> holders = new ArrayList<>();
         boolean unexpected = false;
         for (MemoryMoment.Holder holder : after.processes()) {
-            MemoryAssessment.Holder judged =
-                    judge(holder, before, servingEngine, presentAtReady, presentBefore, tolerance);
+            MemoryAssessment.Holder judged = letGo(
+                    judge(holder, before, servingEngine, presentAtReady, presentBefore, tolerance),
+                    after,
+                    latest,
+                    tolerance);
             holders.add(judged);
             unexpected |= !judged.expected();
         }
@@ -153,6 +160,31 @@ public final class MemorySignals {
             unexpected |= unexplained > tolerance;
         }
         return new MemoryAssessment.HeldAfterStop(stopped.id(), after.at(), holders, unexplained, unexpected);
+    }
+
+    /**
+     * An unexpected holder that a later reading shows let go: its process is gone, or (a daemon) it holds no more than
+     * before the start again.
+     */
+    private static MemoryAssessment.Holder letGo(
+            MemoryAssessment.Holder holder, MemoryMoment after, @Nullable MemoryMoment latest, long tolerance) {
+        if (holder.expected()
+                || latest == null
+                || !latest.at().isAfter(after.at())
+                || latest.processes().isEmpty()) {
+            return holder;
+        }
+        long now = latest.processes().stream()
+                .filter(process -> process.pid() == holder.pid())
+                .mapToLong(MemoryMoment.Holder::bytes)
+                .sum();
+        boolean gone = latest.processes().stream().noneMatch(process -> process.pid() == holder.pid());
+        long heldBefore = holder.bytes() - holder.unexpectedBytes();
+        if (gone || ("preload_daemon".equals(holder.owner()) && now - heldBefore <= tolerance)) {
+            return new MemoryAssessment.Holder(
+                    holder.pid(), holder.owner(), holder.bytes(), true, 0, holder.why() + "; let go by " + latest.at());
+        }
+        return holder;
     }
 
     private static MemoryAssessment.Holder judge(

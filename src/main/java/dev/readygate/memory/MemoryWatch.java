@@ -32,6 +32,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
     private MemoryAssessment assessment = MemoryAssessment.NONE;
     // Of the readings since the last recorded start, the one where the preload daemon held least.
     private @Nullable MemoryMoment lowest;
+    private @Nullable MemoryMoment latest;
 
     public MemoryWatch(
             Supplier<List<RestartRecord>> history,
@@ -77,6 +78,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
         MemoryMoment moment = moment(view);
         if (moment != null) {
             synchronized (this) {
+                latest = moment;
                 MemoryMoment low = lowest;
                 if (low == null || moment.owner("preload_daemon") <= low.owner("preload_daemon")) {
                     lowest = moment;
@@ -92,11 +94,13 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
     }
 
     private void reassess() {
-        MemoryMoment now;
+        MemoryMoment low;
+        MemoryMoment last;
         synchronized (this) {
-            now = lowest;
+            low = lowest;
+            last = latest;
         }
-        MemoryAssessment next = MemorySignals.assess(history.get(), now, settings);
+        MemoryAssessment next = MemorySignals.assess(history.get(), low, last, settings);
         Set<MemorySignal> raised;
         synchronized (this) {
             Set<MemorySignal> before = assessment.active();

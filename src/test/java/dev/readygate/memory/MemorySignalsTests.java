@@ -75,7 +75,7 @@ class MemorySignalsTests {
                         moment("xml-engine-mapped.xml"),
                         moment("xml-engine-exited-daemon-alive.xml")));
 
-        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, null, SETTINGS);
 
         MemoryAssessment.HeldAfterStop held = Objects.requireNonNull(assessment.heldAfterStop());
         assertThat(held.holders()).singleElement().satisfies(holder -> {
@@ -97,7 +97,7 @@ class MemorySignalsTests {
                         moment("xml-engine-mapped.xml"),
                         moment("xml-engine-mapped.xml")));
 
-        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, null, SETTINGS);
 
         assertThat(assessment.active()).containsExactly(MemorySignal.HELD_AFTER_STOP);
         assertThat(Objects.requireNonNull(assessment.heldAfterStop()).holders())
@@ -111,6 +111,27 @@ class MemorySignalsTests {
     }
 
     @Test
+    void heldAfterStopClearsOnceALaterReadingShowsTheEngineProcessGone() {
+        RestartRecord cycle = record(
+                RestartPath.PRELOAD_HIT,
+                0,
+                new CycleMemory(
+                        moment("xml-daemon-holds-10GiB.xml"),
+                        moment("xml-engine-mapped.xml"),
+                        moment("xml-engine-mapped.xml")));
+        MemoryMoment gone = moment("xml-engine-exited-daemon-alive.xml");
+        MemoryMoment later = new MemoryMoment(T0.plusSeconds(120), gone.usedBytes(), gone.byOwner(), gone.processes());
+
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, later, SETTINGS);
+
+        assertThat(assessment.active()).isEmpty();
+        assertThat(Objects.requireNonNull(assessment.heldAfterStop()).holders())
+                .filteredOn(holder -> holder.pid() == 598)
+                .singleElement()
+                .satisfies(holder -> assertThat(holder.why()).contains("let go by"));
+    }
+
+    @Test
     void daemonHoldingMoreAfterTheCycleThanBeforeIsHeldAfterStop() {
         RestartRecord cycle = record(
                 RestartPath.COLD,
@@ -120,7 +141,7 @@ class MemorySignalsTests {
                         moment("xml-engine-mapped.xml"),
                         moment("xml-engine-exited-daemon-alive.xml")));
 
-        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, null, SETTINGS);
 
         assertThat(assessment.active()).containsExactly(MemorySignal.HELD_AFTER_STOP);
         assertThat(Objects.requireNonNull(assessment.heldAfterStop()).holders())
@@ -137,7 +158,7 @@ class MemorySignalsTests {
         MemoryMoment after = new MemoryMoment(T0.plusSeconds(60), 11376 * MIB, Map.of(), List.of());
         RestartRecord cycle = record(RestartPath.COLD, 0, new CycleMemory(before, null, after));
 
-        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(List.of(cycle), null, null, SETTINGS);
 
         assertThat(assessment.active()).containsExactly(MemorySignal.HELD_AFTER_STOP);
         assertThat(Objects.requireNonNull(assessment.heldAfterStop()).unexplainedBytes())
@@ -153,7 +174,7 @@ class MemorySignalsTests {
             history.add(readyWith(RestartPath.PRELOAD_HIT, i, 1668 + 512L * i, 8836));
         }
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.active()).containsExactly(MemorySignal.LEAK_ACROSS_RESTARTS);
         MemoryAssessment.Drift drift = Objects.requireNonNull(assessment.drift());
@@ -172,7 +193,7 @@ class MemorySignalsTests {
             history.add(readyWith(RestartPath.PRELOAD_HIT, i, 1668 + noise[i], 8836));
         }
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.active()).isEmpty();
         assertThat(Math.abs(Objects.requireNonNull(assessment.drift()).bytesPerCycle()))
@@ -187,7 +208,7 @@ class MemorySignalsTests {
                 readyWith(RestartPath.COLD, 2, 0, 11000),
                 readyWith(RestartPath.PRELOAD_HIT, 3, 1668, 8836));
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.drift()).isNull();
         assertThat(assessment.active()).isEmpty();
@@ -202,7 +223,7 @@ class MemorySignalsTests {
                 readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836),
                 revision(readyWith(RestartPath.PRELOAD_FALLBACK, 2, 1668, 8836 + 1147), "v2"));
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.active()).containsExactly(MemorySignal.STALE_CACHE);
         MemoryAssessment.StaleCache stale = Objects.requireNonNull(assessment.staleCache());
@@ -221,7 +242,7 @@ class MemorySignalsTests {
                 revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836 + 1147), "v2"),
                 revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 8836), "v2"));
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.active()).isEmpty();
         assertThat(Objects.requireNonNull(assessment.staleCache()).staleBytes()).isZero();
@@ -238,8 +259,9 @@ class MemorySignalsTests {
                 Map.of("engine", (8836 + 1147) * MIB),
                 List.of(new MemoryMoment.Holder(7001, "engine", (8836 + 1147) * MIB)));
 
-        assertThat(MemorySignals.assess(history, null, SETTINGS).active()).containsExactly(MemorySignal.STALE_CACHE);
-        assertThat(MemorySignals.assess(history, live, SETTINGS).active()).isEmpty();
+        assertThat(MemorySignals.assess(history, null, null, SETTINGS).active())
+                .containsExactly(MemorySignal.STALE_CACHE);
+        assertThat(MemorySignals.assess(history, live, null, SETTINGS).active()).isEmpty();
     }
 
     @Test
@@ -247,7 +269,8 @@ class MemorySignalsTests {
         List<RestartRecord> history = List.of(
                 readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836), readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836));
 
-        assertThat(MemorySignals.assess(history, null, SETTINGS).staleCache()).isNull();
+        assertThat(MemorySignals.assess(history, null, null, SETTINGS).staleCache())
+                .isNull();
     }
 
     @Test
@@ -257,10 +280,11 @@ class MemorySignalsTests {
                 revision(readyWith(RestartPath.SNAPSHOT_RESTORE, 1, 1668, 8836), null),
                 readyWith(RestartPath.PRELOAD_FALLBACK, 2, 1668, 8836));
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.staleCache()).isNull();
-        assertThat(MemorySignals.assess(history.subList(0, 2), null, SETTINGS).staleCache())
+        assertThat(MemorySignals.assess(history.subList(0, 2), null, null, SETTINGS)
+                        .staleCache())
                 .isNull();
     }
 
@@ -273,7 +297,7 @@ class MemorySignalsTests {
                 kv(readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836), 76_000L),
                 kv(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 8836), 71_000L));
 
-        MemoryAssessment assessment = MemorySignals.assess(history, null, SETTINGS);
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
 
         assertThat(assessment.active()).containsExactly(MemorySignal.KV_CACHE_SHRINKING);
         assertThat(Objects.requireNonNull(assessment.kvCache()).tokens()).containsExactly(76_000L, 76_000L, 71_000L);
@@ -285,7 +309,7 @@ class MemorySignalsTests {
                 kv(readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836), 76_000L),
                 kv(readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836), 75_800L));
 
-        assertThat(MemorySignals.assess(history, null, SETTINGS).active()).isEmpty();
+        assertThat(MemorySignals.assess(history, null, null, SETTINGS).active()).isEmpty();
     }
 
     // ---- helpers
@@ -379,6 +403,14 @@ class MemorySignalsTests {
     }
 
     static RestartRecord revision(RestartRecord r, @Nullable String revision) {
+        return copy(r, revision, r.kvCacheSizeTokens());
+    }
+
+    static RestartRecord kv(RestartRecord r, @Nullable Long tokens) {
+        return copy(r, r.revision(), tokens);
+    }
+
+    static RestartRecord copy(RestartRecord r, @Nullable String revision, @Nullable Long tokens) {
         return new RestartRecord(
                 r.id(),
                 r.engineStart(),
@@ -398,34 +430,6 @@ class MemorySignalsTests {
                 r.model(),
                 r.modelRoot(),
                 revision,
-                r.maxModelLen(),
-                r.kvCacheSizeTokens(),
-                r.probeConfigHash(),
-                r.readygateVersion(),
-                r.node(),
-                r.memory());
-    }
-
-    static RestartRecord kv(RestartRecord r, @Nullable Long tokens) {
-        return new RestartRecord(
-                r.id(),
-                r.engineStart(),
-                r.engineStartSource(),
-                r.firstSeen(),
-                r.path(),
-                r.evidence(),
-                r.fallbackReason(),
-                r.wrongWeightsFromCache(),
-                r.phases(),
-                r.loggedDurations(),
-                r.outcome(),
-                r.notReadyReason(),
-                r.readinessLatency(),
-                r.vllmVersion(),
-                r.engineArgs(),
-                r.model(),
-                r.modelRoot(),
-                r.revision(),
                 r.maxModelLen(),
                 tokens,
                 r.probeConfigHash(),
