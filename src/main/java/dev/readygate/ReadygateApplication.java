@@ -2,6 +2,7 @@ package dev.readygate;
 
 import dev.readygate.simulator.SimulatorLauncher;
 import java.util.Arrays;
+import org.springframework.aot.AotDetector;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
@@ -20,6 +21,8 @@ public class ReadygateApplication {
 
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals(SimulatorLauncher.COMMAND)) {
+            // Only the sidecar's context is AOT-processed; the image's -Dspring.aot.enabled=true is not for this one.
+            System.setProperty(AotDetector.AOT_ENABLED, "false");
             SimulatorLauncher.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }

@@ -28,22 +28,31 @@ final class FootprintStage {
     record Variant(String name, String description, List<String> jvm, boolean extracted, List<String> app) {}
 
     /**
-     * JVM flags for a small footprint: serial GC, one compiler tier (C1), a heap bounded at 64 MiB (readygate's live
-     * set is about 25 MiB) that gives memory back after a full collection, compact object headers (JDK 25), smaller
-     * thread stacks, code cache and direct memory, no {@code hsperfdata} file.
+     * JVM flags for a small footprint, the image's (the Dockerfile's {@code JDK_JAVA_OPTIONS} are these and
+     * {@link #SPRING_AOT}; {@code DockerfileFlagsTests} keeps them equal): serial GC, one compiler tier (C1), a heap of
+     * 16 MiB up to 128 MiB (readygate's live set is about 15 to 25 MiB) that gives memory back after a collection,
+     * compact object headers (JDK 25), smaller thread stacks, code cache and direct memory, no {@code hsperfdata} file,
+     * and an exit on {@code OutOfMemoryError}.
      */
     static final List<String> SMALL = List.of(
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
             "-Xms16m",
-            "-Xmx64m",
+            "-Xmx128m",
             "-XX:MinHeapFreeRatio=5",
             "-XX:MaxHeapFreeRatio=20",
             "-XX:+UseCompactObjectHeaders",
             "-Xss512k",
             "-XX:ReservedCodeCacheSize=32m",
-            "-XX:MaxDirectMemorySize=32m",
-            "-XX:-UsePerfData");
+            "-XX:MaxDirectMemorySize=64m",
+            "-XX:-UsePerfData",
+            "-XX:+ExitOnOutOfMemoryError");
+
+    /** Spring's AOT-processed bean definitions, which the build makes ({@code process-aot}). */
+    static final List<String> SPRING_AOT = List.of("-Dspring.aot.enabled=true");
+
+    /** The image's JVM flags, as the Dockerfile sets them. */
+    static final List<String> IMAGE = concat(SMALL, SPRING_AOT);
 
     /**
      * Maps the AOT cache at the address it was built for instead of a random one: its pages then stay clean and
@@ -102,7 +111,7 @@ final class FootprintStage {
                 profile(variantNamed("default"), false, noise);
                 noise.end();
                 noise.begin("footprint: no relocation");
-                profile(variantNamed("aot-trained+small+no-relocation"), false, noise);
+                profile(variantNamed("image+no-relocation"), false, noise);
                 noise.end();
             }
             noise.begin("footprint: recommended");
@@ -127,9 +136,9 @@ final class FootprintStage {
         return plan.mode().equals("quick");
     }
 
-    /** The variant the docs recommend: the fastest start-up with the small-footprint flags. */
+    /** The variant the image runs, which the docs report: Spring AOT, the AOT cache and the small-footprint flags. */
     static String recommended() {
-        return "aot-trained+small";
+        return "image";
     }
 
     private Variant variantNamed(String name) {
@@ -175,20 +184,28 @@ final class FootprintStage {
         variants.add(new Variant("small", "extracted, small-footprint flags " + SMALL, SMALL, true, List.of()));
         variants.add(new Variant(
                 "aot-cache+small",
-                "AOT cache (training run: context refresh only) and the small-footprint flags",
+                "AOT cache and the small-footprint flags",
                 concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("small.aot"))),
                 true,
                 List.of()));
         variants.add(new Variant(
-                "aot-trained+small",
-                "AOT cache from a training run that served requests (see below) and the small-footprint flags",
-                concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("trained.aot"))),
+                "spring-aot+small",
+                "Spring AOT (-Dspring.aot.enabled=true: bean definitions generated at build time) and the small-footprint"
+                        + " flags, no AOT cache",
+                IMAGE,
                 true,
                 List.of()));
         variants.add(new Variant(
-                "aot-trained+small+no-relocation",
+                "image",
+                "the image's: Spring AOT, the AOT cache (training run: context refresh only) and the small-footprint"
+                        + " flags, as the Dockerfile runs it",
+                concat(IMAGE, List.of("-XX:AOTCache=" + aot.resolve("image.aot"))),
+                true,
+                List.of()));
+        variants.add(new Variant(
+                "image+no-relocation",
                 "the same, the cache mapped without relocation (diagnostic flag -XX:ArchiveRelocationMode=0)",
-                concat(concat(SMALL, List.of("-XX:AOTCache=" + aot.resolve("trained.aot"))), NO_RELOCATION),
+                concat(concat(IMAGE, List.of("-XX:AOTCache=" + aot.resolve("image.aot"))), NO_RELOCATION),
                 true,
                 List.of()));
         variants.add(new Variant(
@@ -222,14 +239,14 @@ final class FootprintStage {
 
     /**
      * Training runs: readygate starts with {@code -Dspring.context.exit=onRefresh} (the context refreshes, then the
-     * JVM exits) and writes the archive, or (the recommended cache) serves requests first; each AOT cache is trained
-     * with the flags it is used with.
+     * JVM exits) and writes the archive, as the Dockerfile does; each AOT cache is trained with the flags it is used
+     * with.
      */
     private void train() throws IOException, InterruptedException {
         Path aot = dir.resolve("aot");
         Files.createDirectories(aot);
         List<String> lazy = List.of("--spring.main.lazy-initialization=true");
-        trainWithTraffic(concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("trained.aot"))));
+        trainOnce("image", concat(IMAGE, List.of("-XX:AOTCacheOutput=" + aot.resolve("image.aot"))), List.of());
         if (quick()) {
             return;
         }
@@ -239,44 +256,6 @@ final class FootprintStage {
         trainOnce("small", concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("small.aot"))), List.of());
         trainOnce("small-lazy", concat(SMALL, List.of("-XX:AOTCacheOutput=" + aot.resolve("small-lazy.aot"))), lazy);
         Benchmark.progress("footprint: training runs done");
-    }
-
-    /**
-     * The training run the docs recommend: readygate starts against the engine (here the simulator; in an image
-     * build, {@code readygate.jar simulate}), verifies it, serves {@code /livez}, {@code /readyz}, {@code /status} and
-     * {@code /actuator/prometheus} 30 times each, and is stopped with SIGTERM: the JVM writes the cache as it exits,
-     * with the classes and profiles of serving requests as well as of starting.
-     */
-    private void trainWithTraffic(List<String> jvm) throws IOException, InterruptedException {
-        int port = freePort();
-        List<String> command = new ArrayList<>();
-        command.add(java());
-        command.addAll(jvm);
-        command.add("-jar");
-        command.add(dir.resolve("app").resolve("readygate.jar").toString());
-        command.addAll(readygateArgs(port, "train-trained"));
-        Path log = dir.resolve("train-trained.log");
-        Process process = new ProcessBuilder(command)
-                .directory(dir.toFile())
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
-        if (!Stack.await(
-                () -> HttpConnection.status("127.0.0.1", port, "/readyz", 500) == 200, Duration.ofSeconds(90))) {
-            stop(process);
-            throw new IOException("the training run never became ready (see " + log + ")");
-        }
-        try (HttpConnection connection = new HttpConnection("127.0.0.1", port, 5_000)) {
-            for (int i = 0; i < 30; i++) {
-                for (String path : List.of("/livez", "/readyz", "/status", "/actuator/prometheus")) {
-                    connection.get(path, path.equals("/status") ? "application/json" : "*/*");
-                }
-            }
-        }
-        process.destroy();
-        if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 143 && process.exitValue() != 0) {
-            throw new IOException("the training run did not write its cache (see " + log + ")");
-        }
     }
 
     private void trainOnce(String name, List<String> jvm, List<String> app) throws IOException, InterruptedException {

@@ -89,8 +89,18 @@ public final class RunningSimulator implements AutoCloseable {
     public void restartAndAwait(StartupPath path) {
         int before = startNumber();
         simulator.restart(path).block(Duration.ofSeconds(10));
-        await().atMost(Duration.ofSeconds(10))
-                .until(() -> startNumber() > before && simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
+        try {
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> startNumber() > before && simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
+        } catch (org.awaitility.core.ConditionTimeoutException ex) {
+            // Say why the start never listened: the simulator's state and the end of its engine log.
+            String log = engineLog();
+            throw new AssertionError(
+                    "restart along " + path + " (start " + before + " -> " + startNumber() + ") never served: phase "
+                            + simulator.engine().phase() + ", state " + simulator.state() + "\nengine log tail:\n"
+                            + log.substring(Math.max(0, log.length() - 4000)),
+                    ex);
+        }
     }
 
     int startNumber() {

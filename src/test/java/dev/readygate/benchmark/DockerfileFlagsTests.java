@@ -1,0 +1,38 @@
+package dev.readygate.benchmark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The benchmarks report the JVM flags the image ships: the Dockerfile and the harness must not drift apart. */
+class DockerfileFlagsTests {
+
+    private static final Pattern JDK_JAVA_OPTIONS = Pattern.compile("JDK_JAVA_OPTIONS=\"([^\"]*)\"");
+
+    @Test
+    void theImageRunsTheFlagsTheBenchmarksMeasure() throws IOException {
+        Matcher options = JDK_JAVA_OPTIONS.matcher(Files.readString(Path.of("Dockerfile")));
+
+        assertThat(options.find()).as("ENV JDK_JAVA_OPTIONS in the Dockerfile").isTrue();
+        List<String> flags = Arrays.asList(options.group(1).trim().split("\\s+"));
+        assertThat(flags).containsExactlyElementsOf(FootprintStage.IMAGE);
+        assertThat(options.find()).as("a second JDK_JAVA_OPTIONS").isFalse();
+    }
+
+    @Test
+    void theImageStartsWithTheCacheItsBuildTrains() throws IOException {
+        String dockerfile = Files.readString(Path.of("Dockerfile"));
+
+        assertThat(dockerfile)
+                .contains("-XX:AOTCacheOutput=/app/readygate.aot -Dspring.context.exit=onRefresh")
+                .contains(
+                        "ENTRYPOINT [\"java\", \"-XX:AOTCache=/app/readygate.aot\", \"-jar\", \"/app/readygate.jar\"]");
+    }
+}
