@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -32,7 +33,7 @@ class GpuMemoryCycleTests {
 
     /**
      * The engine stays down for a second or more on every start (as a real one does for its Python imports and CUDA
-     * init), and readygate checks it every 300 ms, so readygate sees it go away and reads the GPU after the stop.
+     * init), and readygate checks it every 200 ms, so readygate sees it go away and reads the GPU after the stop.
      */
     RunningSimulator simulator(String... overrides) {
         List<String> all = new ArrayList<>(List.of("load-time=1500ms", "timing.preload-hit-load-time=1500ms"));
@@ -67,13 +68,22 @@ class GpuMemoryCycleTests {
                         !status(client).at("/restarts/history/0/memory/atReady").isMissingNode());
         int before = status(client).at("/restarts/history").size();
         engine.restartAndAwait(path);
-        await().atMost(Duration.ofSeconds(20)).until(() -> {
-            JsonNode history = status(client).at("/restarts/history");
-            return history.size() > before
-                    && history.get(0).get("outcome").asString().equals("ready")
-                    && !history.get(0).at("/memory/atReady").isNull()
-                    && !history.get(1).at("/memory/afterStop").isNull();
-        });
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                JsonNode history = status(client).at("/restarts/history");
+                return history.size() > before
+                        && history.get(0).get("outcome").asString().equals("ready")
+                        && !history.get(0).at("/memory/atReady").isNull()
+                        && !history.get(1).at("/memory/afterStop").isNull();
+            });
+        } catch (ConditionTimeoutException timeout) {
+            JsonNode now = status(client);
+            throw new AssertionError(
+                    "readygate did not record the " + path + " start with its memory (records before: " + before
+                            + ")\nlatest: " + now.at("/restarts/history/0") + "\nprevious: "
+                            + now.at("/restarts/history/1") + "\nmemory: " + now.at("/memory"),
+                    timeout);
+        }
         return status(client);
     }
 

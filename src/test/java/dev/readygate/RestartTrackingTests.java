@@ -145,8 +145,9 @@ class RestartTrackingTests {
             assertThat(latest.get("wrongWeightsFromCache").booleanValue()).isTrue();
             assertThat(latest.get("outcome").asString()).isEqualTo("not_ready");
             assertThat(latest.get("notReadyReason").asString()).isEqualTo("canary_mismatch");
-            String metrics = ReadygateClients.prometheus(client);
-            assertThat(metrics).contains("readygate_canary_mismatches_total{path=\"preload_hit\"} 1.0");
+            await().atMost(Duration.ofSeconds(5))
+                    .untilAsserted(() -> assertThat(ReadygateClients.prometheus(client))
+                            .contains("readygate_canary_mismatches_total{path=\"preload_hit\"} 1.0"));
         }
     }
 

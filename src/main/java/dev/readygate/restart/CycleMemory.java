@@ -19,6 +19,11 @@ public record CycleMemory(
     /** Nothing read. */
     public static final CycleMemory NONE = new CycleMemory(null, null, null);
 
+    /** This cycle with its before-start moment. */
+    public CycleMemory withBeforeStart(MemoryMoment moment) {
+        return new CycleMemory(moment, atReady, afterStop);
+    }
+
     /** This cycle with its after-stop moment. */
     public CycleMemory withAfterStop(MemoryMoment moment) {
         return new CycleMemory(beforeStart, atReady, moment);

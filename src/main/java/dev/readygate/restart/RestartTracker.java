@@ -61,12 +61,18 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     private final int loopStarts;
     private final MemoryMoments memory;
     private final Duration afterStopDelay;
-    private final Deque<RestartRecord> history = new ArrayDeque<>();
+    // Oldest first; a record written again (its after-stop memory came) keeps its place.
+    private final List<RestartRecord> history = new ArrayList<>();
     private final Deque<Instant> recentStarts = new ArrayDeque<>();
     private @Nullable Start current;
     private @Nullable Instant downAt;
-    // Read after the last engine went away: the next start's memory before it started.
+    // Read after the last engine went away: the next start's memory before it started. Null until that reading came,
+    // and after a restart nobody saw go away.
     private @Nullable MemoryMoment stoppedMemory;
+    // Counts the times the engine was seen going away: a reading belongs to the gap it was taken for.
+    private long gaps;
+    // The start that began after the latest gap: its record gets the gap's reading when it comes after the record.
+    private @Nullable String startAfterGap;
     // The last start that became ready or ended: it gets its after-stop memory when its engine goes away.
     private @Nullable String lastStartId;
 
@@ -165,7 +171,10 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         if (state instanceof EngineState.Down) {
             end();
             if (!(previous instanceof EngineState.Down) && !(previous instanceof EngineState.Starting)) {
-                readAfterStop(lastStartId);
+                gaps++;
+                stoppedMemory = null;
+                startAfterGap = null;
+                readAfterStop(gaps, lastStartId);
             }
             downAt = at;
             log.newStart();
@@ -181,6 +190,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             EngineMetricsSample first = facts.firstSample();
             Double started = first == null ? null : first.processStartTimeSeconds();
             log.newStart(started == null ? at : Instant.ofEpochMilli(Math.round(started * 1000)));
+            // Nobody saw the engine go away: no reading shows the GPU between the two.
+            stoppedMemory = null;
             begin(false, at, null);
             phase("port_listening", at);
             phase("health_ok", at);
@@ -223,14 +234,21 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             phase(report.kind() == ProbeKind.REPRESENTATIVE ? "representative_ok" : "canary_ok", report.at());
         } else if (report.reason() == Reason.CANARY_MISMATCH && !start.canaryMismatch) {
             start.canaryMismatch = true;
-            RestartPath path = provisionalPath();
-            listeners.forEach(listener -> listener.canaryMismatch(path));
+            // The path from every log line written so far: the tail's last poll may not have read the start's lines.
+            EngineMetricsSample first = facts.firstSample();
+            log.caughtUp()
+                    .onErrorResume(error -> Mono.fromSupplier(log::current))
+                    .map(findings -> RestartAttribution.attribute(
+                                    evidence(findings, first, EvidenceSources.Reading.none()))
+                            .path())
+                    .subscribe(path -> listeners.forEach(listener -> listener.canaryMismatch(path)));
         }
     }
 
     private void begin(boolean firstSeen, Instant at, @Nullable Instant wentDown) {
         current = new Start(firstSeen, at, wentDown);
         lastStartId = current.id;
+        startAfterGap = wentDown == null ? null : current.id;
         downAt = null;
         recentStarts.addLast(at);
         while (!recentStarts.isEmpty() && recentStarts.peekFirst().isBefore(at.minus(loopWindow))) {
@@ -282,9 +300,9 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                             .map(read ->
                                     build(start, snap, read.getT1(), outcome).withMemory(read.getT2()));
                 })
+                .map(this::keepWithGap)
                 .subscribe(
                         record -> {
-                            keep(record);
                             logger.info(
                                     "Engine start {}: {} ({}), {}",
                                     outcome,
@@ -301,11 +319,33 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     }
 
     private synchronized void keep(RestartRecord record) {
-        history.removeIf(previous -> previous.id().equals(record.id()));
+        for (int i = 0; i < history.size(); i++) {
+            if (history.get(i).id().equals(record.id())) {
+                history.set(i, record);
+                return;
+            }
+        }
         history.addLast(record);
         while (history.size() > KEPT_IN_MEMORY) {
             history.removeFirst();
         }
+    }
+
+    /**
+     * Keeps a new record with the gap's reading as its before-start moment, when that reading came while the record was
+     * being built (whichever of the two comes second joins them).
+     */
+    private synchronized RestartRecord keepWithGap(RestartRecord record) {
+        CycleMemory memory = record.memory();
+        RestartRecord kept = record;
+        if (memory.beforeStart() == null) {
+            MemoryMoment before = beforeStart(stoppedMemory, memory.atReady(), record.engineStart());
+            if (before != null) {
+                kept = record.withMemory(memory.withBeforeStart(before));
+            }
+        }
+        keep(kept);
+        return kept;
     }
 
     private synchronized @Nullable MemoryMoment stoppedMemory() {
@@ -338,31 +378,38 @@ public final class RestartTracker implements ProbeListener, StartTrust {
      * Reads memory {@code after-stop-delay} after the engine went away: the stopped start's after-stop moment (its
      * record is written again with it), and the next start's before-start moment.
      */
-    private void readAfterStop(@Nullable String stoppedId) {
+    private void readAfterStop(long gap, @Nullable String stoppedId) {
         Mono.delay(afterStopDelay)
                 .then(memory.now())
                 .onErrorResume(error -> Mono.empty())
                 .subscribe(
-                        moment -> afterStop(stoppedId, moment),
+                        moment -> afterStop(gap, stoppedId, moment),
                         error -> logger.warn("Cannot read GPU memory after the engine stopped", error));
     }
 
-    private void afterStop(@Nullable String stoppedId, MemoryMoment moment) {
-        RestartRecord updated = null;
+    private void afterStop(long gap, @Nullable String stoppedId, MemoryMoment moment) {
+        List<RestartRecord> updated = new ArrayList<>();
         synchronized (this) {
-            stoppedMemory = moment;
-            if (stoppedId != null) {
-                for (RestartRecord record : history) {
-                    if (record.id().equals(stoppedId) && record.memory().afterStop() == null) {
-                        updated = record.withMemory(record.memory().withAfterStop(moment));
+            boolean currentGap = gap == gaps;
+            if (currentGap) {
+                stoppedMemory = moment;
+            }
+            for (RestartRecord record : history) {
+                CycleMemory memory = record.memory();
+                if (record.id().equals(stoppedId) && memory.afterStop() == null) {
+                    updated.add(record.withMemory(memory.withAfterStop(moment)));
+                } else if (currentGap && record.id().equals(startAfterGap) && memory.beforeStart() == null) {
+                    // The next start was recorded before this reading came.
+                    MemoryMoment before = beforeStart(moment, memory.atReady(), record.engineStart());
+                    if (before != null) {
+                        updated.add(record.withMemory(memory.withBeforeStart(before)));
                     }
                 }
             }
+            updated.forEach(this::keep);
         }
-        if (updated != null) {
-            keep(updated);
-            sink.accept(updated);
-            RestartRecord record = updated;
+        for (RestartRecord record : updated) {
+            sink.accept(record);
             listeners.forEach(listener -> listener.memoryRecorded(record));
         }
     }

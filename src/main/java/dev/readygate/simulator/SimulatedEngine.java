@@ -12,6 +12,8 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
@@ -28,6 +30,8 @@ import tools.jackson.databind.json.JsonMapper;
  * on the lifecycle scheduler; a newer request supersedes a start still in progress.
  */
 final class SimulatedEngine implements AutoCloseable {
+
+    private static final Logger logger = LoggerFactory.getLogger(SimulatedEngine.class);
 
     /** What the engine process is doing. */
     enum Phase {
@@ -60,7 +64,9 @@ final class SimulatedEngine implements AutoCloseable {
     private final AtomicInteger starts = new AtomicInteger();
     private final AtomicInteger nextPid;
     private final Disposable.Swap pending = Disposables.swap();
-    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    // The open connections of the listener that serves now; one group per listener, closed with it for good: a
+    // connection accepted while its listener closes is closed when it registers, as a dead process's would be.
+    private volatile ChannelGroup connections = newConnections();
     private volatile @Nullable EngineInstance current;
     private volatile @Nullable DisposableServer server;
     private volatile @Nullable Instant listeningSince;
@@ -162,6 +168,10 @@ final class SimulatedEngine implements AutoCloseable {
                 .then(closeListener(false));
     }
 
+    private static ChannelGroup newConnections() {
+        return new DefaultChannelGroup("vllm-simulator-connections", GlobalEventExecutor.INSTANCE, true);
+    }
+
     private Mono<Void> closeListener(boolean crashed) {
         return Mono.defer(() -> {
             DisposableServer listening = server;
@@ -203,6 +213,8 @@ final class SimulatedEngine implements AutoCloseable {
                     lastFailure = error.getMessage();
                     phase.set(Phase.STOPPED);
                     log.error(API, pid, "api_server.py:2101", "Engine start failed: " + error.getMessage());
+                    // The simulator's own log too: a start that fails for a reason no scenario asked for is a bug.
+                    logger.warn("vLLM simulator: start {} ({}) failed", context.number, requested.value(), error);
                 }));
     }
 
@@ -527,14 +539,18 @@ final class SimulatedEngine implements AutoCloseable {
             restoredLog(context.pid, "Application startup complete.");
         }
         EngineApi api = new EngineApi(properties, model, faults, json, clock, timer, instance);
+        ChannelGroup group = newConnections();
+        connections = group;
         return HttpServer.create()
                 .runOn(loops)
                 .host(properties.host())
                 .port(properties.port())
-                .doOnConnection(connection -> connections.add(connection.channel()))
+                .doOnChannelInit((observer, channel, remote) -> group.add(channel))
                 .route(api::routes)
                 .bind()
                 .publishOn(lifecycle)
+                // A start cancelled between bind and here must not leave a listener behind.
+                .doOnDiscard(DisposableServer.class, DisposableServer::dispose)
                 .doOnNext(bound -> {
                     server = bound;
                     current = instance;

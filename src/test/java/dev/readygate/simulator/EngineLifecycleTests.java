@@ -4,14 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -96,6 +102,63 @@ class EngineLifecycleTests {
         assertThat(log.lines().filter(line -> line.startsWith("(")))
                 .allMatch(line -> line.matches("\\((APIServer|EngineCore_DP0) pid=\\d+\\) (INFO|WARNING|ERROR) "
                         + "\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\[[a-z_]+\\.py:\\d+] .*"));
+    }
+
+    /** A plain HTTP/1.1 request on an open keep-alive connection: the status line, or null when the peer closed it. */
+    static String healthOn(Socket socket) throws IOException {
+        socket.getOutputStream()
+                .write("GET /health HTTP/1.1\r\nHost: engine\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        BufferedReader reader =
+                new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII));
+        String status = reader.readLine();
+        // /health has no body: skip the headers up to the blank line so the connection is ready for the next request.
+        for (String line = status; line != null && !line.isEmpty(); line = reader.readLine()) {}
+        return status;
+    }
+
+    /**
+     * A dead process's sockets die with it, including a connection accepted while the listener was closing: one that
+     * outlived the stop would go on answering {@code /health} for the old engine while the new one loads (a judge probing
+     * on it sees a healthy engine that is not there).
+     */
+    @Test
+    void noConnectionOpenedWhileTheEngineStopsOutlivesIt() throws Exception {
+        running = RunningSimulator.serving(
+                workDir, "preload.enabled=false", "load-time=400ms", "timing.shutdown-time=0ms");
+        int port = running.properties.port();
+        int survivors = 0;
+        for (int round = 0; round < 10; round++) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> accepts(port));
+            List<Socket> opened = new CopyOnWriteArrayList<>();
+            AtomicBoolean go = new AtomicBoolean(true);
+            Thread opener = Thread.ofPlatform().start(() -> {
+                while (go.get()) {
+                    Socket socket = new Socket();
+                    try {
+                        socket.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+                        socket.setSoTimeout(2000);
+                        opened.add(socket);
+                    } catch (IOException refused) {
+                        return;
+                    }
+                }
+            });
+            running.simulator.restart(StartupPath.COLD).block(Duration.ofSeconds(5));
+            go.set(false);
+            opener.join();
+            for (Socket socket : opened) {
+                try (socket) {
+                    if (healthOn(socket) != null) {
+                        survivors++;
+                    }
+                } catch (IOException closed) {
+                    // what a connection to a dead process does
+                }
+            }
+        }
+        assertThat(survivors)
+                .as("connections that still answered after their engine stopped")
+                .isZero();
     }
 
     @Test

@@ -98,9 +98,27 @@ public final class RunningSimulator implements AutoCloseable {
             throw new AssertionError(
                     "restart along " + path + " (start " + before + " -> " + startNumber() + ") never served: phase "
                             + simulator.engine().phase() + ", state " + simulator.state() + "\nengine log tail:\n"
-                            + log.substring(Math.max(0, log.length() - 4000)),
+                            + log.substring(Math.max(0, log.length() - 4000)) + "\nsimulator threads:\n"
+                            + simulatorThreads(),
                     ex);
         }
+    }
+
+    /** Where the simulator's own threads are: a start that stalls without failing stalls in one of them. */
+    private static String simulatorThreads() {
+        StringBuilder dump = new StringBuilder();
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            if (thread.getName().startsWith("simulator") || thread.getName().startsWith("vllm-sim")) {
+                dump.append(thread.getName())
+                        .append(' ')
+                        .append(thread.getState())
+                        .append('\n');
+                for (StackTraceElement frame : stack) {
+                    dump.append("    at ").append(frame).append('\n');
+                }
+            }
+        });
+        return dump.toString();
     }
 
     int startNumber() {

@@ -1,0 +1,154 @@
+package dev.readygate.restart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.readygate.probe.EngineFacts;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.Reason;
+import java.net.http.HttpClient;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The GPU memory of a restart cycle whatever order its readings come in: the reading taken after an engine went away is
+ * the stopped start's after-stop moment and the next start's before-start moment, even when the next start was
+ * verified and recorded before that reading came back (a slow nvidia-smi on a busy node).
+ */
+class CycleMemoryTrackingTests {
+
+    static final String MODEL = "Qwen/Qwen3-0.6B";
+    static final Instant T0 = Instant.parse("2026-11-30T10:00:00Z");
+    static final long MIB = 1024L * 1024;
+
+    /** What nvidia-smi answers now. */
+    volatile Mono<MemoryMoment> gpuNow = Mono.empty();
+
+    final List<RestartRecord> written = new CopyOnWriteArrayList<>();
+
+    final RestartTracker tracker = new RestartTracker(
+            new EngineFacts(),
+            StartLog.NONE,
+            new EvidenceSources(
+                    null, null, null, null, HttpClient.newHttpClient(), JsonMapper.shared(), Schedulers.immediate()),
+            List.of(),
+            written::add,
+            List.of(),
+            Clock.fixed(T0, ZoneOffset.UTC),
+            "hash",
+            "test",
+            Map.of(),
+            Duration.ofMinutes(10),
+            5,
+            () -> Mono.defer(() -> gpuNow),
+            Duration.ZERO);
+
+    EngineState state = new EngineState.Starting(T0);
+
+    void to(EngineState next) {
+        EngineState previous = state;
+        state = next;
+        tracker.onEngineStateChanged(new EngineStateChanged(previous, next, new Observation.HealthOk(next.since())));
+    }
+
+    /** The engine comes up and is verified at {@code seconds}. */
+    void startsAndIsVerified(int seconds) {
+        Instant at = T0.plusSeconds(seconds);
+        to(new EngineState.Healthy(at, Reason.MODEL_NOT_LISTED, ""));
+        to(new EngineState.ModelListed(at, MODEL, Reason.NOT_VERIFIED));
+        to(new EngineState.Ready(at.plusMillis(100), MODEL));
+    }
+
+    void goesAway(int seconds) {
+        to(new EngineState.Down(T0.plusSeconds(seconds), Reason.ENGINE_DOWN, "/health: connection refused"));
+    }
+
+    static MemoryMoment gpu(int seconds, int enginePid, long engineMib) {
+        List<MemoryMoment.Holder> holders = enginePid == 0
+                ? List.of(new MemoryMoment.Holder(7, "preload_daemon", 1668 * MIB))
+                : List.of(
+                        new MemoryMoment.Holder(7, "preload_daemon", 1668 * MIB),
+                        new MemoryMoment.Holder(enginePid, "engine", engineMib * MIB));
+        Map<String, Long> byOwner = enginePid == 0
+                ? Map.of("preload_daemon", 1668 * MIB)
+                : Map.of("preload_daemon", 1668 * MIB, "engine", engineMib * MIB);
+        return new MemoryMoment(T0.plusSeconds(seconds), (1668 + engineMib) * MIB, byOwner, holders);
+    }
+
+    RestartRecord latest(String id) {
+        return tracker.history().stream()
+                .filter(record -> record.id().equals(id))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    @Test
+    void aReadingAfterTheStopThatComesAfterTheNextStartWasRecordedStillCompletesBothCycles() {
+        gpuNow = Mono.just(gpu(10, 100, 7688));
+        startsAndIsVerified(10);
+        await().until(() -> tracker.history().size() == 1);
+        String first = tracker.history().getFirst().id();
+
+        // The engine goes away; the reading of the empty GPU is slow, and the next start is verified before it comes.
+        Sinks.One<MemoryMoment> slow = Sinks.one();
+        gpuNow = slow.asMono();
+        goesAway(20);
+        await().until(() -> slow.currentSubscriberCount() == 1);
+        gpuNow = Mono.just(gpu(22, 200, 7688));
+        startsAndIsVerified(22);
+        await().until(() -> tracker.history().size() == 2);
+        String second = tracker.history().getLast().id();
+        assertThat(latest(second).memory().beforeStart()).isNull();
+
+        MemoryMoment stopped = gpu(21, 0, 0);
+        slow.tryEmitValue(stopped);
+
+        await().untilAsserted(() -> {
+            assertThat(latest(first).memory().afterStop()).isEqualTo(stopped);
+            assertThat(latest(second).memory().beforeStart()).isEqualTo(stopped);
+        });
+        // Written again, in their places: oldest first.
+        assertThat(tracker.history()).extracting(RestartRecord::id).containsExactly(first, second);
+        assertThat(written)
+                .filteredOn(record -> record.id().equals(second))
+                .last()
+                .extracting(record -> record.memory().beforeStart())
+                .isEqualTo(stopped);
+    }
+
+    @Test
+    void aRestartNobodySawGoAwayGetsNoReadingOfAnEarlierGap() {
+        gpuNow = Mono.just(gpu(10, 100, 7688));
+        startsAndIsVerified(10);
+        await().until(() -> tracker.history().size() == 1);
+        gpuNow = Mono.just(gpu(21, 0, 0));
+        goesAway(20);
+        await().until(() -> tracker.history().getFirst().memory().afterStop() != null);
+        gpuNow = Mono.just(gpu(22, 200, 7688));
+        startsAndIsVerified(22);
+        await().until(() -> tracker.history().size() == 2
+                && tracker.history().getLast().memory().beforeStart() != null);
+
+        // The process start time changed between two checks: no reading shows the GPU between the two engines.
+        gpuNow = Mono.just(gpu(40, 300, 7688));
+        to(new EngineState.Healthy(T0.plusSeconds(40), Reason.ENGINE_RESTARTED, "process_start_time_seconds changed"));
+        to(new EngineState.ModelListed(T0.plusSeconds(40), MODEL, Reason.NOT_VERIFIED));
+        to(new EngineState.Ready(T0.plusSeconds(40), MODEL));
+        await().until(() -> tracker.history().size() == 3);
+
+        assertThat(tracker.history().getLast().memory().atReady()).isNotNull();
+        assertThat(tracker.history().getLast().memory().beforeStart()).isNull();
+    }
+}
