@@ -238,9 +238,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             EngineMetricsSample first = facts.firstSample();
             log.caughtUp()
                     .onErrorResume(error -> Mono.fromSupplier(log::current))
-                    .map(findings -> RestartAttribution.attribute(
-                                    evidence(findings, first, EvidenceSources.Reading.none()))
-                            .path())
+                    .map(findings -> provisionalPath(findings, first))
                     .subscribe(path -> listeners.forEach(listener -> listener.canaryMismatch(path)));
         }
     }
@@ -532,8 +530,11 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     /** The path of the start in progress from what is known without I/O (log and metrics). */
     public synchronized RestartPath provisionalPath() {
-        return RestartAttribution.attribute(
-                        evidence(log.current(), facts.firstSample(), EvidenceSources.Reading.none()))
+        return provisionalPath(log.current(), facts.firstSample());
+    }
+
+    private static RestartPath provisionalPath(LogFindings findings, @Nullable EngineMetricsSample first) {
+        return RestartAttribution.attribute(evidence(findings, first, EvidenceSources.Reading.none()))
                 .path();
     }
 

@@ -13,9 +13,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -75,16 +77,17 @@ class CycleMemoryTrackingTests {
         to(new EngineState.Down(T0.plusSeconds(seconds), Reason.ENGINE_DOWN, "/health: connection refused"));
     }
 
+    /** The GPU at {@code seconds}: the preload daemon's cache, and the engine's memory unless {@code enginePid} is 0. */
     static MemoryMoment gpu(int seconds, int enginePid, long engineMib) {
-        List<MemoryMoment.Holder> holders = enginePid == 0
-                ? List.of(new MemoryMoment.Holder(7, "preload_daemon", 1668 * MIB))
-                : List.of(
-                        new MemoryMoment.Holder(7, "preload_daemon", 1668 * MIB),
-                        new MemoryMoment.Holder(enginePid, "engine", engineMib * MIB));
-        Map<String, Long> byOwner = enginePid == 0
-                ? Map.of("preload_daemon", 1668 * MIB)
-                : Map.of("preload_daemon", 1668 * MIB, "engine", engineMib * MIB);
-        return new MemoryMoment(T0.plusSeconds(seconds), (1668 + engineMib) * MIB, byOwner, holders);
+        List<MemoryMoment.Holder> holders =
+                new ArrayList<>(List.of(new MemoryMoment.Holder(7, "preload_daemon", 1668 * MIB)));
+        if (enginePid != 0) {
+            holders.add(new MemoryMoment.Holder(enginePid, "engine", engineMib * MIB));
+        }
+        Map<String, Long> byOwner =
+                holders.stream().collect(Collectors.toMap(MemoryMoment.Holder::owner, MemoryMoment.Holder::bytes));
+        long used = holders.stream().mapToLong(MemoryMoment.Holder::bytes).sum();
+        return new MemoryMoment(T0.plusSeconds(seconds), used, byOwner, holders);
     }
 
     RestartRecord latest(String id) {
