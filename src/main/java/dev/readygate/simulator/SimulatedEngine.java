@@ -213,7 +213,7 @@ final class SimulatedEngine implements AutoCloseable {
                     lastFailure = error.getMessage();
                     phase.set(Phase.STOPPED);
                     log.error(API, pid, "api_server.py:2101", "Engine start failed: " + error.getMessage());
-                    // The simulator's own log too: a start that fails for a reason no scenario asked for is a bug.
+                    // In the simulator's own log too, not only in the vLLM log file it writes.
                     logger.warn("vLLM simulator: start {} ({}) failed", context.number, requested.value(), error);
                 }));
     }
@@ -548,26 +548,34 @@ final class SimulatedEngine implements AutoCloseable {
                 .doOnChannelInit((observer, channel, remote) -> group.add(channel))
                 .route(api::routes)
                 .bind()
-                .publishOn(lifecycle)
-                // A start cancelled between bind and here must not leave a listener behind.
-                .doOnDiscard(DisposableServer.class, DisposableServer::dispose)
-                .doOnNext(bound -> {
-                    server = bound;
-                    current = instance;
-                    listeningSince = clock.instant();
-                    phase.set(Phase.SERVING);
-                    // A cache hit maps the daemon's weights (charged to the daemon); every other path holds its own.
-                    gpu.engineLoaded(context.pid + 1, context.taken != StartupPath.PRELOAD_HIT, context.kvTokens);
-                    if (restored) {
-                        verifyRestore(context, instance);
-                    }
-                    if (faults.has(Fault.CRASH_LOOP)) {
-                        pending.update(Mono.delay(properties.faults().crashLoopUptime(), timer)
-                                .then(crash("CUDA error: an illegal memory access was encountered"))
-                                .subscribe());
-                    }
-                })
+                .flatMap(bound -> Mono.fromRunnable(() -> serve(bound, context, instance, restored))
+                        .subscribeOn(lifecycle)
+                        // Cancelled before it served (a newer stop or start): the listener must not outlive the start.
+                        // Once it serves, closing it is closeListener's.
+                        .doOnCancel(() -> {
+                            if (server != bound) {
+                                bound.dispose();
+                            }
+                        }))
                 .then();
+    }
+
+    /** Runs on the lifecycle scheduler: the listener is up and the engine serves. */
+    private void serve(DisposableServer bound, StartContext context, EngineInstance instance, boolean restored) {
+        server = bound;
+        current = instance;
+        listeningSince = clock.instant();
+        phase.set(Phase.SERVING);
+        // A cache hit maps the daemon's weights (charged to the daemon); every other path holds its own.
+        gpu.engineLoaded(context.pid + 1, context.taken != StartupPath.PRELOAD_HIT, context.kvTokens);
+        if (restored) {
+            verifyRestore(context, instance);
+        }
+        if (faults.has(Fault.CRASH_LOOP)) {
+            pending.update(Mono.delay(properties.faults().crashLoopUptime(), timer)
+                    .then(crash("CUDA error: an illegal memory access was encountered"))
+                    .subscribe());
+        }
     }
 
     /**
