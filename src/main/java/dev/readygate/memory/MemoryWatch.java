@@ -47,12 +47,21 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
     /** The daemon processes in one reading, what they hold together, and when it was read. */
     private record Daemon(Set<Integer> pids, long bytes, Instant at) {
 
-        static Daemon of(MemoryMoment moment) {
+        /**
+         * The daemon in {@code moment}: its processes, and those that were the daemon in the reading before and are
+         * still there (a process does not stop being the daemon because its command line could not be read once).
+         */
+        static Daemon of(MemoryMoment moment, @Nullable Daemon before) {
             Set<Integer> pids = new HashSet<>();
-            moment.processes().stream()
-                    .filter(holder -> "preload_daemon".equals(holder.owner()))
-                    .forEach(holder -> pids.add(holder.pid()));
-            return new Daemon(pids, moment.owner("preload_daemon"), moment.at());
+            long bytes = 0;
+            for (MemoryMoment.Holder holder : moment.processes()) {
+                if ("preload_daemon".equals(holder.owner())
+                        || (before != null && before.pids().contains(holder.pid()))) {
+                    pids.add(holder.pid());
+                    bytes += holder.bytes();
+                }
+            }
+            return new Daemon(pids, bytes, moment.at());
         }
 
         /** Another process, gone, back, or holding more or less: it loaded or let go of weights. */
@@ -111,13 +120,16 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
         if (moment != null) {
             synchronized (this) {
                 latest = moment;
+                Daemon before = daemon;
+                Daemon now = listsProcesses(view) ? Daemon.of(moment, before) : null;
+                // A reading that lost track of a daemon process (its command line unreadable once) is no sign that
+                // the daemon let go.
+                boolean attributed = now == null || now.bytes() == moment.owner("preload_daemon");
                 MemoryMoment low = lowest;
-                if (low == null || moment.owner("preload_daemon") <= low.owner("preload_daemon")) {
+                if (attributed && (low == null || moment.owner("preload_daemon") <= low.owner("preload_daemon"))) {
                     lowest = moment;
                 }
-                if (listsProcesses(view)) {
-                    Daemon now = Daemon.of(moment);
-                    Daemon before = daemon;
+                if (now != null) {
                     if (before != null
                             && now.changedFrom(before, settings.tolerance().toBytes())) {
                         // It changed between the two readings.

@@ -88,18 +88,37 @@ class MemoryWatchTests {
         assertThat(watch.assessment().active()).containsExactly(MemorySignal.STALE_CACHE);
     }
 
+    @Test
+    void aDaemonProcessWhoseCommandLineCouldNotBeReadOnceIsStillTheSameDaemon() {
+        record(readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688));
+        record(mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")));
+        watch.read(reading(100, 500, 1668));
+        // Attributed from its name this once (its /proc entry unreadable, or taken by another process's).
+        watch.read(reading(110, 500, 1668, ProcessOwners.Owner.OTHER));
+        watch.read(reading(115, 500, 1668));
+
+        // Still the daemon that holds main: the stale cache stays until it changes.
+        assertThat(watch.assessment().active()).containsExactly(MemorySignal.STALE_CACHE);
+        assertThat(raised.stream().filter(signals -> signals.contains(MemorySignal.STALE_CACHE)))
+                .hasSize(1);
+    }
+
     /** An nvidia-smi reading at T0 + {@code seconds}: the daemon as {@code daemonPid} holding so many MiB. */
     static GpuMemoryView reading(long seconds, int daemonPid, long daemonMib) {
+        return reading(seconds, daemonPid, daemonMib, ProcessOwners.Owner.PRELOAD_DAEMON);
+    }
+
+    static GpuMemoryView reading(long seconds, int daemonPid, long daemonMib, ProcessOwners.Owner owner) {
         Instant at = MemorySignalsTests.T0.plusSeconds(seconds);
         long bytes = daemonMib * MIB;
         Map<ProcessOwners.Owner, Long> owners = new EnumMap<>(ProcessOwners.Owner.class);
-        owners.put(ProcessOwners.Owner.PRELOAD_DAEMON, bytes);
+        owners.put(owner, bytes);
         return new GpuMemoryView(
                 at,
                 "nvidia_smi",
                 List.of(new GpuMemory(UUID, 0, "NVIDIA H200", 143_771 * MIB, bytes, 143_771 * MIB - bytes, 616 * MIB)),
                 Map.of(UUID, owners),
-                List.of(new GpuMemoryView.OwnedProcess(daemonPid, ProcessOwners.Owner.PRELOAD_DAEMON, UUID, bytes)),
+                List.of(new GpuMemoryView.OwnedProcess(daemonPid, owner, UUID, bytes)),
                 null,
                 null,
                 Map.of());
