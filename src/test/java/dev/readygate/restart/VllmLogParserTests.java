@@ -159,8 +159,9 @@ class VllmLogParserTests {
                                 "EngineCore encountered a fatal error: CUDA error: an illegal memory access was "
                                         + "encountered")),
                 arguments(
-                        "(APIServer pid=6) ERROR 11-30 12:05:20 [launcher.py:112] Engine failed, terminating server.",
-                        new EngineFatal(AT, "APIServer", 6, "Engine failed, terminating server.")),
+                        "(APIServer pid=6) CRITICAL 11-30 12:05:20 [launcher.py:116] VLLM Engine failed, terminating "
+                                + "server.",
+                        new EngineFatal(AT, "APIServer", 6, "VLLM Engine failed, terminating server.")),
                 arguments(
                         "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
                                 + "(above) for the root cause.",
@@ -240,9 +241,43 @@ class VllmLogParserTests {
                         new ApplicationStartup(null, "APIServer", 4242)),
                 arguments(
                         "(EngineCore_DP0 pid=4243) ERROR 11-30 12:05:20 [core.py:1062] EngineCore encountered a fatal "
-                                + "error: simulated crash",
-                        new EngineFatal(
-                                AT, "EngineCore_DP0", 4243, "EngineCore encountered a fatal error: simulated crash")));
+                                + "error.",
+                        new EngineFatal(AT, "EngineCore_DP0", 4243, "EngineCore encountered a fatal error.")),
+                arguments(
+                        "(EngineCore_DP0 pid=4243) ERROR 11-30 12:05:20 [core.py:1062] RuntimeError: simulated crash",
+                        new LogEvent.ExceptionRaised(AT, "EngineCore_DP0", 4243, "RuntimeError: simulated crash")),
+                arguments(
+                        "(APIServer pid=4242) CRITICAL 11-30 12:05:20 [launcher.py:116] VLLM Engine failed, "
+                                + "terminating server.",
+                        new EngineFatal(AT, "APIServer", 4242, "VLLM Engine failed, terminating server.")),
+                // vLLM 0.31's formats.
+                arguments(
+                        "(APIServer pid=4242) INFO:     Application startup complete.",
+                        new ApplicationStartup(null, "APIServer", 4242)),
+                arguments(
+                        "(APIServer pid=4142) INFO 11-30 12:05:20 [preload.py:214] ===== Weight cache daemon READY: node "
+                                + "0/1 serving 1 local rank(s) in the default socket dir =====",
+                        new DaemonReady(AT, "APIServer", 4142)),
+                arguments(
+                        "(EngineCore_DP0 pid=4243) INFO 11-30 12:05:20 [model_runner.py:4344] Model loading took 1.12 "
+                                + "GiB memory and 0.185000 seconds",
+                        new ModelLoading(AT, "EngineCore_DP0", 4243, 1.12, 0.185)),
+                arguments(
+                        "(APIServer pid=4242) INFO 11-30 12:05:20 [arg_utils.py:1744] Defaulting api_server_count to "
+                                + "data_parallel_size (2).",
+                        new LogEvent.ApiServerCount(AT, "APIServer", 4242, 2)),
+                arguments(
+                        "(EngineCore_DP0 pid=4243) ERROR 11-30 12:05:20 [core.py:1100] EngineCore failed to start.",
+                        new LogEvent.CoreStartFailed(AT, "EngineCore_DP0", 4243)),
+                arguments(
+                        "vllm-1  | (APIServer pid=4242) RuntimeError: Engine core initialization failed. See root "
+                                + "cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
+                        new LogEvent.InitializationFailed(
+                                null,
+                                "APIServer",
+                                4242,
+                                "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+                                        + "proc(s): {'EngineCore_DP0': 1}")));
     }
 
     @ParameterizedTest
@@ -700,7 +735,7 @@ class VllmLogParserTests {
                     .until(() -> engine.stream()
                                     .filter(EngineFatal.class::isInstance)
                                     .count()
-                            == 2);
+                            == 3);
             await().atMost(Duration.ofSeconds(10)).until(() -> daemon.stream().anyMatch(DaemonReady.class::isInstance));
 
             List<List<LogEvent>> starts = splitAtStartup(engine);
@@ -742,7 +777,9 @@ class VllmLogParserTests {
                             InitEngine.class,
                             ServerStarting.class,
                             ApplicationStartup.class);
-            assertThat(kinds(starts.get(3))).containsExactly(EngineFatal.class, EngineFatal.class);
+            assertThat(kinds(starts.get(3)))
+                    .containsExactly(
+                            EngineFatal.class, LogEvent.ExceptionRaised.class, EngineFatal.class, EngineFatal.class);
 
             assertThat(starts.get(0))
                     .contains(new KvCacheSize(starts.get(0).get(6).at(), "EngineCore_DP0", 4243, 65_536))
@@ -774,8 +811,8 @@ class VllmLogParserTests {
             assertThat(starts.get(3).get(0))
                     .isInstanceOfSatisfying(
                             EngineFatal.class,
-                            fatal -> assertThat(fatal.detail())
-                                    .isEqualTo("EngineCore encountered a fatal error: simulated crash"));
+                            fatal -> assertThat(fatal.detail()).isEqualTo("EngineCore encountered a fatal error."));
+            assertThat(LogFindings.of(starts.get(3)).fatal()).isEqualTo("RuntimeError: simulated crash");
             assertThat(engine)
                     .filteredOn(event -> !(event instanceof ApplicationStartup))
                     .allSatisfy(event -> assertThat(event.at()).isBetween(begin, Instant.now()));
