@@ -200,7 +200,7 @@ final class SimulatedEngine implements AutoCloseable {
         List<Step> steps = switch (requested) {
             case COLD -> coldSteps(pid, properties.loadTime(), false, context.kvTokens, context.failing);
             case PRELOAD_HIT, PRELOAD_FALLBACK -> preloadSteps(pid, requested);
-            case SNAPSHOT_RESTORE -> restoreSteps(pid);
+            case SNAPSHOT_RESTORE -> restoreSteps();
         };
         pending.update(header(pid, requested)
                 .then(runSteps(steps))
@@ -218,10 +218,11 @@ final class SimulatedEngine implements AutoCloseable {
                         scheduleAutoRestart();
                         return;
                     }
+                    String reason = error.getMessage() != null ? error.getMessage() : error.toString();
                     if (requested == StartupPath.SNAPSHOT_RESTORE) {
-                        lines.restoreFailure(error.getMessage());
+                        lines.restoreFailure(reason);
                     } else {
-                        lines.startupFailure(pid, error.getMessage());
+                        lines.startupFailure(pid, reason);
                     }
                     // In the simulator's own log too, not only in the vLLM log file it writes.
                     logger.warn("vLLM simulator: start {} ({}) failed", context.number, requested.value(), error);
@@ -447,7 +448,7 @@ final class SimulatedEngine implements AutoCloseable {
         return steps;
     }
 
-    private List<Step> restoreSteps(int pid) {
+    private List<Step> restoreSteps() {
         Duration total = properties.timing().snapshotRestoreTime();
         // vLLM's snapshot controller and restored server make no log calls: the restore itself is silent.
         return List.of(new Step(total.multipliedBy(80).dividedBy(100), () -> {

@@ -690,7 +690,8 @@ class VllmLogParserTests {
     }
 
     static final String EVERY_ANCHOR = " version Initializing non-default weights loading tensors outside unusable IPC "
-            + "become daemon Available KV init Starting startup Engine ";
+            + "become daemon Available KV init Starting startup Engine failed to start initialization failed "
+            + "api_server_count Error Exception ";
 
     static String randomText(Random random, int length) {
         StringBuilder text = new StringBuilder(length);
