@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Objects;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.util.unit.DataSize;
@@ -217,6 +218,20 @@ class VllmLogCorpusTests {
         assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(23.55);
         assertThat(replay.log().drafterLoadingWeightsSeconds()).isNull();
         assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(1_016_832L);
+    }
+
+    @Test
+    @Disabled("issue 18 item 6, the log window's half: a late engine core's header still resets the current start's "
+            + "evidence in EngineLogEvidence; left to the restart-domain redesign (branch i17-redesign)")
+    void dataParallelCoreWhoseHeaderComesLateDoesNotResetTheStart() {
+        Replay replay = replay("v0.31-data-parallel-late-header.log");
+
+        assertThat(replay.log().header()).isTrue();
+        assertThat(replay.log().engineArgs()).contains("'data_parallel_size': 2");
+        assertThat(replay.log().apiServers()).isEqualTo(2);
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-06T09:30:00Z"));
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(22.84);
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
     }
 
     @Test
