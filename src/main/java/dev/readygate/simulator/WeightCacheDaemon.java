@@ -160,8 +160,11 @@ final class WeightCacheDaemon implements AutoCloseable {
                 "APIServer",
                 pid,
                 "preload.py:214",
-                "===== Weight cache daemon READY: all 1 ranks serving in %.2fs ====="
-                        .formatted(took.toMillis() / 1000.0));
+                VllmLines.daemonReady(
+                        properties.deployment().formats(),
+                        took.toMillis() / 1000.0,
+                        // vLLM's default socket dir (a per-user temporary one) when none is configured.
+                        properties.preload().socketDir() == null ? "the default socket dir" : socketDir.toString()));
     }
 
     /** Stops the daemon (SIGTERM to {@code vllm preload}): sockets unlinked, health port closed. */
