@@ -16,10 +16,15 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
 import io.fabric8.openshift.api.model.monitoring.v1.RelabelConfig;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -295,6 +300,82 @@ class RolloutChartTests {
                     .extracting(HasMetadata::getKind)
                     .contains("Deployment");
         }
+    }
+
+    @Test
+    void upgradesDocsRolloutPassesTheTemplatesArgumentsFromThePodTemplateHashes() throws IOException {
+        Map<String, Object> rollout = docsExample("Rollout");
+        Map<String, Object> spec = map(rollout.get("spec"));
+        assertThat(map(spec.get("workloadRef"))).containsEntry("name", "qwen-readygate");
+        assertThat(map(map(spec.get("selector")).get("matchLabels")))
+                .containsEntry("app.kubernetes.io/name", "readygate")
+                .containsEntry("app.kubernetes.io/instance", "qwen");
+        Map<String, Object> analysis = list(
+                        map(map(spec.get("strategy")).get("canary")).get("steps"))
+                .stream()
+                .filter(step -> step.containsKey("analysis"))
+                .map(step -> map(step.get("analysis")))
+                .findFirst()
+                .orElseThrow();
+        String templateName =
+                only(render(ARGO), "AnalysisTemplate").getMetadata().getName();
+        assertThat(list(analysis.get("templates")))
+                .singleElement()
+                .satisfies(template -> assertThat(template).containsEntry("templateName", templateName));
+        assertThat(list(analysis.get("args")))
+                .extracting(
+                        arg -> arg.get("name") + "=" + map(arg.get("valueFrom")).get("podTemplateHashValue"))
+                .containsExactly("canary-hash=Latest", "stable-hash=Stable");
+    }
+
+    @Test
+    void upgradesDocsCanaryNamesEveryMetricTemplateWithItsChecksThresholdRange() throws IOException {
+        Map<String, Object> canary = docsExample("Canary");
+        Map<String, Object> spec = map(canary.get("spec"));
+        assertThat(map(spec.get("targetRef")))
+                .containsEntry(
+                        "name",
+                        StrictManifests.only(render(FLAGGER), Deployment.class)
+                                .getMetadata()
+                                .getName());
+        // Not the chart's Service, which Flagger would take over.
+        assertThat(map(spec.get("service")).get("name")).isNotEqualTo("qwen-readygate");
+        List<Map<String, Object>> metrics = list(map(spec.get("analysis")).get("metrics"));
+        assertThat(metrics).extracting(metric -> metric.get("name")).containsExactlyElementsOf(names());
+        for (Map<String, Object> metric : metrics) {
+            Query query = queries.query((String) metric.get("name"));
+            assertThat(map(metric.get("templateRef"))).containsEntry("name", "qwen-readygate-" + query.name());
+            assertThat(map(metric.get("thresholdRange"))).isEqualTo(query.range());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"docs/upgrades.md:rollout", "docs/routing.md:readinessGate"})
+    void valuesExamplesOfTheDocsRenderAndReadStrictly(String example) throws IOException {
+        String[] where = example.split(":");
+        String values = yamlBlocks(Path.of(where[0])).stream()
+                .filter(block -> Chart.load(block).containsKey(where[1]))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(where[0] + " has no values example of " + where[1]));
+        assertThat(render(values)).extracting(HasMetadata::getKind).contains("Deployment");
+    }
+
+    /** The YAML block of docs/upgrades.md whose kind is {@code kind}. */
+    private static Map<String, Object> docsExample(String kind) throws IOException {
+        return yamlBlocks(Path.of("docs/upgrades.md")).stream()
+                .map(Chart::load)
+                .filter(document -> kind.equals(document.get("kind")))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("docs/upgrades.md has no " + kind));
+    }
+
+    private static List<String> yamlBlocks(Path markdown) throws IOException {
+        Matcher blocks = Pattern.compile("```yaml\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(markdown));
+        List<String> found = new ArrayList<>();
+        while (blocks.find()) {
+            found.add(blocks.group(1).stripIndent());
+        }
+        return found;
     }
 
     private List<String> names() {
