@@ -117,6 +117,21 @@ class SettingFormsTests {
     }
 
     @Test
+    void textThatYamlReadsAsANumberKeepsItsDigitsOnlyQuoted() {
+        // As docs/readiness.md says: YAML, not readygate, makes 550.90 the number 550.9.
+        assertThat(yaml("readygate:\n  node:\n    driver-version: 550.90\n")
+                        .readygate()
+                        .node()
+                        .driverVersion())
+                .isEqualTo("550.9");
+        assertThat(yaml("readygate:\n  node:\n    driver-version: \"550.90\"\n")
+                        .readygate()
+                        .node()
+                        .driverVersion())
+                .isEqualTo("550.90");
+    }
+
+    @Test
     void listsAndMapsBindFromTheCommandLineAndTheEnvironment() {
         Started fromArgs = settings()
                 .args(

@@ -98,6 +98,20 @@ public final class SettingsStart {
         }
     }
 
+    /** An application.yaml with this text, in a temporary directory. */
+    public SettingsStart yaml(String yaml) {
+        try {
+            Path directory = Files.createTempDirectory("readygate-settings-");
+            directory.toFile().deleteOnExit();
+            Path file = Files.createTempFile(directory, "application-", ".yaml");
+            file.toFile().deleteOnExit();
+            Files.writeString(file, yaml);
+            return location("file:" + file);
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
     /** A configuration file Spring Boot reads as it would read {@code spring.config.location}. */
     public SettingsStart location(String location) {
         configLocations.add(location);
