@@ -160,17 +160,31 @@ final class SettingsMetadata {
     /**
      * The setting nearest to a name that is none: by edit distance over the whole name, with the last element counting
      * twice, so {@code readygate.probe.prompt-tokens} finds {@code readygate.probe.representative.prompt-tokens}
-     * rather than a sibling whose name merely has a similar length.
+     * rather than a sibling whose name merely has a similar length. The name's ancestors are tried too (the
+     * elements dropped count as deleted), so {@code readygate.engine.baseurl.host} finds
+     * {@code readygate.engine.base-url}, not another {@code host}.
      */
     String nearest(ConfigurationPropertyName name) {
-        String whole = uniform(name);
-        String last = name.getLastElement(Form.UNIFORM);
         return settings.values().stream()
-                .min(Comparator.comparingInt((Setting setting) -> distance(whole, uniform(setting.name()))
-                                + 2 * distance(last, setting.name().getLastElement(Form.UNIFORM)))
+                .min(Comparator.comparingInt((Setting setting) -> distance(name, setting.name()))
                         .thenComparing(Setting::key))
                 .map(Setting::key)
                 .orElseThrow();
+    }
+
+    private static int distance(ConfigurationPropertyName name, ConfigurationPropertyName setting) {
+        String known = uniform(setting);
+        String knownLast = setting.getLastElement(Form.UNIFORM);
+        int best = Integer.MAX_VALUE;
+        int dropped = 0;
+        for (ConfigurationPropertyName candidate = name;
+                candidate.getNumberOfElements() >= 2;
+                candidate = candidate.getParent()) {
+            String last = candidate.getLastElement(Form.UNIFORM);
+            best = Math.min(best, distance(uniform(candidate), known) + 2 * distance(last, knownLast) + dropped);
+            dropped += last.length();
+        }
+        return best;
     }
 
     private static String uniform(ConfigurationPropertyName name) {

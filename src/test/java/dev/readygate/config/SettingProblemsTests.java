@@ -2,8 +2,11 @@ package dev.readygate.config;
 
 import static dev.readygate.config.SettingsStart.settings;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
 
+import dev.readygate.ReadygateApplication;
 import dev.readygate.config.SettingsStart.Outcome.Failed;
+import dev.readygate.simulator.SimulatorConfiguration;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -11,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.Banner;
+import org.springframework.boot.SpringApplication;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -65,6 +69,21 @@ class SettingProblemsTests {
                 .containsPattern("application-[0-9]+\\.yaml, line 3\n")
                 .containsPattern("application-[0-9]+\\.yaml, line 5\n");
         assertClean(failed);
+    }
+
+    @Test
+    void unknownSettingStopsTheStandaloneSimulatorToo() {
+        // As `java -jar readygate.jar simulate ...` starts it (SimulatorLauncher).
+        assertThatException()
+                .isThrownBy(() -> new SpringApplicationBuilder(SimulatorConfiguration.class)
+                        .web(WebApplicationType.NONE)
+                        .bannerMode(Banner.Mode.OFF)
+                        .properties("spring.config.name=simulator")
+                        .run("--readygate.simulator.prot=19600")
+                        .close())
+                .isInstanceOf(InvalidSettingsException.class)
+                .withMessage("Unknown setting readygate.simulator.prot; did you mean readygate.simulator.port?\n"
+                        + "    set on the command line");
     }
 
     @Test
@@ -215,6 +234,20 @@ class SettingProblemsTests {
         assertThat(failed.description())
                 .startsWith("readygate.engine.base-url: is not set: point it at the vLLM engine");
         assertClean(failed);
+    }
+
+    @Test
+    void readygatesOwnStartPrintsTheCleanMessageAndNoFrameworkWarning(CapturedOutput output) {
+        assertThatException()
+                .isThrownBy(() -> SpringApplication.run(
+                        ReadygateApplication.class,
+                        "--server.port=0",
+                        "--readygate.engine.base-url=http://127.0.0.1:8000",
+                        "--readygate.memory.tolerance=-64MB"));
+        assertThat(output)
+                .contains("Description:\n\nreadygate.memory.tolerance: must be positive (was -64MB)\n"
+                        + "    set on the command line\n")
+                .doesNotContain("UnsatisfiedDependencyException", "Could not bind properties", "-67108864B");
     }
 
     @Test
