@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -151,6 +152,27 @@ final class SettingsMetadata {
         }
         for (Setting setting : settings.values()) {
             if ((setting.container() && setting.name().isAncestorOf(name)) || name.isAncestorOf(setting.name())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether an environment variable binds to a setting: Spring Boot reads {@code readygate.state-dir} from
+     * {@code READYGATE_STATEDIR} and from the legacy {@code READYGATE_STATE_DIR}, and a list or map setting's
+     * elements from variables below its standard form only ({@code READYGATE_GPU_UUIDS_0_},
+     * {@code READYGATE_RESTART_READINESSOBJECTIVES_COLD}). The legacy form cannot be told from a nested name by
+     * mapping the variable to a name, so the settings are mapped to variables instead.
+     */
+    boolean isKnownVariable(String variable) {
+        String upper = variable.toUpperCase(Locale.ROOT);
+        for (Setting setting : settings.values()) {
+            String key = setting.key().toUpperCase(Locale.ROOT).replace('.', '_');
+            String standard = key.replace("-", "");
+            if (upper.equals(standard)
+                    || upper.equals(key.replace('-', '_'))
+                    || (setting.container() && upper.startsWith(standard + "_"))) {
                 return true;
             }
         }

@@ -8,7 +8,6 @@ import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
-import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * The {@code readygate.*} names in the environment that bind to nothing: typos, and settings that do not exist.
@@ -48,29 +47,24 @@ final class UnknownSettings {
             if (!(source instanceof IterableConfigurationPropertySource iterable)) {
                 continue;
             }
-            boolean environment = source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource;
             for (ConfigurationPropertyName name : iterable.filter(SettingsMetadata.ROOT::isAncestorOf)) {
-                if (metadata.isKnown(name)) {
+                ConfigurationProperty property = source.getConfigurationProperty(name);
+                if (metadata.isKnown(name) || property == null) {
+                    continue;
+                }
+                WrittenSetting written = WrittenSetting.of(property, source);
+                if (written.environmentVariable() != null && metadata.isKnownVariable(written.environmentVariable())) {
                     continue;
                 }
                 ConfigurationPropertyName reported = name;
                 while (reported.isLastElementIndexed()) {
                     reported = reported.getParent();
                 }
-                if (!seen.add(reported)) {
-                    continue;
+                if (seen.add(reported)) {
+                    unknown.add(new Unknown(
+                            new WrittenSetting(reported, "", written.where(), written.environmentVariable()),
+                            metadata.nearest(reported)));
                 }
-                ConfigurationProperty property = source.getConfigurationProperty(name);
-                WrittenSetting written = property != null
-                        ? WrittenSetting.of(property, source)
-                        : new WrittenSetting(
-                                name,
-                                "",
-                                "set in " + source.getUnderlyingSource(),
-                                environment ? name.toString() : null);
-                unknown.add(new Unknown(
-                        new WrittenSetting(reported, "", written.where(), written.environmentVariable()),
-                        metadata.nearest(reported)));
             }
         }
         return unknown;

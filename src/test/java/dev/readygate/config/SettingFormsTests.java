@@ -163,6 +163,20 @@ class SettingFormsTests {
     }
 
     @Test
+    void environmentVariablesInTheLegacyFormBindToo() {
+        ReadygateProperties readygate = settings()
+                .env("READYGATE_STATE_DIR", "/var/lib/readygate")
+                .env("READYGATE_PROBE_REPRESENTATIVE_PROMPT_TOKENS", "25%")
+                .env("READYGATE_PROBE_CANARY_EXPECTED_TOKEN_IDS", "12095,13")
+                .start()
+                .started()
+                .readygate();
+        assertThat(readygate.stateDir()).isEqualTo(Path.of("/var/lib/readygate"));
+        assertThat(readygate.probe().representative().promptTokens()).isEqualTo(new TokenBudget(null, 0.25));
+        assertThat(readygate.probe().canary().expectedTokenIds()).containsExactly(12095, 13);
+    }
+
+    @Test
     void simulatorSettingsTakeYamlNumbersEnumsAndEnvironmentVariables() {
         SimulatorProperties simulator = settings()
                 .yaml(dir, """

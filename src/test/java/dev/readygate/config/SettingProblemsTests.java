@@ -130,6 +130,10 @@ class SettingProblemsTests {
                 .env("READYGATE_RESTART_READINESSOBJECTIVES_UNKNOWN", "15m")
                 .env("READYGATE_SIMULATOR_ADMINPORT", "19601")
                 .env("READYGATE_NODE_NAME", "gpu-node-7")
+                // The legacy form (dashes as underscores), as the Dockerfile sets it.
+                .env("READYGATE_STATE_DIR", "/var/lib/readygate")
+                .env("READYGATE_PROBE_REPRESENTATIVE_MAX_TIME_TO_FIRST_TOKEN", "5s")
+                .env("READYGATE_PROBE_CANARY_EXPECTED_TOKEN_IDS", "12095")
                 .start()
                 .started();
         assertThat(output).doesNotContain("Unknown setting");
@@ -144,12 +148,18 @@ class SettingProblemsTests {
                 .env("READYGATE_SERVICE_HOST", "10.0.0.1")
                 .env("READYGATE_PORT", "tcp://10.0.0.1:8090")
                 .env("READYGATE_PORT_8090_TCP_ADDR", "10.0.0.1")
+                // Binds to nothing: a map's elements are read from the standard form only.
+                .env("READYGATE_RESTART_READINESS_OBJECTIVES_PRELOAD_FALLBACK", "15m")
                 .start()
                 .started();
         assertThat(output)
                 .contains("Unknown setting readygate.probe.prompttokens (environment variable"
                         + " READYGATE_PROBE_PROMPTTOKENS); did you mean readygate.probe.representative.prompt-tokens?")
                 .contains("environment variable READYGATE_SERVICE_HOST")
+                .contains(
+                        "Unknown setting readygate.restart.readiness.objectives.preload.fallback (environment variable"
+                                + " READYGATE_RESTART_READINESS_OBJECTIVES_PRELOAD_FALLBACK); did you mean"
+                                + " readygate.restart.readiness-objectives?")
                 .doesNotContain("2048");
     }
 
