@@ -48,11 +48,40 @@ final class RejectedSetting {
     private RejectedSetting() {}
 
     /**
-     * The problem a failure to bind {@code name} is, or null when it is not one of readygate's settings.
+     * What refused a value said: the key it names, the problem, and whether the value is to be echoed.
+     *
+     * @param key the setting refused
+     * @param problem why, without the value
+     * @param echo whether the value as written belongs in the message
+     */
+    private record Refusal(String key, String problem, boolean echo) {
+
+        static Refusal of(
+                ConfigurationPropertyName name,
+                ResolvableType target,
+                @Nullable ConfigurationProperty property,
+                Throwable failure) {
+            Throwable own = ownCheck(failure);
+            if (own == null) {
+                // Spring's own conversion refused it: say what the type looks like.
+                return new Refusal(name.toString(), expectedForm(target), true);
+            }
+            String message = String.valueOf(own.getMessage());
+            Matcher keyed = KEYED.matcher(message);
+            String problem = keyed.matches() ? keyed.group(2) : message;
+            Matcher was = WAS.matcher(problem);
+            boolean echo = was.find() || (property != null && !keyed.matches());
+            return new Refusal(keyed.matches() ? keyed.group(1) : name.toString(), was.replaceFirst(""), echo);
+        }
+    }
+
+    /**
+     * The message for a failure to bind {@code name}, one of readygate's settings or records.
      *
      * @param name what was being bound: the setting (a conversion failure) or the record that refused its values
      * @param target its type
      * @param property the value being converted, for a conversion failure
+     * @param sources where the values are read from, to echo them as written
      */
     static String describe(
             ConfigurationPropertyName name,
@@ -65,59 +94,33 @@ final class RejectedSetting {
         if (unbound != null) {
             return gaps(name, unbound);
         }
-        Throwable own = ownCheck(failure);
-        String key;
-        String problem;
-        boolean echo;
-        if (own != null) {
-            String message = String.valueOf(own.getMessage());
-            Matcher keyed = KEYED.matcher(message);
-            key = keyed.matches() ? keyed.group(1) : name.toString();
-            problem = keyed.matches() ? keyed.group(2) : message;
-            Matcher was = WAS.matcher(problem);
-            echo = was.find() || (property != null && !keyed.matches());
-            problem = WAS.matcher(problem).replaceFirst("");
-        } else {
-            key = name.toString();
-            problem = expectedForm(target);
-            echo = true;
-        }
-        ConfigurationPropertyName keyName = nameOf(key);
-        WrittenSetting written = property != null && keyName != null && keyName.equals(property.getName())
+        Refusal refusal = Refusal.of(name, target, property, failure);
+        ConfigurationPropertyName keyName = nameOf(refusal.key());
+        WrittenSetting written = property != null && keyName.equals(property.getName())
                 ? WrittenSetting.of(property, property.getSource())
-                : keyName != null ? WrittenSetting.find(keyName, sources) : null;
+                : WrittenSetting.find(keyName, sources);
 
         List<String> values = new ArrayList<>();
         List<WrittenSetting> set = new ArrayList<>();
-        if (echo) {
-            String text = valueText(keyName, written, metadata);
-            if (text != null) {
-                values.add("was " + text);
-            }
+        String text = refusal.echo() ? valueText(keyName, written, metadata) : null;
+        if (text != null) {
+            values.add("was " + text);
         }
         if (written != null) {
             set.add(written);
         }
-        Set<String> related = new LinkedHashSet<>();
-        Matcher keys = KEY.matcher(problem);
-        while (keys.find()) {
-            if (!keys.group().equals(key)) {
-                related.add(keys.group());
-            }
-        }
-        for (String other : related) {
-            ConfigurationPropertyName otherName = nameOf(other);
-            WrittenSetting otherWritten = otherName != null ? WrittenSetting.find(otherName, sources) : null;
-            String text = valueText(otherName, otherWritten, metadata);
-            if (text != null) {
-                values.add(other + " is " + text);
+        for (String other : relatedKeys(refusal)) {
+            WrittenSetting otherWritten = WrittenSetting.find(nameOf(other), sources);
+            String otherText = valueText(nameOf(other), otherWritten, metadata);
+            if (otherText != null) {
+                values.add(other + " is " + otherText);
             }
             if (otherWritten != null) {
                 set.add(otherWritten);
             }
         }
 
-        StringBuilder line = new StringBuilder(key).append(": ").append(problem);
+        StringBuilder line = new StringBuilder(refusal.key()).append(": ").append(refusal.problem());
         if (!values.isEmpty()) {
             line.append(" (").append(String.join("; ", values)).append(')');
         }
@@ -129,6 +132,18 @@ final class RejectedSetting {
             line.append(where.where());
         }
         return line.toString();
+    }
+
+    /** The other settings a problem names ({@code must not be longer than readygate.probe.heavy-interval}). */
+    private static Set<String> relatedKeys(Refusal refusal) {
+        Set<String> related = new LinkedHashSet<>();
+        Matcher keys = KEY.matcher(refusal.problem());
+        while (keys.find()) {
+            if (!keys.group().equals(refusal.key())) {
+                related.add(keys.group());
+            }
+        }
+        return related;
     }
 
     /** A list with elements Spring Boot could not place: numbered with a gap, or spread over several sources. */
@@ -174,8 +189,8 @@ final class RejectedSetting {
 
     /** The value as written, else its default as the record writes it, else nothing. */
     private static @Nullable String valueText(
-            @Nullable ConfigurationPropertyName name, @Nullable WrittenSetting written, SettingsMetadata metadata) {
-        SettingsMetadata.Setting setting = name != null ? metadata.setting(name).orElse(null) : null;
+            ConfigurationPropertyName name, @Nullable WrittenSetting written, SettingsMetadata metadata) {
+        SettingsMetadata.Setting setting = metadata.setting(name).orElse(null);
         if (written != null) {
             String unit = setting != null ? setting.bareNumberUnit() : null;
             return unit != null && written.text().strip().matches("[+-]?\\d+")
@@ -188,7 +203,7 @@ final class RejectedSetting {
         return null;
     }
 
-    private static @Nullable ConfigurationPropertyName nameOf(String key) {
+    private static ConfigurationPropertyName nameOf(String key) {
         ConfigurationPropertyName name = ConfigurationPropertyName.ofIfValid(key);
         return name != null ? name : ConfigurationPropertyName.adapt(key, '.');
     }
