@@ -1,6 +1,7 @@
 package dev.readygate.config;
 
 import java.io.IOException;
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -61,7 +62,7 @@ record WrittenSetting(
                 .replace("]", "_")
                 .replace('.', '_')
                 .replace("__", "_")
-                .toUpperCase(java.util.Locale.ROOT);
+                .toUpperCase(Locale.ROOT);
     }
 
     /** The origin a property source gave, inside the one naming the source (Boot 4 wraps them so). */

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -187,10 +188,10 @@ public final class DocumentedExamples {
         return commands;
     }
 
-    private static java.util.Optional<CommandLine> commandLine(Path file, int line, String command) {
+    private static Optional<CommandLine> commandLine(Path file, int line, String command) {
         boolean readygate = command.contains("readygate.jar") || command.matches(".*docker run .*readygate( .*)?");
         if (!readygate || command.contains("helm ")) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         List<String> settings = new ArrayList<>();
         Matcher setting = SETTING.matcher(command);
@@ -198,8 +199,8 @@ public final class DocumentedExamples {
             settings.add(setting.group(1));
         }
         return settings.isEmpty()
-                ? java.util.Optional.empty()
-                : java.util.Optional.of(new CommandLine(file, line, command.contains(" simulate "), settings));
+                ? Optional.empty()
+                : Optional.of(new CommandLine(file, line, command.contains(" simulate "), settings));
     }
 
     /** The JSON of every {@code --set-json 'readygate.config=...'} the documentation shows. */

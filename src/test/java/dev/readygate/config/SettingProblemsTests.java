@@ -261,6 +261,18 @@ class SettingProblemsTests {
     }
 
     @Test
+    void simulatorSettingsAreKnownToReadygateOutsideTheDemoProfileToo() {
+        // One configuration file may serve both; the simulator's records are not bound here, its keys are known.
+        SpringApplication.run(
+                        ReadygateApplication.class,
+                        "--server.port=0",
+                        "--readygate.engine.base-url=http://127.0.0.1:1",
+                        "--readygate.state-dir=" + dir.resolve("state"),
+                        "--readygate.simulator.port=19600")
+                .close();
+    }
+
+    @Test
     void startupFailureReportIsTheCleanMessageAlone(CapturedOutput output) {
         try {
             new SpringApplicationBuilder(SettingsStart.Settings.class)
