@@ -131,6 +131,15 @@ class RolloutChartTests {
     }
 
     @Test
+    void argoLimitsWhenNotBelowTheCountFailSayingWhy() {
+        assertThat(catchThrowable(() -> Chart.template(workDir, ARGO + "    count: 3\n    inconclusiveLimit: 3\n")))
+                .hasMessageContaining("inconclusiveLimit must be below rollout.argo.count");
+        assertThat(catchThrowable(() -> Chart.template(
+                        workDir, ARGO + "    count: 2\n    failureLimit: 2\n    inconclusiveLimit: 1\n")))
+                .hasMessageContaining("failureLimit must be below rollout.argo.count");
+    }
+
+    @Test
     void crdSchemaWhenAnAnalysisTemplateHasAMisspelledOrMistypedFieldFails() {
         Map<String, Object> template = renderedDocument(ARGO, "AnalysisTemplate");
         Map<String, Object> metric =
