@@ -338,7 +338,7 @@ public record ReadygateProperties(
      */
     public record Gpu(
             @Nullable Path nvidiaSmi,
-            @DefaultValue("csv") String nvidiaSmiFormat,
+            @DefaultValue("csv") NvidiaSmiFormat nvidiaSmiFormat,
             @Nullable URI dcgmUrl,
             @DefaultValue List<String> uuids,
             @DefaultValue("10s") Duration interval,
@@ -350,10 +350,6 @@ public record ReadygateProperties(
             if (timeout.compareTo(interval) > 0) {
                 throw new IllegalArgumentException("readygate.gpu.timeout (" + timeout
                         + ") must not be longer than its interval readygate.gpu.interval (" + interval + ")");
-            }
-            if (!nvidiaSmiFormat.equals("csv") && !nvidiaSmiFormat.equals("xml")) {
-                throw new IllegalArgumentException(
-                        "readygate.gpu.nvidia-smi-format must be csv or xml (was " + nvidiaSmiFormat + ")");
             }
             if (dcgmUrl != null
                     && (dcgmUrl.getHost() == null

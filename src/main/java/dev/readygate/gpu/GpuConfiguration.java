@@ -5,7 +5,6 @@ import java.net.http.HttpClient;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Consumer;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.Bean;
@@ -28,7 +27,7 @@ public class GpuConfiguration {
         if (gpu.nvidiaSmi() != null) {
             sources.add(new NvidiaSmiReader(
                     gpu.nvidiaSmi(),
-                    NvidiaSmiReader.Format.valueOf(gpu.nvidiaSmiFormat().toUpperCase(Locale.ROOT)),
+                    gpu.nvidiaSmiFormat(),
                     gpu.uuids(),
                     gpu.timeout(),
                     NvidiaSmiReader.DEFAULT_MAX_OUTPUT,

@@ -1,5 +1,6 @@
 package dev.readygate.memory;
 
+import dev.readygate.gpu.ProcessOwners;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.List;
@@ -80,14 +81,15 @@ public record MemoryAssessment(
      * One process still holding memory after the stop.
      *
      * @param pid its process id
-     * @param owner {@code engine}, {@code preload_daemon} or {@code other}
+     * @param owner who it is
      * @param bytes what it held
      * @param expected whether that is expected: a preload daemon holding what it held before the start
      * @param unexpectedBytes what of it should have been let go (all of it for an engine process; what a daemon holds
      *     beyond what it held before the start); 0 when expected
      * @param why a short explanation
      */
-    public record Holder(int pid, String owner, long bytes, boolean expected, long unexpectedBytes, String why) {}
+    public record Holder(
+            int pid, ProcessOwners.Owner owner, long bytes, boolean expected, long unexpectedBytes, String why) {}
 
     /**
      * The preload daemon's memory after a checkpoint switch.

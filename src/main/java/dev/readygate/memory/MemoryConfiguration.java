@@ -21,7 +21,7 @@ public class MemoryConfiguration {
         return () -> monitor.getObject()
                 .readNow()
                 .filter(GpuMemoryView::read)
-                .map(view -> Objects.requireNonNull(MemoryWatch.moment(view)));
+                .map(view -> Objects.requireNonNull(view.moment()));
     }
 
     @Bean

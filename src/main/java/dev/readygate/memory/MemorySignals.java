@@ -1,8 +1,10 @@
 package dev.readygate.memory;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
 import dev.readygate.restart.CycleMemory;
-import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.Outcome;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
 import java.util.ArrayList;
@@ -58,7 +60,7 @@ public final class MemorySignals {
             @Nullable MemoryMoment latest,
             ReadygateProperties.Memory settings) {
         List<RestartRecord> ready = history.stream()
-                .filter(record -> "ready".equals(record.outcome()))
+                .filter(record -> record.outcome() == Outcome.READY)
                 .sorted(Comparator.comparing(RestartRecord::engineStart))
                 .toList();
         return new MemoryAssessment(
@@ -87,9 +89,9 @@ public final class MemorySignals {
                 same.stream().map(record -> atReady(record.memory())).toList();
         long perCycle = slope(moments, MemoryMoment::usedBytes);
         Map<String, Long> byOwner = new LinkedHashMap<>();
-        Set<String> owners = new TreeSet<>();
+        Set<Owner> owners = new TreeSet<>(Comparator.comparing(Owner::value));
         moments.forEach(moment -> owners.addAll(moment.byOwner().keySet()));
-        owners.forEach(owner -> byOwner.put(owner, slope(moments, moment -> moment.owner(owner))));
+        owners.forEach(owner -> byOwner.put(owner.value(), slope(moments, moment -> moment.owner(owner))));
         long first = moments.getFirst().usedBytes();
         long last = moments.getLast().usedBytes();
         long threshold = s.driftThreshold().toBytes();
@@ -133,7 +135,7 @@ public final class MemorySignals {
         if (atReady != null) {
             atReady.processes().forEach(holder -> {
                 presentAtReady.add(holder.pid());
-                if ("engine".equals(holder.owner())) {
+                if (holder.owner() == Owner.ENGINE) {
                     servingEngine.add(holder.pid());
                 }
             });
@@ -180,7 +182,7 @@ public final class MemorySignals {
                 .sum();
         boolean gone = latest.processes().stream().noneMatch(process -> process.pid() == holder.pid());
         long heldBefore = holder.bytes() - holder.unexpectedBytes();
-        if (gone || ("preload_daemon".equals(holder.owner()) && now - heldBefore <= tolerance)) {
+        if (gone || (holder.owner() == Owner.PRELOAD_DAEMON && now - heldBefore <= tolerance)) {
             return new MemoryAssessment.Holder(
                     holder.pid(), holder.owner(), holder.bytes(), true, 0, holder.why() + "; let go by " + latest.at());
         }
@@ -204,7 +206,7 @@ public final class MemorySignals {
                     holder.bytes(),
                     "an engine process that served this start still holds memory");
         }
-        if ("preload_daemon".equals(holder.owner())) {
+        if (holder.owner() == Owner.PRELOAD_DAEMON) {
             long heldBefore = before == null
                     ? -1
                     : before.processes().stream()
@@ -218,7 +220,7 @@ public final class MemorySignals {
                         holder.bytes(),
                         false,
                         holder.bytes() - heldBefore,
-                        "the preload daemon holds " + mib(holder.bytes() - heldBefore)
+                        "the preload daemon holds " + MemoryMoment.mib(holder.bytes() - heldBefore)
                                 + " MiB more than before the start");
             }
             return new MemoryAssessment.Holder(
@@ -241,7 +243,7 @@ public final class MemorySignals {
                     holder.bytes(),
                     "appeared with this start and stayed after it");
         }
-        if ("engine".equals(holder.owner()) && !presentAtReady.contains(pid)) {
+        if (holder.owner() == Owner.ENGINE && !presentAtReady.contains(pid)) {
             return new MemoryAssessment.Holder(
                     pid, holder.owner(), holder.bytes(), true, 0, "a newer engine process (the next start)");
         }
@@ -280,11 +282,11 @@ public final class MemorySignals {
         }
         // A later reading can only show less: memory cannot tell which checkpoint a daemon loads after the start,
         // so a daemon that grows again (re-caching the new checkpoint) is not read as the old one coming back.
-        long daemon = atReady.owner("preload_daemon");
+        long daemon = atReady.owner(Owner.PRELOAD_DAEMON);
         if (lowest != null
                 && lowest.at().isAfter(atReady.at())
                 && !lowest.processes().isEmpty()) {
-            daemon = Math.min(daemon, lowest.owner("preload_daemon"));
+            daemon = Math.min(daemon, lowest.owner(Owner.PRELOAD_DAEMON));
         }
         long serving = 0;
         if (latest.path() == RestartPath.PRELOAD_HIT) {
@@ -320,8 +322,8 @@ public final class MemorySignals {
             if (record.path() == RestartPath.PRELOAD_HIT
                     && atReady != null
                     && weights != null
-                    && atReady.owner("preload_daemon") > 0) {
-                return Math.max(0, atReady.owner("preload_daemon") - weights);
+                    && atReady.owner(Owner.PRELOAD_DAEMON) > 0) {
+                return Math.max(0, atReady.owner(Owner.PRELOAD_DAEMON) - weights);
             }
         }
         return s.daemonOverhead().toBytes();
@@ -389,9 +391,5 @@ public final class MemorySignals {
 
     private static MemoryMoment atReady(CycleMemory memory) {
         return Objects.requireNonNull(memory.atReady());
-    }
-
-    private static long mib(long bytes) {
-        return bytes / (1024 * 1024);
     }
 }

@@ -3,14 +3,12 @@ package dev.readygate.memory;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.gpu.GpuMemoryListener;
 import dev.readygate.gpu.GpuMemoryView;
-import dev.readygate.restart.MemoryMoment;
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
 import dev.readygate.restart.RestartListener;
 import dev.readygate.restart.RestartRecord;
-import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -43,23 +41,6 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
         this.listeners = List.copyOf(listeners);
     }
 
-    /** The moment of a reading, summed over the watched GPUs; null when the reading failed. */
-    public static @Nullable MemoryMoment moment(GpuMemoryView view) {
-        if (!view.read()) {
-            return null;
-        }
-        Map<String, Long> owners = new LinkedHashMap<>();
-        view.ownersTotal().forEach((owner, bytes) -> owners.put(owner.value(), bytes));
-        Map<Integer, MemoryMoment.Holder> byPid = new LinkedHashMap<>();
-        for (GpuMemoryView.OwnedProcess process : view.processes()) {
-            byPid.merge(
-                    process.pid(),
-                    new MemoryMoment.Holder(process.pid(), process.owner().value(), process.usedBytes()),
-                    (a, b) -> new MemoryMoment.Holder(a.pid(), a.owner(), a.bytes() + b.bytes()));
-        }
-        return new MemoryMoment(view.at(), view.usedBytes(), owners, new ArrayList<>(byPid.values()));
-    }
-
     @Override
     public void recorded(RestartRecord record, boolean completed) {
         synchronized (this) {
@@ -75,12 +56,12 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
 
     @Override
     public void read(GpuMemoryView view) {
-        MemoryMoment moment = moment(view);
+        MemoryMoment moment = view.moment();
         if (moment != null) {
             synchronized (this) {
                 latest = moment;
                 MemoryMoment low = lowest;
-                if (low == null || moment.owner("preload_daemon") <= low.owner("preload_daemon")) {
+                if (low == null || moment.owner(Owner.PRELOAD_DAEMON) <= low.owner(Owner.PRELOAD_DAEMON)) {
                     lowest = moment;
                 }
             }
@@ -125,9 +106,9 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                 MemoryAssessment.Drift d = a.drift();
                 yield d == null
                         ? ""
-                        : "memory at readiness grows " + mib(d.bytesPerCycle()) + " MiB per cycle over "
-                                + d.cycles() + " " + d.path() + " cycles (" + mib(d.firstBytes()) + " -> "
-                                + mib(d.lastBytes())
+                        : "memory at readiness grows " + MemoryMoment.mib(d.bytesPerCycle()) + " MiB per cycle over "
+                                + d.cycles() + " " + d.path() + " cycles (" + MemoryMoment.mib(d.firstBytes()) + " -> "
+                                + MemoryMoment.mib(d.lastBytes())
                                 + " MiB)";
             }
             case HELD_AFTER_STOP -> {
@@ -136,18 +117,18 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                         ? ""
                         : h.holders().stream()
                                         .filter(holder -> !holder.expected())
-                                        .map(holder -> holder.owner() + " pid " + holder.pid() + " "
-                                                + mib(holder.bytes()) + " MiB: " + holder.why())
+                                        .map(holder -> holder.owner().value() + " pid " + holder.pid() + " "
+                                                + MemoryMoment.mib(holder.bytes()) + " MiB: " + holder.why())
                                         .toList()
                                 + (h.unexplainedBytes() > 0
-                                        ? " unexplained " + mib(h.unexplainedBytes()) + " MiB"
+                                        ? " unexplained " + MemoryMoment.mib(h.unexplainedBytes()) + " MiB"
                                         : "");
             }
             case STALE_CACHE -> {
                 MemoryAssessment.StaleCache c = a.staleCache();
                 yield c == null
                         ? ""
-                        : "the preload daemon holds " + mib(c.staleBytes()) + " MiB beyond the weights of "
+                        : "the preload daemon holds " + MemoryMoment.mib(c.staleBytes()) + " MiB beyond the weights of "
                                 + c.checkpoint() + " (switched from " + c.previousCheckpoint() + ")";
             }
             case KV_CACHE_SHRINKING -> {
@@ -155,9 +136,5 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                 yield k == null ? "" : "kv_cache_size_tokens over the last " + k.cycles() + " cycles: " + k.tokens();
             }
         };
-    }
-
-    private static long mib(long bytes) {
-        return bytes / (1024 * 1024);
     }
 }

@@ -5,6 +5,7 @@ import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryListener;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
@@ -15,7 +16,8 @@ import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
-import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.FallbackReason;
+import dev.readygate.restart.Phase;
 import dev.readygate.restart.RestartListener;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
@@ -36,7 +38,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.event.EventListener;
@@ -83,7 +84,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
     public static final String PHASE_DURATION = "readygate.phase.duration";
 
-    /** Preload fallbacks to disk, tag {@code reason} (a closed set, see {@link #fallbackReason}). */
+    /** Preload fallbacks to disk, tag {@code reason} ({@link FallbackReason}). */
     public static final String PRELOAD_FALLBACKS = "readygate.preload.fallbacks";
 
     /** Canary mismatches, tag {@code path}: on {@code preload_hit}, the cache served the wrong weights. */
@@ -161,7 +162,9 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             readinessLatency(path.value());
             canaryMismatches(path.value());
         }
-        FALLBACK_REASONS.forEach(this::preloadFallbacks);
+        for (FallbackReason reason : FallbackReason.values()) {
+            preloadFallbacks(reason.value());
+        }
         properties
                 .restart()
                 .readinessObjectives()
@@ -222,7 +225,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             readinessLatency(path).record(record.readinessLatency());
         }
         Instant previous = null;
-        for (String phase : RestartTracker.PHASES) {
+        for (Phase phase : Phase.values()) {
             Instant at = record.phases().get(phase);
             if (at == null) {
                 continue;
@@ -230,7 +233,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             if (previous != null && !at.isBefore(previous)) {
                 Timer.builder(PHASE_DURATION)
                         .description("Time from the previous phase of an engine start to this one")
-                        .tag("phase", phase)
+                        .tag("phase", phase.value())
                         .tag("path", path)
                         .register(registry)
                         .record(Duration.between(previous, at));
@@ -238,7 +241,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
             previous = at;
         }
         if (record.path() == RestartPath.PRELOAD_FALLBACK) {
-            preloadFallbacks(fallbackReason(record.fallbackReason())).increment();
+            preloadFallbacks(FallbackReason.of(record.fallbackReason()).value()).increment();
         }
     }
 
@@ -366,40 +369,6 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     @Override
     public void canaryMismatch(RestartPath path) {
         canaryMismatches(path.value()).increment();
-    }
-
-    /** The labels {@link #fallbackReason} reduces vLLM's fallback reasons to. */
-    static final List<String> FALLBACK_REASONS = List.of(
-            "fingerprint_mismatch",
-            "weights_released",
-            "daemon_unavailable",
-            "ipc_failed",
-            "daemon_error",
-            "other",
-            "unknown");
-
-    /** vLLM's fallback reason, reduced to a closed set fit for a label. */
-    public static String fallbackReason(@Nullable String reason) {
-        if (reason == null) {
-            return "unknown";
-        }
-        String r = reason.toLowerCase(java.util.Locale.ROOT);
-        if (r.contains("mismatch")) {
-            return "fingerprint_mismatch";
-        }
-        if (r.contains("released")) {
-            return "weights_released";
-        }
-        if (r.contains("unavailable") || r.contains("cannot connect") || r.contains("connection refused")) {
-            return "daemon_unavailable";
-        }
-        if (r.contains("ipc loading failed")) {
-            return "ipc_failed";
-        }
-        if (r.contains("daemon error")) {
-            return "daemon_error";
-        }
-        return "other";
     }
 
     @EventListener

@@ -15,7 +15,6 @@ public final class EngineFacts {
     private volatile @Nullable ModelCard card;
     private volatile @Nullable String vllmVersion;
     private volatile @Nullable EngineMetricsSample firstSample;
-    private volatile @Nullable Instant firstSampleAt;
     private volatile @Nullable EngineMetricsSample lastSample;
 
     public @Nullable ModelCard card() {
@@ -29,10 +28,6 @@ public final class EngineFacts {
     /** The first metrics scrape of this engine start. */
     public @Nullable EngineMetricsSample firstSample() {
         return firstSample;
-    }
-
-    public @Nullable Instant firstSampleAt() {
-        return firstSampleAt;
     }
 
     public @Nullable EngineMetricsSample lastSample() {
@@ -50,7 +45,6 @@ public final class EngineFacts {
     synchronized void scraped(EngineMetricsSample sample, Instant at) {
         if (firstSample == null) {
             firstSample = sample;
-            firstSampleAt = at;
         }
         lastSample = sample;
     }
@@ -59,7 +53,6 @@ public final class EngineFacts {
         card = null;
         vllmVersion = null;
         firstSample = null;
-        firstSampleAt = null;
         lastSample = null;
     }
 }

@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.gpu.MemoryMoment;
 import org.jspecify.annotations.Nullable;
 
 /**

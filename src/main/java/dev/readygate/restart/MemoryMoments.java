@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.gpu.MemoryMoment;
 import reactor.core.publisher.Mono;
 
 /** Reads GPU memory at the moments of a restart cycle; empty when it cannot. Never an error signal. */

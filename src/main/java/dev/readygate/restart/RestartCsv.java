@@ -1,5 +1,7 @@
 package dev.readygate.restart;
 
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,10 +15,6 @@ import org.jspecify.annotations.Nullable;
  * Times are ISO-8601 instants; durations and phase offsets (from {@code engine_start}) are plain decimal seconds.
  */
 final class RestartCsv {
-
-    /** The phases, in the order they are reached; each is a column of seconds from {@code engine_start}. */
-    static final List<String> PHASES = List.of(
-            "engine_start", "port_listening", "health_ok", "model_listed", "representative_ok", "canary_ok", "ready");
 
     static final List<String> HEADER = header();
 
@@ -41,7 +39,9 @@ final class RestartCsv {
                 "outcome",
                 "not_ready_reason",
                 "readiness_latency_seconds"));
-        PHASES.forEach(phase -> header.add(phase + "_seconds"));
+        for (Phase phase : Phase.values()) {
+            header.add(phase.value() + "_seconds");
+        }
         header.addAll(List.of(
                 "weights_loading_seconds",
                 "model_loading_seconds",
@@ -72,15 +72,15 @@ final class RestartCsv {
         List<String> row = new ArrayList<>(HEADER.size());
         row.add(record.id());
         row.add(record.engineStart().toString());
-        row.add(record.engineStartSource());
+        row.add(record.engineStartSource().value());
         row.add(String.valueOf(record.firstSeen()));
         row.add(record.path().value());
         row.add(text(record.fallbackReason()));
         row.add(String.valueOf(record.wrongWeightsFromCache()));
-        row.add(record.outcome());
+        row.add(record.outcome().value());
         row.add(text(record.notReadyReason()));
         row.add(seconds(record.readinessLatency()));
-        for (String phase : PHASES) {
+        for (Phase phase : Phase.values()) {
             Instant at = record.phases().get(phase);
             row.add(at == null ? "" : seconds(Duration.between(record.engineStart(), at)));
         }
@@ -98,8 +98,9 @@ final class RestartCsv {
         row.add(mib(memory.beforeStart() == null ? null : memory.beforeStart().usedBytes()));
         row.add(mib(memory.atReady() == null ? null : memory.atReady().usedBytes()));
         row.add(mib(memory.afterStop() == null ? null : memory.afterStop().usedBytes()));
-        row.add(mib(memory.atReady() == null ? null : memory.atReady().byOwner().get("engine")));
-        row.add(mib(memory.atReady() == null ? null : memory.atReady().byOwner().get("preload_daemon")));
+        row.add(mib(memory.atReady() == null ? null : memory.atReady().byOwner().get(ProcessOwners.Owner.ENGINE)));
+        row.add(mib(
+                memory.atReady() == null ? null : memory.atReady().byOwner().get(ProcessOwners.Owner.PRELOAD_DAEMON)));
         row.add(record.probeConfigHash());
         row.add(record.readygateVersion());
         row.add(text(record.node().get("node_name")));
@@ -111,7 +112,7 @@ final class RestartCsv {
     }
 
     private static String mib(@Nullable Long bytes) {
-        return bytes == null ? "" : String.valueOf(Math.round(bytes / 1048576.0));
+        return bytes == null ? "" : String.valueOf(MemoryMoment.mib(bytes));
     }
 
     private static void line(StringBuilder csv, List<String> fields) {

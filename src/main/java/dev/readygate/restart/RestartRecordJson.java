@@ -1,5 +1,8 @@
 package dev.readygate.restart;
 
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners;
+import dev.readygate.readiness.StartSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -39,7 +42,7 @@ final class RestartRecordJson {
         ObjectNode node = json.createObjectNode();
         node.put("id", record.id());
         node.put("engineStart", record.engineStart().toString());
-        node.put("engineStartSource", record.engineStartSource());
+        node.put("engineStartSource", record.engineStartSource().value());
         node.put("firstSeen", record.firstSeen());
         node.put("path", record.path().value());
         ArrayNode evidence = node.putArray("evidence");
@@ -48,15 +51,16 @@ final class RestartRecordJson {
         node.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
         ObjectNode phases = node.putObject("phases");
         record.phases().entrySet().stream()
-                .sorted(Map.Entry.<String, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
-                .forEach(phase -> phases.put(phase.getKey(), phase.getValue().toString()));
+                .sorted(Map.Entry.<Phase, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                .forEach(phase ->
+                        phases.put(phase.getKey().value(), phase.getValue().toString()));
         ObjectNode loggedDurations = node.putObject("loggedDurations");
         // A non-finite number is not JSON: such a value (never logged by the engine) is left out.
         new TreeMap<>(record.loggedDurations())
                 .entrySet().stream()
                         .filter(duration -> Double.isFinite(duration.getValue()))
                         .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
-        node.put("outcome", record.outcome());
+        node.put("outcome", record.outcome().value());
         node.put("notReadyReason", record.notReadyReason());
         Duration latency = record.readinessLatency();
         node.put("readinessLatency", latency == null ? null : latency.toString());
@@ -87,13 +91,15 @@ final class RestartRecordJson {
         node.put("at", moment.at().toString());
         node.put("usedBytes", moment.usedBytes());
         ObjectNode owners = node.putObject("byOwner");
-        new TreeMap<>(moment.byOwner()).forEach(owners::put);
+        moment.byOwner().entrySet().stream()
+                .sorted(Map.Entry.comparingByKey())
+                .forEach(owner -> owners.put(owner.getKey().value(), owner.getValue()));
         ArrayNode processes = node.putArray("processes");
         moment.processes()
                 .forEach(holder -> processes
                         .addObject()
                         .put("pid", holder.pid())
-                        .put("owner", holder.owner())
+                        .put("owner", holder.owner().value())
                         .put("bytes", holder.bytes()));
     }
 
@@ -109,15 +115,15 @@ final class RestartRecordJson {
         return new RestartRecord(
                 required(node, "id"),
                 instant(required(node, "engineStart"), "engineStart"),
-                required(node, "engineStartSource"),
+                StartSource.of(required(node, "engineStartSource")),
                 bool(node, "firstSeen"),
                 path(required(node, "path")),
                 strings(node, "evidence"),
                 optional(node, "fallbackReason"),
                 bool(node, "wrongWeightsFromCache"),
-                instants(node, "phases"),
+                phases(node),
                 numbers(node, "loggedDurations"),
-                required(node, "outcome"),
+                Outcome.of(required(node, "outcome")),
                 optional(node, "notReadyReason"),
                 duration(node, "readinessLatency"),
                 optional(node, "vllmVersion"),
@@ -152,12 +158,12 @@ final class RestartRecordJson {
         if (used == null) {
             throw new InvalidRecordException(field + " has no usedBytes");
         }
-        Map<String, Long> owners = new LinkedHashMap<>();
+        Map<ProcessOwners.Owner, Long> owners = new LinkedHashMap<>();
         object(node, "byOwner").forEach((owner, bytes) -> {
             if (!bytes.isIntegralNumber() || !bytes.canConvertToLong()) {
                 throw new InvalidRecordException(field + ".byOwner has a value that is not an integer");
             }
-            owners.put(owner, bytes.longValue());
+            owners.merge(ProcessOwners.Owner.of(owner), bytes.longValue(), Long::sum);
         });
         List<MemoryMoment.Holder> holders = new ArrayList<>();
         JsonNode processes = node.get("processes");
@@ -172,7 +178,7 @@ final class RestartRecordJson {
                 if (pid == null || bytes == null || owner == null) {
                     throw new InvalidRecordException(field + ".processes has an incomplete process");
                 }
-                holders.add(new MemoryMoment.Holder(pid, owner, bytes));
+                holders.add(new MemoryMoment.Holder(pid, ProcessOwners.Owner.of(owner), bytes));
             }
         }
         return new MemoryMoment(instant(required(node, "at"), field + ".at"), used, owners, holders);
@@ -288,15 +294,20 @@ final class RestartRecordJson {
         return strings;
     }
 
-    private static Map<String, Instant> instants(JsonNode node, String field) {
-        Map<String, Instant> instants = new LinkedHashMap<>();
-        object(node, field).forEach((key, value) -> {
+    /** The phases this version knows; a later version's are left out. */
+    private static Map<Phase, Instant> phases(JsonNode node) {
+        Map<Phase, Instant> phases = new LinkedHashMap<>();
+        object(node, "phases").forEach((key, value) -> {
             if (!value.isString()) {
-                throw new InvalidRecordException(field + " has a value that is not a string");
+                throw new InvalidRecordException("phases has a value that is not a string");
             }
-            instants.put(key, instant(value.asString(), field));
+            Instant at = instant(value.asString(), "phases");
+            Phase phase = Phase.of(key);
+            if (phase != null) {
+                phases.put(phase, at);
+            }
         });
-        return instants;
+        return phases;
     }
 
     private static Map<String, Double> numbers(JsonNode node, String field) {

@@ -2,6 +2,8 @@ package dev.readygate.restart;
 
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeListener;
@@ -10,6 +12,7 @@ import dev.readygate.probe.StartTrust;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.Reason;
+import dev.readygate.readiness.StartSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,10 +46,6 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     private static final Logger logger = LoggerFactory.getLogger(RestartTracker.class);
     private static final int KEPT_IN_MEMORY = 200;
     private static final Pattern REVISION = Pattern.compile("'revision': '([^']+)'");
-
-    /** The phases of a start, in order. */
-    public static final List<String> PHASES = List.of(
-            "engine_start", "port_listening", "health_ok", "model_listed", "representative_ok", "canary_ok", "ready");
 
     private final EngineFacts facts;
     private final StartLog log;
@@ -85,7 +84,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                 .toString();
         final boolean firstSeen;
         final Instant observedAt;
-        final Map<String, Instant> phases = new LinkedHashMap<>();
+        final Map<Phase, Instant> phases = new LinkedHashMap<>();
 
         @Nullable
         Instant downAt;
@@ -193,13 +192,13 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             // Nobody saw the engine go away: no reading shows the GPU between the two.
             stoppedMemory = null;
             begin(false, at, null);
-            phase("port_listening", at);
-            phase("health_ok", at);
+            phase(Phase.PORT_LISTENING, at);
+            phase(Phase.HEALTH_OK, at);
             return;
         }
         if (wasAway || current == null) {
             begin(previous instanceof EngineState.Starting, at, downAt);
-            phase("port_listening", at);
+            phase(Phase.PORT_LISTENING, at);
         }
         Start start = current;
         if (start == null) {
@@ -208,17 +207,17 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         start.capture(facts);
         start.lastReason = state.reason();
         switch (state) {
-            case EngineState.Healthy h -> phase("health_ok", at);
+            case EngineState.Healthy h -> phase(Phase.HEALTH_OK, at);
             case EngineState.ModelListed m -> {
-                phase("health_ok", at);
-                phase("model_listed", at);
+                phase(Phase.HEALTH_OK, at);
+                phase(Phase.MODEL_LISTED, at);
             }
             case EngineState.Ready r -> {
-                phase("ready", at);
+                phase(Phase.READY, at);
                 log.verified(at);
-                record(start, "ready", true);
+                record(start, Outcome.READY, true);
             }
-            case EngineState.VerificationFailed f when f.latched() -> record(start, "not_ready", false);
+            case EngineState.VerificationFailed f when f.latched() -> record(start, Outcome.NOT_READY, false);
             default -> {}
         }
     }
@@ -231,7 +230,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
         start.capture(facts);
         if (report.passed()) {
-            phase(report.kind() == ProbeKind.REPRESENTATIVE ? "representative_ok" : "canary_ok", report.at());
+            phase(report.kind() == ProbeKind.REPRESENTATIVE ? Phase.REPRESENTATIVE_OK : Phase.CANARY_OK, report.at());
         } else if (report.reason() == Reason.CANARY_MISMATCH && !start.canaryMismatch) {
             start.canaryMismatch = true;
             // The path from every log line written so far: the tail's last poll may not have read the start's lines.
@@ -254,7 +253,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
     }
 
-    private void phase(String name, Instant at) {
+    private void phase(Phase name, Instant at) {
         Start start = current;
         if (start != null) {
             start.phases.putIfAbsent(name, at);
@@ -265,12 +264,12 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     private void end() {
         Start start = current;
         if (start != null && !start.recorded) {
-            record(start, "not_ready", true);
+            record(start, Outcome.NOT_READY, true);
         }
     }
 
     /** Attributes the start with every source and hands the record to the sink and the listeners. */
-    private void record(Start start, String outcome, boolean completed) {
+    private void record(Start start, Outcome outcome, boolean completed) {
         if (start.recorded) {
             return;
         }
@@ -279,14 +278,14 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         // A start can be judged before the log tail's next poll: while the engine is up (verified ready, or a latched
         // failure), the record waits for the lines written so far. A start that ended is read as it stood: the log
         // may already hold the next start's lines.
-        boolean engineUp = "ready".equals(outcome) || !completed;
+        boolean engineUp = outcome == Outcome.READY || !completed;
         Mono<Snapshot> snapshot =
                 engineUp ? log.caughtUp().map(atRecord::withLog).onErrorReturn(atRecord) : Mono.just(atRecord);
         MemoryMoment stopped = stoppedMemory();
         snapshot.flatMap(snap -> {
                     Mono<EvidenceSources.Reading> reading =
                             sources.read(snap.engineStart()).onErrorReturn(EvidenceSources.Reading.none());
-                    Mono<CycleMemory> cycle = "ready".equals(outcome)
+                    Mono<CycleMemory> cycle = outcome == Outcome.READY
                             ? memory.now()
                                     .map(atReady -> new CycleMemory(
                                             beforeStart(stopped, atReady, snap.engineStart()), atReady, null))
@@ -303,7 +302,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                         record -> {
                             logger.info(
                                     "Engine start {}: {} ({}), {}",
-                                    outcome,
+                                    outcome.value(),
                                     record.path().value(),
                                     record.readinessLatency() == null
                                             ? "not ready"
@@ -364,7 +363,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         if (atReady != null && !atReady.processes().isEmpty()) {
             Set<Integer> engine = new HashSet<>();
             atReady.processes().stream()
-                    .filter(holder -> "engine".equals(holder.owner()))
+                    .filter(holder -> holder.owner() == ProcessOwners.Owner.ENGINE)
                     .forEach(holder -> engine.add(holder.pid()));
             boolean clean = stopped.processes().stream().noneMatch(holder -> engine.contains(holder.pid()));
             return clean && !stopped.at().isAfter(atReady.at()) ? stopped : null;
@@ -415,23 +414,23 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     /** What is known synchronously, at the moment the start is recorded. */
     private record Snapshot(
             Instant engineStart,
-            String engineStartSource,
+            StartSource engineStartSource,
             LogFindings log,
             @Nullable EngineMetricsSample first,
             @Nullable EngineMetricsSample last,
             @Nullable ModelCard card,
             @Nullable String version,
-            Map<String, Instant> phases,
+            Map<Phase, Instant> phases,
             boolean canaryMismatch,
             @Nullable Reason reason) {
 
         /** The same moment with the log read further; the log's first line dates the start only without metrics. */
         Snapshot withLog(LogFindings findings) {
-            boolean fromMetrics = "process_start_time".equals(engineStartSource);
+            boolean fromMetrics = engineStartSource == StartSource.PROCESS_START_TIME;
             Instant start = fromMetrics || findings.firstLineAt() == null ? engineStart : findings.firstLineAt();
-            String source = fromMetrics || findings.firstLineAt() == null ? engineStartSource : "log";
-            Map<String, Instant> withStart = new LinkedHashMap<>(phases);
-            withStart.put("engine_start", start);
+            StartSource source = fromMetrics || findings.firstLineAt() == null ? engineStartSource : StartSource.LOG;
+            Map<Phase, Instant> withStart = new LinkedHashMap<>(phases);
+            withStart.put(Phase.ENGINE_START, start);
             return new Snapshot(start, source, findings, first, last, card, version, withStart, canaryMismatch, reason);
         }
     }
@@ -440,22 +439,22 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         LogFindings findings = log.current();
         EngineMetricsSample first = start.first;
         Instant engineStart;
-        String source;
+        StartSource source;
         if (first != null && first.processStartTimeSeconds() != null) {
             engineStart = Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000));
-            source = "process_start_time";
+            source = StartSource.PROCESS_START_TIME;
         } else if (findings.firstLineAt() != null) {
             engineStart = findings.firstLineAt();
-            source = "log";
+            source = StartSource.LOG;
         } else if (start.downAt != null) {
             engineStart = start.downAt;
-            source = "observed_down";
+            source = StartSource.OBSERVED_DOWN;
         } else {
             engineStart = start.observedAt;
-            source = "first_observed";
+            source = StartSource.FIRST_OBSERVED;
         }
-        Map<String, Instant> phases = new LinkedHashMap<>();
-        phases.put("engine_start", engineStart);
+        Map<Phase, Instant> phases = new LinkedHashMap<>();
+        phases.put(Phase.ENGINE_START, engineStart);
         phases.putAll(start.phases);
         return new Snapshot(
                 engineStart,
@@ -470,7 +469,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                 start.lastReason);
     }
 
-    private RestartRecord build(Start start, Snapshot snap, EvidenceSources.Reading read, String outcome) {
+    private RestartRecord build(Start start, Snapshot snap, EvidenceSources.Reading read, Outcome outcome) {
         LogFindings f = snap.log();
         RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(f, snap.first(), read));
         Map<String, Double> logged = new LinkedHashMap<>();
@@ -480,7 +479,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         putIfPresent(logged, "engine_init", f.engineInitSeconds());
         putIfPresent(logged, "available_kv_cache_gib", f.availableKvCacheGib());
         putIfPresent(logged, "weights_held_outside_gib", f.weightsHeldOutsideGib());
-        Instant ready = snap.phases().get("ready");
+        Instant ready = snap.phases().get(Phase.READY);
         ModelCard card = snap.card();
         Long kvTokens = snap.last() != null && snap.last().kvCacheSizeTokens() != null
                 ? snap.last().kvCacheSizeTokens()
@@ -497,7 +496,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
                 snap.phases(),
                 logged,
                 outcome,
-                "ready".equals(outcome) || snap.reason() == null
+                outcome == Outcome.READY || snap.reason() == null
                         ? null
                         : snap.reason().value(),
                 ready == null ? null : Duration.between(snap.engineStart(), ready),
@@ -571,7 +570,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     }
 
     /** The start in progress: its phases so far, or empty when none. */
-    public synchronized Map<String, Instant> currentPhases() {
+    public synchronized Map<Phase, Instant> currentPhases() {
         Start start = current;
         return start == null ? Map.of() : Map.copyOf(start.phases);
     }

@@ -6,6 +6,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.memory.MemoryWatch;
@@ -19,7 +20,7 @@ import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.restart.EvidenceSources;
-import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.Phase;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
@@ -223,7 +224,8 @@ public class StatusController {
         Map<String, String> phases = new LinkedHashMap<>();
         restarts.currentPhases().entrySet().stream()
                 .sorted(Map.Entry.comparingByValue())
-                .forEach(phase -> phases.put(phase.getKey(), phase.getValue().toString()));
+                .forEach(phase ->
+                        phases.put(phase.getKey().value(), phase.getValue().toString()));
         current.put("phases", phases);
         out.put("current", current);
         out.put("restartLoop", restarts.restartLoop());
@@ -288,13 +290,13 @@ public class StatusController {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("id", record.id());
         out.put("engineStart", record.engineStart().toString());
-        out.put("engineStartSource", record.engineStartSource());
+        out.put("engineStartSource", record.engineStartSource().value());
         out.put("firstSeen", record.firstSeen());
         out.put("path", record.path().value());
         out.put("evidence", record.evidence());
         out.put("fallbackReason", record.fallbackReason());
         out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        out.put("outcome", record.outcome());
+        out.put("outcome", record.outcome().value());
         out.put("notReadyReason", record.notReadyReason());
         out.put(
                 "readinessLatencySeconds",
@@ -302,10 +304,12 @@ public class StatusController {
                         ? null
                         : record.readinessLatency().toMillis() / 1000.0);
         Map<String, Double> phases = new LinkedHashMap<>();
-        for (String phase : RestartTracker.PHASES) {
+        for (Phase phase : Phase.values()) {
             Instant at = record.phases().get(phase);
             if (at != null) {
-                phases.put(phase, Duration.between(record.engineStart(), at).toMillis() / 1000.0);
+                phases.put(
+                        phase.value(),
+                        Duration.between(record.engineStart(), at).toMillis() / 1000.0);
             }
         }
         out.put("phaseOffsetsSeconds", phases);
@@ -334,20 +338,24 @@ public class StatusController {
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("at", moment.at().toString());
-        out.put("usedMiB", mib(moment.usedBytes()));
+        out.put("usedMiB", MemoryMoment.mib(moment.usedBytes()));
         Map<String, Long> owners = new LinkedHashMap<>();
-        moment.byOwner().forEach((owner, bytes) -> owners.put(owner, mib(bytes)));
+        moment.byOwner().entrySet().stream()
+                .sorted(Map.Entry.comparingByKey())
+                .forEach(owner -> owners.put(owner.getKey().value(), MemoryMoment.mib(owner.getValue())));
         out.put("byOwnerMiB", owners);
         out.put(
                 "processes",
                 moment.processes().stream()
-                        .map(holder -> Map.of("pid", holder.pid(), "owner", holder.owner(), "MiB", mib(holder.bytes())))
+                        .map(holder -> Map.of(
+                                "pid",
+                                holder.pid(),
+                                "owner",
+                                holder.owner().value(),
+                                "MiB",
+                                MemoryMoment.mib(holder.bytes())))
                         .toList());
         return out;
-    }
-
-    private static long mib(long bytes) {
-        return Math.round(bytes / 1048576.0);
     }
 
     /** The memory signals: what each shows now, and whether it fires. */
@@ -454,7 +462,7 @@ public class StatusController {
                                 "gpu",
                                 process.gpuUuid(),
                                 "MiB",
-                                mib(process.usedBytes())))
+                                MemoryMoment.mib(process.usedBytes())))
                         .toList());
         return out;
     }

@@ -3,6 +3,8 @@ package dev.readygate.restart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
@@ -80,11 +82,11 @@ class CycleMemoryTrackingTests {
     /** The GPU at {@code seconds}: the preload daemon's cache, and the engine's memory unless {@code enginePid} is 0. */
     static MemoryMoment gpu(int seconds, int enginePid, long engineMib) {
         List<MemoryMoment.Holder> holders =
-                new ArrayList<>(List.of(new MemoryMoment.Holder(7, "preload_daemon", 1668 * MIB)));
+                new ArrayList<>(List.of(new MemoryMoment.Holder(7, Owner.PRELOAD_DAEMON, 1668 * MIB)));
         if (enginePid != 0) {
-            holders.add(new MemoryMoment.Holder(enginePid, "engine", engineMib * MIB));
+            holders.add(new MemoryMoment.Holder(enginePid, Owner.ENGINE, engineMib * MIB));
         }
-        Map<String, Long> byOwner =
+        Map<Owner, Long> byOwner =
                 holders.stream().collect(Collectors.toMap(MemoryMoment.Holder::owner, MemoryMoment.Holder::bytes));
         long used = holders.stream().mapToLong(MemoryMoment.Holder::bytes).sum();
         return new MemoryMoment(T0.plusSeconds(seconds), used, byOwner, holders);
