@@ -10,8 +10,7 @@ import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.memory.MemorySignalListener;
-import dev.readygate.probe.EngineFacts;
-import dev.readygate.probe.ProbeListener;
+import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
@@ -49,7 +48,7 @@ import org.springframework.stereotype.Component;
  * or messages.
  */
 @Component
-public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemoryListener, MemorySignalListener {
+public class ReadygateMetrics implements RestartListener, GpuMemoryListener, MemorySignalListener {
 
     /** 1 while the engine is verified ready (the kubelet sends traffic), else 0. */
     public static final String ENGINE_READY = "readygate.engine.ready";
@@ -144,7 +143,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     public ReadygateMetrics(
             MeterRegistry registry,
             EngineStateMachine machine,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             ObjectProvider<RestartTracker> tracker,
             CircuitBreakerRegistry circuitBreakers,
             RateLimiterRegistry rateLimiters,
@@ -178,7 +177,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
                 .description("Whether the engine is in a restart loop")
                 .register(registry);
         Gauge.builder(KV_CACHE_SIZE, facts, f -> {
-                    EngineMetricsSample sample = f.lastSample();
+                    EngineMetricsSample sample = f.current().lastSample();
                     Long tokens = sample == null ? null : sample.kvCacheSizeTokens();
                     return tokens == null ? Double.NaN : tokens;
                 })
@@ -383,7 +382,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
         }
     }
 
-    @Override
+    @EventListener
     public void probed(ProbeReport report) {
         String kind = report.kind().value();
         ProbeReport.Measurement measurement = report.measurement();

@@ -14,12 +14,13 @@ import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
-import org.springframework.beans.factory.ObjectProvider;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.Disposable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
@@ -42,13 +43,8 @@ public class ProbeConfiguration {
     }
 
     @Bean
-    EngineCapabilities engineCapabilities() {
-        return new EngineCapabilities();
-    }
-
-    @Bean
-    EngineFacts engineFacts() {
-        return new EngineFacts();
+    EngineFactsHolder engineFacts(EngineStateMachine machine) {
+        return new EngineFactsHolder(machine);
     }
 
     @Bean
@@ -121,25 +117,19 @@ public class ProbeConfiguration {
             ReadygateProperties properties,
             EngineClient client,
             EngineStateMachine machine,
-            EngineCapabilities capabilities,
+            EngineFactsHolder facts,
             ProbeHistory history,
             CircuitBreaker heavyProbeCircuitBreaker,
             RateLimiter heavyProbeRateLimiter,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
-            ObjectProvider<ProbeListener> listeners,
-            EngineFacts facts,
+            ApplicationEventPublisher publisher,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
         RepresentativeProbe representative = probe.representative().enabled()
                 ? new RepresentativeProbe(
-                        probe.representative(),
-                        client,
-                        capabilities,
-                        new SplittableRandom(),
-                        clock,
-                        probe.heavyTimeout())
+                        probe.representative(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout())
                 : null;
         CanaryProbe canary = probe.canary().enabled()
                 ? new CanaryProbe(
@@ -161,32 +151,34 @@ public class ProbeConfiguration {
                 heavyProbeCircuitBreaker,
                 heavyProbeRateLimiter,
                 history,
-                report -> listeners.forEach(listener -> listener.probed(report)),
+                publisher::publishEvent,
                 clock);
-        return new ProbeSchedule(
-                probe, client, machine, verifier, capabilities, representative, facts, clock, probeScheduler);
+        return new ProbeSchedule(probe, client, machine, verifier, facts, clock, probeScheduler);
     }
 
     @Bean
     SmartLifecycle probeScheduleLifecycle(ProbeSchedule schedule) {
         return new SmartLifecycle() {
-            private volatile boolean running;
+            private volatile @Nullable Disposable running;
 
             @Override
-            public void start() {
-                schedule.start();
-                running = true;
+            public synchronized void start() {
+                if (running == null) {
+                    running = schedule.observations().subscribe();
+                }
             }
 
             @Override
-            public void stop() {
-                schedule.stop();
-                running = false;
+            public synchronized void stop() {
+                if (running != null) {
+                    running.dispose();
+                    running = null;
+                }
             }
 
             @Override
             public boolean isRunning() {
-                return running;
+                return running != null;
             }
         };
     }

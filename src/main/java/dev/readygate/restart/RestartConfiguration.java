@@ -1,7 +1,7 @@
 package dev.readygate.restart;
 
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.EngineFactsHolder;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -108,7 +108,7 @@ public class RestartConfiguration implements DisposableBean {
     @Bean
     RestartTracker restartTracker(
             ReadygateProperties properties,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             StartLog startLog,
             EvidenceSources sources,
             RestartHistory history,

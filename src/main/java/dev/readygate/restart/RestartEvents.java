@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineStateChanged;
 import org.springframework.context.event.EventListener;
 import org.springframework.stereotype.Component;
@@ -17,5 +18,10 @@ class RestartEvents {
     @EventListener
     void onEngineStateChanged(EngineStateChanged change) {
         tracker.onEngineStateChanged(change);
+    }
+
+    @EventListener
+    void onProbeReport(ProbeReport report) {
+        tracker.probed(report);
     }
 }

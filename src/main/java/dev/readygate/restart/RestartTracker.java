@@ -5,10 +5,11 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ProbeKind;
-import dev.readygate.probe.ProbeListener;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.StartTrust;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.Reason;
@@ -24,8 +25,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,13 +40,13 @@ import reactor.core.publisher.Mono;
  * engine state changes and probe reports; never blocks (evidence is read on a blocking-capable scheduler, records
  * are written by the sink's own thread).
  */
-public final class RestartTracker implements ProbeListener, StartTrust {
+public final class RestartTracker implements StartTrust {
 
     private static final Logger logger = LoggerFactory.getLogger(RestartTracker.class);
     private static final int KEPT_IN_MEMORY = 200;
     private static final Pattern REVISION = Pattern.compile("'revision': '([^']+)'");
 
-    private final EngineFacts facts;
+    private final EngineFactsHolder facts;
     private final StartLog log;
     private final EvidenceSources sources;
     private final List<RestartListener> listeners;
@@ -77,11 +76,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     /** The start in progress: what is known so far. */
     private static final class Start {
-        // Not UUID.randomUUID(): its SecureRandom may read /dev/urandom on an event loop.
-        final String id = new UUID(
-                        ThreadLocalRandom.current().nextLong(),
-                        ThreadLocalRandom.current().nextLong())
-                .toString();
+        final String id;
         final boolean firstSeen;
         final Instant observedAt;
         final Map<Phase, Instant> phases = new LinkedHashMap<>();
@@ -123,7 +118,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             }
         }
 
-        Start(boolean firstSeen, Instant observedAt, @Nullable Instant downAt) {
+        Start(String id, boolean firstSeen, Instant observedAt, @Nullable Instant downAt) {
+            this.id = id;
             this.firstSeen = firstSeen;
             this.observedAt = observedAt;
             this.downAt = downAt;
@@ -131,7 +127,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
     }
 
     public RestartTracker(
-            EngineFacts facts,
+            EngineFactsHolder facts,
             StartLog log,
             EvidenceSources sources,
             List<RestartListener> listeners,
@@ -184,27 +180,29 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             end();
             return;
         }
-        if (state instanceof EngineState.Healthy healthy && healthy.cause() == Reason.ENGINE_RESTARTED) {
+        EngineStart engineStart = change.start();
+        if (engineStart == null) {
+            return;
+        }
+        if (change.startBegan() && change.ended() != null) {
             end();
-            EngineMetricsSample first = facts.firstSample();
-            Double started = first == null ? null : first.processStartTimeSeconds();
-            log.newStart(started == null ? at : Instant.ofEpochMilli(Math.round(started * 1000)));
+            log.newStart(engineStart.since());
             // Nobody saw the engine go away: no reading shows the GPU between the two.
             stoppedMemory = null;
-            begin(false, at, null);
+            begin(engineStart, false, at, null);
             phase(Phase.PORT_LISTENING, at);
             phase(Phase.HEALTH_OK, at);
             return;
         }
-        if (wasAway || current == null) {
-            begin(previous instanceof EngineState.Starting, at, downAt);
+        if (wasAway || current == null || change.startBegan()) {
+            begin(engineStart, previous instanceof EngineState.Starting, at, downAt);
             phase(Phase.PORT_LISTENING, at);
         }
         Start start = current;
         if (start == null) {
             return;
         }
-        start.capture(facts);
+        start.capture(facts.of(start.id));
         start.lastReason = state.reason();
         switch (state) {
             case EngineState.Healthy h -> phase(Phase.HEALTH_OK, at);
@@ -222,19 +220,19 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
     }
 
-    @Override
+    /** Heavy probe reports are the representative and canary phases. */
     public synchronized void probed(ProbeReport report) {
         Start start = current;
         if (start == null) {
             return;
         }
-        start.capture(facts);
+        start.capture(facts.of(start.id));
         if (report.passed()) {
             phase(report.kind() == ProbeKind.REPRESENTATIVE ? Phase.REPRESENTATIVE_OK : Phase.CANARY_OK, report.at());
         } else if (report.reason() == Reason.CANARY_MISMATCH && !start.canaryMismatch) {
             start.canaryMismatch = true;
             // The path from every log line written so far: the tail's last poll may not have read the start's lines.
-            EngineMetricsSample first = facts.firstSample();
+            EngineMetricsSample first = facts.of(start.id).firstSample();
             log.caughtUp()
                     .onErrorResume(error -> Mono.fromSupplier(log::current))
                     .map(findings -> provisionalPath(findings, first))
@@ -242,8 +240,8 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         }
     }
 
-    private void begin(boolean firstSeen, Instant at, @Nullable Instant wentDown) {
-        current = new Start(firstSeen, at, wentDown);
+    private void begin(EngineStart engineStart, boolean firstSeen, Instant at, @Nullable Instant wentDown) {
+        current = new Start(engineStart.id(), firstSeen, at, wentDown);
         lastStartId = current.id;
         startAfterGap = wentDown == null ? null : current.id;
         downAt = null;
@@ -529,7 +527,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     /** The path of the start in progress from what is known without I/O (log and metrics). */
     public synchronized RestartPath provisionalPath() {
-        return provisionalPath(log.current(), facts.firstSample());
+        return provisionalPath(log.current(), facts.current().firstSample());
     }
 
     private static RestartPath provisionalPath(LogFindings findings, @Nullable EngineMetricsSample first) {

@@ -11,12 +11,11 @@ import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.memory.MemoryWatch;
 import dev.readygate.probe.CanaryComparison;
-import dev.readygate.probe.EngineCapabilities;
 import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
-import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.restart.EvidenceSources;
@@ -54,10 +53,8 @@ import tools.jackson.databind.json.JsonMapper;
 public class StatusController {
 
     private final EngineStateMachine machine;
-    private final ProbeSchedule schedule;
-    private final EngineFacts facts;
+    private final EngineFactsHolder facts;
     private final ProbeHistory history;
-    private final EngineCapabilities capabilities;
     private final CircuitBreaker heavyProbeCircuitBreaker;
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
@@ -69,10 +66,8 @@ public class StatusController {
 
     public StatusController(
             EngineStateMachine machine,
-            ProbeSchedule schedule,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             ProbeHistory history,
-            EngineCapabilities capabilities,
             CircuitBreaker heavyProbeCircuitBreaker,
             ReadygateProperties properties,
             RestartTracker restarts,
@@ -82,10 +77,8 @@ public class StatusController {
             MemoryWatch memoryWatch,
             Clock clock) {
         this.machine = machine;
-        this.schedule = schedule;
         this.facts = facts;
         this.history = history;
-        this.capabilities = capabilities;
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
         this.properties = properties;
         this.restarts = restarts;
@@ -112,8 +105,9 @@ public class StatusController {
         status.put("ready", state.acceptsTraffic());
         status.putAll(EngineHealthIndicator.details(state));
         status.put("now", clock.instant().toString());
-        status.put("engine", engine());
-        status.put("probes", probes());
+        EngineFacts engine = facts.current();
+        status.put("engine", engine(engine));
+        status.put("probes", probes(engine));
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
         status.put("memory", memory());
@@ -137,7 +131,7 @@ public class StatusController {
                 .subscribeOn(Schedulers.boundedElastic());
     }
 
-    private Map<String, Object> engine() {
+    private Map<String, Object> engine(EngineFacts facts) {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
         ModelCard card = facts.card();
@@ -154,11 +148,11 @@ public class StatusController {
             m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
             engine.put("metrics", m);
         }
-        engine.put("endpoints", capabilities.describe());
+        engine.put("endpoints", facts.capabilities().describe());
         return engine;
     }
 
-    private Map<String, Object> probes() {
+    private Map<String, Object> probes(EngineFacts facts) {
         Map<String, Object> probes = new LinkedHashMap<>();
         for (ProbeKind kind : ProbeKind.values()) {
             Map<String, Object> entry = new LinkedHashMap<>();
@@ -166,9 +160,8 @@ public class StatusController {
             entry.put("lastFailure", report(history.lastFailure(kind)));
             probes.put(kind.value(), entry);
         }
-        probes.put(
-                "lastHeavyProbeAt",
-                schedule.lastHeavy() == null ? null : schedule.lastHeavy().toString());
+        Instant lastHeavy = facts.lastHeavy();
+        probes.put("lastHeavyProbeAt", lastHeavy == null ? null : lastHeavy.toString());
         probes.put(
                 "heavyProbes",
                 heavyProbeCircuitBreaker.getState() == CircuitBreaker.State.OPEN

@@ -5,11 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners.Owner;
-import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.readiness.StartRules;
 import java.net.http.HttpClient;
 import java.time.Clock;
 import java.time.Duration;
@@ -43,7 +47,7 @@ class CycleMemoryTrackingTests {
     final List<RestartRecord> written = new CopyOnWriteArrayList<>();
 
     final RestartTracker tracker = new RestartTracker(
-            new EngineFacts(),
+            new EngineFactsHolder(new EngineStateMachine(new ReadinessRules(1, 3), T0, change -> {})),
             StartLog.NONE,
             new EvidenceSources(
                     null, null, null, null, HttpClient.newHttpClient(), JsonMapper.shared(), Schedulers.immediate()),
@@ -60,11 +64,18 @@ class CycleMemoryTrackingTests {
             Duration.ZERO);
 
     EngineState state = new EngineState.Starting(T0);
+    EngineStart start;
 
     void to(EngineState next) {
+        to(next, new Observation.HealthOk(next.since()));
+    }
+
+    void to(EngineState next, Observation cause) {
         EngineState previous = state;
+        EngineStart before = start;
         state = next;
-        tracker.onEngineStateChanged(new EngineStateChanged(previous, next, new Observation.HealthOk(next.since())));
+        start = StartRules.next(before, previous, next, cause, EngineStateMachine.RANDOM_IDS);
+        tracker.onEngineStateChanged(new EngineStateChanged(previous, next, cause, before, start));
     }
 
     /** The engine comes up and is verified at {@code seconds}. */
@@ -148,7 +159,10 @@ class CycleMemoryTrackingTests {
 
         // The process start time changed between two checks: no reading shows the GPU between the two engines.
         gpuNow = Mono.just(gpu(40, 300, 7688));
-        to(new EngineState.Healthy(T0.plusSeconds(40), Reason.ENGINE_RESTARTED, "process_start_time_seconds changed"));
+        to(
+                new EngineState.Healthy(
+                        T0.plusSeconds(40), Reason.ENGINE_RESTARTED, "process_start_time_seconds changed"),
+                new Observation.Restarted(T0.plusSeconds(40), "process_start_time_seconds changed"));
         to(new EngineState.ModelListed(T0.plusSeconds(40), MODEL, Reason.NOT_VERIFIED));
         to(new EngineState.Ready(T0.plusSeconds(40), MODEL));
         await().until(() -> tracker.history().size() == 3);
