@@ -251,6 +251,7 @@ public record ReadygateProperties(
      *     {@code http://127.0.0.1:8001/health}
      * @param daemonSocketDir the preload daemon's socket directory ({@code --weight-cache-socket-dir})
      * @param daemonLog the preload daemon's log file (its READY line)
+     * @param daemonHealthTimeout how long connecting to the daemon's health URL, and then its answer, may each take
      */
     public record Evidence(
             @Nullable Path snapshotDir,
@@ -258,10 +259,12 @@ public record ReadygateProperties(
             @DefaultValue("250ms") Duration logPollInterval,
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
-            @Nullable Path daemonLog) {
+            @Nullable Path daemonLog,
+            @DefaultValue("1s") Duration daemonHealthTimeout) {
 
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);
+            requirePositive("readygate.evidence.daemon-health-timeout", daemonHealthTimeout);
         }
     }
 

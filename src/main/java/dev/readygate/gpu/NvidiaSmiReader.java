@@ -34,7 +34,7 @@ import reactor.core.scheduler.Scheduler;
  * gets the whole timeout. A descendant that outlives the binary and keeps its output open makes the run time out, but
  * is not killed (it is no longer the binary's descendant); nvidia-smi does not fork.
  */
-public final class NvidiaSmiReader implements GpuMemorySource {
+final class NvidiaSmiReader implements GpuMemorySource {
 
     /** The binary run when none is configured: {@code nvidia-smi}, looked up on the {@code PATH}. */
     public static final Path DEFAULT_BINARY = Path.of("nvidia-smi");

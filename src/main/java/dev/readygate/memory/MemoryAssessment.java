@@ -1,6 +1,7 @@
 package dev.readygate.memory;
 
 import dev.readygate.gpu.ProcessOwners;
+import dev.readygate.restart.CycleMemory;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.List;
@@ -16,15 +17,18 @@ import org.jspecify.annotations.Nullable;
  * @param heldAfterStop who held memory after the latest stop, expected or not
  * @param staleCache the preload daemon's memory beyond the current checkpoint's weights, after a checkpoint switch
  * @param kvCache the KV cache size over the latest cycles with the same configuration
+ * @param latestMoments the moments of the latest cycles: before the start and at readiness of the last start measured
+ *     at readiness, after the stop of the last start that stopped
  */
 public record MemoryAssessment(
         @Nullable Drift drift,
         @Nullable HeldAfterStop heldAfterStop,
         @Nullable StaleCache staleCache,
-        @Nullable KvCache kvCache) {
+        @Nullable KvCache kvCache,
+        CycleMemory latestMoments) {
 
     /** Nothing known yet. */
-    public static final MemoryAssessment NONE = new MemoryAssessment(null, null, null, null);
+    public static final MemoryAssessment NONE = new MemoryAssessment(null, null, null, null, CycleMemory.NONE);
 
     /** The signals that fire. */
     public Set<MemorySignal> active() {

@@ -41,7 +41,7 @@ import org.jspecify.annotations.Nullable;
  *       from.
  * </ul>
  */
-public final class MemorySignals {
+final class MemorySignals {
 
     private static final double GIB = 1024.0 * 1024 * 1024;
 
@@ -67,7 +67,25 @@ public final class MemorySignals {
                 drift(ready, settings),
                 heldAfterStop(history, latest, settings),
                 staleCache(ready, lowest, settings),
-                kvCache(ready, settings));
+                kvCache(ready, settings),
+                latestMoments(history));
+    }
+
+    /** Before the start and at readiness of the last start measured at readiness; after the stop of the last stopped. */
+    private static CycleMemory latestMoments(List<RestartRecord> history) {
+        MemoryMoment beforeStart = null;
+        MemoryMoment atReady = null;
+        MemoryMoment afterStop = null;
+        for (RestartRecord record : history.reversed()) {
+            if (atReady == null && record.memory().atReady() != null) {
+                atReady = record.memory().atReady();
+                beforeStart = record.memory().beforeStart();
+            }
+            if (afterStop == null) {
+                afterStop = record.memory().afterStop();
+            }
+        }
+        return new CycleMemory(beforeStart, atReady, afterStop);
     }
 
     // ---- leak across restarts

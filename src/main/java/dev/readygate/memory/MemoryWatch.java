@@ -1,61 +1,57 @@
 package dev.readygate.memory;
 
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.gpu.GpuMemoryListener;
 import dev.readygate.gpu.GpuMemoryView;
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners.Owner;
-import dev.readygate.restart.RestartListener;
-import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartRecorded;
+import dev.readygate.restart.RestartRecords;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
-import java.util.function.Supplier;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.context.event.EventListener;
 
 /**
- * Keeps the memory assessment current: re-assesses the restart history when a start is recorded, when a stopped
- * start gets its after-stop memory, and on every GPU memory reading (a stale cache clears when the daemon lets go). Logs
- * each signal as it is raised and cleared, and tells the listeners.
+ * Keeps the memory assessment current: re-assesses the restart history when a start is recorded, when a start's
+ * memory is joined to its record, and on every GPU memory reading (a stale cache clears when the daemon lets go). Logs
+ * each signal as it is raised and cleared, and publishes each assessment ({@link MemoryAssessed}).
  */
-public final class MemoryWatch implements RestartListener, GpuMemoryListener {
+public final class MemoryWatch {
 
     private static final Logger logger = LoggerFactory.getLogger(MemoryWatch.class);
 
-    private final Supplier<List<RestartRecord>> history;
+    private final RestartRecords history;
     private final ReadygateProperties.Memory settings;
-    private final List<MemorySignalListener> listeners;
+    private final Consumer<Object> publisher;
     private MemoryAssessment assessment = MemoryAssessment.NONE;
     // Of the readings since the last recorded start, the one where the preload daemon held least.
     private @Nullable MemoryMoment lowest;
     private @Nullable MemoryMoment latest;
 
-    public MemoryWatch(
-            Supplier<List<RestartRecord>> history,
-            ReadygateProperties.Memory settings,
-            List<MemorySignalListener> listeners) {
+    public MemoryWatch(RestartRecords history, ReadygateProperties.Memory settings, Consumer<Object> publisher) {
         this.history = history;
         this.settings = settings;
-        this.listeners = List.copyOf(listeners);
+        this.publisher = publisher;
     }
 
-    @Override
-    public void recorded(RestartRecord record, boolean completed) {
+    @EventListener
+    public void onRestartRecorded(RestartRecorded recorded) {
         synchronized (this) {
             lowest = null;
         }
         reassess();
     }
 
-    @Override
-    public void memoryRecorded(RestartRecord record) {
+    /** A start's memory was joined to its record. */
+    void memoryRecorded() {
         reassess();
     }
 
-    @Override
-    public void read(GpuMemoryView view) {
+    @EventListener
+    public void onGpuReading(GpuMemoryView view) {
         MemoryMoment moment = view.moment();
         if (moment != null) {
             synchronized (this) {
@@ -81,7 +77,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
             low = lowest;
             last = latest;
         }
-        MemoryAssessment next = MemorySignals.assess(history.get(), low, last, settings);
+        MemoryAssessment next = MemorySignals.assess(history.history(), low, last, settings);
         Set<MemorySignal> raised;
         synchronized (this) {
             Set<MemorySignal> before = assessment.active();
@@ -96,7 +92,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                     signal -> logger.warn("GPU memory signal {} raised: {}", signal.value(), explain(next, signal)));
             cleared.forEach(signal -> logger.info("GPU memory signal {} cleared", signal.value()));
         }
-        listeners.forEach(listener -> listener.assessed(next, raised));
+        publisher.accept(new MemoryAssessed(next, raised));
     }
 
     /** One line for the log: what fired and how much. */

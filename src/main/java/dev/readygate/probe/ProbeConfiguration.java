@@ -1,5 +1,6 @@
 package dev.readygate.probe;
 
+import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
 import dev.readygate.readiness.EngineStateMachine;
@@ -14,20 +15,17 @@ import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import reactor.core.Disposable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Wires the state machine, the heavy probes with their circuit breaker and rate limiter, and the probe schedule. */
 @Configuration(proxyBeanMethods = false)
-public class ProbeConfiguration {
+class ProbeConfiguration {
 
     /** The name of the circuit breaker and rate limiter that guard the heavy probes (and tag their metrics). */
     public static final String HEAVY_PROBES = "heavy-probes";
@@ -156,30 +154,12 @@ public class ProbeConfiguration {
         return new ProbeSchedule(probe, client, machine, verifier, facts, clock, probeScheduler);
     }
 
+    /** Probes run from the start of the application to its end (readiness drops first on shutdown). */
     @Bean
-    SmartLifecycle probeScheduleLifecycle(ProbeSchedule schedule) {
-        return new SmartLifecycle() {
-            private volatile @Nullable Disposable running;
-
-            @Override
-            public synchronized void start() {
-                if (running == null) {
-                    running = schedule.observations().subscribe();
-                }
-            }
-
-            @Override
-            public synchronized void stop() {
-                if (running != null) {
-                    running.dispose();
-                    running = null;
-                }
-            }
-
-            @Override
-            public boolean isRunning() {
-                return running != null;
-            }
-        };
+    BackgroundLoop probeLoop(ProbeSchedule schedule) {
+        return new BackgroundLoop(
+                "probe schedule",
+                BackgroundLoop.PROBES,
+                () -> schedule.observations().subscribe());
     }
 }

@@ -29,7 +29,7 @@ import reactor.core.scheduler.Scheduler;
  * every {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it
  * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
  */
-public final class ProbeSchedule {
+final class ProbeSchedule {
 
     private static final Logger logger = LoggerFactory.getLogger(ProbeSchedule.class);
 

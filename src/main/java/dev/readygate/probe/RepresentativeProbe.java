@@ -21,7 +21,7 @@ import reactor.core.publisher.Mono;
  * if the stream is well-formed, error-free and ends in {@code [DONE]}, the engine counted the planned prompt and
  * output tokens, the finish reason is {@code length}, and any latency objective is met.
  */
-public final class RepresentativeProbe {
+final class RepresentativeProbe {
 
     private final ReadygateProperties.Representative config;
     private final EngineClient client;

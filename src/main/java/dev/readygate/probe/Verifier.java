@@ -21,7 +21,7 @@ import reactor.core.publisher.Mono;
  * failures; half-open lets one through): a call the rate limiter refuses never reaches the breaker, so it does not
  * count as a failure.
  */
-public final class Verifier {
+final class Verifier {
 
     private final @Nullable RepresentativeProbe representative;
     private final @Nullable CanaryProbe canary;

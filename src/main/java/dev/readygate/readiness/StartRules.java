@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * begins the next at once, dated by the new process's start time when the observation carries it. Any other change
  * keeps the start.
  */
-public final class StartRules {
+final class StartRules {
 
     private StartRules() {}
 

@@ -25,6 +25,11 @@ public record CycleMemory(
         return new CycleMemory(moment, atReady, afterStop);
     }
 
+    /** This cycle with its at-ready moment. */
+    public CycleMemory withAtReady(MemoryMoment moment) {
+        return new CycleMemory(beforeStart, moment, afterStop);
+    }
+
     /** This cycle with its after-stop moment. */
     public CycleMemory withAfterStop(MemoryMoment moment) {
         return new CycleMemory(beforeStart, atReady, moment);

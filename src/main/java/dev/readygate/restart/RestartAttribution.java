@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * first scrape with no weight loading logged, is {@code snapshot_restore}; weights loaded from disk is {@code cold};
  * anything else is {@code unknown}.
  */
-public final class RestartAttribution {
+final class RestartAttribution {
 
     private RestartAttribution() {}
 

@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * @param daemonSockets weight-cache sockets in the daemon's socket directory, or -1 when not configured
  * @param daemonReadyAt when the daemon's log last said every rank serves, or null
  */
-public record StartEvidence(
+record StartEvidence(
         boolean engineLogConfigured,
         boolean headerLogged,
         @Nullable Double loadingWeightsSeconds,

@@ -3,6 +3,7 @@ package dev.readygate.status;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
@@ -18,15 +19,13 @@ import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
-import dev.readygate.restart.EvidenceSources;
-import dev.readygate.restart.Phase;
 import dev.readygate.restart.RestartHistory;
-import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartRecordView;
+import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -46,11 +45,11 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
  * since when, the last heavy probes with their measurements (the canary's expected and actual answer), which vLLM
- * endpoints the engine has, and the probe settings. Read from memory; never triggers a probe. Shows no prompt,
+ * endpoints the engine has, and the configuration in effect. Read from memory; never triggers a probe. Shows no prompt,
  * completion (beyond the canary's few tokens) or key.
  */
 @RestController
-public class StatusController {
+class StatusController {
 
     private final EngineStateMachine machine;
     private final EngineFactsHolder facts;
@@ -58,6 +57,7 @@ public class StatusController {
     private final CircuitBreaker heavyProbeCircuitBreaker;
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
+    private final RestartRecords records;
     private final RestartHistory restartHistory;
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
@@ -71,6 +71,7 @@ public class StatusController {
             CircuitBreaker heavyProbeCircuitBreaker,
             ReadygateProperties properties,
             RestartTracker restarts,
+            RestartRecords records,
             RestartHistory restartHistory,
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
@@ -82,6 +83,7 @@ public class StatusController {
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
         this.properties = properties;
         this.restarts = restarts;
+        this.records = records;
         this.restartHistory = restartHistory;
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
@@ -111,7 +113,6 @@ public class StatusController {
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
         status.put("memory", memory());
-        status.put("settings", settings());
         status.put("configuration", configuration(properties));
         return status;
     }
@@ -120,14 +121,14 @@ public class StatusController {
     @GetMapping(path = "/status/restarts.json", produces = MediaType.APPLICATION_JSON_VALUE)
     public Mono<String> restartsJson() {
         JsonMapper json = JsonMapper.builder().build();
-        return Mono.fromCallable(() -> RestartHistory.toJson(restartHistory.load(), json))
+        return Mono.fromCallable(() -> RestartRecordView.json(restartHistory.load(), json))
                 .subscribeOn(Schedulers.boundedElastic());
     }
 
     /** The whole restart history as CSV, one row per engine start. */
     @GetMapping(path = "/status/restarts.csv", produces = "text/csv")
     public Mono<String> restartsCsv() {
-        return Mono.fromCallable(() -> RestartHistory.toCsv(restartHistory.load()))
+        return Mono.fromCallable(() -> RestartRecordView.csv(restartHistory.load()))
                 .subscribeOn(Schedulers.boundedElastic());
     }
 
@@ -224,8 +225,8 @@ public class StatusController {
         out.put("restartLoop", restarts.restartLoop());
         out.put(
                 "history",
-                restarts.history().reversed().stream()
-                        .map(StatusController::record)
+                records.history().reversed().stream()
+                        .map(record -> new RestartRecordView(record).status())
                         .toList());
         out.put("evidence", evidence(now));
         return out;
@@ -275,79 +276,6 @@ public class StatusController {
                             ? "never (no release.json)"
                             : now.snapshotReleasedAt().toString());
         }
-        return out;
-    }
-
-    /** One restart record as {@code /status} shows it: durations in seconds, phases as offsets from engine start. */
-    static Map<String, Object> record(RestartRecord record) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("id", record.id());
-        out.put("engineStart", record.engineStart().toString());
-        out.put("engineStartSource", record.engineStartSource().value());
-        out.put("firstSeen", record.firstSeen());
-        out.put("path", record.path().value());
-        out.put("evidence", record.evidence());
-        out.put("fallbackReason", record.fallbackReason());
-        out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        out.put("outcome", record.outcome().value());
-        out.put("notReadyReason", record.notReadyReason());
-        out.put(
-                "readinessLatencySeconds",
-                record.readinessLatency() == null
-                        ? null
-                        : record.readinessLatency().toMillis() / 1000.0);
-        Map<String, Double> phases = new LinkedHashMap<>();
-        for (Phase phase : Phase.values()) {
-            Instant at = record.phases().get(phase);
-            if (at != null) {
-                phases.put(
-                        phase.value(),
-                        Duration.between(record.engineStart(), at).toMillis() / 1000.0);
-            }
-        }
-        out.put("phaseOffsetsSeconds", phases);
-        out.put("loggedDurations", record.loggedDurations());
-        out.put("vllmVersion", record.vllmVersion());
-        out.put("model", record.model());
-        out.put("modelRoot", record.modelRoot());
-        out.put("revision", record.revision());
-        out.put("maxModelLen", record.maxModelLen());
-        out.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
-        out.put("engineArgs", record.engineArgs());
-        out.put("probeConfigHash", record.probeConfigHash());
-        out.put("readygateVersion", record.readygateVersion());
-        out.put("node", record.node());
-        Map<String, Object> memory = new LinkedHashMap<>();
-        memory.put("beforeStart", moment(record.memory().beforeStart()));
-        memory.put("atReady", moment(record.memory().atReady()));
-        memory.put("afterStop", moment(record.memory().afterStop()));
-        out.put("memory", memory);
-        return out;
-    }
-
-    private static @Nullable Map<String, Object> moment(@Nullable MemoryMoment moment) {
-        if (moment == null) {
-            return null;
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("at", moment.at().toString());
-        out.put("usedMiB", MemoryMoment.mib(moment.usedBytes()));
-        Map<String, Long> owners = new LinkedHashMap<>();
-        moment.byOwner().entrySet().stream()
-                .sorted(Map.Entry.comparingByKey())
-                .forEach(owner -> owners.put(owner.getKey().value(), MemoryMoment.mib(owner.getValue())));
-        out.put("byOwnerMiB", owners);
-        out.put(
-                "processes",
-                moment.processes().stream()
-                        .map(holder -> Map.of(
-                                "pid",
-                                holder.pid(),
-                                "owner",
-                                holder.owner().value(),
-                                "MiB",
-                                MemoryMoment.mib(holder.bytes())))
-                        .toList());
         return out;
     }
 
@@ -458,26 +386,5 @@ public class StatusController {
                                 MemoryMoment.mib(process.usedBytes())))
                         .toList());
         return out;
-    }
-
-    private Map<String, Object> settings() {
-        ReadygateProperties.Probe probe = properties.probe();
-        Map<String, Object> settings = new LinkedHashMap<>();
-        settings.put("successThreshold", probe.successThreshold());
-        settings.put("failureThreshold", probe.failureThreshold());
-        settings.put("notReadyInterval", probe.notReadyInterval().toString());
-        settings.put("downInterval", probe.downInterval().toString());
-        settings.put("readyInterval", probe.readyInterval().toString());
-        settings.put("healthInterval", probe.healthInterval().toString());
-        settings.put("heavyInterval", probe.heavyInterval().toString());
-        settings.put("heavyTimeout", probe.heavyTimeout().toString());
-        settings.put(
-                "representative",
-                probe.representative().enabled()
-                        ? probe.representative().promptTokens() + " prompt + "
-                                + probe.representative().outputTokens() + " output tokens"
-                        : "disabled");
-        settings.put("canary", probe.canary().enabled() ? probe.canary().maxTokens() + " token(s)" : "disabled");
-        return settings;
     }
 }

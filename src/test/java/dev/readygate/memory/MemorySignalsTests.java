@@ -331,17 +331,16 @@ class MemorySignalsTests {
                 return Mono.just(NvidiaSmiParser.parseXml(xml, T0));
             }
         };
-        try (GpuMemoryMonitor monitor = new GpuMemoryMonitor(
+        GpuMemoryMonitor monitor = new GpuMemoryMonitor(
                 List.of(source),
                 Duration.ofSeconds(10),
                 proc,
                 Clock.fixed(T0, ZoneOffset.UTC),
                 Schedulers.immediate(),
                 Schedulers.immediate(),
-                List.of())) {
-            GpuMemoryView view = Objects.requireNonNull(monitor.readNow().block());
-            return Objects.requireNonNull(view.moment());
-        }
+                view -> {});
+        GpuMemoryView view = Objects.requireNonNull(monitor.readNow().block());
+        return Objects.requireNonNull(view.moment());
     }
 
     void cmdline(int pid, String... args) throws IOException {

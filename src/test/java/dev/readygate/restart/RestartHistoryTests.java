@@ -293,7 +293,7 @@ class RestartHistoryTests {
     void loadWhenLastLineIsTornSkipsItAndNextAppendStartsOnNewLine(CapturedOutput output) throws IOException {
         RestartHistory history = history();
         history.append(full("start-1"));
-        String whole = json.writeValueAsString(RestartRecordJson.write(full("start-2"), json));
+        String whole = json.writeValueAsString(new RestartRecordView(full("start-2")).json(json));
         Files.writeString(file(), whole.substring(0, whole.length() / 2), StandardOpenOption.APPEND);
 
         assertThat(history.load()).containsExactly(full("start-1"));
@@ -480,15 +480,15 @@ class RestartHistoryTests {
         }
         assertThat(allLines)
                 .hasSize(400)
-                .allSatisfy(line ->
-                        assertThat(RestartRecordJson.read(json.readTree(line))).isNotNull());
+                .allSatisfy(line -> assertThat(RestartRecordReader.read(json.readTree(line)))
+                        .isNotNull());
         assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).exists();
         assertThat(output).doesNotContain("invalid line");
     }
 
     @Test
     void toCsvWhenFieldsHaveCommasQuotesAndBracketsQuotesThemPerRfc4180() {
-        String csv = RestartHistory.toCsv(List.of(full("start-1"), minimal("start-2")));
+        String csv = RestartRecordView.csv(List.of(full("start-1"), minimal("start-2")));
 
         List<List<String>> rows = parseCsv(csv);
         assertThat(csv).endsWith("\r\n").contains("\"checkpoint \"\"Qwen/Qwen3-0.6B\"\" [rev main], not in cache\"");
@@ -609,7 +609,7 @@ class RestartHistoryTests {
                 Map.of(),
                 CycleMemory.NONE);
 
-        List<List<String>> rows = parseCsv(RestartHistory.toCsv(List.of(record)));
+        List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
 
         assertThat(rows).hasSize(2);
         assertThat(rows.get(1).get(8)).isEqualTo("canary mismatch:\nexpected Paris");
@@ -621,12 +621,12 @@ class RestartHistoryTests {
         history.append(full("start-1"));
         history.append(minimal("start-2"));
 
-        JsonNode exported = json.readTree(RestartHistory.toJson(history.load(), json));
+        JsonNode exported = json.readTree(RestartRecordView.json(history.load(), json));
 
         assertThat(exported.isArray()).isTrue();
         List<JsonNode> lines = lines(file()).stream().map(json::readTree).toList();
         assertThat(exported.valueStream().toList()).containsExactlyElementsOf(lines);
-        assertThat(exported.valueStream().map(RestartRecordJson::read).toList())
+        assertThat(exported.valueStream().map(RestartRecordReader::read).toList())
                 .containsExactly(full("start-1"), minimal("start-2"));
     }
 
@@ -641,7 +641,7 @@ class RestartHistoryTests {
     }
 
     long lineSize(RestartRecord record) {
-        return json.writeValueAsBytes(RestartRecordJson.write(record, json)).length + 1;
+        return json.writeValueAsBytes(new RestartRecordView(record).json(json)).length + 1;
     }
 
     /** A strict RFC 4180 reader: quoted fields may hold commas, doubled quotes and line breaks; rows end in CRLF. */

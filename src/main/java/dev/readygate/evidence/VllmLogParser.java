@@ -1,4 +1,4 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 import java.time.Clock;
 import java.time.Instant;
@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * apart from reading the clock to infer the timestamp's year, cheap for the lines that match nothing (a substring
  * check before any regular expression), and never throws: a line it cannot read is no event.
  */
-public final class VllmLogParser {
+final class VllmLogParser {
 
     private static final String NUMBER = "(-?(?:\\d[\\d,]{0,30}(?:\\.\\d{0,30})?|\\.\\d{1,30}))";
 

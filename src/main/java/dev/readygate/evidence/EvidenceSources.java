@@ -1,4 +1,4 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 import java.io.IOException;
 import java.net.URI;
@@ -43,6 +43,8 @@ public final class EvidenceSources {
     private final HttpClient http;
     private final JsonMapper json;
     private final Scheduler blocking;
+    private final Duration healthTimeout;
+    private final Scheduler timer;
 
     public EvidenceSources(
             @Nullable Path snapshotDir,
@@ -51,7 +53,9 @@ public final class EvidenceSources {
             @Nullable DaemonLog daemonLog,
             HttpClient http,
             JsonMapper json,
-            Scheduler blocking) {
+            Scheduler blocking,
+            Duration healthTimeout,
+            Scheduler timer) {
         this.snapshotDir = snapshotDir;
         this.daemonHealthUrl = daemonHealthUrl;
         this.daemonSocketDir = daemonSocketDir;
@@ -59,6 +63,8 @@ public final class EvidenceSources {
         this.http = http;
         this.json = json;
         this.blocking = blocking;
+        this.healthTimeout = healthTimeout;
+        this.timer = timer;
     }
 
     /** Reads every source; {@code since} is the engine start, so an older {@code release.json} does not count. */
@@ -85,10 +91,11 @@ public final class EvidenceSources {
         }
         // The JDK's client, asynchronous: an occasional check needs no share of the web server's event loops.
         HttpRequest request =
-                HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(1)).GET().build();
+                HttpRequest.newBuilder(url).timeout(healthTimeout).GET().build();
+        // The client's connect timeout and the request's bound each step; this bounds both, on readygate's timers.
         return Mono.fromFuture(() -> http.sendAsync(request, HttpResponse.BodyHandlers.discarding()))
                 .map(response -> response.statusCode() == 200)
-                .timeout(Duration.ofSeconds(2))
+                .timeout(healthTimeout.multipliedBy(2), timer)
                 .onErrorReturn(false);
     }
 

@@ -1,4 +1,4 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 import java.time.Instant;
 import org.jspecify.annotations.Nullable;

@@ -10,98 +10,22 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The JSON object of one {@link RestartRecord}, as kept in the restart history and exported by
- * {@link RestartHistory#toJson}.
- *
- * <p>Field names are the record's component names (camelCase); the keys inside {@code phases},
- * {@code loggedDurations} and {@code node} are kept as given (snake_case). Every field is always written, nulls as
- * {@code null}, so every line has the same shape. Instants and the readiness latency are ISO-8601 strings
- * ({@code 2026-11-30T12:00:00Z}, {@code PT12.5S}: {@link Instant#toString()}, {@link Duration#toString()}, lossless);
- * the logged durations are numbers of seconds as the engine logs them; {@code path} is {@link RestartPath#value()}.
- * Map entries are written in a stable order: phases by time, the other maps by key.
+ * Reads a restart record back from the history's JSON object ({@link RestartRecordView#json}).
  *
  * <p>Reading is forward compatible: unknown fields are ignored, a missing or null nullable field reads as null, a
- * missing list or map as empty, a missing boolean as false, and a {@code path} this version does not know as
- * {@link RestartPath#UNKNOWN}. A missing non-nullable field ({@code id}, {@code engineStart},
- * {@code engineStartSource}, {@code path}, {@code outcome}, {@code probeConfigHash}, {@code readygateVersion}) or a
- * value of the wrong type makes the object invalid.
+ * missing list or map as empty, a missing boolean as false; a {@code path} this version does not know reads as
+ * {@link RestartPath#UNKNOWN}, an outcome as not ready, a start source as first observed, an owner as other, and a
+ * phase is left out. A missing non-nullable field ({@code id}, {@code engineStart}, {@code engineStartSource},
+ * {@code path}, {@code outcome}, {@code probeConfigHash}, {@code readygateVersion}) or a value of the wrong type makes
+ * the object invalid.
  */
-final class RestartRecordJson {
+final class RestartRecordReader {
 
-    private RestartRecordJson() {}
-
-    static ObjectNode write(RestartRecord record, JsonMapper json) {
-        ObjectNode node = json.createObjectNode();
-        node.put("id", record.id());
-        node.put("engineStart", record.engineStart().toString());
-        node.put("engineStartSource", record.engineStartSource().value());
-        node.put("firstSeen", record.firstSeen());
-        node.put("path", record.path().value());
-        ArrayNode evidence = node.putArray("evidence");
-        record.evidence().forEach(evidence::add);
-        node.put("fallbackReason", record.fallbackReason());
-        node.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        ObjectNode phases = node.putObject("phases");
-        record.phases().entrySet().stream()
-                .sorted(Map.Entry.<Phase, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
-                .forEach(phase ->
-                        phases.put(phase.getKey().value(), phase.getValue().toString()));
-        ObjectNode loggedDurations = node.putObject("loggedDurations");
-        // A non-finite number is not JSON: such a value (never logged by the engine) is left out.
-        new TreeMap<>(record.loggedDurations())
-                .entrySet().stream()
-                        .filter(duration -> Double.isFinite(duration.getValue()))
-                        .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
-        node.put("outcome", record.outcome().value());
-        node.put("notReadyReason", record.notReadyReason());
-        Duration latency = record.readinessLatency();
-        node.put("readinessLatency", latency == null ? null : latency.toString());
-        node.put("vllmVersion", record.vllmVersion());
-        node.put("engineArgs", record.engineArgs());
-        node.put("model", record.model());
-        node.put("modelRoot", record.modelRoot());
-        node.put("revision", record.revision());
-        node.put("maxModelLen", record.maxModelLen());
-        node.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
-        node.put("probeConfigHash", record.probeConfigHash());
-        node.put("readygateVersion", record.readygateVersion());
-        ObjectNode facts = node.putObject("node");
-        new TreeMap<>(record.node()).forEach(facts::put);
-        ObjectNode memory = node.putObject("memory");
-        moment(memory, "beforeStart", record.memory().beforeStart());
-        moment(memory, "atReady", record.memory().atReady());
-        moment(memory, "afterStop", record.memory().afterStop());
-        return node;
-    }
-
-    private static void moment(ObjectNode parent, String field, @Nullable MemoryMoment moment) {
-        if (moment == null) {
-            parent.putNull(field);
-            return;
-        }
-        ObjectNode node = parent.putObject(field);
-        node.put("at", moment.at().toString());
-        node.put("usedBytes", moment.usedBytes());
-        ObjectNode owners = node.putObject("byOwner");
-        moment.byOwner().entrySet().stream()
-                .sorted(Map.Entry.comparingByKey())
-                .forEach(owner -> owners.put(owner.getKey().value(), owner.getValue()));
-        ArrayNode processes = node.putArray("processes");
-        moment.processes()
-                .forEach(holder -> processes
-                        .addObject()
-                        .put("pid", holder.pid())
-                        .put("owner", holder.owner().value())
-                        .put("bytes", holder.bytes()));
-    }
+    private RestartRecordReader() {}
 
     /**
      * The record of a JSON object.

@@ -1,4 +1,4 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 import java.time.Instant;
 import org.jspecify.annotations.Nullable;
@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * {@code MM-dd HH:mm:ss} timestamp taken as UTC, with the year inferred), {@code process} and {@code pid} (from
  * vLLM's {@code (EngineCore_DP0 pid=N)} prefix).
  */
-public sealed interface LogEvent {
+sealed interface LogEvent {
 
     /** When the line was logged. */
     @Nullable

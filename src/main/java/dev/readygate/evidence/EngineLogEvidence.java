@@ -1,39 +1,45 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
+import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.context.event.EventListener;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
- * The engine log as evidence: tails the log file, parses vLLM's lines, and keeps the events of the current engine
- * start. A start's window opens when the engine goes away, when it restarts (events read before the new process
- * started are dropped), or when a start-up header follows evidence of an earlier start in the same window.
+ * The engine log as evidence: tails the log file, parses vLLM's lines, and keeps the events of the current engine start
+ * (the findings of the few starts before it as they stood when each ended). The engine starts are readiness's: a start's
+ * window opens when the engine goes away, when it restarts (events read before the new process started are dropped), or
+ * when a start-up header follows evidence of an earlier start in the same window.
  */
-public final class EngineLogEvidence implements StartLog, AutoCloseable {
+final class EngineLogEvidence implements StartLog {
 
     private static final Logger logger = LoggerFactory.getLogger(EngineLogEvidence.class);
     private static final int MAX_EVENTS = 1000;
+    private static final int KEPT_STARTS = 8;
 
     private final LogTail tail;
     private final VllmLogParser parser;
     private final Clock clock;
     private final Duration lag;
     private final List<Received> events = new ArrayList<>();
-    /** Counts the starts begun, so that a read that a new start overtook is not taken for the new start's. */
-    private long starts;
+    /** The findings of ended starts, as they stood when each ended. */
+    private final Map<String, LogFindings> ended = new LinkedHashMap<>();
     /** When the current start was verified ready: lines read before then cannot be the next start's. */
     private @Nullable Instant verifiedAt;
-
-    private @Nullable Disposable running;
 
     private record Received(LogEvent event, Instant receivedAt) {}
 
@@ -48,12 +54,10 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
         this.lag = lag;
     }
 
-    /** Starts reading, from the beginning of the file so the start in progress is found too. */
-    public synchronized void start() {
-        if (running == null) {
-            running = tail.lines(true)
-                    .subscribe(this::line, error -> logger.warn("Engine log tail stopped: {}", error.toString()));
-        }
+    /** Reads the log, from the beginning of the file so the start in progress is found too, until disposed. */
+    public Disposable follow() {
+        return tail.lines(true)
+                .subscribe(this::line, error -> logger.warn("Engine log tail stopped: {}", error.toString()));
     }
 
     void line(String line) {
@@ -64,7 +68,7 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
     }
 
     synchronized void accept(LogEvent event, Instant receivedAt) {
-        boolean header = event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
+        boolean header = isHeader(event);
         if (header && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
             events.clear();
@@ -78,47 +82,57 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
         return event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
     }
 
+    /** Follows the engine starts: an ended start's findings are kept, a new start's window opens. */
+    @EventListener
+    public synchronized void onEngineStateChanged(EngineStateChanged change) {
+        EngineStart over = change.ended();
+        if (over != null) {
+            ended.put(over.id(), current());
+            while (ended.size() > KEPT_STARTS) {
+                ended.remove(ended.keySet().iterator().next());
+            }
+        }
+        EngineStart start = change.start();
+        if (change.current() instanceof EngineState.Down) {
+            wentAway();
+        } else if (over != null && start != null) {
+            // A new process nobody saw go away: what was read before it started is not its own.
+            opens(start.since());
+        }
+        if (change.current() instanceof EngineState.Ready ready) {
+            verifiedAt = ready.since();
+        }
+    }
+
     /**
      * The engine went away (noticed now): what was read before it could have gone belongs to the old start, and so does
      * what was read before the old start was verified ready; what was read since may already be the next start's (a
      * fast restart's header and cache lines).
      */
-    @Override
-    public synchronized void newStart() {
+    private void wentAway() {
         Instant since = clock.instant().minus(lag);
         Instant verified = verifiedAt;
-        newStart(verified != null && verified.isAfter(since) ? verified : since);
+        opens(verified != null && verified.isAfter(since) ? verified : since);
     }
 
-    @Override
-    public synchronized void newStart(Instant since) {
-        starts++;
+    private void opens(Instant since) {
         verifiedAt = null;
         events.removeIf(received -> received.receivedAt().isBefore(since));
     }
 
     @Override
-    public synchronized void verified(Instant at) {
-        verifiedAt = at;
+    public synchronized LogFindings findings(String start) {
+        LogFindings over = ended.get(start);
+        return over != null ? over : current();
     }
 
     @Override
-    public Mono<LogFindings> caughtUp() {
-        long asked;
-        LogFindings before;
-        synchronized (this) {
-            asked = starts;
-            before = current();
-        }
-        return tail.catchUp().then(Mono.fromSupplier(() -> {
-            synchronized (this) {
-                return starts == asked ? current() : before;
-            }
-        }));
+    public Mono<LogFindings> caughtUp(String start) {
+        return tail.catchUp().then(Mono.fromSupplier(() -> findings(start)));
     }
 
-    @Override
-    public synchronized LogFindings current() {
+    /** The findings of the window so far. */
+    synchronized LogFindings current() {
         Instant firstLineAt = null;
         boolean header = false;
         String version = null;
@@ -192,13 +206,5 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
     private static @Nullable Double gib(String detail) {
         Matcher matcher = GIB.matcher(detail);
         return matcher.find() ? Double.valueOf(matcher.group(1)) : null;
-    }
-
-    @Override
-    public synchronized void close() {
-        if (running != null) {
-            running.dispose();
-            running = null;
-        }
     }
 }

@@ -1,11 +1,11 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.readygate.restart.LogEvent.ApplicationStartup;
-import dev.readygate.restart.LogEvent.LoadingWeights;
+import dev.readygate.evidence.LogEvent.ApplicationStartup;
+import dev.readygate.evidence.LogEvent.LoadingWeights;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 /**
  * Replaces the value of every {@code api_key} entry (and {@code *api_key}) in a printed Python mapping or argument list (vLLM's

@@ -1,4 +1,4 @@
-package dev.readygate.restart;
+package dev.readygate.evidence;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -47,7 +47,7 @@ import reactor.core.scheduler.Schedulers;
  * <p>Like {@code tail -F}, it cannot tell a truncation that the writer refilled beyond the read offset within one
  * poll interval from growth, and lines written to a rotated file after the switch to the new file are not read.
  */
-public final class LogTail {
+final class LogTail {
 
     private static final Logger logger = LoggerFactory.getLogger(LogTail.class);
 
