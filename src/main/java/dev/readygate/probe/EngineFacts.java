@@ -3,6 +3,7 @@ package dev.readygate.probe;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import java.time.Instant;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -53,131 +54,101 @@ public record EngineFacts(
     }
 
     EngineFacts withCard(ModelCard value) {
-        return new EngineFacts(
-                startId,
-                value,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                capabilities,
-                calibration,
-                lastHeavy,
-                successesAtLastHeavy,
-                cyclesSinceVersion);
+        return with(draft -> draft.card = value);
     }
 
     EngineFacts withVllmVersion(String value) {
-        return new EngineFacts(
-                startId,
-                card,
-                value,
-                firstSample,
-                lastSample,
-                capabilities,
-                calibration,
-                lastHeavy,
-                successesAtLastHeavy,
-                cyclesSinceVersion);
+        return with(draft -> draft.vllmVersion = value);
     }
 
     EngineFacts scraped(EngineMetricsSample sample) {
-        return new EngineFacts(
-                startId,
-                card,
-                vllmVersion,
-                firstSample == null ? sample : firstSample,
-                sample,
-                capabilities,
-                calibration,
-                lastHeavy,
-                successesAtLastHeavy,
-                cyclesSinceVersion);
+        return with(draft -> {
+            draft.firstSample = firstSample == null ? sample : firstSample;
+            draft.lastSample = sample;
+        });
     }
 
     EngineFacts withCapabilities(EngineCapabilities value) {
-        return new EngineFacts(
-                startId,
-                card,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                value,
-                calibration,
-                lastHeavy,
-                successesAtLastHeavy,
-                cyclesSinceVersion);
+        return with(draft -> draft.capabilities = value);
     }
 
     EngineFacts withCalibration(PromptCalibration value) {
-        return new EngineFacts(
-                startId,
-                card,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                capabilities,
-                value,
-                lastHeavy,
-                successesAtLastHeavy,
-                cyclesSinceVersion);
+        return with(draft -> draft.calibration = value);
     }
 
     EngineFacts withLastHeavy(Instant at) {
-        return new EngineFacts(
-                startId,
-                card,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                capabilities,
-                calibration,
-                at,
-                successesAtLastHeavy,
-                cyclesSinceVersion);
+        return with(draft -> draft.lastHeavy = at);
     }
 
     EngineFacts withSuccessesAtLastHeavy(@Nullable Double value) {
-        return new EngineFacts(
-                startId,
-                card,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                capabilities,
-                calibration,
-                lastHeavy,
-                value,
-                cyclesSinceVersion);
+        return with(draft -> draft.successesAtLastHeavy = value);
     }
 
     /** {@code /version} is read now: the recheck count starts again. */
     EngineFacts withVersionRead() {
-        return new EngineFacts(
-                startId,
-                card,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                capabilities,
-                calibration,
-                lastHeavy,
-                successesAtLastHeavy,
-                0);
+        return with(draft -> draft.cyclesSinceVersion = 0);
     }
 
     /** One more cheap-check cycle without reading {@code /version}. */
     EngineFacts withVersionCycle() {
+        return with(draft -> draft.cyclesSinceVersion = cyclesSinceVersion + 1);
+    }
+
+    /** These facts with a change: a new part of them is a component here, in {@link Draft} and in its copy. */
+    private EngineFacts with(Consumer<Draft> change) {
+        Draft draft = new Draft(this);
+        change.accept(draft);
         return new EngineFacts(
                 startId,
-                card,
-                vllmVersion,
-                firstSample,
-                lastSample,
-                capabilities,
-                calibration,
-                lastHeavy,
-                successesAtLastHeavy,
-                cyclesSinceVersion + 1);
+                draft.card,
+                draft.vllmVersion,
+                draft.firstSample,
+                draft.lastSample,
+                draft.capabilities,
+                draft.calibration,
+                draft.lastHeavy,
+                draft.successesAtLastHeavy,
+                draft.cyclesSinceVersion);
+    }
+
+    /** The facts being changed. */
+    private static final class Draft {
+        @Nullable
+        ModelCard card;
+
+        @Nullable
+        String vllmVersion;
+
+        @Nullable
+        EngineMetricsSample firstSample;
+
+        @Nullable
+        EngineMetricsSample lastSample;
+
+        EngineCapabilities capabilities;
+
+        @Nullable
+        PromptCalibration calibration;
+
+        @Nullable
+        Instant lastHeavy;
+
+        @Nullable
+        Double successesAtLastHeavy;
+
+        int cyclesSinceVersion;
+
+        Draft(EngineFacts facts) {
+            card = facts.card;
+            vllmVersion = facts.vllmVersion;
+            firstSample = facts.firstSample;
+            lastSample = facts.lastSample;
+            capabilities = facts.capabilities;
+            calibration = facts.calibration;
+            lastHeavy = facts.lastHeavy;
+            successesAtLastHeavy = facts.successesAtLastHeavy;
+            cyclesSinceVersion = facts.cyclesSinceVersion;
+        }
     }
 
     /** {@code vllm:request_success_total} at the latest scrape. */
