@@ -10,8 +10,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,18 +66,33 @@ final class EngineLogEvidence implements StartLog {
     }
 
     synchronized void accept(LogEvent event, Instant receivedAt) {
-        boolean header = isHeader(event);
-        if (header && events.stream().anyMatch(received -> !isHeader(received.event()))) {
+        if (startsProcess(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
             events.clear();
+        }
+        if (event instanceof LogEvent.ExceptionRaised && !LogFindings.needsException(events())) {
+            // A serving engine's request errors are not evidence of its start.
+            return;
         }
         if (events.size() < MAX_EVENTS) {
             events.add(new Received(event, receivedAt));
         }
     }
 
+    /**
+     * A header that only a new server process logs: an engine core's {@code Initializing a V1 LLM engine} belongs to the
+     * start of the server that spawned it, and a data-parallel core may log it after another core loaded its weights.
+     */
+    private static boolean startsProcess(LogEvent event) {
+        String process = event.process();
+        return isHeader(event) && (process == null || !process.startsWith("EngineCore"));
+    }
+
+    /** What a process logs as it starts, before any evidence of how it loads (the API server count comes with args). */
     private static boolean isHeader(LogEvent event) {
-        return event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
+        return event instanceof LogEvent.ServerVersion
+                || event instanceof LogEvent.NonDefaultArgs
+                || event instanceof LogEvent.ApiServerCount;
     }
 
     /** Follows the engine starts: an ended start's findings are kept, a new start's window opens. */
@@ -133,78 +146,10 @@ final class EngineLogEvidence implements StartLog {
 
     /** The findings of the window so far. */
     synchronized LogFindings current() {
-        Instant firstLineAt = null;
-        boolean header = false;
-        String version = null;
-        String args = null;
-        Double loading = null;
-        Double modelGib = null;
-        Double modelSeconds = null;
-        Integer mapped = null;
-        String mode = null;
-        String fallback = null;
-        Double init = null;
-        Double kvGib = null;
-        Long kvTokens = null;
-        Double outsideGib = null;
-        String fatal = null;
-        for (Received received : events) {
-            LogEvent event = received.event();
-            if (firstLineAt == null && event.at() != null) {
-                firstLineAt = event.at();
-            }
-            switch (event) {
-                case LogEvent.ServerVersion e -> {
-                    header = true;
-                    version = e.version();
-                }
-                case LogEvent.NonDefaultArgs e -> {
-                    header = true;
-                    args = e.args();
-                }
-                case LogEvent.LoadingWeights e -> loading = e.seconds();
-                case LogEvent.ModelLoading e -> {
-                    modelGib = e.gib();
-                    modelSeconds = e.seconds();
-                }
-                case LogEvent.MappedFromCache e -> {
-                    mapped = e.tensors();
-                    mode = e.mode();
-                }
-                case LogEvent.CacheFallback e -> fallback = e.reason();
-                case LogEvent.CacheWaitTimeout e -> fallback = e.detail();
-                case LogEvent.InitEngine e -> init = e.seconds();
-                case LogEvent.AvailableKvCache e -> kvGib = e.gib();
-                case LogEvent.KvCacheSize e -> kvTokens = e.tokens();
-                case LogEvent.WeightsHeldOutside e -> outsideGib = gib(e.detail());
-                case LogEvent.EngineFatal e -> fatal = e.detail();
-                default -> {}
-            }
-        }
-        return new LogFindings(
-                true,
-                firstLineAt,
-                header,
-                version,
-                args,
-                loading,
-                modelGib,
-                modelSeconds,
-                mapped,
-                mode,
-                fallback,
-                init,
-                kvGib,
-                kvTokens,
-                outsideGib,
-                fatal);
+        return LogFindings.of(events());
     }
 
-    private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
-
-    /** The first {@code X GiB} of the line's detail: its wording after the colon is not pinned down (main docs). */
-    private static @Nullable Double gib(String detail) {
-        Matcher matcher = GIB.matcher(detail);
-        return matcher.find() ? Double.valueOf(matcher.group(1)) : null;
+    private List<LogEvent> events() {
+        return events.stream().map(Received::event).toList();
     }
 }

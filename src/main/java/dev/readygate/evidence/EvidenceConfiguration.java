@@ -32,9 +32,12 @@ class EvidenceConfiguration {
         if (evidence.engineLog() == null) {
             return StartLog.NONE;
         }
+        LogTail tail =
+                new LogTail(evidence.engineLog(), evidence.logPollInterval(), MAX_LINE, Schedulers.boundedElastic());
         return new EngineLogEvidence(
-                new LogTail(evidence.engineLog(), evidence.logPollInterval(), MAX_LINE, Schedulers.boundedElastic()),
-                new VllmLogParser(clock),
+                tail,
+                // The year of vLLM's timestamps from the file's modification time: an old log is not dated next year.
+                new VllmLogParser(clock, tail::modifiedAt),
                 clock,
                 noticedWithin(properties.probe())
                         .plus(evidence.logPollInterval())
@@ -56,12 +59,10 @@ class EvidenceConfiguration {
     DaemonLog daemonLog(ReadygateProperties properties, Clock clock) {
         ReadygateProperties.Evidence evidence = properties.evidence();
         Path file = evidence.daemonLog();
-        return new DaemonLog(
-                file == null
-                        ? null
-                        : new LogTail(file, evidence.logPollInterval(), MAX_LINE, Schedulers.boundedElastic()),
-                new VllmLogParser(clock),
-                clock);
+        LogTail tail = file == null
+                ? null
+                : new LogTail(file, evidence.logPollInterval(), MAX_LINE, Schedulers.boundedElastic());
+        return new DaemonLog(tail, new VllmLogParser(clock, tail == null ? () -> null : tail::modifiedAt), clock);
     }
 
     /** Both logs are read from the start of the application to its end. */

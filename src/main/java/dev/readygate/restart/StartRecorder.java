@@ -193,6 +193,7 @@ final class StartRecorder {
     private static Map<String, Double> logged(LogFindings f) {
         Map<String, Double> logged = new LinkedHashMap<>();
         putIfPresent(logged, "weights_loading", f.loadingWeightsSeconds());
+        putIfPresent(logged, "drafter_weights_loading", f.drafterLoadingWeightsSeconds());
         putIfPresent(logged, "model_loading", f.modelLoadingSeconds());
         putIfPresent(logged, "model_loading_gib", f.modelLoadingGib());
         putIfPresent(logged, "engine_init", f.engineInitSeconds());
@@ -222,18 +223,6 @@ final class StartRecorder {
 
     private static StartEvidence evidence(
             LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
-        return new StartEvidence(
-                f.configured(),
-                f.header(),
-                f.loadingWeightsSeconds(),
-                f.mappedTensors(),
-                f.mappedMode(),
-                f.cacheFallbackReason(),
-                f.engineInitSeconds() != null,
-                read.snapshotReleasedAt(),
-                first == null ? null : first.requestSuccess(),
-                read.daemonHealthy(),
-                read.daemonSockets(),
-                read.daemonReadyAt());
+        return new StartEvidence(f, first == null ? null : first.requestSuccess(), read);
     }
 }

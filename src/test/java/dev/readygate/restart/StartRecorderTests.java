@@ -3,10 +3,12 @@ package dev.readygate.restart;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.evidence.LogEvent;
 import dev.readygate.evidence.LogFindings;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.StartSource;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -23,25 +25,9 @@ class StartRecorderTests {
         return new EngineMetricsSample(processStart, 0.0, 0.0, 0.0, 0.0, null, Map.of());
     }
 
+    /** An engine log whose start's first line is dated {@code firstLineAt} (or carries no date). */
     static LogFindings log(@Nullable Instant firstLineAt) {
-        LogFindings none = LogFindings.none();
-        return new LogFindings(
-                true,
-                firstLineAt,
-                none.header(),
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null);
+        return LogFindings.of(List.of(new LogEvent.ServerVersion(firstLineAt, "APIServer", 1, "0.31.0")));
     }
 
     static Stream<Arguments> starts() {
