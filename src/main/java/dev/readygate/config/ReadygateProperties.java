@@ -274,6 +274,10 @@ public record ReadygateProperties(
      * @param historyFiles how many rotated history files are kept
      * @param loopWindow the window in which {@code loop-starts} starts make a restart loop
      * @param loopStarts how many starts within {@code loop-window} make a restart loop
+     * @param loopHold how long a start that began in a restart loop must stay up before it is verified again and
+     *     serves ({@code /readyz} stays 503 meanwhile, reason {@code restart_loop}); 0 turns the hold off
+     * @param loopHoldMax the longest hold: each start of the loop beyond {@code loop-starts} doubles the hold, up to
+     *     this
      * @param readinessObjectives how soon an engine start should be verified ready, per restart path ({@code cold},
      *     {@code preload-hit}, {@code preload-fallback}, {@code snapshot-restore}, {@code unknown}); exported as
      *     {@code readygate_readiness_objective_seconds{path}} for alerts and dashboards; none by default. Keys are
@@ -284,6 +288,8 @@ public record ReadygateProperties(
             @DefaultValue("3") int historyFiles,
             @DefaultValue("10m") Duration loopWindow,
             @DefaultValue("3") int loopStarts,
+            @DefaultValue("1m") Duration loopHold,
+            @DefaultValue("15m") Duration loopHoldMax,
             @DefaultValue Map<String, Duration> readinessObjectives) {
 
         /** The restart paths' labels, by their names without separators (map keys bind without underscores). */
@@ -298,6 +304,14 @@ public record ReadygateProperties(
             requireAtLeast("readygate.restart.history-files", historyFiles, 1);
             requireAtLeast("readygate.restart.loop-starts", loopStarts, 2);
             requirePositive("readygate.restart.loop-window", loopWindow);
+            if (loopHold.isNegative()) {
+                throw new IllegalArgumentException(
+                        "readygate.restart.loop-hold must not be negative (was " + loopHold + ")");
+            }
+            if (loopHoldMax.compareTo(loopHold) < 0) {
+                throw new IllegalArgumentException("readygate.restart.loop-hold-max must not be shorter than"
+                        + " readygate.restart.loop-hold (was " + loopHoldMax + ")");
+            }
             Map<String, Duration> byPath = new java.util.TreeMap<>();
             readinessObjectives.forEach((key, objective) -> {
                 String path = PATHS.get(key.replaceAll("[-_]", "").toLowerCase(java.util.Locale.ROOT));

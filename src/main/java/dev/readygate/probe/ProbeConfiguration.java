@@ -6,6 +6,7 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.readiness.RestartLoop;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -34,10 +35,14 @@ class ProbeConfiguration {
     EngineStateMachine engineStateMachine(
             ReadygateProperties properties, Clock clock, ApplicationEventPublisher publisher) {
         ReadygateProperties.Probe probe = properties.probe();
+        ReadygateProperties.Restart restart = properties.restart();
         return new EngineStateMachine(
                 new ReadinessRules(probe.successThreshold(), probe.failureThreshold()),
+                new RestartLoop(restart.loopWindow(), restart.loopStarts(), restart.loopHold(), restart.loopHoldMax()),
                 clock.instant(),
-                publisher::publishEvent);
+                publisher::publishEvent,
+                publisher::publishEvent,
+                EngineStateMachine.RANDOM_IDS);
     }
 
     @Bean

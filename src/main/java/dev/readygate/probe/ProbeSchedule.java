@@ -6,6 +6,7 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
@@ -297,11 +298,12 @@ final class ProbeSchedule {
             case EngineState.Verifying v -> true;
             case EngineState.VerificationFailed f -> !f.latched() && elapsed(current, now, config.heavyRetryInterval());
             case EngineState.NotReady n -> elapsed(current, now, config.heavyRetryInterval());
+            // Degraded by a verification: retried to confirm or clear (the other checks clear themselves).
             case EngineState.Degraded d ->
-                d.cause() != Reason.HEALTH_FAILED
-                        && d.cause() != Reason.MODEL_NOT_LISTED
-                        && elapsed(current, now, config.heavyRetryInterval());
+                d.failing().containsKey(Check.VERIFICATION) && elapsed(current, now, config.heavyRetryInterval());
             case EngineState.Ready r -> elapsed(current, now, config.heavyInterval()) && idle(current);
+            // Held in a restart loop: verified again once the start has stayed up long enough.
+            case EngineState.Held h -> !now.isBefore(h.until()) && elapsed(current, now, config.heavyRetryInterval());
             default -> false;
         };
     }

@@ -11,9 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Holds the current {@link EngineState} and the {@link EngineStart} it belongs to, applies observations through
- * {@link ReadinessRules} and {@link StartRules}, and publishes an {@link EngineStateChanged} after each change of kind,
- * reason or start. Reading never blocks and never triggers a probe.
+ * Holds the current {@link EngineState}, the {@link EngineStart} it belongs to and the {@link RestartLoop} of recent
+ * starts, applies observations through {@link ReadinessRules} and {@link StartRules}, and publishes an
+ * {@link EngineStateChanged} after each change of kind, reason or start, and an {@link ObservationIgnored} for each
+ * observation the rules could not use. Reading never blocks and never triggers a probe.
  */
 public final class EngineStateMachine {
 
@@ -25,24 +26,47 @@ public final class EngineStateMachine {
                     ThreadLocalRandom.current().nextLong())
             .toString();
 
-    /** The state and the start it belongs to, swapped together. */
-    private record Current(EngineState state, @Nullable EngineStart start) {}
+    /**
+     * The state, the start it belongs to, the recent starts, and until when the current start is held (it began in a
+     * restart loop), swapped together.
+     */
+    private record Current(
+            EngineState state,
+            @Nullable EngineStart start,
+            RestartLoop loop,
+            @Nullable Instant heldUntil) {}
+
+    /** No restart loop is ever recognised: for tests of other rules. */
+    public static final RestartLoop NO_LOOP = new RestartLoop(
+            java.time.Duration.ZERO, Integer.MAX_VALUE, java.time.Duration.ZERO, java.time.Duration.ZERO);
 
     private final ReadinessRules rules;
     private final Consumer<EngineStateChanged> publisher;
+    private final Consumer<ObservationIgnored> ignoredPublisher;
     private final Supplier<String> startIds;
     private final AtomicReference<Current> current;
 
     public EngineStateMachine(ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher) {
-        this(rules, start, publisher, RANDOM_IDS);
+        this(rules, NO_LOOP, start, publisher, ignored -> {}, RANDOM_IDS);
     }
 
     public EngineStateMachine(
             ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher, Supplier<String> startIds) {
+        this(rules, NO_LOOP, start, publisher, ignored -> {}, startIds);
+    }
+
+    public EngineStateMachine(
+            ReadinessRules rules,
+            RestartLoop loop,
+            Instant start,
+            Consumer<EngineStateChanged> publisher,
+            Consumer<ObservationIgnored> ignoredPublisher,
+            Supplier<String> startIds) {
         this.rules = rules;
         this.publisher = publisher;
+        this.ignoredPublisher = ignoredPublisher;
         this.startIds = startIds;
-        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null));
+        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null, loop, null));
     }
 
     public EngineState current() {
@@ -54,19 +78,54 @@ public final class EngineStateMachine {
         return current.get().start();
     }
 
+    /** The recent starts: whether the engine is in a restart loop. */
+    public RestartLoop restartLoop() {
+        return current.get().loop();
+    }
+
+    /** Until when the current start is held out of service (it began in a restart loop), or null. */
+    public @Nullable Instant heldUntil() {
+        return current.get().heldUntil();
+    }
+
     /** Applies one observation; returns the new state. */
     public EngineState apply(Observation observation) {
+        return apply(observation, null);
+    }
+
+    /**
+     * Applies an observation made for the engine start {@code startId} (null: whichever is current); one made for a
+     * start that is over changes nothing and is counted as ignored ({@link ReadinessRules.Ignored#STALE}).
+     */
+    public EngineState apply(Observation observation, @Nullable String startId) {
         Current previous;
         Current next;
+        ReadinessRules.Ignored ignored;
         do {
             previous = current.get();
-            EngineState state = rules.next(previous.state(), observation);
+            EngineStart start = previous.start();
+            if (startId != null && (start == null || !start.id().equals(startId))) {
+                ignoredPublisher.accept(
+                        new ObservationIgnored(observation, previous.state(), ReadinessRules.Ignored.STALE));
+                return previous.state();
+            }
+            ReadinessRules.Step step = rules.step(previous.state(), observation, previous.heldUntil());
+            ignored = step.ignored();
+            EngineState state = step.state();
             boolean changed = changed(previous.state(), state) || observation instanceof Observation.Restarted;
-            EngineStart start = changed
-                    ? StartRules.next(previous.start(), previous.state(), state, observation, startIds)
-                    : previous.start();
-            next = new Current(state, start);
+            EngineStart nextStart =
+                    changed ? StartRules.next(start, previous.state(), state, observation, startIds) : start;
+            if (nextStart == null || nextStart == start) {
+                next = new Current(state, nextStart, previous.loop(), nextStart == null ? null : previous.heldUntil());
+            } else {
+                // A start began: counted toward the restart loop, and held if it began in one.
+                RestartLoop loop = previous.loop().started(observation.at());
+                next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()));
+            }
         } while (!current.compareAndSet(previous, next));
+        if (ignored != null) {
+            ignoredPublisher.accept(new ObservationIgnored(observation, previous.state(), ignored));
+        }
         boolean startChanged = previous.start() != next.start();
         if (changed(previous.state(), next.state()) || startChanged) {
             log(previous.state(), next.state());
@@ -91,6 +150,7 @@ public final class EngineStateMachine {
                         + (f.latched() ? ", held until the engine restarts" : "");
             case EngineState.Down d -> ": " + d.cause().value() + " (" + d.detail() + ")";
             case EngineState.Listening l -> ": " + l.cause().value() + " (" + l.detail() + ")";
+            case EngineState.Held h -> ": " + h.detail();
             default -> current.reason() == null ? "" : ": " + current.reason().value();
         };
         logger.info("Engine state changed from {} to {}{}", previous.kind(), current.kind(), why);

@@ -4,6 +4,7 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.StartLog;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.readiness.EngineStateMachine;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -60,6 +61,7 @@ class RestartConfiguration implements DisposableBean {
             RestartRecords records,
             ApplicationEventPublisher publisher,
             ObjectProvider<BuildProperties> build,
+            EngineStateMachine machine,
             Clock clock) {
         BuildProperties buildProperties = build.getIfAvailable();
         StartRecorder.Stamp stamp = new StartRecorder.Stamp(
@@ -67,10 +69,7 @@ class RestartConfiguration implements DisposableBean {
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
                 node(properties.node()));
         return new RestartTracker(
-                new StartRecorder(facts, startLog, sources, records, publisher::publishEvent, stamp),
-                new RestartLoop(
-                        properties.restart().loopWindow(), properties.restart().loopStarts()),
-                clock);
+                new StartRecorder(facts, startLog, sources, records, publisher::publishEvent, stamp), machine, clock);
     }
 
     private static Map<String, String> node(ReadygateProperties.Node node) {

@@ -3,6 +3,7 @@ package dev.readygate.restart;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.StartTrust;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.EngineStateMachine;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
@@ -10,7 +11,8 @@ import org.springframework.context.event.EventListener;
 
 /**
  * Follows the current engine start: folds engine state changes and heavy probe reports into its
- * {@link RestartTimeline}, hands the verdicts to the recorder, and counts starts for restart-loop detection. Tells the
+ * {@link RestartTimeline} and hands the verdicts to the recorder; the restart loop is readiness's (the state machine
+ * counts the starts, and holds a start that began in a loop out of service). Tells the
  * canary whether the start may teach it a baseline (only weights loaded from disk). Cheap and synchronous: recording
  * happens asynchronously.
  */
@@ -18,20 +20,17 @@ public final class RestartTracker implements StartTrust {
 
     private final StartRecorder recorder;
     private final Clock clock;
+    private final EngineStateMachine machine;
     private RestartTimeline timeline = RestartTimeline.NONE;
-    private RestartLoop loop;
 
-    RestartTracker(StartRecorder recorder, RestartLoop loop, Clock clock) {
+    RestartTracker(StartRecorder recorder, EngineStateMachine machine, Clock clock) {
         this.recorder = recorder;
-        this.loop = loop;
+        this.machine = machine;
         this.clock = clock;
     }
 
     @EventListener
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
-        if (change.startBegan()) {
-            loop = loop.started(change.current().since());
-        }
         follow(timeline.next(change));
     }
 
@@ -66,8 +65,8 @@ public final class RestartTracker implements StartTrust {
     }
 
     /** Whether {@code loop-starts} starts happened within {@code loop-window}. */
-    public synchronized boolean restartLoop() {
-        return loop.looping(clock.instant());
+    public boolean restartLoop() {
+        return machine.restartLoop().looping(clock.instant());
     }
 
     private synchronized RestartTimeline timeline() {
