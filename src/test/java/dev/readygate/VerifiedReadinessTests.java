@@ -134,6 +134,10 @@ class VerifiedReadinessTests {
         assertThat(status.at("/engine/maxModelLen").intValue()).isEqualTo(4096);
         assertThat(status.at("/engine/vllmVersion").asString()).isEqualTo("0.31.0");
         assertThat(status.at("/engine/endpoints/tokenize").asString()).isEqualTo("available");
+        assertThat(status.at("/probes/circuitBreaker/state").asString()).isEqualTo("closed");
+        assertThat(status.at("/probes/tokenBudget/tokensPerMinute").intValue()).isPositive();
+        assertThat(status.at("/probes/tokenBudget/tokensLeftThisMinute").isInt())
+                .isTrue();
         client.get().uri("/livez").exchange().expectStatus().isOk();
     }
 

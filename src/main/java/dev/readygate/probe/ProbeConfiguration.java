@@ -13,6 +13,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
+import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
@@ -89,6 +90,8 @@ class ProbeConfiguration {
                         CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
                 .failureRateThreshold(100)
                 .recordResult(result -> result instanceof Observation.VerificationFailed)
+                // The rate limiter's refusal is no verification at all: neither a failure nor a success.
+                .ignoreExceptions(RequestNotPermitted.class)
                 .waitDurationInOpenState(probe.suspension())
                 .permittedNumberOfCallsInHalfOpenState(1)
                 .clock(clock)

@@ -16,10 +16,10 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * One verification: the representative probe, then the canary, turned into one readiness observation. Guarded, in
- * this order, by a rate limiter (probe tokens per minute) and a circuit breaker (heavy probes stop after repeated
- * failures; half-open lets one through): a call the rate limiter refuses never reaches the breaker, so it does not
- * count as a failure.
+ * One verification: the representative probe, then the canary, turned into one readiness observation. Guarded, from
+ * the outside in, by a circuit breaker (heavy probes stop after repeated failures; half-open lets one through) and a
+ * rate limiter (probe tokens per minute): a call the open breaker refuses never reaches the rate limiter, so it takes
+ * no token budget; a call the rate limiter refuses is not a failure to the breaker (it ignores that refusal).
  */
 final class Verifier {
 
@@ -59,8 +59,8 @@ final class Verifier {
         breakerCounts(startId);
         int permits = Math.max(1, Math.min(rateLimiter.getRateLimiterConfig().getLimitForPeriod(), tokenCost(card)));
         return Mono.defer(() -> probes(card, vllmVersion, before))
-                .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
                 .transformDeferred(RateLimiterOperator.of(rateLimiter, permits))
+                .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
                 .onErrorResume(
                         CallNotPermittedException.class,
                         ex -> skip("heavy probes suspended after repeated "

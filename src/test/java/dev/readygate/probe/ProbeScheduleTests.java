@@ -56,6 +56,7 @@ class ProbeScheduleTests {
     final List<EngineState> states = new ArrayList<>();
     EngineStateMachine machine;
     CircuitBreaker breaker;
+    RateLimiter limiter;
     ProbeHistory history = new ProbeHistory();
     Disposable loop;
 
@@ -90,7 +91,7 @@ class ProbeScheduleTests {
                 clock.instant(),
                 change -> states.add(change.current()));
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
-        RateLimiter limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
+        limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
         EngineFactsHolder facts = new EngineFactsHolder(machine);
         RepresentativeProbe representative = new RepresentativeProbe(
                 config.representative(), engine, facts, new SplittableRandom(1), clock, config.heavyTimeout());
@@ -367,6 +368,20 @@ class ProbeScheduleTests {
         advance(Duration.ofMillis(100));
         assertThat(machine.current().acceptsTraffic()).isTrue();
         assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
+    void attemptsTheSuspensionRefusesTakeNoTokenBudget() {
+        engine.completions = request -> Mono.just(ScriptedEngine.status(500));
+        start(probe(1, 100_000));
+        advance(Duration.ofSeconds(3));
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        int left = limiter.getMetrics().getAvailablePermissions();
+        advance(Duration.ofSeconds(20));
+        // Twenty due verifications refused by the open breaker: nothing sent, nothing spent.
+        assertThat(history.lastSkipped()).contains("suspended");
+        assertThat(engine.completionCalls.get()).isEqualTo(3);
+        assertThat(limiter.getMetrics().getAvailablePermissions()).isEqualTo(left);
     }
 
     @Test
