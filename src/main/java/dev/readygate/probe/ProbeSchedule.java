@@ -212,19 +212,37 @@ final class ProbeSchedule {
         return before != null && now != null && now < before;
     }
 
+    /**
+     * Lists {@code /v1/models} until the model is known, and again at every full cheap check of an engine that serves
+     * ({@code ready-interval}): a served model that is no longer listed, or another one in its place, is a failing
+     * {@link Check#MODEL} check, cleared when it is listed again.
+     */
     private Mono<Observation> listModel() {
-        if (facts.current().card() != null && !(machine.current() instanceof EngineState.Healthy)) {
+        EngineState state = machine.current();
+        ModelCard known = facts.current().card();
+        boolean serving = state.acceptsTraffic();
+        if (known != null && !(state instanceof EngineState.Healthy) && !serving) {
             return Mono.empty();
         }
         return client.model().map(call -> switch (call) {
+            case EngineCall.Success<ModelCard> listed
+            when serving && known != null && !known.id().equals(listed.value().id()) ->
+                applied(new Observation.CheckFailed(
+                        clock.instant(),
+                        Check.MODEL,
+                        Reason.MODEL_NOT_LISTED,
+                        "/v1/models lists " + listed.value().id() + ", not the served " + known.id()));
             case EngineCall.Success<ModelCard> listed -> {
-                facts.learn(f -> f.withCard(listed.value()));
+                if (!serving) {
+                    facts.learn(f -> f.withCard(listed.value()));
+                }
                 yield applied(new Observation.ModelListed(
                         clock.instant(), listed.value().id()));
             }
             case EngineCall.Failure<ModelCard> failure ->
                 applied(new Observation.CheckFailed(
                         clock.instant(),
+                        Check.MODEL,
                         Reason.MODEL_NOT_LISTED,
                         "/v1/models: " + failure.failure().detail()));
         });

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
 import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.ReadinessRules;
@@ -368,6 +369,29 @@ class ProbeScheduleTests {
         advance(Duration.ofMillis(100));
         assertThat(machine.current().acceptsTraffic()).isTrue();
         assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
+    void aReadyEngineWhoseModelIsNoLongerListedIsDegradedThenOutAndBackWhenListedAgain() {
+        start(probe(1, 100_000));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.model = ScriptedEngine.ok(new ModelCard("another-model", "root", 4096));
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DEGRADED);
+        assertThat(machine.current().reason()).isEqualTo(Reason.MODEL_NOT_LISTED);
+        assertThat(((EngineState.Degraded) machine.current()).detail())
+                .isEqualTo("/v1/models lists another-model, not the served m");
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096));
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        engine.model = ScriptedEngine.status(404);
+        advance(Duration.ofSeconds(3));
+        // Out after three failed listings; a verification (which names the model) is what brings it back.
+        assertThat(states)
+                .filteredOn(state -> state.kind() == EngineState.Kind.NOT_READY)
+                .singleElement()
+                .extracting(EngineState::reason)
+                .isEqualTo(Reason.MODEL_NOT_LISTED);
     }
 
     @Test
