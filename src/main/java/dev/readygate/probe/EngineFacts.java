@@ -20,9 +20,13 @@ import org.jspecify.annotations.Nullable;
  * @param lastSample the latest scrape
  * @param capabilities which of vLLM's extra endpoints the engine has
  * @param calibration a prompt text whose token count the engine reported, for servers without {@code /tokenize}
- * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
+ * @param lastHeavy when the heavy probes last ran
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
  * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
+ * @param lastLight when the last light check (generation check or canary) started
+ * @param lightChecks how many light checks ran on this start (every {@code canary-every}-th is the canary)
+ * @param lightChecksAtLastHeavy {@code lightChecks} when the heavy probes last ran (their successes are readygate's
+ *     own, not real traffic's)
  */
 public record EngineFacts(
         String startId,
@@ -34,7 +38,10 @@ public record EngineFacts(
         @Nullable PromptCalibration calibration,
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
-        int cyclesSinceVersion) {
+        int cyclesSinceVersion,
+        @Nullable Instant lastLight,
+        int lightChecks,
+        int lightChecksAtLastHeavy) {
 
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
@@ -50,7 +57,8 @@ public record EngineFacts(
 
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
-        return new EngineFacts(startId, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0);
+        return new EngineFacts(
+                startId, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0, null, 0, 0);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -81,7 +89,18 @@ public record EngineFacts(
     }
 
     EngineFacts withSuccessesAtLastHeavy(@Nullable Double value) {
-        return with(draft -> draft.successesAtLastHeavy = value);
+        return with(draft -> {
+            draft.successesAtLastHeavy = value;
+            draft.lightChecksAtLastHeavy = lightChecks;
+        });
+    }
+
+    /** A light check starts now. */
+    EngineFacts withLightCheck(Instant at) {
+        return with(draft -> {
+            draft.lastLight = at;
+            draft.lightChecks = lightChecks + 1;
+        });
     }
 
     /** {@code /version} is read now: the recheck count starts again. */
@@ -108,7 +127,10 @@ public record EngineFacts(
                 draft.calibration,
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
-                draft.cyclesSinceVersion);
+                draft.cyclesSinceVersion,
+                draft.lastLight,
+                draft.lightChecks,
+                draft.lightChecksAtLastHeavy);
     }
 
     /** The facts being changed. */
@@ -138,6 +160,13 @@ public record EngineFacts(
 
         int cyclesSinceVersion;
 
+        @Nullable
+        Instant lastLight;
+
+        int lightChecks;
+
+        int lightChecksAtLastHeavy;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -148,6 +177,9 @@ public record EngineFacts(
             lastHeavy = facts.lastHeavy;
             successesAtLastHeavy = facts.successesAtLastHeavy;
             cyclesSinceVersion = facts.cyclesSinceVersion;
+            lastLight = facts.lastLight;
+            lightChecks = facts.lightChecks;
+            lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
         }
     }
 

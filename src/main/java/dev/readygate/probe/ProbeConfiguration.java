@@ -142,13 +142,13 @@ class ProbeConfiguration {
                         probe.canary(),
                         properties.node().gpuName(),
                         client,
+                        facts,
                         new SnapshotOracle(
                                 properties.evidence().snapshotDir(),
                                 JsonMapper.builder().build()),
                         baselines,
                         startTrust,
                         clock,
-                        probe.heavyTimeout(),
                         Schedulers.boundedElastic())
                 : null;
         Verifier verifier = new Verifier(
@@ -158,8 +158,18 @@ class ProbeConfiguration {
                 heavyProbeRateLimiter,
                 history,
                 publisher::publishEvent,
-                clock);
-        return new ProbeSchedule(probe, client, machine, verifier, facts, clock, probeScheduler);
+                clock,
+                probe.heavyTimeout());
+        LightChecks light = probe.generation().enabled()
+                ? new LightChecks(
+                        probe.generation(),
+                        new GenerationCheck(
+                                probe.generation(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout()),
+                        canary,
+                        history,
+                        publisher::publishEvent)
+                : null;
+        return new ProbeSchedule(probe, client, machine, verifier, light, facts, clock, probeScheduler);
     }
 
     /** Probes run from the start of the application to its end (readiness drops first on shutdown). */

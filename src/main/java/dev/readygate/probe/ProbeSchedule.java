@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,16 +26,20 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The probe loop, one pipeline: a cheap check ({@code /health}, {@code /metrics}, {@code /v1/models}) every
  * {@code not-ready-interval} while the engine is not ready ({@code down-interval} while its port refuses connections)
- * and every {@code ready-interval} once it is, with {@code /health} alone every {@code health-interval} in between; the
- * heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while verification fails, and
- * every {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it
- * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
+ * and every {@code ready-interval} once it is, with {@code /health} alone every {@code health-interval} in between.
+ * Each cycle then starts what is due and not already running, without waiting for it (a probe in flight never holds
+ * up {@code /health}): the heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while
+ * verification fails, and every {@code heavy-interval} on a ready engine (deferred while it is busy or real traffic
+ * succeeds, by at most another interval, then run under load); and on an engine that serves, the light checks every
+ * {@code generation.interval} (at once again after a failed one). Each observation goes to the state machine as it
+ * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry.
  */
 final class ProbeSchedule {
 
     private static final Logger logger = LoggerFactory.getLogger(ProbeSchedule.class);
 
-    /** Requests our own verification adds to {@code vllm:request_success_total} (representative and canary). */
+    /** Requests our own verification adds to {@code vllm:request_success_total} (representative and canary); each
+     * light check adds one more. */
     private static final int OWN_REQUESTS_PER_VERIFICATION = 2;
 
     /** Cheap-check cycles between two reads of {@code /version} on the same engine. */
@@ -44,16 +49,20 @@ final class ProbeSchedule {
     private final EngineClient client;
     private final EngineStateMachine machine;
     private final Verifier verifier;
+    private final @Nullable LightChecks lightChecks;
     private final EngineFactsHolder facts;
     private final Clock clock;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
+    private final AtomicBoolean heavyInFlight = new AtomicBoolean();
+    private final AtomicBoolean lightInFlight = new AtomicBoolean();
 
     public ProbeSchedule(
             ReadygateProperties.Probe config,
             EngineClient client,
             EngineStateMachine machine,
             Verifier verifier,
+            @Nullable LightChecks lightChecks,
             EngineFactsHolder facts,
             Clock clock,
             Scheduler scheduler) {
@@ -61,6 +70,7 @@ final class ProbeSchedule {
         this.client = client;
         this.machine = machine;
         this.verifier = verifier;
+        this.lightChecks = lightChecks;
         this.facts = facts;
         this.clock = clock;
         this.scheduler = scheduler;
@@ -109,7 +119,7 @@ final class ProbeSchedule {
         if (machine.current().acceptsTraffic()
                 && lastFull != null
                 && now.isBefore(lastFull.plus(config.readyInterval()))) {
-            return healthOnly();
+            return healthOnly().concatWith(Mono.defer(this::launchDue));
         }
         lastFullCheck = now;
         return client.health().flatMapMany(call -> switch (call) {
@@ -119,7 +129,7 @@ final class ProbeSchedule {
                         Mono.defer(this::scrape),
                         Mono.defer(this::listModel),
                         Mono.defer(this::readVersion),
-                        Mono.defer(this::heavyIfDue));
+                        Mono.defer(this::launchDue));
             case EngineCall.Failure<Void> failure -> apply(healthFailed(failure.failure()));
         });
     }
@@ -289,25 +299,72 @@ final class ProbeSchedule {
         });
     }
 
-    private Mono<Observation> heavyIfDue() {
+    /** Starts the probes that are due and not running; their observations come when they end. */
+    private Mono<Observation> launchDue() {
+        launchHeavyIfDue();
+        launchLightIfDue();
+        return Mono.empty();
+    }
+
+    private void launchHeavyIfDue() {
         EngineFacts current = facts.current();
         ModelCard listed = current.card();
         Instant now = clock.instant();
-        if (listed == null || !heavyDue(machine.current(), current, now)) {
-            return Mono.empty();
+        if (listed == null
+                || heavyInFlight.get()
+                || !heavyDue(machine.current(), current, now)
+                || !heavyInFlight.compareAndSet(false, true)) {
+            return;
         }
-        if (trafficProvesHealth(current)) {
-            facts.learn(f -> f.withLastHeavy(now).withSuccessesAtLastHeavy(f.successes()));
-            return Mono.empty();
-        }
-        facts.learn(f -> f.withLastHeavy(now));
-        return verifier.verify(
-                        current.startId(),
+        String startId = current.startId();
+        facts.learn(startId, f -> f.withLastHeavy(now));
+        verifier.verify(
+                        startId,
                         listed,
                         Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
                         current.lastSample())
-                .map(this::applied)
-                .doOnNext(observation -> facts.learn(f -> f.withSuccessesAtLastHeavy(f.successes())));
+                .doOnNext(observation -> {
+                    machine.apply(observation, startId);
+                    facts.learn(startId, f -> f.withSuccessesAtLastHeavy(f.successes()));
+                })
+                .doFinally(signal -> heavyInFlight.set(false))
+                .subscribe(observation -> {}, error -> logger.warn("Heavy probes failed unexpectedly", error));
+    }
+
+    /**
+     * On an engine that serves, idle or busy: a light check every {@code generation.interval}, and at the next cycle
+     * after one failed (to confirm or clear it fast).
+     */
+    private void launchLightIfDue() {
+        LightChecks checks = lightChecks;
+        EngineState state = machine.current();
+        EngineFacts current = facts.current();
+        ModelCard card = current.card();
+        if (checks == null || card == null || !state.acceptsTraffic() || lightInFlight.get()) {
+            return;
+        }
+        Instant now = clock.instant();
+        Instant last = current.lastLight();
+        boolean confirming =
+                state instanceof EngineState.Degraded d && d.failing().containsKey(Check.GENERATION);
+        if (!confirming
+                && last != null
+                && now.isBefore(last.plus(config.generation().interval()))) {
+            return;
+        }
+        if (!lightInFlight.compareAndSet(false, true)) {
+            return;
+        }
+        String startId = current.startId();
+        facts.learn(startId, f -> f.withLightCheck(now));
+        checks.run(
+                        current.lightChecks(),
+                        card,
+                        Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
+                        current.lastSample())
+                .doOnNext(observation -> machine.apply(observation, startId))
+                .doFinally(signal -> lightInFlight.set(false))
+                .subscribe(observation -> {}, error -> logger.warn("Light check failed unexpectedly", error));
     }
 
     private boolean heavyDue(EngineState state, EngineFacts current, Instant now) {
@@ -319,7 +376,7 @@ final class ProbeSchedule {
             // Degraded by a verification: retried to confirm or clear (the other checks clear themselves).
             case EngineState.Degraded d ->
                 d.failing().containsKey(Check.VERIFICATION) && elapsed(current, now, config.heavyRetryInterval());
-            case EngineState.Ready r -> elapsed(current, now, config.heavyInterval()) && idle(current);
+            case EngineState.Ready r -> readyHeavyDue(current, now);
             // Held in a restart loop: verified again once the start has stayed up long enough.
             case EngineState.Held h -> !now.isBefore(h.until()) && elapsed(current, now, config.heavyRetryInterval());
             default -> false;
@@ -331,6 +388,20 @@ final class ProbeSchedule {
         return last == null || !now.isBefore(last.plus(interval));
     }
 
+    /**
+     * A ready engine's heavy probes: every {@code heavy-interval} while it is idle; while it is busy or real traffic
+     * succeeds they are deferred, by at most another interval (the light checks verify it meanwhile), then they run
+     * under load, where a timeout with progress is busy and latency objectives do not apply. Evidence from traffic
+     * defers verification, never replaces it.
+     */
+    private boolean readyHeavyDue(EngineFacts current, Instant now) {
+        if (!elapsed(current, now, config.heavyInterval())) {
+            return false;
+        }
+        return (idle(current) && !trafficProvesHealth(current))
+                || elapsed(current, now, config.heavyInterval().multipliedBy(2));
+    }
+
     /** No request running or waiting (or no way to know). */
     private static boolean idle(EngineFacts current) {
         EngineMetricsSample sample = current.lastSample();
@@ -340,13 +411,14 @@ final class ProbeSchedule {
         return zero(sample.requestsRunning()) && zero(sample.requestsWaiting());
     }
 
-    /** Real requests finished successfully since the last heavy probe: no need to spend tokens proving it. */
+    /** Real requests finished successfully since the last heavy probe (beyond readygate's own light checks). */
     private boolean trafficProvesHealth(EngineFacts current) {
         Double before = current.successesAtLastHeavy();
         Double now = current.successes();
+        int ownLight = current.lightChecks() - current.lightChecksAtLastHeavy();
         return before != null
                 && now != null
-                && now - before > OWN_REQUESTS_PER_VERIFICATION
+                && now - before > OWN_REQUESTS_PER_VERIFICATION + ownLight
                 && machine.current() instanceof EngineState.Ready;
     }
 

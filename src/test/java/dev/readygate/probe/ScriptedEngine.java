@@ -14,7 +14,9 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * An {@link EngineClient} whose answers a test sets, for schedule tests in virtual time. By default a healthy vLLM
@@ -28,6 +30,13 @@ final class ScriptedEngine implements EngineClient {
     volatile double running;
     volatile double generated;
     volatile double successes;
+    volatile double waiting;
+    /** Tokens the engine's other work adds to {@code generated} at every scrape: progress of real traffic. */
+    volatile double progressPerScrape;
+    /** When set, every completion hangs: it times out after its timeout, on this scheduler. */
+    volatile @Nullable Scheduler hangOn;
+
+    volatile @Nullable Duration lastTimeout;
     volatile boolean metricsSupported = true;
     volatile boolean tokenizeSupported = true;
     volatile boolean processStartKnown = true;
@@ -103,6 +112,7 @@ final class ScriptedEngine implements EngineClient {
     @Override
     public Mono<EngineCall<EngineMetricsSample>> metrics() {
         metricsCalls.incrementAndGet();
+        generated += progressPerScrape;
         if (!metricsSupported) {
             return Mono.just(new EngineCall.Failure<>(
                     new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
@@ -110,7 +120,7 @@ final class ScriptedEngine implements EngineClient {
         return Mono.fromSupplier(() -> ok(new EngineMetricsSample(
                 processStartKnown ? processStart : null,
                 running,
-                0.0,
+                waiting,
                 generated,
                 0.0,
                 successes,
@@ -120,6 +130,12 @@ final class ScriptedEngine implements EngineClient {
     @Override
     public Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout) {
         completionCalls.incrementAndGet();
+        lastTimeout = timeout;
+        Scheduler hang = hangOn;
+        if (hang != null) {
+            return Mono.delay(timeout, hang)
+                    .map(tick -> failure(EngineFailure.Kind.TIMED_OUT, "no event in " + timeout.toMillis() + " ms"));
+        }
         return Mono.defer(() -> completions.apply(request));
     }
 }
