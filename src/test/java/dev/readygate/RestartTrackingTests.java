@@ -65,7 +65,8 @@ class RestartTrackingTests {
         try (engine) {
             List<String> paths = new ArrayList<>();
             List<String> fallbackReasons = new ArrayList<>();
-            try (ConfigurableApplicationContext readygate = readygate(engine)) {
+            // Five starts in a row on purpose: not a restart loop to hold.
+            try (ConfigurableApplicationContext readygate = readygate(engine, "--readygate.restart.loop-hold=0s")) {
                 WebTestClient client = client(readygate);
                 JsonNode first = awaitRecords(client, 1).get(0);
                 assertThat(first.get("firstSeen").booleanValue()).isTrue();
@@ -125,7 +126,7 @@ class RestartTrackingTests {
             Path file = workDir.resolve("state/restarts.jsonl");
             assertThat(Files.readAllLines(file)).hasSizeGreaterThanOrEqualTo(5);
             // readygate restarts: the history comes back.
-            try (ConfigurableApplicationContext again = readygate(engine)) {
+            try (ConfigurableApplicationContext again = readygate(engine, "--readygate.restart.loop-hold=0s")) {
                 JsonNode history = awaitRecords(client(again), 6);
                 assertThat(history.get(0).get("firstSeen").booleanValue()).isTrue();
                 assertThat(history.get(1).get("path").asString()).isEqualTo("cold");
@@ -234,10 +235,11 @@ class RestartTrackingTests {
             assertThat(latest.get("outcome").asString()).isEqualTo("ready");
             assertThat(latest.get("evidence").valueStream().map(JsonNode::asString))
                     .anyMatch(line -> line.startsWith("snapshot: release.json released this start at "))
-                    .contains(
-                            "metrics: vllm:request_success_total was 3 at the first scrape (counters restored from a "
-                                    + "snapshot image)",
-                            "log: no weight loading or engine init lines for this start");
+                    // The count is the snapshotted engine's requests (its warm-up, readygate's probes and light
+                    // checks).
+                    .anyMatch(line -> line.matches("metrics: vllm:request_success_total was [1-9][0-9]* at the first"
+                            + " scrape \\(counters restored from a snapshot image\\)"))
+                    .contains("log: no weight loading or engine init lines for this start");
             // The canary passed against the manifest's oracle.
             assertThat(latest.at("/phaseOffsetsSeconds/canary_ok").isNumber()).isTrue();
         }

@@ -1,0 +1,64 @@
+package dev.readygate.probe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.engine.EngineMetricsSample;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+
+/** What the engine's metrics say about its other work while a probe waited: busy, stalled or idle. */
+class EngineLoadTests {
+
+    static EngineMetricsSample vllm(double running, double waiting, double generated, double prompt) {
+        return new EngineMetricsSample(1.0, running, waiting, generated, prompt, 0.0, Map.of());
+    }
+
+    static @Nullable EngineMetricsSample none() {
+        return null;
+    }
+
+    @Test
+    void nothingRunningOrWaitingIsIdleWhateverTheCounters() {
+        assertThat(EngineLoad.between(vllm(0, 0, 0, 0), vllm(0, 0, 500, 500), 10))
+                .isEqualTo(EngineLoad.IDLE);
+    }
+
+    @Test
+    void otherWorkWithTokensBeyondTheProbesOwnIsBusy() {
+        assertThat(EngineLoad.between(vllm(4, 2, 100, 100), vllm(4, 2, 180, 100), 10))
+                .isEqualTo(EngineLoad.BUSY);
+        // Prompt tokens count too: a long prefill is progress.
+        assertThat(EngineLoad.between(vllm(1, 0, 0, 0), vllm(1, 0, 0, 4000), 10))
+                .isEqualTo(EngineLoad.BUSY);
+    }
+
+    @Test
+    void requestsRunningOrWaitingWithoutProgressIsAStall() {
+        assertThat(EngineLoad.between(vllm(4, 0, 100, 100), vllm(4, 0, 100, 100), 10))
+                .isEqualTo(EngineLoad.STALLED);
+        // The probe's own tokens are no progress of other work.
+        assertThat(EngineLoad.between(vllm(0, 3, 100, 100), vllm(0, 3, 105, 103), 10))
+                .isEqualTo(EngineLoad.STALLED);
+    }
+
+    @Test
+    void withoutAnEarlierSampleWorkIsNeverTakenForProgress() {
+        assertThat(EngineLoad.between(none(), vllm(4, 0, 100, 100), 10)).isEqualTo(EngineLoad.STALLED);
+    }
+
+    @Test
+    void countersThatWentDownAreNoProgress() {
+        // A restarted engine's counters start again from zero.
+        assertThat(EngineLoad.between(vllm(2, 0, 1000, 1000), vllm(2, 0, 5, 5), 10))
+                .isEqualTo(EngineLoad.STALLED);
+    }
+
+    @Test
+    void workIsRequestsRunningOrWaiting() {
+        assertThat(EngineLoad.working(vllm(0, 1, 0, 0))).isTrue();
+        assertThat(EngineLoad.working(vllm(1, 0, 0, 0))).isTrue();
+        assertThat(EngineLoad.working(vllm(0, 0, 0, 0))).isFalse();
+        assertThat(EngineLoad.working(none())).isFalse();
+    }
+}
