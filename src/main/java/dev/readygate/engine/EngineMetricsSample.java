@@ -1,19 +1,23 @@
 package dev.readygate.engine;
 
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The few series of the engine's {@code /metrics} readygate uses, summed over label sets; null where the engine
- * does not export the series.
+ * does not export the series. Each is vLLM's series or the same series under another engine's name (docs/engines.md).
  *
  * @param processStartTimeSeconds {@code process_start_time_seconds}: changes on every engine (re)start
- * @param requestsRunning {@code vllm:num_requests_running}
- * @param requestsWaiting {@code vllm:num_requests_waiting}
- * @param generationTokens {@code vllm:generation_tokens_total}: rises while the engine makes progress
- * @param promptTokens {@code vllm:prompt_tokens_total}
- * @param requestSuccess {@code vllm:request_success_total} summed over {@code finished_reason}
+ * @param requestsRunning {@code vllm:num_requests_running} (llama.cpp: {@code llamacpp:requests_processing})
+ * @param requestsWaiting {@code vllm:num_requests_waiting} (llama.cpp: {@code llamacpp:requests_deferred})
+ * @param generationTokens {@code vllm:generation_tokens_total}: rises while the engine makes progress (llama.cpp:
+ *     {@code llamacpp:tokens_predicted_total})
+ * @param promptTokens {@code vllm:prompt_tokens_total} (llama.cpp: {@code llamacpp:prompt_tokens_total})
+ * @param requestSuccess {@code vllm:request_success_total} summed over {@code finished_reason} (vLLM only)
  * @param cacheConfig the labels of {@code vllm:cache_config_info} (e.g. {@code kv_cache_size_tokens}), empty if absent
+ * @param families the metric name prefixes seen ({@code vllm:}, {@code llamacpp:}, {@code sglang:}, {@code tgi_},
+ *     {@code process_})
  */
 public record EngineMetricsSample(
         @Nullable Double processStartTimeSeconds,
@@ -22,7 +26,13 @@ public record EngineMetricsSample(
         @Nullable Double generationTokens,
         @Nullable Double promptTokens,
         @Nullable Double requestSuccess,
-        Map<String, String> cacheConfig) {
+        Map<String, String> cacheConfig,
+        Set<String> families) {
+
+    public EngineMetricsSample {
+        cacheConfig = Map.copyOf(cacheConfig);
+        families = Set.copyOf(families);
+    }
 
     /** {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}, or null. */
     public @Nullable Long kvCacheSizeTokens() {

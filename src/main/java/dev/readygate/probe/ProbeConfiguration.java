@@ -2,6 +2,8 @@ package dev.readygate.probe;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
@@ -14,6 +16,7 @@ import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
@@ -131,8 +134,33 @@ public class ProbeConfiguration {
             EngineFacts facts,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
+        RepresentativeProbe representative = representativeProbe(properties, client, capabilities, clock);
+        CanaryProbe canary = canaryProbe(properties, client, baselines, startTrust, clock);
+        Verifier verifier = new Verifier(
+                representative,
+                canary,
+                heavyProbeCircuitBreaker,
+                heavyProbeRateLimiter,
+                history,
+                report -> listeners.forEach(listener -> listener.probed(report)),
+                clock);
+        return new ProbeSchedule(
+                properties.probe(),
+                client,
+                machine,
+                verifier,
+                capabilities,
+                facts,
+                discovery(properties, client),
+                clock,
+                probeScheduler);
+    }
+
+    /** The representative probe as configured, or null when it is disabled (here and in {@code readygate check}). */
+    public static @Nullable RepresentativeProbe representativeProbe(
+            ReadygateProperties properties, EngineClient client, EngineCapabilities capabilities, Clock clock) {
         ReadygateProperties.Probe probe = properties.probe();
-        RepresentativeProbe representative = probe.representative().enabled()
+        return probe.representative().enabled()
                 ? new RepresentativeProbe(
                         probe.representative(),
                         client,
@@ -141,7 +169,17 @@ public class ProbeConfiguration {
                         clock,
                         probe.heavyTimeout())
                 : null;
-        CanaryProbe canary = probe.canary().enabled()
+    }
+
+    /** The canary as configured, or null when it is disabled (here and in {@code readygate check}). */
+    public static @Nullable CanaryProbe canaryProbe(
+            ReadygateProperties properties,
+            EngineClient client,
+            CanaryBaselineStore baselines,
+            StartTrust startTrust,
+            Clock clock) {
+        ReadygateProperties.Probe probe = properties.probe();
+        return probe.canary().enabled()
                 ? new CanaryProbe(
                         probe.canary(),
                         properties.node().gpuName(),
@@ -155,16 +193,12 @@ public class ProbeConfiguration {
                         probe.heavyTimeout(),
                         Schedulers.boundedElastic())
                 : null;
-        Verifier verifier = new Verifier(
-                representative,
-                canary,
-                heavyProbeCircuitBreaker,
-                heavyProbeRateLimiter,
-                history,
-                report -> listeners.forEach(listener -> listener.probed(report)),
-                clock);
-        return new ProbeSchedule(
-                probe, client, machine, verifier, capabilities, representative, facts, clock, probeScheduler);
+    }
+
+    /** What finds out, once per engine start, what the engine offers. */
+    public static EngineDiscovery discovery(ReadygateProperties properties, EngineClient client) {
+        ReadygateProperties.Engine engine = properties.engine();
+        return new EngineDiscovery(client, EngineDialect.setting(engine.dialect()), engine.maxModelLen());
     }
 
     @Bean

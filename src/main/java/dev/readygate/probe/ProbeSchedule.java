@@ -3,8 +3,10 @@ package dev.readygate.probe;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -45,10 +47,10 @@ public final class ProbeSchedule {
     private final EngineStateMachine machine;
     private final Verifier verifier;
     private final EngineCapabilities capabilities;
-    private final @Nullable RepresentativeProbe representative;
     private final Clock clock;
     private final Scheduler scheduler;
     private final EngineFacts facts;
+    private final EngineDiscovery discovery;
     private volatile @Nullable Double processStart;
     private volatile @Nullable Instant lastHeavy;
     private volatile @Nullable Instant lastFullCheck;
@@ -62,16 +64,16 @@ public final class ProbeSchedule {
             EngineStateMachine machine,
             Verifier verifier,
             EngineCapabilities capabilities,
-            @Nullable RepresentativeProbe representative,
             EngineFacts facts,
+            EngineDiscovery discovery,
             Clock clock,
             Scheduler scheduler) {
+        this.discovery = discovery;
         this.config = config;
         this.client = client;
         this.machine = machine;
         this.verifier = verifier;
         this.capabilities = capabilities;
-        this.representative = representative;
         this.facts = facts;
         this.clock = clock;
         this.scheduler = scheduler;
@@ -133,6 +135,7 @@ public final class ProbeSchedule {
                         Mono.fromSupplier(() -> new Observation.HealthOk(clock.instant())),
                         Mono.defer(this::scrape),
                         Mono.defer(this::listModel),
+                        Mono.defer(this::discover),
                         Mono.defer(this::readVersion),
                         Mono.defer(this::heavyIfDue));
             case EngineCall.Failure<Void> failure -> Flux.just(healthFailed(failure.failure()));
@@ -160,6 +163,11 @@ public final class ProbeSchedule {
                 forgetEngine();
                 yield new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
             }
+            case LOADING -> {
+                // Whatever answered before, this engine is loading now: nothing learned of it holds.
+                forgetEngine();
+                yield new Observation.Loading(now, detail);
+            }
             case HTTP_STATUS ->
                 Objects.equals(failure.httpStatus(), 503)
                         ? new Observation.EngineDead(now, detail)
@@ -176,9 +184,6 @@ public final class ProbeSchedule {
         lastHeavy = null;
         successesAtLastHeavy = null;
         capabilities.reset();
-        if (representative != null) {
-            representative.reset();
-        }
         // Heavy probes were suspended to spare the engine that failed them; a new engine is verified at once.
         verifier.forgetFailures();
     }
@@ -246,7 +251,8 @@ public final class ProbeSchedule {
         }
         return client.model().map(call -> switch (call) {
             case EngineCall.Success<ModelCard> listed -> {
-                facts.card(listed.value());
+                EngineSurface surface = capabilities.surface();
+                facts.card(surface == null ? listed.value() : surface.applyTo(listed.value()));
                 yield new Observation.ModelListed(
                         clock.instant(), listed.value().id());
             }
@@ -259,12 +265,47 @@ public final class ProbeSchedule {
     }
 
     /**
+     * Once per engine start, after the model is listed and before any heavy probe: finds out what the engine offers
+     * (dialect, endpoints, context length, version). Its context length completes the model card.
+     */
+    private Mono<Observation> discover() {
+        ModelCard card = facts.card();
+        if (card == null || capabilities.surface() != null) {
+            return Mono.empty();
+        }
+        return discovery.discover(card).flatMap(surface -> {
+            if (facts.card() != card) {
+                // The engine went away (or another was listed) while readygate asked: what it found is stale.
+                return Mono.empty();
+            }
+            capabilities.discovered(surface);
+            facts.card(surface.applyTo(card));
+            // The engine's version (vLLM's /version, llama.cpp's build): part of the canary baseline's key.
+            facts.vllmVersion(surface.version() != null ? surface.version() : "unknown");
+            logger.info(
+                    "Engine at {} speaks {} ({}); max_model_len {} ({}); {}",
+                    card.id(),
+                    surface.dialect().value(),
+                    surface.dialectEvidence(),
+                    surface.maxModelLen(),
+                    surface.maxModelLenSource(),
+                    surface.describeEndpoints());
+            return Mono.<Observation>empty();
+        });
+    }
+
+    /**
      * Reads {@code /version} once per engine start, and again every {@value #VERSION_RECHECK_CYCLES} cycles: a
      * different version means another engine, even if readygate saw neither the port close nor the process start
      * time change.
      */
     private Mono<Observation> readVersion() {
         String known = facts.vllmVersion();
+        EngineSurface surface = capabilities.surface();
+        if (surface != null && !surface.versionEndpointUsable()) {
+            // This engine has no /version (its version, if any, came from its server information).
+            return Mono.empty();
+        }
         if (known != null && (!capabilities.version() || ++cyclesSinceVersion < VERSION_RECHECK_CYCLES)) {
             return Mono.empty();
         }

@@ -76,11 +76,29 @@ public final class RestartAttribution {
             counters(e, evidence);
             return RestartPath.COLD;
         }
+        missing(e, evidence);
+        return RestartPath.UNKNOWN;
+    }
+
+    /** Why the path is unknown: each source readygate looked at, and what it lacked. */
+    private static void missing(StartEvidence e, List<String> evidence) {
         if (e.engineLogConfigured() && e.headerLogged()) {
             evidence.add("log: start-up header seen but neither weight loading nor a cache hit");
+        } else if (e.engineLogConfigured()) {
+            evidence.add("log: no vLLM start-up header, 'Loading weights took' or 'Mapped N tensors' line for this"
+                    + " start (not vLLM's log, or nothing written for it yet)");
         }
-        counters(e, evidence);
-        return RestartPath.UNKNOWN;
+        if (e.requestsAtFirstScrape() == null) {
+            evidence.add("metrics: no vllm:request_success_total at the first scrape, so a snapshot restore cannot be"
+                    + " told by its counters");
+        } else {
+            counters(e, evidence);
+        }
+        evidence.add("snapshot: no release.json written for this start (or no readygate.evidence.snapshot-dir)");
+        if (e.daemonHealthy() == null && e.daemonSockets() < 0 && e.daemonReadyAt() == null) {
+            evidence.add("daemon: no preload daemon configured (readygate.evidence.daemon-health-url,"
+                    + " daemon-socket-dir, daemon-log)");
+        }
     }
 
     private static void loadedFromDisk(StartEvidence e, List<String> evidence) {

@@ -197,8 +197,21 @@ public final class RestartTracker implements ProbeListener, StartTrust {
             phase("health_ok", at);
             return;
         }
+        if (state instanceof EngineState.Listening listening
+                && listening.cause() == Reason.ENGINE_LOADING
+                && current != null
+                && current.phases.containsKey("health_ok")) {
+            // Loading again after /health had passed: a new process on the port, though readygate never saw it away.
+            end();
+            log.newStart();
+            stoppedMemory = null;
+            begin(false, at, null);
+            phase("port_listening", at);
+            return;
+        }
         if (wasAway || current == null) {
             begin(previous instanceof EngineState.Starting, at, downAt);
+            // The port answered: a 503 while the model loads counts, so this is the first answer of any kind.
             phase("port_listening", at);
         }
         Start start = current;

@@ -2,6 +2,7 @@ package dev.readygate.status;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
@@ -140,9 +141,15 @@ public class StatusController {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
         ModelCard card = facts.card();
+        EngineSurface surface = capabilities.surface();
+        engine.put("dialect", surface == null ? null : surface.dialect().value());
+        engine.put("dialectEvidence", surface == null ? null : surface.dialectEvidence());
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
         engine.put("maxModelLen", card == null ? null : card.maxModelLen());
+        engine.put("maxModelLenSource", surface == null ? null : surface.maxModelLenSource());
+        engine.put("version", surface == null ? facts.vllmVersion() : surface.version());
+        engine.put("versionSource", surface == null ? null : surface.versionSource());
         engine.put("vllmVersion", facts.vllmVersion());
         EngineMetricsSample metrics = facts.lastSample();
         if (metrics != null) {
@@ -151,9 +158,12 @@ public class StatusController {
             m.put("requestsRunning", metrics.requestsRunning());
             m.put("requestsWaiting", metrics.requestsWaiting());
             m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
+            m.put("families", List.copyOf(new java.util.TreeSet<>(metrics.families())));
             engine.put("metrics", m);
         }
         engine.put("endpoints", capabilities.describe());
+        engine.put("capabilities", capabilities.capabilities(metrics));
+        engine.put("problems", surface == null ? List.of() : surface.problems());
         return engine;
     }
 

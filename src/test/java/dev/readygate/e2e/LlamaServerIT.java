@@ -153,9 +153,8 @@ class LlamaServerIT {
         assertThat(start.get("evidence").valueStream().map(JsonNode::asString))
                 .anySatisfy(line -> assertThat(line).contains("vLLM"));
         // The port answered (503 while loading, or already 200) no later than /health passed.
-        Instant listening = Instant.parse(start.at("/phases/port_listening").asString());
-        Instant healthy = Instant.parse(start.at("/phases/health_ok").asString());
-        assertThat(listening).isBeforeOrEqualTo(healthy);
+        Map<String, Double> phases = phases(start);
+        assertThat(phases.get("port_listening")).isLessThanOrEqualTo(phases.get("health_ok"));
         assertThat(Files.readString(engine.log())).contains("server is listening");
     }
 
@@ -185,12 +184,12 @@ class LlamaServerIT {
         assertThat(whileLoading).anySatisfy(seen -> assertThat(seen).isEqualTo("listening/engine_loading/false"));
 
         awaitReady(client, engine);
-        JsonNode start = history(client).get(0);
-        Map<String, Instant> phases = phases(start);
-        assertThat(phases.get("port_listening")).isBefore(phases.get("health_ok"));
-        assertThat(phases.get("representative_ok")).isBeforeOrEqualTo(phases.get("ready"));
-        assertThat(phases.get("canary_ok")).isBeforeOrEqualTo(phases.get("ready"));
-        assertThat(phases.get("health_ok")).isBeforeOrEqualTo(phases.get("representative_ok"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> history(client).size() > 0);
+        Map<String, Double> phases = phases(history(client).get(0));
+        assertThat(phases.get("port_listening")).isLessThan(phases.get("health_ok"));
+        assertThat(phases.get("health_ok")).isLessThanOrEqualTo(phases.get("representative_ok"));
+        assertThat(phases.get("representative_ok")).isLessThanOrEqualTo(phases.get("ready"));
+        assertThat(phases.get("canary_ok")).isLessThanOrEqualTo(phases.get("ready"));
     }
 
     @Test
@@ -281,7 +280,49 @@ class LlamaServerIT {
                 .isFalse();
     }
 
+    @Test
+    void checkAgainstLlamaServerExitsZeroAndSaysWhatItSaw() {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+
+        ReadygateJar.Result check = check(engine, "--readygate.evidence.engine-log=" + engine.log());
+
+        System.out.println("readygate check against llama-server:\n" + check.output());
+        assertThat(check.exitCode()).as(check.output()).isZero();
+        assertThat(check.output())
+                .contains("dialect        llama.cpp (/v1/models owned_by llamacpp)")
+                .contains("max_model_len  2048 (/props default_generation_settings.n_ctx)")
+                .contains("prompt tokens  planned 512, sent 512, the engine counted 512")
+                .contains("stable      yes:")
+                .contains("no restart detection by process start")
+                .contains("none of them vLLM's")
+                .contains("verdict: readygate would gate this engine correctly (exit 0)");
+    }
+
+    @Test
+    void checkAgainstLlamaServerWithTooSmallAContextExitsOne() {
+        LlamaServer engine = llama(smallModel, "-c", "256");
+
+        ReadygateJar.Result check = check(engine);
+
+        System.out.println("readygate check against llama-server -c 256:\n" + check.output());
+        assertThat(check.exitCode()).as(check.output()).isEqualTo(1);
+        assertThat(check.output())
+                .contains("probe_exceeds_context")
+                .contains("max_model_len 256 (/props default_generation_settings.n_ctx)")
+                .contains("no usable /metrics");
+    }
+
     // --- fixtures ---
+
+    /** {@code java -jar target/readygate.jar check} against {@code engine}. */
+    private ReadygateJar.Result check(LlamaServer engine, String... extra) {
+        List<String> args = new ArrayList<>(List.of(
+                "check",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + dir.resolve("state")));
+        args.addAll(List.of(extra));
+        return ReadygateJar.run(dir.resolve("check.log"), Map.of(), Duration.ofMinutes(3), args);
+    }
 
     private LlamaServer llama(Path model, String... flags) {
         return llama(model, Map.of(), flags);
@@ -365,11 +406,12 @@ class LlamaServerIT {
         return ReadygateClients.status(client).at("/restarts/history");
     }
 
-    private static Map<String, Instant> phases(JsonNode start) {
-        Map<String, Instant> phases = new java.util.HashMap<>();
-        start.get("phases")
+    /** A recorded start's phases, in seconds after the engine started. */
+    private static Map<String, Double> phases(JsonNode start) {
+        Map<String, Double> phases = new java.util.HashMap<>();
+        start.get("phaseOffsetsSeconds")
                 .properties()
-                .forEach(e -> phases.put(e.getKey(), Instant.parse(e.getValue().asString())));
+                .forEach(e -> phases.put(e.getKey(), e.getValue().doubleValue()));
         return phases;
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -18,6 +19,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -106,7 +108,15 @@ class ProbeScheduleTests {
                 Schedulers.immediate());
         Verifier verifier = new Verifier(representative, canary, breaker, limiter, history, report -> {}, clock);
         ProbeSchedule schedule = new ProbeSchedule(
-                config, engine, machine, verifier, capabilities, representative, new EngineFacts(), clock, time);
+                config,
+                engine,
+                machine,
+                verifier,
+                capabilities,
+                new EngineFacts(),
+                new EngineDiscovery(engine, Optional.empty(), null),
+                clock,
+                time);
         loop = schedule.observations().subscribe();
     }
 

@@ -1,0 +1,372 @@
+package dev.readygate.check;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.probe.CanaryAnswer;
+import dev.readygate.probe.CanaryBaselineStore;
+import dev.readygate.probe.CanaryComparison;
+import dev.readygate.probe.CanaryExpectation;
+import dev.readygate.probe.CanaryProbe;
+import dev.readygate.probe.EngineCapabilities;
+import dev.readygate.probe.ProbeConfiguration;
+import dev.readygate.probe.ProbeReport;
+import dev.readygate.probe.RepresentativeProbe;
+import dev.readygate.probe.SnapshotOracle;
+import dev.readygate.probe.StartTrust;
+import dev.readygate.restart.EvidenceSources;
+import dev.readygate.restart.LogEvent;
+import dev.readygate.restart.VllmLogParser;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One pass of every probe readygate runs, against a live engine, on the command line's thread: {@code /health} and
+ * {@code /v1/models} (waiting up to {@code readygate.check.wait-for-engine} for a starting engine), discovery of what the
+ * engine offers, a {@code /metrics} scrape, the representative probe, the canary twice (stable?), and the restart
+ * evidence the configuration points at. Writes nothing: the canary never learns a baseline here, it only compares with
+ * one readygate learned before. The probes are built exactly as the sidecar builds them.
+ */
+final class EngineCheck {
+
+    private static final Duration POLL = Duration.ofMillis(200);
+    private static final int LOG_BYTES = 4 << 20;
+
+    private final ReadygateProperties properties;
+    private final EngineClient client;
+    private final Clock clock;
+    private final JsonMapper json = JsonMapper.builder().build();
+
+    EngineCheck(ReadygateProperties properties, EngineClient client, Clock clock) {
+        this.properties = properties;
+        this.client = client;
+        this.clock = clock;
+    }
+
+    CheckReport run() {
+        CheckReport.Builder report =
+                new CheckReport.Builder(properties.engine().requiredBaseUrl().toString());
+        Instant started = clock.instant();
+        Instant deadline = started.plus(properties.check().waitForEngine());
+        report.section("engine");
+        ModelCard card = listedModel(report, started, deadline);
+        if (card == null) {
+            return report.build();
+        }
+        EngineSurface surface =
+                ProbeConfiguration.discovery(properties, client).discover(card).block(Duration.ofMinutes(1));
+        card = Objects.requireNonNull(surface).applyTo(card);
+        EngineMetricsSample sample = metrics();
+        surface(report, surface, sample);
+        probes(report, card, surface, sample);
+        evidence(report, surface);
+        surface.problems().forEach(report::problem);
+        return report.build();
+    }
+
+    /** Waits for {@code /health} 200 and a listed model; null (with a failure) when the engine never got there. */
+    private @Nullable ModelCard listedModel(CheckReport.Builder report, Instant started, Instant deadline) {
+        EngineCall<Void> health = poll(client::health, deadline);
+        if (health instanceof EngineCall.Failure<Void> failed) {
+            report.line(
+                    "/health",
+                    "never 200 within readygate.check.wait-for-engine ("
+                            + properties.check().waitForEngine() + "): "
+                            + failed.failure().detail());
+            report.failure(
+                    "the engine never answered /health 200: " + failed.failure().detail());
+            return null;
+        }
+        report.line(
+                "/health",
+                "200 after " + Duration.between(started, clock.instant()).toMillis() + " ms");
+        EngineCall<ModelCard> model = poll(client::model, deadline);
+        return switch (model) {
+            case EngineCall.Success<ModelCard> listed -> {
+                report.line(
+                        "/v1/models",
+                        listed.value().id()
+                                + (listed.value().ownedBy() == null
+                                        ? ""
+                                        : " (owned_by " + listed.value().ownedBy() + ")"));
+                yield listed.value();
+            }
+            case EngineCall.Failure<ModelCard> failed -> {
+                report.line("/v1/models", failed.failure().detail());
+                report.failure("the engine lists no model: " + failed.failure().detail());
+                yield null;
+            }
+        };
+    }
+
+    /** Calls until a success or the deadline (a starting engine refuses, or answers 503 while it loads). */
+    private <T> EngineCall<T> poll(java.util.function.Supplier<Mono<EngineCall<T>>> call, Instant deadline) {
+        while (true) {
+            EngineCall<T> result = Objects.requireNonNull(call.get().block());
+            if (result instanceof EngineCall.Success<T>
+                    || !clock.instant().plus(POLL).isBefore(deadline)) {
+                return result;
+            }
+            Mono.delay(POLL).block();
+        }
+    }
+
+    private @Nullable EngineMetricsSample metrics() {
+        EngineCall<EngineMetricsSample> call = client.metrics().block();
+        return call instanceof EngineCall.Success<EngineMetricsSample> ok ? ok.value() : null;
+    }
+
+    private void surface(CheckReport.Builder report, EngineSurface surface, @Nullable EngineMetricsSample sample) {
+        report.line("dialect", surface.dialect().value() + " (" + surface.dialectEvidence() + ")");
+        report.line(
+                "version",
+                surface.version() == null
+                        ? "unknown (" + surface.versionSource() + ")"
+                        : surface.version() + " (" + surface.versionSource() + ")");
+        report.line(
+                "max_model_len",
+                surface.maxModelLen() == null
+                        ? surface.maxModelLenSource()
+                        : surface.maxModelLen() + " (" + surface.maxModelLenSource() + ")");
+        report.section("endpoints");
+        surface.describeEndpoints().forEach(report::line);
+        report.section("what readygate can see");
+        EngineCapabilities capabilities = capabilities(surface);
+        capabilities.capabilities(sample).forEach((name, what) -> {
+            if (!name.equals("promptTokens")) {
+                report.line(name, what);
+            }
+        });
+        if (!surface.metricsUsable()) {
+            report.problem("no usable /metrics ("
+                    + surface.endpoint(EngineSurface.Endpoint.METRICS).describe()
+                    + "): no busy detection, so a representative probe that times out on a busy engine counts as a"
+                    + " failure; no restart detection by process start");
+        }
+        if (surface.maxModelLen() == null) {
+            report.problem("the engine reports no context length: set readygate.engine.max-model-len, or"
+                    + " readygate.probe.representative.prompt-tokens cannot be a fraction and probe_exceeds_context"
+                    + " is only known from the engine's own error");
+        }
+    }
+
+    private static EngineCapabilities capabilities(EngineSurface surface) {
+        return EngineCapabilities.of(surface);
+    }
+
+    private void probes(
+            CheckReport.Builder report, ModelCard card, EngineSurface surface, @Nullable EngineMetricsSample sample) {
+        EngineCapabilities capabilities = capabilities(surface);
+        report.section("representative probe");
+        RepresentativeProbe representative =
+                ProbeConfiguration.representativeProbe(properties, client, capabilities, clock);
+        Duration limit =
+                properties.probe().heavyTimeout().plus(properties.probe().heavyTimeout());
+        if (representative == null) {
+            report.line("disabled", "readygate.probe.representative.enabled=false");
+            report.problem("the representative probe is disabled: readiness does not prove the engine serves real"
+                    + " prompts");
+        } else {
+            ProbeReport rep =
+                    Objects.requireNonNull(representative.run(card, sample).block(limit));
+            report.line("verdict", verdict(rep));
+            ProbeReport.Measurement m = rep.measurement();
+            if (m != null) {
+                report.line(
+                        "prompt tokens",
+                        "planned "
+                                + properties
+                                        .probe()
+                                        .representative()
+                                        .promptTokens()
+                                        .resolve(card.maxModelLen()) + ", sent " + m.plannedPromptTokens()
+                                + ", the engine counted " + m.promptTokens());
+                report.line(
+                        "output tokens",
+                        "asked " + properties.probe().representative().outputTokens() + ", the engine generated "
+                                + m.completionTokens());
+                report.line("TTFT", m.timeToFirstToken().toMillis() + " ms");
+                report.line(
+                        "ITL",
+                        "max " + m.maxInterTokenLatency().toMillis() + " ms, mean "
+                                + m.meanInterTokenLatency().toMillis() + " ms; total "
+                                + m.total().toMillis() + " ms");
+            }
+            String proof = capabilities.promptTokens();
+            if (proof != null) {
+                report.line("token counts", proof);
+            }
+            if (!rep.passed()) {
+                report.failure("representative probe: " + reason(rep));
+            }
+        }
+        canary(report, card, surface);
+    }
+
+    private void canary(CheckReport.Builder report, ModelCard card, EngineSurface surface) {
+        report.section("canary");
+        CanaryProbe canary = ProbeConfiguration.canaryProbe(
+                properties,
+                client,
+                new CanaryBaselineStore(properties.stateDir(), json),
+                // The check writes nothing: it never learns a baseline.
+                () -> StartTrust.Trust.UNTRUSTED,
+                clock);
+        if (canary == null) {
+            report.line("disabled", "readygate.probe.canary.enabled=false");
+            report.problem("the canary is disabled: wrong weights (a preload cache hit of another checkpoint) go"
+                    + " unnoticed");
+            return;
+        }
+        String version = Objects.requireNonNullElse(surface.version(), "unknown");
+        Duration limit = properties.probe().heavyTimeout().plusSeconds(5);
+        ProbeReport first = Objects.requireNonNull(canary.run(card, version).block(limit));
+        ProbeReport second = Objects.requireNonNull(canary.run(card, version).block(limit));
+        CanaryComparison a = first.canary();
+        CanaryComparison b = second.canary();
+        report.line("first run", verdict(first));
+        report.line("second run", verdict(second));
+        if (a == null || b == null) {
+            report.failure("canary: " + reason(first.passed() ? second : first));
+            return;
+        }
+        boolean stable = new CanaryExpectation(
+                        CanaryExpectation.Source.NONE,
+                        a.actual(),
+                        properties.probe().canary().logprobTolerance())
+                .matches(b.actual());
+        report.line(
+                "stable",
+                stable
+                        ? "yes: " + a.actual().describe() + " both times"
+                        : "NO: " + a.actual().describe() + ", then "
+                                + b.actual().describe());
+        CanaryAnswer expected = a.expected();
+        report.line(
+                "expected",
+                expected == null
+                        ? "none yet (not configured, no snapshot oracle, no baseline learned for this engine): readygate"
+                                + " learns one on the first trusted start"
+                        : expected.describe() + " (" + a.source().value() + ")");
+        if (!stable) {
+            report.failure("canary: two runs at temperature 0 gave different answers, so a canary mismatch would not"
+                    + " mean wrong weights");
+        } else if (!first.passed()) {
+            report.failure("canary: " + reason(first));
+        } else if (!second.passed()) {
+            report.failure("canary: " + reason(second));
+        }
+    }
+
+    private static String verdict(ProbeReport report) {
+        return report.passed()
+                ? "passed: " + report.detail()
+                : "FAILED " + Objects.requireNonNull(report.reason()).value() + ": " + report.detail();
+    }
+
+    private static String reason(ProbeReport report) {
+        return report.reason() == null ? report.detail() : report.reason().value() + " (" + report.detail() + ")";
+    }
+
+    private void evidence(CheckReport.Builder report, EngineSurface surface) {
+        ReadygateProperties.Evidence evidence = properties.evidence();
+        report.section("restart evidence");
+        report.line("engine log", logEvidence(report, "readygate.evidence.engine-log", evidence.engineLog()));
+        report.line("daemon log", logEvidence(report, "readygate.evidence.daemon-log", evidence.daemonLog()));
+        EvidenceSources sources = new EvidenceSources(
+                evidence.snapshotDir(),
+                evidence.daemonHealthUrl(),
+                evidence.daemonSocketDir(),
+                null,
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(),
+                json,
+                Schedulers.boundedElastic());
+        EvidenceSources.Reading now = Objects.requireNonNullElse(
+                sources.read(Instant.EPOCH).block(Duration.ofSeconds(10)), EvidenceSources.Reading.none());
+        report.line(
+                "daemon health",
+                evidence.daemonHealthUrl() == null
+                        ? "not configured (readygate.evidence.daemon-health-url)"
+                        : evidence.daemonHealthUrl() + ": "
+                                + (Boolean.TRUE.equals(now.daemonHealthy()) ? "200 (serving)" : "not serving"));
+        report.line(
+                "daemon sockets",
+                evidence.daemonSocketDir() == null
+                        ? "not configured (readygate.evidence.daemon-socket-dir)"
+                        : now.daemonSockets() + " weight-cache socket(s) in " + evidence.daemonSocketDir());
+        Path snapshotDir = evidence.snapshotDir();
+        if (snapshotDir == null) {
+            report.line("snapshot", "not configured (readygate.evidence.snapshot-dir)");
+        } else {
+            CanaryAnswer oracle = new SnapshotOracle(snapshotDir, json).read();
+            report.line(
+                    "snapshot",
+                    snapshotDir + ": "
+                            + (Files.isReadable(snapshotDir.resolve("manifest.json"))
+                                    ? "manifest.json"
+                                            + (oracle == null ? " without an oracle" : ", oracle " + oracle.describe())
+                                    : "no manifest.json")
+                            + (now.snapshotReleasedAt() == null
+                                    ? ""
+                                    : ", release.json at " + now.snapshotReleasedAt()));
+        }
+        if (surface.dialect() != dev.readygate.engine.EngineDialect.VLLM) {
+            report.line(
+                    "restart paths",
+                    "vLLM only: " + surface.dialect().value()
+                            + " starts are recorded as unknown, with what was missing");
+        }
+    }
+
+    /** What a configured log file holds: how many of vLLM's lines readygate recognizes in its last 4 MB. */
+    private String logEvidence(CheckReport.Builder report, String key, @Nullable Path file) {
+        if (file == null) {
+            return "not configured (" + key + ")";
+        }
+        if (!Files.isReadable(file)) {
+            report.problem(key + " is " + file + ", which does not exist or cannot be read");
+            return file + ": cannot be read";
+        }
+        Map<String, Integer> found = new TreeMap<>();
+        int lines = 0;
+        VllmLogParser parser = new VllmLogParser(clock);
+        try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
+            long length = in.length();
+            long from = Math.max(0, length - LOG_BYTES);
+            byte[] bytes = new byte[(int) (length - from)];
+            in.seek(from);
+            in.readFully(bytes);
+            for (String line : new String(bytes, StandardCharsets.UTF_8).split("\n")) {
+                lines++;
+                LogEvent event = parser.parse(line);
+                if (event != null) {
+                    found.merge(event.getClass().getSimpleName(), 1, Integer::sum);
+                }
+            }
+        } catch (IOException e) {
+            report.problem(key + " is " + file + ", which cannot be read: " + e.getMessage());
+            return file + ": cannot be read";
+        }
+        return file + ": " + lines + " lines, "
+                + (found.isEmpty()
+                        ? "none of them vLLM's (restart paths cannot be told from it)"
+                        : "vLLM's lines: " + found);
+    }
+}
