@@ -94,9 +94,7 @@ final class EngineCheck {
                     "the engine never answered /health 200: " + failed.failure().detail());
             return null;
         }
-        report.line(
-                "/health",
-                "200 after " + Duration.between(started, clock.instant()).toMillis() + " ms");
+        report.line("/health", "200 in " + health.elapsed().toMillis() + " ms (" + polls(started, health) + ")");
         EngineCall<ModelCard> model = poll(client::model, deadline);
         return switch (model) {
             case EngineCall.Success<ModelCard> listed -> {
@@ -114,6 +112,14 @@ final class EngineCheck {
                 yield null;
             }
         };
+    }
+
+    /** How long the check waited for the engine before this answer. */
+    private String polls(Instant started, EngineCall<?> answer) {
+        long waited = Duration.between(started, clock.instant())
+                .minus(answer.elapsed())
+                .toMillis();
+        return waited > POLL.toMillis() ? "after waiting " + waited + " ms for the engine" : "at once";
     }
 
     /** Calls until a success or the deadline (a starting engine refuses, or answers 503 while it loads). */

@@ -278,6 +278,42 @@ class RepresentativeProbeTests {
     }
 
     @Test
+    void llamaCppContextErrorEventIsProbeExceedsContextWithTheEnginesWords() {
+        // llama-server --no-context-shift: `error: {...}` and [DONE], no usage (issue 15: "no usage chunk" before).
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(
+                        a,
+                        null,
+                        null,
+                        null,
+                        "the request exceeds the available context size. try increasing the context size or enable"
+                                + " context shift",
+                        a.timeToFirstToken()));
+
+        assertThat(report.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
+        assertThat(report.latched()).isTrue();
+        assertThat(report.detail()).startsWith("the engine's error event: the request exceeds the available context");
+    }
+
+    @Test
+    void anOtherErrorEventKeepsTheEnginesMessage() {
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(
+                        a,
+                        300,
+                        16,
+                        "length",
+                        "CUDA error: an illegal memory access was encountered",
+                        a.timeToFirstToken()));
+
+        assertThat(report.reason()).isEqualTo(Reason.ERROR_EVENT);
+        assertThat(report.detail())
+                .isEqualTo("the stream carried an error event: CUDA error: an illegal memory access was encountered");
+    }
+
+    @Test
     void vllmContextLengthErrorIsProbeExceedsContext() {
         engine.completions = request -> Mono.just(new dev.readygate.engine.EngineCall.Failure<>(
                 EngineFailure.status(400, "This model's maximum context length is 4096 tokens. However, ..."),
