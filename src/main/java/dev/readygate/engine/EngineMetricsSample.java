@@ -5,17 +5,20 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The few series of the engine's {@code /metrics} readygate uses, summed over label sets; null where the engine
- * does not export the series. Each is vLLM's series or the same series under another engine's name (docs/engines.md).
+ * The few series of the engine's {@code /metrics} readygate uses, summed over label sets (engine cores included: a
+ * data-parallel engine's requests and tokens are those of all its cores); null where the engine does not export the
+ * series. Each is vLLM's series or the same series under another engine's name (docs/engines.md).
  *
- * @param processStartTimeSeconds {@code process_start_time_seconds}: changes on every engine (re)start
+ * @param processStartTimeSeconds {@code process_start_time_seconds}: changes on every engine (re)start; absent when
+ *     vLLM serves {@code /metrics} in Prometheus multiprocess mode (more than one API server)
  * @param requestsRunning {@code vllm:num_requests_running} (llama.cpp: {@code llamacpp:requests_processing})
  * @param requestsWaiting {@code vllm:num_requests_waiting} (llama.cpp: {@code llamacpp:requests_deferred})
  * @param generationTokens {@code vllm:generation_tokens_total}: rises while the engine makes progress (llama.cpp:
  *     {@code llamacpp:tokens_predicted_total})
  * @param promptTokens {@code vllm:prompt_tokens_total} (llama.cpp: {@code llamacpp:prompt_tokens_total})
  * @param requestSuccess {@code vllm:request_success_total} summed over {@code finished_reason} (vLLM only)
- * @param cacheConfig the labels of {@code vllm:cache_config_info} (e.g. {@code kv_cache_size_tokens}), empty if absent
+ * @param cacheConfig the labels of {@code vllm:cache_config_info} (e.g. {@code kv_cache_size_tokens}), empty if absent;
+ *     with several engine cores, those of the one with the smallest KV cache
  * @param families the metric name prefixes seen ({@code vllm:}, {@code llamacpp:}, {@code sglang:}, {@code tgi_},
  *     {@code process_})
  */

@@ -6,8 +6,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the few series readygate uses from a Prometheus text exposition (version 0.0.4, as vLLM's
- * {@code prometheus_client} writes it), line by line: {@code #} lines are skipped, every sample line must parse,
- * samples of one name are summed over their label sets. Each engine's own name for a series counts ({@code
+ * {@code prometheus_client} writes it, in multiprocess mode too), line by line: {@code #} lines are skipped, every
+ * sample line must parse, samples of one name are summed over their label sets (the {@code engine="N"} series of
+ * each engine core, the finish reasons); of several {@code vllm:cache_config_info} series (one per engine core), the
+ * one with the smallest KV cache is kept. Each engine's own name for a series counts ({@code
  * vllm:num_requests_running}, llama.cpp's {@code llamacpp:requests_processing}, ...; docs/engines.md), and the
  * families of names seen are kept, so {@code /status} can say what the engine's metrics can and cannot show.
  */
@@ -128,7 +130,7 @@ final class PrometheusText {
             }
         }
         if (name.equals(CACHE_CONFIG)) {
-            if (cacheConfig == null && labels != null) {
+            if (labels != null && (cacheConfig == null || smallerKvCache(labels, cacheConfig))) {
                 cacheConfig = labels;
             }
         } else {
@@ -206,6 +208,25 @@ final class PrometheusText {
                 }
             }
         };
+    }
+
+    /**
+     * Whether {@code labels} describe a smaller KV cache than {@code kept}: with several engine cores (data parallel,
+     * one {@code engine="N"} series each) the smallest bounds what one request can use and shrinks first.
+     */
+    private static boolean smallerKvCache(Map<String, String> labels, Map<String, String> kept) {
+        long size = tokens(labels);
+        long keptSize = tokens(kept);
+        return size >= 0 && (keptSize < 0 || size < keptSize);
+    }
+
+    private static long tokens(Map<String, String> labels) {
+        try {
+            return Long.parseLong(
+                    labels.getOrDefault("kv_cache_size_tokens", "").strip());
+        } catch (NumberFormatException ex) {
+            return -1;
+        }
     }
 
     private static boolean isNameChar(char c, boolean first) {
