@@ -280,8 +280,17 @@ final class GpuMemoryModel implements AutoCloseable {
         return byOwner().toString().toLowerCase(Locale.ROOT);
     }
 
+    /**
+     * Stops writing, after the writes already asked for: a write still pending when the simulator is closed would
+     * otherwise land after it (in a test, in a temporary directory already being deleted).
+     */
     @Override
     public void close() {
         writer.shutdown();
+        try {
+            writer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
