@@ -1,17 +1,15 @@
 package dev.readygate.check;
 
-import dev.readygate.config.ClockConfiguration;
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.config.TokenBudgetConverter;
 import dev.readygate.engine.EngineClient;
-import dev.readygate.engine.EngineClientConfiguration;
 import java.io.PrintStream;
 import java.time.Clock;
 import org.springframework.boot.Banner;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.ComponentScan;
 import org.springframework.context.annotation.Configuration;
 
 /**
@@ -32,22 +30,19 @@ public final class CheckLauncher {
     private CheckLauncher() {}
 
     /**
-     * Only what the check needs: the configuration, bound as the sidecar binds it (with its converters, the clock and
-     * the engine client as the other sources).
+     * Only what the check needs: the configuration, bound and guarded as the sidecar's (its converters, unknown-setting
+     * checks), the clock and the engine client.
      */
     @Configuration(proxyBeanMethods = false)
-    @EnableConfigurationProperties(ReadygateProperties.class)
+    @ConfigurationPropertiesScan(basePackageClasses = ReadygateProperties.class)
+    @ComponentScan(basePackageClasses = {ReadygateProperties.class, EngineClient.class})
     static class CheckConfiguration {}
 
     /** Runs the check with {@code args} and prints the report to {@code out}; returns the exit status. */
     public static int run(String[] args, PrintStream out) {
         ConfigurableApplicationContext context;
         try {
-            context = new SpringApplicationBuilder(
-                            CheckConfiguration.class,
-                            TokenBudgetConverter.class,
-                            ClockConfiguration.class,
-                            EngineClientConfiguration.class)
+            context = new SpringApplicationBuilder(CheckConfiguration.class)
                     .web(WebApplicationType.NONE)
                     .bannerMode(Banner.Mode.OFF)
                     .logStartupInfo(false)
@@ -57,7 +52,8 @@ public final class CheckLauncher {
                             "logging.level.dev.readygate=WARN",
                             "logging.level.org.springframework.boot.SpringApplication=OFF",
                             "logging.level.org.springframework.boot.diagnostics=OFF",
-                            "logging.level.org.springframework.context=ERROR")
+                            "logging.level.org.springframework.context=ERROR",
+                            "logging.level.dev.readygate.config=ERROR")
                     .run(args);
         } catch (RuntimeException e) {
             out.println("readygate check: configuration problem: " + rootMessage(e));

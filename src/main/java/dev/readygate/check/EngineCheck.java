@@ -3,35 +3,23 @@ package dev.readygate.check;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
-import dev.readygate.probe.CanaryAnswer;
-import dev.readygate.probe.CanaryBaselineStore;
-import dev.readygate.probe.CanaryComparison;
-import dev.readygate.probe.CanaryExpectation;
-import dev.readygate.probe.CanaryProbe;
+import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.evidence.LogSample;
 import dev.readygate.probe.EngineCapabilities;
-import dev.readygate.probe.ProbeConfiguration;
+import dev.readygate.probe.OneShotProbes;
 import dev.readygate.probe.ProbeReport;
-import dev.readygate.probe.RepresentativeProbe;
-import dev.readygate.probe.SnapshotOracle;
-import dev.readygate.probe.StartTrust;
-import dev.readygate.restart.EvidenceSources;
-import dev.readygate.restart.LogEvent;
-import dev.readygate.restart.VllmLogParser;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -47,12 +35,10 @@ import tools.jackson.databind.json.JsonMapper;
 final class EngineCheck {
 
     private static final Duration POLL = Duration.ofMillis(200);
-    private static final int LOG_BYTES = 4 << 20;
 
     private final ReadygateProperties properties;
     private final EngineClient client;
     private final Clock clock;
-    private final JsonMapper json = JsonMapper.builder().build();
 
     EngineCheck(ReadygateProperties properties, EngineClient client, Clock clock) {
         this.properties = properties;
@@ -70,14 +56,12 @@ final class EngineCheck {
         if (card == null) {
             return report.build();
         }
-        EngineSurface surface =
-                ProbeConfiguration.discovery(properties, client).discover(card).block(Duration.ofMinutes(1));
-        card = Objects.requireNonNull(surface).applyTo(card);
-        EngineMetricsSample sample = metrics();
-        surface(report, surface, sample);
-        probes(report, card, surface, sample);
-        evidence(report, surface);
-        surface.problems().forEach(report::problem);
+        OneShotProbes.Result probes = new OneShotProbes(properties, client, clock).run(card);
+        surface(report, probes.surface(), probes.sample());
+        representative(report, probes);
+        canary(report, probes);
+        evidence(report, probes.surface());
+        probes.surface().problems().forEach(report::problem);
         return report.build();
     }
 
@@ -134,18 +118,11 @@ final class EngineCheck {
         }
     }
 
-    private @Nullable EngineMetricsSample metrics() {
-        EngineCall<EngineMetricsSample> call = client.metrics().block();
-        return call instanceof EngineCall.Success<EngineMetricsSample> ok ? ok.value() : null;
-    }
-
     private void surface(CheckReport.Builder report, EngineSurface surface, @Nullable EngineMetricsSample sample) {
         report.line("dialect", surface.dialect().value() + " (" + surface.dialectEvidence() + ")");
         report.line(
                 "version",
-                surface.version() == null
-                        ? "unknown (" + surface.versionSource() + ")"
-                        : surface.version() + " (" + surface.versionSource() + ")");
+                (surface.version() == null ? "unknown" : surface.version()) + " (" + surface.versionSource() + ")");
         report.line(
                 "max_model_len",
                 surface.maxModelLen() == null
@@ -154,8 +131,7 @@ final class EngineCheck {
         report.section("endpoints");
         surface.describeEndpoints().forEach(report::line);
         report.section("what readygate can see");
-        EngineCapabilities capabilities = capabilities(surface);
-        capabilities.capabilities(sample).forEach((name, what) -> {
+        EngineCapabilities.of(surface).capabilities(sample).forEach((name, what) -> {
             if (!name.equals("promptTokens")) {
                 report.line(name, what);
             }
@@ -173,104 +149,66 @@ final class EngineCheck {
         }
     }
 
-    private static EngineCapabilities capabilities(EngineSurface surface) {
-        return EngineCapabilities.of(surface);
-    }
-
-    private void probes(
-            CheckReport.Builder report, ModelCard card, EngineSurface surface, @Nullable EngineMetricsSample sample) {
-        EngineCapabilities capabilities = capabilities(surface);
+    private void representative(CheckReport.Builder report, OneShotProbes.Result probes) {
         report.section("representative probe");
-        RepresentativeProbe representative =
-                ProbeConfiguration.representativeProbe(properties, client, capabilities, clock);
-        Duration limit =
-                properties.probe().heavyTimeout().plus(properties.probe().heavyTimeout());
-        if (representative == null) {
+        ProbeReport rep = probes.representative();
+        if (rep == null) {
             report.line("disabled", "readygate.probe.representative.enabled=false");
             report.problem("the representative probe is disabled: readiness does not prove the engine serves real"
                     + " prompts");
-        } else {
-            ProbeReport rep =
-                    Objects.requireNonNull(representative.run(card, sample).block(limit));
-            report.line("verdict", verdict(rep));
-            ProbeReport.Measurement m = rep.measurement();
-            if (m != null) {
-                report.line(
-                        "prompt tokens",
-                        "planned "
-                                + properties
-                                        .probe()
-                                        .representative()
-                                        .promptTokens()
-                                        .resolve(card.maxModelLen()) + ", sent " + m.plannedPromptTokens()
-                                + ", the engine counted " + m.promptTokens());
-                report.line(
-                        "output tokens",
-                        "asked " + properties.probe().representative().outputTokens() + ", the engine generated "
-                                + m.completionTokens());
-                report.line("TTFT", m.timeToFirstToken().toMillis() + " ms");
-                report.line(
-                        "ITL",
-                        "max " + m.maxInterTokenLatency().toMillis() + " ms, mean "
-                                + m.meanInterTokenLatency().toMillis() + " ms; total "
-                                + m.total().toMillis() + " ms");
-            }
-            String proof = capabilities.promptTokens();
-            if (proof != null) {
-                report.line("token counts", proof);
-            }
-            if (!rep.passed()) {
-                report.failure("representative probe: " + reason(rep));
-            }
+            return;
         }
-        canary(report, card, surface);
+        report.line("verdict", verdict(rep));
+        ProbeReport.Measurement m = rep.measurement();
+        if (m != null) {
+            report.line(
+                    "prompt tokens",
+                    "planned " + probes.plannedPromptTokens() + ", sent " + m.plannedPromptTokens()
+                            + ", the engine counted " + m.promptTokens());
+            report.line(
+                    "output tokens",
+                    "asked " + properties.probe().representative().outputTokens() + ", the engine generated "
+                            + m.completionTokens());
+            report.line("TTFT", m.timeToFirstToken().toMillis() + " ms");
+            report.line(
+                    "ITL",
+                    "max " + m.maxInterTokenLatency().toMillis() + " ms, mean "
+                            + m.meanInterTokenLatency().toMillis() + " ms; total "
+                            + m.total().toMillis() + " ms");
+        }
+        String proof = probes.capabilities().promptTokens();
+        if (proof != null) {
+            report.line("token counts", proof);
+        }
+        if (!rep.passed()) {
+            report.failure("representative probe: " + reason(rep));
+        }
     }
 
-    private void canary(CheckReport.Builder report, ModelCard card, EngineSurface surface) {
+    private void canary(CheckReport.Builder report, OneShotProbes.Result probes) {
         report.section("canary");
-        CanaryProbe canary = ProbeConfiguration.canaryProbe(
-                properties,
-                client,
-                new CanaryBaselineStore(properties.stateDir(), json),
-                // The check writes nothing: it never learns a baseline.
-                () -> StartTrust.Trust.UNTRUSTED,
-                clock);
-        if (canary == null) {
+        ProbeReport first = probes.firstCanary();
+        ProbeReport second = probes.secondCanary();
+        if (first == null || second == null) {
             report.line("disabled", "readygate.probe.canary.enabled=false");
             report.problem("the canary is disabled: wrong weights (a preload cache hit of another checkpoint) go"
                     + " unnoticed");
             return;
         }
-        String version = Objects.requireNonNullElse(surface.version(), "unknown");
-        Duration limit = properties.probe().heavyTimeout().plusSeconds(5);
-        ProbeReport first = Objects.requireNonNull(canary.run(card, version).block(limit));
-        ProbeReport second = Objects.requireNonNull(canary.run(card, version).block(limit));
-        CanaryComparison a = first.canary();
-        CanaryComparison b = second.canary();
         report.line("first run", verdict(first));
         report.line("second run", verdict(second));
-        if (a == null || b == null) {
+        Boolean stable = probes.canaryStable();
+        if (stable == null || first.canary() == null || second.canary() == null) {
             report.failure("canary: " + reason(first.passed() ? second : first));
             return;
         }
-        boolean stable = new CanaryExpectation(
-                        CanaryExpectation.Source.NONE,
-                        a.actual(),
-                        properties.probe().canary().logprobTolerance())
-                .matches(b.actual());
         report.line(
                 "stable",
                 stable
-                        ? "yes: " + a.actual().describe() + " both times"
-                        : "NO: " + a.actual().describe() + ", then "
-                                + b.actual().describe());
-        CanaryAnswer expected = a.expected();
-        report.line(
-                "expected",
-                expected == null
-                        ? "none yet (not configured, no snapshot oracle, no baseline learned for this engine): readygate"
-                                + " learns one on the first trusted start"
-                        : expected.describe() + " (" + a.source().value() + ")");
+                        ? "yes: " + first.canary().actual().describe() + " both times"
+                        : "NO: " + first.canary().actual().describe() + ", then "
+                                + second.canary().actual().describe());
+        report.line("expected", probes.canaryExpected());
         if (!stable) {
             report.failure("canary: two runs at temperature 0 gave different answers, so a canary mismatch would not"
                     + " mean wrong weights");
@@ -301,9 +239,13 @@ final class EngineCheck {
                 evidence.daemonHealthUrl(),
                 evidence.daemonSocketDir(),
                 null,
-                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(),
-                json,
-                Schedulers.boundedElastic());
+                HttpClient.newBuilder()
+                        .connectTimeout(evidence.daemonHealthTimeout())
+                        .build(),
+                JsonMapper.builder().build(),
+                Schedulers.boundedElastic(),
+                evidence.daemonHealthTimeout(),
+                Schedulers.parallel());
         EvidenceSources.Reading now = Objects.requireNonNullElse(
                 sources.read(Instant.EPOCH).block(Duration.ofSeconds(10)), EvidenceSources.Reading.none());
         report.line(
@@ -318,22 +260,19 @@ final class EngineCheck {
                         ? "not configured (readygate.evidence.daemon-socket-dir)"
                         : now.daemonSockets() + " weight-cache socket(s) in " + evidence.daemonSocketDir());
         Path snapshotDir = evidence.snapshotDir();
-        if (snapshotDir == null) {
-            report.line("snapshot", "not configured (readygate.evidence.snapshot-dir)");
-        } else {
-            CanaryAnswer oracle = new SnapshotOracle(snapshotDir, json).read();
-            report.line(
-                    "snapshot",
-                    snapshotDir + ": "
-                            + (Files.isReadable(snapshotDir.resolve("manifest.json"))
-                                    ? "manifest.json"
-                                            + (oracle == null ? " without an oracle" : ", oracle " + oracle.describe())
-                                    : "no manifest.json")
-                            + (now.snapshotReleasedAt() == null
-                                    ? ""
-                                    : ", release.json at " + now.snapshotReleasedAt()));
-        }
-        if (surface.dialect() != dev.readygate.engine.EngineDialect.VLLM) {
+        report.line(
+                "snapshot",
+                snapshotDir == null
+                        ? "not configured (readygate.evidence.snapshot-dir)"
+                        : snapshotDir + ": "
+                                + (Files.isReadable(snapshotDir.resolve("manifest.json"))
+                                        ? "manifest.json (its oracle is the canary's expected answer when the canary"
+                                                + " is vLLM's own request)"
+                                        : "no manifest.json")
+                                + (now.snapshotReleasedAt() == null
+                                        ? ""
+                                        : ", release.json at " + now.snapshotReleasedAt()));
+        if (surface.dialect() != EngineDialect.VLLM) {
             report.line(
                     "restart paths",
                     "vLLM only: " + surface.dialect().value()
@@ -350,29 +289,16 @@ final class EngineCheck {
             report.problem(key + " is " + file + ", which does not exist or cannot be read");
             return file + ": cannot be read";
         }
-        Map<String, Integer> found = new TreeMap<>();
-        int lines = 0;
-        VllmLogParser parser = new VllmLogParser(clock);
-        try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
-            long length = in.length();
-            long from = Math.max(0, length - LOG_BYTES);
-            byte[] bytes = new byte[(int) (length - from)];
-            in.seek(from);
-            in.readFully(bytes);
-            for (String line : new String(bytes, StandardCharsets.UTF_8).split("\n")) {
-                lines++;
-                LogEvent event = parser.parse(line);
-                if (event != null) {
-                    found.merge(event.getClass().getSimpleName(), 1, Integer::sum);
-                }
-            }
+        LogSample sample;
+        try {
+            sample = LogSample.of(file, clock);
         } catch (IOException e) {
             report.problem(key + " is " + file + ", which cannot be read: " + e.getMessage());
             return file + ": cannot be read";
         }
-        return file + ": " + lines + " lines, "
-                + (found.isEmpty()
+        return file + ": " + sample.lines() + " lines, "
+                + (sample.recognized().isEmpty()
                         ? "none of them vLLM's (restart paths cannot be told from it)"
-                        : "vLLM's lines: " + found);
+                        : "vLLM's lines: " + sample.recognized());
     }
 }

@@ -37,6 +37,26 @@ public record EngineMetricsSample(
         families = Set.copyOf(families);
     }
 
+    /** A sample of vLLM's series (the families follow from whether the process start time is there). */
+    public EngineMetricsSample(
+            @Nullable Double processStartTimeSeconds,
+            @Nullable Double requestsRunning,
+            @Nullable Double requestsWaiting,
+            @Nullable Double generationTokens,
+            @Nullable Double promptTokens,
+            @Nullable Double requestSuccess,
+            Map<String, String> cacheConfig) {
+        this(
+                processStartTimeSeconds,
+                requestsRunning,
+                requestsWaiting,
+                generationTokens,
+                promptTokens,
+                requestSuccess,
+                cacheConfig,
+                processStartTimeSeconds == null ? Set.of("vllm:") : Set.of("vllm:", "process_"));
+    }
+
     /** {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}, or null. */
     public @Nullable Long kvCacheSizeTokens() {
         String value = cacheConfig.get("kv_cache_size_tokens");

@@ -1,5 +1,6 @@
 package dev.readygate.probe;
 
+import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineDialect;
@@ -17,10 +18,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import org.jspecify.annotations.Nullable;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import reactor.core.scheduler.Scheduler;
@@ -29,7 +28,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** Wires the state machine, the heavy probes with their circuit breaker and rate limiter, and the probe schedule. */
 @Configuration(proxyBeanMethods = false)
-public class ProbeConfiguration {
+class ProbeConfiguration {
 
     /** The name of the circuit breaker and rate limiter that guard the heavy probes (and tag their metrics). */
     public static final String HEAVY_PROBES = "heavy-probes";
@@ -45,13 +44,8 @@ public class ProbeConfiguration {
     }
 
     @Bean
-    EngineCapabilities engineCapabilities() {
-        return new EngineCapabilities();
-    }
-
-    @Bean
-    EngineFacts engineFacts() {
-        return new EngineFacts();
+    EngineFactsHolder engineFacts(EngineStateMachine machine) {
+        return new EngineFactsHolder(machine);
     }
 
     @Bean
@@ -124,17 +118,17 @@ public class ProbeConfiguration {
             ReadygateProperties properties,
             EngineClient client,
             EngineStateMachine machine,
-            EngineCapabilities capabilities,
+            EngineFactsHolder facts,
             ProbeHistory history,
             CircuitBreaker heavyProbeCircuitBreaker,
             RateLimiter heavyProbeRateLimiter,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
-            ObjectProvider<ProbeListener> listeners,
-            EngineFacts facts,
+            ApplicationEventPublisher publisher,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
-        RepresentativeProbe representative = representativeProbe(properties, client, capabilities, clock);
+        ReadygateProperties.Probe probe = properties.probe();
+        RepresentativeProbe representative = representativeProbe(properties, client, facts, clock);
         CanaryProbe canary = canaryProbe(properties, client, baselines, startTrust, clock);
         Verifier verifier = new Verifier(
                 representative,
@@ -142,37 +136,24 @@ public class ProbeConfiguration {
                 heavyProbeCircuitBreaker,
                 heavyProbeRateLimiter,
                 history,
-                report -> listeners.forEach(listener -> listener.probed(report)),
+                publisher::publishEvent,
                 clock);
         return new ProbeSchedule(
-                properties.probe(),
-                client,
-                machine,
-                verifier,
-                capabilities,
-                facts,
-                discovery(properties, client),
-                clock,
-                probeScheduler);
+                probe, client, machine, verifier, facts, discovery(properties, client), clock, probeScheduler);
     }
 
     /** The representative probe as configured, or null when it is disabled (here and in {@code readygate check}). */
-    public static @Nullable RepresentativeProbe representativeProbe(
-            ReadygateProperties properties, EngineClient client, EngineCapabilities capabilities, Clock clock) {
+    static @Nullable RepresentativeProbe representativeProbe(
+            ReadygateProperties properties, EngineClient client, EngineFactsHolder facts, Clock clock) {
         ReadygateProperties.Probe probe = properties.probe();
         return probe.representative().enabled()
                 ? new RepresentativeProbe(
-                        probe.representative(),
-                        client,
-                        capabilities,
-                        new SplittableRandom(),
-                        clock,
-                        probe.heavyTimeout())
+                        probe.representative(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout())
                 : null;
     }
 
     /** The canary as configured, or null when it is disabled (here and in {@code readygate check}). */
-    public static @Nullable CanaryProbe canaryProbe(
+    static @Nullable CanaryProbe canaryProbe(
             ReadygateProperties properties,
             EngineClient client,
             CanaryBaselineStore baselines,
@@ -196,32 +177,17 @@ public class ProbeConfiguration {
     }
 
     /** What finds out, once per engine start, what the engine offers. */
-    public static EngineDiscovery discovery(ReadygateProperties properties, EngineClient client) {
+    static EngineDiscovery discovery(ReadygateProperties properties, EngineClient client) {
         ReadygateProperties.Engine engine = properties.engine();
         return new EngineDiscovery(client, EngineDialect.setting(engine.dialect()), engine.maxModelLen());
     }
 
+    /** Probes run from the start of the application to its end (readiness drops first on shutdown). */
     @Bean
-    SmartLifecycle probeScheduleLifecycle(ProbeSchedule schedule) {
-        return new SmartLifecycle() {
-            private volatile boolean running;
-
-            @Override
-            public void start() {
-                schedule.start();
-                running = true;
-            }
-
-            @Override
-            public void stop() {
-                schedule.stop();
-                running = false;
-            }
-
-            @Override
-            public boolean isRunning() {
-                return running;
-            }
-        };
+    BackgroundLoop probeLoop(ProbeSchedule schedule) {
+        return new BackgroundLoop(
+                "probe schedule",
+                BackgroundLoop.PROBES,
+                () -> schedule.observations().subscribe());
     }
 }

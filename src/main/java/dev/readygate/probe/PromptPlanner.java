@@ -34,7 +34,7 @@ final class PromptPlanner {
     static final int CALIBRATION_COST = 7 * UNIT_WORDS * 3 + 3;
 
     private final EngineClient client;
-    private final EngineCapabilities capabilities;
+    private final EngineFactsHolder facts;
     private final RandomGenerator random;
     private final Duration timeout;
 
@@ -90,9 +90,9 @@ final class PromptPlanner {
         }
     }
 
-    PromptPlanner(EngineClient client, EngineCapabilities capabilities, RandomGenerator random, Duration timeout) {
+    PromptPlanner(EngineClient client, EngineFactsHolder facts, RandomGenerator random, Duration timeout) {
         this.client = client;
-        this.capabilities = capabilities;
+        this.facts = facts;
         this.random = random;
         this.timeout = timeout;
     }
@@ -110,7 +110,7 @@ final class PromptPlanner {
     }
 
     Mono<Plan> plan(String model, int tokens) {
-        if (capabilities.tokenize()) {
+        if (facts.current().capabilities().tokenize()) {
             return tokenized(model, tokens, tokens + tokens / 4 + 8, 1);
         }
         return calibrated(model, tokens);
@@ -118,37 +118,40 @@ final class PromptPlanner {
 
     private Mono<Plan> tokenized(String model, int tokens, int words, int attempt) {
         String text = PromptText.of(words, random);
-        return client.tokenize(capabilities.dialect(), model, text).flatMap(call -> switch (call) {
-            case EngineCall.Success<TokenCount> success -> {
-                TokenCount count = success.value();
-                if (count.tokens().size() >= tokens) {
-                    String proof = "exact: the prompt is " + tokens + " of the engine's own token ids (/tokenize)";
-                    capabilities.promptTokens(proof);
-                    yield Mono.just(
-                            new Plan.Ready(new Planned(count.tokens().subList(0, tokens), null, tokens, true, proof)));
-                }
-                if (count.tokens().isEmpty()) {
-                    // A tokenizer that counts but returns no ids (or answers 200 with nothing): prove counts otherwise.
-                    capabilities.lackTokenize();
-                    yield calibrated(model, tokens);
-                }
-                if (attempt >= MAX_ATTEMPTS) {
-                    yield Mono.just(new Plan.Failed(EngineFailure.of(
-                            EngineFailure.Kind.MALFORMED_BODY,
-                            "/tokenize returned " + count.count() + " tokens for " + words + " words; cannot build "
-                                    + tokens + " tokens")));
-                }
-                int more = (int) Math.ceil(words * (tokens * 1.2 / Math.max(1, count.count())));
-                yield tokenized(model, tokens, Math.max(words + 8, more), attempt + 1);
-            }
-            case EngineCall.Failure<TokenCount> failure -> {
-                if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
-                    capabilities.lackTokenize();
-                    yield calibrated(model, tokens);
-                }
-                yield Mono.just(new Plan.Failed(failure.failure()));
-            }
-        });
+        return client.tokenize(facts.current().capabilities().dialect(), model, text)
+                .flatMap(call -> switch (call) {
+                    case EngineCall.Success<TokenCount> success -> {
+                        TokenCount count = success.value();
+                        if (count.tokens().size() >= tokens) {
+                            String proof =
+                                    "exact: the prompt is " + tokens + " of the engine's own token ids (/tokenize)";
+                            proven(proof);
+                            yield Mono.just(new Plan.Ready(
+                                    new Planned(count.tokens().subList(0, tokens), null, tokens, true, proof)));
+                        }
+                        if (count.tokens().isEmpty()) {
+                            // A tokenizer that counts but returns no ids (or answers 200 with nothing): prove counts
+                            // otherwise.
+                            lackTokenize();
+                            yield calibrated(model, tokens);
+                        }
+                        if (attempt >= MAX_ATTEMPTS) {
+                            yield Mono.just(new Plan.Failed(EngineFailure.of(
+                                    EngineFailure.Kind.MALFORMED_BODY,
+                                    "/tokenize returned " + count.count() + " tokens for " + words
+                                            + " words; cannot build " + tokens + " tokens")));
+                        }
+                        int more = (int) Math.ceil(words * (tokens * 1.2 / Math.max(1, count.count())));
+                        yield tokenized(model, tokens, Math.max(words + 8, more), attempt + 1);
+                    }
+                    case EngineCall.Failure<TokenCount> failure -> {
+                        if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
+                            lackTokenize();
+                            yield calibrated(model, tokens);
+                        }
+                        yield Mono.just(new Plan.Failed(failure.failure()));
+                    }
+                });
     }
 
     /** A fresh sentence, counted by the engine 1, 2 and 4 times over, then repeated to about {@code tokens}. */
@@ -169,13 +172,13 @@ final class PromptPlanner {
         if (calibration.shortfall()) {
             String proof = "no usable /tokenize, and " + counted + ": the engine counts a longer prompt as fewer"
                     + " tokens than its parts, so it drops prompt tokens (truncates prompts to its context)";
-            capabilities.promptTokens("refuted by calibration: " + proof);
+            proven("refuted by calibration: " + proof);
             return new Plan.Truncating(proof);
         }
         if (!calibration.additive()) {
             String proof = "unproven: no usable /tokenize, and " + counted + ", which do not add up: the"
                     + " engine's count of a longer prompt cannot be checked";
-            capabilities.promptTokens(proof);
+            proven(proof);
             // The best estimate still goes out: a tolerance may accept it (readygate.probe.representative).
             int copies = calibration.copiesFor(tokens);
             return new Plan.Ready(new Planned(null, repeat(unit, copies), calibration.expected(copies), false, proof));
@@ -184,7 +187,7 @@ final class PromptPlanner {
         int expected = calibration.expected(copies);
         String proof = "proven by calibration: " + counted + " (" + calibration.perCopy() + " a copy, the first "
                 + calibration.one() + "), so " + copies + " copies are " + expected + " tokens";
-        capabilities.promptTokens(proof);
+        proven(proof);
         return new Plan.Ready(new Planned(null, repeat(unit, copies), expected, true, proof));
     }
 
@@ -223,5 +226,14 @@ final class PromptPlanner {
             text.append(unit);
         }
         return text.toString();
+    }
+
+    private void lackTokenize() {
+        facts.learn(f -> f.withCapabilities(f.capabilities().withoutTokenize()));
+    }
+
+    /** How this start's prompt counts were proven (or refuted), for {@code /status}. */
+    private void proven(String how) {
+        facts.learn(f -> f.withCapabilities(f.capabilities().withPromptTokens(how)));
     }
 }

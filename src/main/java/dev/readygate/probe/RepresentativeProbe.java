@@ -25,11 +25,11 @@ import reactor.core.publisher.Mono;
  * error event, a 400) reaches the reason; one that says the request exceeds the context is
  * {@code probe_exceeds_context}.
  */
-public final class RepresentativeProbe {
+final class RepresentativeProbe {
 
     private final ReadygateProperties.Representative config;
     private final EngineClient client;
-    private final EngineCapabilities capabilities;
+    private final EngineFactsHolder facts;
     private final PromptPlanner planner;
     private final Clock clock;
     private final Duration timeout;
@@ -37,14 +37,14 @@ public final class RepresentativeProbe {
     public RepresentativeProbe(
             ReadygateProperties.Representative config,
             EngineClient client,
-            EngineCapabilities capabilities,
+            EngineFactsHolder facts,
             RandomGenerator random,
             Clock clock,
             Duration timeout) {
         this.config = config;
         this.client = client;
-        this.capabilities = capabilities;
-        this.planner = new PromptPlanner(client, capabilities, random, timeout);
+        this.facts = facts;
+        this.planner = new PromptPlanner(client, facts, random, timeout);
         this.clock = clock;
         this.timeout = timeout;
     }
@@ -54,7 +54,7 @@ public final class RepresentativeProbe {
         Integer prompt = config.promptTokens().resolve(maxModelLen);
         return (prompt == null ? 0 : prompt)
                 + config.outputTokens()
-                + (capabilities.tokenize() ? 0 : PromptPlanner.CALIBRATION_COST);
+                + (facts.current().capabilities().tokenize() ? 0 : PromptPlanner.CALIBRATION_COST);
     }
 
     /**
@@ -143,7 +143,8 @@ public final class RepresentativeProbe {
 
     /** Where the context length came from, when readygate knows more than the card. */
     private String contextSource() {
-        dev.readygate.engine.EngineSurface surface = capabilities.surface();
+        dev.readygate.engine.EngineSurface surface =
+                facts.current().capabilities().surface();
         return surface == null || surface.maxModelLen() == null ? "" : " (" + surface.maxModelLenSource() + ")";
     }
 
@@ -213,7 +214,7 @@ public final class RepresentativeProbe {
      * requests running without progress means stalled.
      */
     private Mono<ProbeReport> busyOrStalled(EngineFailure timeout, @Nullable EngineMetricsSample before) {
-        if (before == null || !capabilities.metrics()) {
+        if (before == null || !facts.current().capabilities().metrics()) {
             return Mono.fromSupplier(() -> ProbeFailures.report(ProbeKind.REPRESENTATIVE, timeout, clock.instant()));
         }
         return client.metrics().map(call -> {

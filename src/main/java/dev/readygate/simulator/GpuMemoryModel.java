@@ -201,7 +201,9 @@ final class GpuMemoryModel implements AutoCloseable {
                 "apps-header.csv",
                 "pid, process_name, gpu_uuid, used_gpu_memory [MiB]\n"
                         + (appsUnits.isEmpty() ? "" : String.join("\n", appsUnits) + "\n"));
-        writer.execute(() -> write(files));
+        if (!writer.isShutdown()) {
+            writer.execute(() -> write(files));
+        }
     }
 
     private void write(Map<String, String> files) {
@@ -281,11 +283,12 @@ final class GpuMemoryModel implements AutoCloseable {
     }
 
     /**
-     * Stops writing, after the writes already asked for: a write still pending when the simulator is closed would
-     * otherwise land after it (in a test, in a temporary directory already being deleted).
+     * Stops writing, after the writes already asked for: a caller that removes the work directory next (a test's
+     * temporary folder) must not race a write that creates {@code gpu/} again. Synchronized like every change, so none
+     * publishes between the shutdown and the wait.
      */
     @Override
-    public void close() {
+    public synchronized void close() {
         writer.shutdown();
         try {
             writer.awaitTermination(5, TimeUnit.SECONDS);

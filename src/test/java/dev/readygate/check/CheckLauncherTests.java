@@ -20,13 +20,14 @@ class CheckLauncherTests {
 
     @Test
     void runWithoutABaseUrlIsABadConfigurationNamingTheKey() {
-        assertThat(run(2)).contains("configuration problem: readygate.engine.base-url is not set");
+        assertThat(run(2)).contains("configuration problem: readygate.engine.base-url: is not set");
     }
 
     @Test
     void runWithAnUnknownDialectIsABadConfigurationNamingTheKey() {
         assertThat(run(2, "--readygate.engine.base-url=http://127.0.0.1:1", "--readygate.engine.dialect=ollama"))
-                .contains("readygate.engine.dialect must be auto, vllm, llama-cpp, sglang, tgi or openai (was ollama)");
+                .contains(
+                        "readygate.engine.dialect: must be auto, vllm, llama-cpp, sglang, tgi or openai (was ollama)");
     }
 
     @Test

@@ -19,7 +19,6 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -93,9 +92,9 @@ class ProbeScheduleTests {
                 change -> states.add(change.current()));
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
         RateLimiter limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
-        EngineCapabilities capabilities = new EngineCapabilities();
+        EngineFactsHolder facts = new EngineFactsHolder(machine);
         RepresentativeProbe representative = new RepresentativeProbe(
-                config.representative(), engine, capabilities, new SplittableRandom(1), clock, config.heavyTimeout());
+                config.representative(), engine, facts, new SplittableRandom(1), clock, config.heavyTimeout());
         CanaryProbe canary = new CanaryProbe(
                 config.canary(),
                 "H200",
@@ -112,9 +111,8 @@ class ProbeScheduleTests {
                 engine,
                 machine,
                 verifier,
-                capabilities,
-                new EngineFacts(),
-                new EngineDiscovery(engine, Optional.empty(), null),
+                facts,
+                new EngineDiscovery(engine, java.util.Optional.empty(), null),
                 clock,
                 time);
         loop = schedule.observations().subscribe();

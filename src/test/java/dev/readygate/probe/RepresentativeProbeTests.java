@@ -9,6 +9,9 @@ import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import java.time.Clock;
 import java.time.Duration;
@@ -30,11 +33,18 @@ class RepresentativeProbeTests {
     final ModelCard card = new ModelCard("m", "root", 4096);
     final List<CompletionRequest> sent = new ArrayList<>();
 
+    /** The facts of an engine start in progress: what the probe learns about the engine goes there. */
+    static EngineFactsHolder engineStarted(Clock clock) {
+        EngineStateMachine machine = new EngineStateMachine(new ReadinessRules(1, 3), clock.instant(), change -> {});
+        machine.apply(new Observation.HealthOk(clock.instant()));
+        return new EngineFactsHolder(machine);
+    }
+
     RepresentativeProbe probe(TokenBudget prompt, @Nullable Duration maxTtft) {
         return new RepresentativeProbe(
                 new ReadygateProperties.Representative(true, prompt, 16, 0, maxTtft, null),
                 engine,
-                new EngineCapabilities(),
+                engineStarted(clock),
                 new SplittableRandom(7),
                 clock,
                 Duration.ofSeconds(5));
@@ -167,16 +177,21 @@ class RepresentativeProbeTests {
     }
 
     /** A probe against a server without /tokenize whose prompt token count is {@code count(words)}. */
-    record Plain(RepresentativeProbe probe, EngineCapabilities capabilities, List<String> prompts) {}
+    record Plain(RepresentativeProbe probe, EngineFactsHolder facts, List<String> prompts) {
+
+        EngineCapabilities capabilities() {
+            return facts.current().capabilities();
+        }
+    }
 
     Plain withoutTokenize(int tolerance, java.util.function.IntUnaryOperator count) {
         ScriptedEngine plain = new ScriptedEngine();
         plain.tokenizeSupported = false;
-        EngineCapabilities capabilities = new EngineCapabilities();
+        EngineFactsHolder facts = engineStarted(clock);
         RepresentativeProbe probe = new RepresentativeProbe(
                 new ReadygateProperties.Representative(true, new TokenBudget(300, null), 16, tolerance, null, null),
                 plain,
-                capabilities,
+                facts,
                 new SplittableRandom(7),
                 clock,
                 Duration.ofSeconds(5));
@@ -193,7 +208,7 @@ class RepresentativeProbeTests {
                             null,
                             Duration.ofMillis(5))));
         };
-        return new Plain(probe, capabilities, prompts);
+        return new Plain(probe, facts, prompts);
     }
 
     @Test
@@ -272,7 +287,7 @@ class RepresentativeProbeTests {
     void timeoutWithoutMetricsIsATimeout() {
         engine.completions = request -> Mono.just(ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "30s"));
         ProbeReport report = probe(new TokenBudget(300, null), null)
-                .run(card, new EngineMetricsSample(1.0, 0.0, 0.0, 10.0, 0.0, 0.0, Map.of(), java.util.Set.of("vllm:")))
+                .run(card, new EngineMetricsSample(1.0, 0.0, 0.0, 10.0, 0.0, 0.0, Map.of()))
                 .block();
         assertThat(report.reason()).isEqualTo(Reason.TIMED_OUT);
     }
