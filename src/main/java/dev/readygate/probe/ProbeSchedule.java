@@ -317,7 +317,7 @@ public final class ProbeSchedule {
             case EngineState.ModelListed m -> true;
             case EngineState.Verifying v -> true;
             case EngineState.VerificationFailed f -> !f.latched() && elapsed(now, config.heavyRetryInterval());
-            case EngineState.NotReady n -> elapsed(now, config.heavyRetryInterval());
+            case EngineState.NotReady n -> !n.latched() && elapsed(now, config.heavyRetryInterval());
             case EngineState.Degraded d ->
                 d.cause() != Reason.HEALTH_FAILED
                         && d.cause() != Reason.MODEL_NOT_LISTED
