@@ -1,5 +1,6 @@
 package dev.readygate.config;
 
+import dev.readygate.secret.SecretRedaction;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.nio.file.Path;
@@ -74,7 +75,7 @@ public record ReadygateProperties(
             String scheme = baseUrl.getScheme();
             if (scheme == null || baseUrl.getHost() == null || !(scheme.equals("http") || scheme.equals("https"))) {
                 throw new IllegalArgumentException("readygate.engine.base-url must be an http(s) URL with a host, e.g."
-                        + " http://127.0.0.1:8000 (was " + baseUrl + ")");
+                        + " http://127.0.0.1:8000 (was " + SecretRedaction.redact(baseUrl) + ")");
             }
             requirePositive("readygate.engine.connect-timeout", connectTimeout);
             requirePositive("readygate.engine.request-timeout", requestTimeout);
@@ -359,7 +360,7 @@ public record ReadygateProperties(
                     && (dcgmUrl.getHost() == null
                             || !("http".equals(dcgmUrl.getScheme()) || "https".equals(dcgmUrl.getScheme())))) {
                 throw new IllegalArgumentException("readygate.gpu.dcgm-url must be an http(s) URL with a host, e.g."
-                        + " http://dcgm-exporter:9400/metrics (was " + dcgmUrl + ")");
+                        + " http://dcgm-exporter:9400/metrics (was " + SecretRedaction.redact(dcgmUrl) + ")");
             }
         }
     }

@@ -278,8 +278,12 @@ final class SimulatedEngine implements AutoCloseable {
                     .append(properties.preload().mode().name().toLowerCase(Locale.ROOT))
                     .append("'}");
         }
+        // vLLM logs its arguments as given, secrets included: readygate must redact them.
         if (properties.apiKey() != null) {
-            args.append(", 'api_key': ['<redacted>']");
+            args.append(", 'api_key': ['").append(properties.apiKey()).append("']");
+        }
+        if (properties.hfToken() != null) {
+            args.append(", 'hf_token': '").append(properties.hfToken()).append("'");
         }
         return args.append('}').toString();
     }

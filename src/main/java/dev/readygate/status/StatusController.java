@@ -23,6 +23,7 @@ import dev.readygate.restart.MemoryMoment;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
+import dev.readygate.secret.SecretRedaction;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
 import java.time.Clock;
@@ -138,7 +139,7 @@ public class StatusController {
 
     private Map<String, Object> engine() {
         Map<String, Object> engine = new LinkedHashMap<>();
-        engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
+        engine.put("baseUrl", SecretRedaction.redact(properties.engine().requiredBaseUrl()));
         ModelCard card = facts.card();
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
@@ -248,7 +249,7 @@ public class StatusController {
                 "daemonHealthUrl",
                 evidence.daemonHealthUrl() == null
                         ? "not configured"
-                        : evidence.daemonHealthUrl().toString());
+                        : SecretRedaction.redact(evidence.daemonHealthUrl()));
         out.put(
                 "daemonSocketDir",
                 evidence.daemonSocketDir() == null
@@ -376,8 +377,10 @@ public class StatusController {
     }
 
     /**
-     * The configuration in effect, {@code readygate.*} as bound. It holds no secret: the API key is read from a file
-     * or an environment variable, and only their names appear here.
+     * The configuration in effect, {@code readygate.*} as bound, without secrets: the API key is read from a file or
+     * an environment variable, and only their names appear here; a setting whose name says it is a secret shows
+     * {@value SecretRedaction#REDACTED}, and every other value is shown through {@link SecretRedaction} (a URL's user
+     * information, a query's token).
      */
     static @Nullable Object configuration(@Nullable Object value) {
         if (value == null || value instanceof Boolean || value instanceof Number) {
@@ -387,9 +390,12 @@ public class StatusController {
             Map<String, Object> out = new LinkedHashMap<>();
             for (RecordComponent component : record.getClass().getRecordComponents()) {
                 try {
+                    Object setting = component.getAccessor().invoke(record);
                     out.put(
                             kebab(component.getName()),
-                            configuration(component.getAccessor().invoke(record)));
+                            setting != null && SecretRedaction.isSecretName(component.getName())
+                                    ? SecretRedaction.REDACTED
+                                    : configuration(setting));
                 } catch (ReflectiveOperationException ex) {
                     out.put(kebab(component.getName()), "(unreadable)");
                 }
@@ -399,7 +405,16 @@ public class StatusController {
         if (value instanceof Collection<?> values) {
             return values.stream().map(StatusController::configuration).toList();
         }
-        return value.toString();
+        if (value instanceof Map<?, ?> entries) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            entries.forEach((key, entry) -> out.put(
+                    String.valueOf(key),
+                    entry != null && SecretRedaction.isSecretName(String.valueOf(key))
+                            ? SecretRedaction.REDACTED
+                            : configuration(entry)));
+            return out;
+        }
+        return SecretRedaction.redact(value.toString());
     }
 
     private static String kebab(String name) {
