@@ -2,6 +2,9 @@ package dev.readygate.restart;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.probe.EngineFacts;
+import dev.readygate.statedir.StateDir;
+import dev.readygate.statedir.Store;
+import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -10,11 +13,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -27,6 +33,8 @@ import tools.jackson.databind.json.JsonMapper;
 /** Wires restart tracking: the evidence sources, the history file and the tracker, fed by engine state changes. */
 @Configuration(proxyBeanMethods = false)
 public class RestartConfiguration implements DisposableBean {
+
+    private static final Logger logger = LoggerFactory.getLogger(RestartConfiguration.class);
 
     private final ExecutorService historyWriter = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "readygate-restart-history");
@@ -115,6 +123,7 @@ public class RestartConfiguration implements DisposableBean {
             ObjectProvider<RestartListener> listeners,
             ObjectProvider<BuildProperties> build,
             MemoryMoments memoryMoments,
+            StateDir stateDir,
             Clock clock) {
         BuildProperties buildProperties = build.getIfAvailable();
         ReadygateProperties.Node node = properties.node();
@@ -129,8 +138,10 @@ public class RestartConfiguration implements DisposableBean {
                 startLog,
                 sources,
                 listeners.orderedStream().toList(),
-                record -> historyWriter.execute(() -> history.append(record)),
-                history.load(),
+                // A failed write is the state directory's degraded reason, never an error of the tracker.
+                record -> historyWriter.execute(
+                        () -> stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))),
+                loadHistory(history),
                 clock,
                 hash(properties.probe().toString()),
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
@@ -139,6 +150,19 @@ public class RestartConfiguration implements DisposableBean {
                 properties.restart().loopStarts(),
                 memoryMoments,
                 properties.memory().afterStopDelay());
+    }
+
+    /** The kept records; none when the history cannot be read (readygate starts and gates all the same). */
+    private static List<RestartRecord> loadHistory(RestartHistory history) {
+        try {
+            return history.load();
+        } catch (UncheckedIOException ex) {
+            logger.warn(
+                    "Cannot read the restart history {}: {}; starting without earlier records",
+                    history.file(),
+                    ex.getMessage());
+            return List.of();
+        }
     }
 
     private static void putIfSet(Map<String, String> map, String key, String value) {

@@ -35,8 +35,9 @@ import tools.jackson.databind.node.ArrayNode;
  * (by default {@code <state-dir>/restarts.jsonl}) that survives readygate's restarts.
  *
  * <p><b>Appending.</b> Each record is one line written with a single write and forced to disk, so a crash leaves at
- * most a torn last line; the next append first ends such a line so the new record starts on a line of its own. A
- * start may be appended more than once (in progress, then when it ends): the last line with an {@code id} wins.
+ * most a torn last line; the next append first ends such a line so the new record starts on a line of its own. A write
+ * that fails part-way (a full disk) is cut back to the file's length before it, so it leaves no torn line. A start
+ * may be appended more than once (in progress, then when it ends): the last line with an {@code id} wins.
  *
  * <p><b>Rotation.</b> When an append would take the file past {@code maxFileSize}, {@code restarts.jsonl.(N-1)} becomes
  * {@code .N}, ..., the file becomes {@code .1}, and files numbered {@code maxRotatedFiles} or beyond are dropped
@@ -273,10 +274,22 @@ public final class RestartHistory {
             }
             buffer.put(line).flip();
             long position = tail.size();
-            while (buffer.hasRemaining()) {
-                position += channel.write(buffer, position);
+            try {
+                while (buffer.hasRemaining()) {
+                    position += channel.write(buffer, position);
+                }
+                channel.force(true);
+            } catch (IOException ex) {
+                // A full disk takes part of the line: cut the file back to its last whole record, so no torn line
+                // stays (truncating frees, so it works on a full disk).
+                try {
+                    channel.truncate(tail.size());
+                    channel.force(true);
+                } catch (IOException suppressed) {
+                    ex.addSuppressed(suppressed);
+                }
+                throw ex;
             }
-            channel.force(true);
         }
         if (created) {
             syncDirectory();

@@ -24,6 +24,7 @@ import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
 import dev.readygate.secret.SecretRedaction;
+import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
 import java.time.Clock;
@@ -65,6 +66,7 @@ public class StatusController {
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
     private final MemoryWatch memoryWatch;
+    private final StateDir stateDir;
     private final Clock clock;
 
     public StatusController(
@@ -80,6 +82,7 @@ public class StatusController {
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
             MemoryWatch memoryWatch,
+            StateDir stateDir,
             Clock clock) {
         this.machine = machine;
         this.schedule = schedule;
@@ -93,6 +96,7 @@ public class StatusController {
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
         this.memoryWatch = memoryWatch;
+        this.stateDir = stateDir;
         this.clock = clock;
     }
 
@@ -117,6 +121,7 @@ public class StatusController {
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
         status.put("memory", memory());
+        status.put("stateDir", stateDir());
         status.put("settings", settings());
         status.put("configuration", configuration(properties));
         return status;
@@ -349,6 +354,43 @@ public class StatusController {
 
     private static long mib(long bytes) {
         return Math.round(bytes / 1048576.0);
+    }
+
+    /**
+     * The state directory: whether this readygate writes it (or runs read-only beside another), and how each store's
+     * writes stand; {@code degraded} names what fails ({@code state_dir_read_only}, {@code state_dir_full}, ...).
+     * Readiness never depends on it.
+     */
+    private Map<String, Object> stateDir() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("path", stateDir.directory().toString());
+        out.put(
+                "mode",
+                stateDir.readOnly()
+                        ? "read_only: another readygate holds the lock"
+                                + (stateDir.holder() == null ? "" : " (" + stateDir.holder() + ")")
+                        : "writer");
+        Map<String, Object> stores = new LinkedHashMap<>();
+        java.util.Set<String> degraded = new java.util.LinkedHashSet<>();
+        stateDir.status().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(entry -> {
+            StateDir.StoreStatus store = entry.getValue();
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("file", entry.getKey().file());
+            s.put("status", store.problem() == null ? "ok" : "failing");
+            if (store.problem() != null) {
+                degraded.add(store.problem().value());
+                s.put("reason", store.problem().value());
+                s.put("since", store.since().toString());
+                s.put("detail", store.detail());
+            }
+            s.put(
+                    "lastWrite",
+                    store.lastWrite() == null ? null : store.lastWrite().toString());
+            stores.put(entry.getKey().value(), s);
+        });
+        out.put("degraded", List.copyOf(degraded));
+        out.put("stores", stores);
+        return out;
     }
 
     /** The memory signals: what each shows now, and whether it fires. */
