@@ -152,10 +152,13 @@ public class RestartConfiguration implements DisposableBean {
                 properties.memory().afterStopDelay());
     }
 
-    /** The kept records; none when the history cannot be read (readygate starts and gates all the same). */
+    /**
+     * The latest records the tracker keeps, read line by line (the whole history would not fit a small heap); none
+     * when the history cannot be read (readygate starts and gates all the same).
+     */
     private static List<RestartRecord> loadHistory(RestartHistory history) {
         try {
-            return history.load();
+            return history.latest(RestartTracker.KEPT_IN_MEMORY);
         } catch (UncheckedIOException ex) {
             logger.warn(
                     "Cannot read the restart history {}: {}; starting without earlier records",

@@ -29,6 +29,20 @@ final class RestartCsv {
         return csv.toString();
     }
 
+    /** The header line, with its CRLF. */
+    static String headerLine() {
+        StringBuilder csv = new StringBuilder();
+        line(csv, HEADER);
+        return csv.toString();
+    }
+
+    /** One record's row, with its CRLF. */
+    static String rowLine(RestartRecord record) {
+        StringBuilder csv = new StringBuilder();
+        line(csv, row(record));
+        return csv.toString();
+    }
+
     private static List<String> header() {
         List<String> header = new ArrayList<>(List.of(
                 "id",

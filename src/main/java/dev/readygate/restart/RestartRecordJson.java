@@ -16,7 +16,7 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The JSON object of one {@link RestartRecord}, as kept in the restart history and exported by
- * {@link RestartHistory#toJson}.
+ * the exports ({@link RestartExport}).
  *
  * <p>Field names are the record's component names (camelCase); the keys inside {@code phases},
  * {@code loggedDurations} and {@code node} are kept as given (snake_case). Every field is always written, nulls as

@@ -41,7 +41,7 @@ import reactor.core.publisher.Mono;
 public final class RestartTracker implements ProbeListener, StartTrust {
 
     private static final Logger logger = LoggerFactory.getLogger(RestartTracker.class);
-    private static final int KEPT_IN_MEMORY = 200;
+    static final int KEPT_IN_MEMORY = 200;
     private static final Pattern REVISION = Pattern.compile("'revision': '([^']+)'");
 
     /** The phases of a start, in order. */

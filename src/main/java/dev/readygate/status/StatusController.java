@@ -20,6 +20,7 @@ import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.restart.EvidenceSources;
 import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.RestartExport;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartTracker;
@@ -36,14 +37,17 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
@@ -54,6 +58,14 @@ import tools.jackson.databind.json.JsonMapper;
 @RestController
 public class StatusController {
 
+    static final String RESTARTS_JSON = "/status/restarts.json";
+    static final String RESTARTS_CSV = "/status/restarts.csv";
+
+    /** How many of the latest starts {@code /status} shows; the exports hold them all. */
+    static final int HISTORY_SHOWN = 100;
+
+    private static final MediaType CSV = MediaType.parseMediaType("text/csv");
+
     private final EngineStateMachine machine;
     private final ProbeSchedule schedule;
     private final EngineFacts facts;
@@ -63,6 +75,7 @@ public class StatusController {
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
     private final RestartHistory restartHistory;
+    private final RestartExport restartExport;
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
     private final MemoryWatch memoryWatch;
@@ -93,6 +106,7 @@ public class StatusController {
         this.properties = properties;
         this.restarts = restarts;
         this.restartHistory = restartHistory;
+        this.restartExport = new RestartExport(restartHistory, Schedulers.boundedElastic());
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
         this.memoryWatch = memoryWatch;
@@ -127,19 +141,57 @@ public class StatusController {
         return status;
     }
 
-    /** The whole restart history (every kept file), as JSON, for comparing runs. */
-    @GetMapping(path = "/status/restarts.json", produces = MediaType.APPLICATION_JSON_VALUE)
-    public Mono<String> restartsJson() {
-        JsonMapper json = JsonMapper.builder().build();
-        return Mono.fromCallable(() -> RestartHistory.toJson(restartHistory.load(), json))
-                .subscribeOn(Schedulers.boundedElastic());
+    /**
+     * The restart history (every kept file) as a JSON array, streamed record by record, for comparing runs.
+     * {@code since} (an instant, or the id of the last record already read) and {@code limit} pick the records; a
+     * {@code Link: <...>; rel="next"} header gives the next page when {@code limit} left some out.
+     */
+    @GetMapping(path = RESTARTS_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
+    public Mono<ResponseEntity<Flux<DataBuffer>>> restartsJson(
+            @RequestParam(required = false) @Nullable String since,
+            @RequestParam(required = false) @Nullable String limit) {
+        return export(RestartExport.Format.JSON, RESTARTS_JSON, MediaType.APPLICATION_JSON, since, limit);
     }
 
-    /** The whole restart history as CSV, one row per engine start. */
-    @GetMapping(path = "/status/restarts.csv", produces = "text/csv")
-    public Mono<String> restartsCsv() {
-        return Mono.fromCallable(() -> RestartHistory.toCsv(restartHistory.load()))
-                .subscribeOn(Schedulers.boundedElastic());
+    /** The restart history as CSV, one row per engine start, streamed; {@code since} and {@code limit} as for JSON. */
+    @GetMapping(path = RESTARTS_CSV, produces = "text/csv")
+    public Mono<ResponseEntity<Flux<DataBuffer>>> restartsCsv(
+            @RequestParam(required = false) @Nullable String since,
+            @RequestParam(required = false) @Nullable String limit) {
+        return export(RestartExport.Format.CSV, RESTARTS_CSV, CSV, since, limit);
+    }
+
+    private Mono<ResponseEntity<Flux<DataBuffer>>> export(
+            RestartExport.Format format, String path, MediaType type, @Nullable String since, @Nullable String limit) {
+        RestartExport.Query query;
+        try {
+            query = RestartExport.Query.of(since, limit);
+        } catch (IllegalArgumentException ex) {
+            return Mono.just(badRequest(ex.getMessage()));
+        }
+        return restartExport
+                .export(format, query)
+                .map(streamed -> {
+                    ResponseEntity.BodyBuilder response = ResponseEntity.ok()
+                            .contentType(type)
+                            .header("X-Readygate-Records", String.valueOf(streamed.records()));
+                    if (streamed.continueAfter() != null) {
+                        response.header(
+                                HttpHeaders.LINK,
+                                "<" + path + "?since=" + streamed.continueAfter() + "&limit=" + query.limit()
+                                        + ">; rel=\"next\"");
+                    }
+                    return response.body(streamed.body());
+                })
+                .onErrorResume(
+                        RestartExport.UnknownRecordException.class, ex -> Mono.just(badRequest(ex.getMessage())));
+    }
+
+    private static ResponseEntity<Flux<DataBuffer>> badRequest(String message) {
+        return ResponseEntity.badRequest()
+                .contentType(MediaType.TEXT_PLAIN)
+                .body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(
+                        (message + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8))));
     }
 
     private Map<String, Object> engine() {
@@ -233,11 +285,17 @@ public class StatusController {
         current.put("phases", phases);
         out.put("current", current);
         out.put("restartLoop", restarts.restartLoop());
-        out.put(
-                "history",
-                restarts.history().reversed().stream()
-                        .map(StatusController::record)
-                        .toList());
+        List<RestartRecord> latest = restarts.history().reversed();
+        List<Map<String, Object>> shown = latest.stream()
+                .limit(HISTORY_SHOWN)
+                .map(StatusController::record)
+                .toList();
+        out.put("history", shown);
+        // The whole history is in the exports; this page shows the latest only, and says how many it leaves out.
+        long kept = Math.max(restartHistory.count(), latest.size());
+        out.put("historyShown", shown.size());
+        out.put("historyOmitted", Math.max(0, kept - shown.size()));
+        out.put("historyExport", Map.of("json", RESTARTS_JSON, "csv", RESTARTS_CSV));
         out.put("evidence", evidence(now));
         return out;
     }

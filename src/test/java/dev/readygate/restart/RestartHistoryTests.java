@@ -26,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.util.unit.DataSize;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -620,7 +621,9 @@ class RestartHistoryTests {
         history.append(full("start-1"));
         history.append(minimal("start-2"));
 
-        JsonNode exported = json.readTree(RestartHistory.toJson(history.load(), json));
+        JsonNode exported = json.readTree(RestartExportTests.body(new RestartExport(history, Schedulers.immediate())
+                .export(RestartExport.Format.JSON, RestartExport.Query.ALL)
+                .block()));
 
         assertThat(exported.isArray()).isTrue();
         List<JsonNode> lines = lines(file()).stream().map(json::readTree).toList();
