@@ -6,6 +6,7 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
@@ -47,6 +48,7 @@ public final class ProbeSchedule {
     private final EngineCapabilities capabilities;
     private final @Nullable RepresentativeProbe representative;
     private final Clock clock;
+    private final RateLimitedLog unexpected;
     private final Scheduler scheduler;
     private final EngineFacts facts;
     private volatile @Nullable Double processStart;
@@ -74,6 +76,7 @@ public final class ProbeSchedule {
         this.representative = representative;
         this.facts = facts;
         this.clock = clock;
+        this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
         this.scheduler = scheduler;
     }
 
@@ -98,8 +101,9 @@ public final class ProbeSchedule {
         Flux<Observation> cycle = Flux.defer(this::cycle)
                 .doOnNext(machine::apply)
                 .onErrorResume(error -> {
-                    // Every expected failure is an observation; this is a bug, and the loop must outlive it.
-                    logger.warn("Probe cycle failed unexpectedly", error);
+                    // Every expected failure is an observation; this is a bug, and the loop must outlive it. It may
+                    // happen on every tick: once a minute, with a count.
+                    unexpected.warn("probe-cycle", "Probe cycle failed unexpectedly", error);
                     return Flux.empty();
                 });
         Mono<Observation> pause =

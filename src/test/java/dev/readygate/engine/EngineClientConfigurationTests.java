@@ -2,6 +2,7 @@ package dev.readygate.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.config.ClockConfiguration;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudgetConverter;
 import java.io.IOException;
@@ -20,7 +21,11 @@ class EngineClientConfigurationTests {
     Path dir;
 
     final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withUserConfiguration(Properties.class, TokenBudgetConverter.class, EngineClientConfiguration.class)
+            .withUserConfiguration(
+                    Properties.class,
+                    TokenBudgetConverter.class,
+                    ClockConfiguration.class,
+                    EngineClientConfiguration.class)
             .withPropertyValues("readygate.engine.base-url=http://127.0.0.1:8000");
 
     @Configuration(proxyBeanMethods = false)
