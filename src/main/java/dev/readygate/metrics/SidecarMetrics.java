@@ -1,5 +1,6 @@
 package dev.readygate.metrics;
 
+import dev.readygate.server.ConnectionGuard;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.StateDirProblem;
 import dev.readygate.statedir.Store;
@@ -9,7 +10,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.stereotype.Component;
 
 /**
- * Meters of readygate's own health, apart from the engine's ({@link ReadygateMetrics}): its state directory. Every
+ * Meters of readygate's own health, apart from the engine's ({@link ReadygateMetrics}): its state directory and its
+ * server's connections. Every
  * series is registered once, at start, at 0; they read their values from the component that owns them.
  */
 @Component
@@ -21,7 +23,19 @@ public class SidecarMetrics {
     /** Writes to the state directory that failed, tags {@code store} and {@code reason}. */
     public static final String STATE_DIR_WRITE_FAILURES = "readygate.state.dir.write.failures";
 
-    public SidecarMetrics(MeterRegistry registry, StateDir stateDir) {
+    /** Connections readygate's own server holds open. */
+    public static final String SERVER_CONNECTIONS = "readygate.server.connections";
+
+    /** Connections closed to make room for a new one at the cap ({@code readygate.server.max-connections}). */
+    public static final String SERVER_EVICTIONS = "readygate.server.connections.evicted";
+
+    public SidecarMetrics(MeterRegistry registry, StateDir stateDir, ConnectionGuard connections) {
+        Gauge.builder(SERVER_CONNECTIONS, connections, ConnectionGuard::open)
+                .description("Connections readygate's server holds open")
+                .register(registry);
+        FunctionCounter.builder(SERVER_EVICTIONS, connections, ConnectionGuard::evicted)
+                .description("Connections closed to serve a new one at readygate.server.max-connections")
+                .register(registry);
         for (Store store : Store.values()) {
             for (StateDirProblem problem : StateDirProblem.values()) {
                 Gauge.builder(STATE_DIR_DEGRADED, stateDir, dir -> dir.failing(store, problem) ? 1 : 0)
