@@ -85,6 +85,7 @@ public final class RestartHistory {
     private final Set<String> warned = new HashSet<>();
     // Records whose first line is in the current file (0) and in each rotated file (n): count() sums them.
     private final List<Long> firstLines = new ArrayList<>();
+    private volatile long count = -1;
     private final java.util.SequencedSet<String> recentIds = new java.util.LinkedHashSet<>();
 
     /**
@@ -157,11 +158,16 @@ public final class RestartHistory {
      * and the appends since; -1 before the first read. Exact but for a record rewritten after its first line's file
      * was rotated away, which the next full read corrects.
      */
-    public synchronized long count() {
-        if (firstLines.isEmpty()) {
-            return -1;
-        }
-        return firstLines.stream().mapToLong(Long::longValue).sum();
+    public long count() {
+        // Without the monitor: /status asks on an event loop, and an append holds it through its write to disk.
+        return count;
+    }
+
+    /** Sums {@link #firstLines} into {@link #count}. Caller holds this object's monitor. */
+    private void recount() {
+        count = firstLines.isEmpty()
+                ? -1
+                : firstLines.stream().mapToLong(Long::longValue).sum();
     }
 
     /**
@@ -246,6 +252,7 @@ public final class RestartHistory {
         locations
                 .subList(Math.max(0, locations.size() - RECENT_IDS), locations.size())
                 .forEach(location -> recentIds.add(location.id()));
+        recount();
     }
 
     private int rotatedNumber(Path path) {
@@ -369,6 +376,7 @@ public final class RestartHistory {
             firstLines.removeLast();
         }
         firstLines.addFirst(0L);
+        recount();
     }
 
     /** Counts a new id for {@link #count()}; a record written again is not a new one. */
@@ -380,6 +388,7 @@ public final class RestartHistory {
         if (recentIds.size() > RECENT_IDS) {
             recentIds.removeFirst();
         }
+        recount();
     }
 
     /**

@@ -16,6 +16,8 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,12 +48,14 @@ public final class StateDir implements AutoCloseable {
 
     private final Path directory;
     private final Clock clock;
-    private final Map<Store, StoreStatus> stores = new EnumMap<>(Store.class);
-    private final Map<Store, Map<StateDirProblem, Long>> failures = new EnumMap<>(Store.class);
+    // Written under this object's monitor; read without it (/status and the metrics read them on event loops, and a
+    // write may hold the monitor through file I/O).
+    private final Map<Store, StoreStatus> stores = new ConcurrentHashMap<>();
+    private final Map<Store, Map<StateDirProblem, AtomicLong>> failures = new EnumMap<>(Store.class);
     private @Nullable FileChannel lockChannel;
-    private @Nullable FileLock lock;
-    private @Nullable String holder;
-    private boolean lockedByOther;
+    private volatile @Nullable FileLock lock;
+    private volatile @Nullable String holder;
+    private volatile boolean lockedByOther;
 
     /** A write to the state directory, which may fail with an I/O error. */
     @FunctionalInterface
@@ -80,9 +84,9 @@ public final class StateDir implements AutoCloseable {
         Instant now = clock.instant();
         for (Store store : Store.values()) {
             stores.put(store, new StoreStatus(null, now, "", null));
-            Map<StateDirProblem, Long> counts = new EnumMap<>(StateDirProblem.class);
+            Map<StateDirProblem, AtomicLong> counts = new EnumMap<>(StateDirProblem.class);
             for (StateDirProblem problem : StateDirProblem.values()) {
-                counts.put(problem, 0L);
+                counts.put(problem, new AtomicLong());
             }
             failures.put(store, counts);
         }
@@ -97,32 +101,32 @@ public final class StateDir implements AutoCloseable {
     }
 
     /** Whether this readygate holds the lock (may write), rather than running read-only. */
-    public synchronized boolean writer() {
+    public boolean writer() {
         return lock != null;
     }
 
     /** Who holds the lock when this readygate does not: what the holder wrote in the lock file, or null. */
-    public synchronized @Nullable String holder() {
+    public @Nullable String holder() {
         return lockedByOther ? holder : null;
     }
 
     /** Whether another readygate holds the lock, so that this one runs read-only. */
-    public synchronized boolean readOnly() {
+    public boolean readOnly() {
         return lockedByOther;
     }
 
     /** How each store's writes stand. */
-    public synchronized Map<Store, StoreStatus> status() {
+    public Map<Store, StoreStatus> status() {
         return Map.copyOf(stores);
     }
 
     /** How many writes to {@code store} failed with {@code problem}. */
-    public synchronized long failures(Store store, StateDirProblem problem) {
-        return failures.get(store).get(problem);
+    public long failures(Store store, StateDirProblem problem) {
+        return failures.get(store).get(problem).get();
     }
 
     /** Whether {@code store}'s writes are failing with {@code problem} now (1) or not (0). */
-    public synchronized boolean failing(Store store, StateDirProblem problem) {
+    public boolean failing(Store store, StateDirProblem problem) {
         return stores.get(store).problem() == problem;
     }
 
@@ -170,7 +174,7 @@ public final class StateDir implements AutoCloseable {
     }
 
     private synchronized void failed(Store store, StateDirProblem problem, String detail) {
-        failures.get(store).merge(problem, 1L, Long::sum);
+        failures.get(store).get(problem).incrementAndGet();
         degraded(store, problem, detail);
     }
 
