@@ -41,9 +41,8 @@ public record ReadygateProperties(
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
-            throw new IllegalArgumentException("readygate.engine.request-timeout (" + engine.requestTimeout()
-                    + ") must not be longer than its interval readygate.probe.ready-interval ("
-                    + probe.readyInterval() + ")");
+            throw new IllegalArgumentException("readygate.engine.request-timeout must not be longer than its interval"
+                    + " readygate.probe.ready-interval (was " + engine.requestTimeout() + ")");
         }
     }
 
@@ -153,13 +152,12 @@ public record ReadygateProperties(
             requireAtLeast("readygate.probe.suspend-after-failures", suspendAfterFailures, 1);
             requireAtLeast("readygate.probe.max-tokens-per-minute", maxTokensPerMinute, 1);
             if (healthInterval.compareTo(readyInterval) > 0) {
-                throw new IllegalArgumentException("readygate.probe.health-interval (" + healthInterval
-                        + ") must not be longer than readygate.probe.ready-interval (" + readyInterval + ")");
+                throw new IllegalArgumentException("readygate.probe.health-interval must not be longer than"
+                        + " readygate.probe.ready-interval (was " + healthInterval + ")");
             }
             if (heavyTimeout.compareTo(heavyInterval) > 0) {
-                throw new IllegalArgumentException("readygate.probe.heavy-timeout (" + heavyTimeout
-                        + ") must not be longer than its interval readygate.probe.heavy-interval (" + heavyInterval
-                        + ")");
+                throw new IllegalArgumentException("readygate.probe.heavy-timeout must not be longer than its interval"
+                        + " readygate.probe.heavy-interval (was " + heavyTimeout + ")");
             }
         }
     }
@@ -231,7 +229,8 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException("readygate.probe.canary.prompt must not be blank");
             }
             if (logprobTolerance < 0) {
-                throw new IllegalArgumentException("readygate.probe.canary.logprob-tolerance must not be negative");
+                throw new IllegalArgumentException(
+                        "readygate.probe.canary.logprob-tolerance must not be negative (was " + logprobTolerance + ")");
             }
         }
 
@@ -351,8 +350,8 @@ public record ReadygateProperties(
             requirePositive("readygate.gpu.interval", interval);
             requirePositive("readygate.gpu.timeout", timeout);
             if (timeout.compareTo(interval) > 0) {
-                throw new IllegalArgumentException("readygate.gpu.timeout (" + timeout
-                        + ") must not be longer than its interval readygate.gpu.interval (" + interval + ")");
+                throw new IllegalArgumentException("readygate.gpu.timeout must not be longer than its interval"
+                        + " readygate.gpu.interval (was " + timeout + ")");
             }
             if (!nvidiaSmiFormat.equals("csv") && !nvidiaSmiFormat.equals("xml")) {
                 throw new IllegalArgumentException(
@@ -398,8 +397,8 @@ public record ReadygateProperties(
             }
             requireAtLeast("readygate.memory.leak-cycles", leakCycles, 2);
             if (window < leakCycles) {
-                throw new IllegalArgumentException("readygate.memory.window (" + window
-                        + ") must be at least readygate.memory.leak-cycles (" + leakCycles + ")");
+                throw new IllegalArgumentException(
+                        "readygate.memory.window must be at least readygate.memory.leak-cycles (was " + window + ")");
             }
             requirePositiveSize("readygate.memory.drift-threshold", driftThreshold);
             requirePositiveSize("readygate.memory.tolerance", tolerance);

@@ -72,7 +72,7 @@ final class Chart {
     }
 
     @SuppressWarnings("unchecked")
-    private static void merge(Map<String, Object> into, Map<String, Object> over) {
+    static void merge(Map<String, Object> into, Map<String, Object> over) {
         over.forEach((key, value) -> {
             if (value instanceof Map<?, ?> map && into.get(key) instanceof Map<?, ?> existing) {
                 merge((Map<String, Object>) existing, (Map<String, Object>) map);
