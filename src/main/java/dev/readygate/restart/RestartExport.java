@@ -18,7 +18,7 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The restart history's exports ({@code /status/restarts.json}, {@code /status/restarts.csv}), streamed: memory stays
  * bounded whatever the history's size. The history's files are opened and indexed first (the place of each kept
- * record, about a hundred bytes each, {@link RestartHistory#export()}); then the body is written record by record,
+ * record, about 200 bytes each, {@link RestartHistory#export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
  * each read again from its line, rendered and handed on as its own buffer, as fast as the client takes them
  * (backpressure: a slow client holds the reading back, not the heap). A query picks which records: {@code since} (an
  * instant: records of engine starts at or after it; or a record id: the records after that one) and {@code limit}

@@ -173,7 +173,8 @@ public final class RestartHistory {
     /**
      * The whole history as it stands now, for reading it record by record: the files are opened (and indexed: the
      * place of each record's last version, at its first position) now; rotation and appends afterwards change
-     * nothing of what it reads. Holds about a hundred bytes per record, never the records. Blocking; the caller
+     * nothing of what it reads. Holds the place of each record (about 200 bytes: its id, file, offset, length and
+     * engine start), never the records. Blocking; the caller
      * closes it.
      *
      * @throws UncheckedIOException when a file that exists cannot be read
