@@ -253,6 +253,7 @@ public record ReadygateProperties(
      *     {@code http://127.0.0.1:8001/health}
      * @param daemonSocketDir the preload daemon's socket directory ({@code --weight-cache-socket-dir})
      * @param daemonLog the preload daemon's log file (its READY line)
+     * @param daemonHealthTimeout how long connecting to the daemon's health URL, and then its answer, may each take
      */
     public record Evidence(
             @Nullable Path snapshotDir,
@@ -260,10 +261,12 @@ public record ReadygateProperties(
             @DefaultValue("250ms") Duration logPollInterval,
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
-            @Nullable Path daemonLog) {
+            @Nullable Path daemonLog,
+            @DefaultValue("1s") Duration daemonHealthTimeout) {
 
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);
+            requirePositive("readygate.evidence.daemon-health-timeout", daemonHealthTimeout);
         }
     }
 
@@ -340,7 +343,7 @@ public record ReadygateProperties(
      */
     public record Gpu(
             @Nullable Path nvidiaSmi,
-            @DefaultValue("csv") String nvidiaSmiFormat,
+            @DefaultValue("csv") NvidiaSmiFormat nvidiaSmiFormat,
             @Nullable URI dcgmUrl,
             @DefaultValue List<String> uuids,
             @DefaultValue("10s") Duration interval,
@@ -352,10 +355,6 @@ public record ReadygateProperties(
             if (timeout.compareTo(interval) > 0) {
                 throw new IllegalArgumentException("readygate.gpu.timeout must not be longer than its interval"
                         + " readygate.gpu.interval (was " + timeout + ")");
-            }
-            if (!nvidiaSmiFormat.equals("csv") && !nvidiaSmiFormat.equals("xml")) {
-                throw new IllegalArgumentException(
-                        "readygate.gpu.nvidia-smi-format must be csv or xml (was " + nvidiaSmiFormat + ")");
             }
             if (dcgmUrl != null
                     && (dcgmUrl.getHost() == null

@@ -28,7 +28,7 @@ import tools.jackson.databind.json.JsonMapper;
  * {@link StateDir}'s degraded reason: it never fails the canary. Blocking file I/O: callers run it on a
  * blocking-capable scheduler.
  */
-public final class CanaryBaselineStore {
+final class CanaryBaselineStore {
 
     private static final Logger logger = LoggerFactory.getLogger(CanaryBaselineStore.class);
     static final String FILE = "canary-baselines.json";

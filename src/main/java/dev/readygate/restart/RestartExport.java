@@ -37,7 +37,7 @@ public final class RestartExport {
         /** A JSON array of the history's record objects. */
         JSON("[", ",", "]"),
         /** RFC 4180 CSV: a header line, then one row per record. */
-        CSV(RestartCsv.headerLine(), "", "");
+        CSV(RestartRecordView.csvHeaderLine(), "", "");
 
         private final String prefix;
         private final String separator;
@@ -142,7 +142,7 @@ public final class RestartExport {
     public Mono<Streamed> export(Format format, Query query) {
         Function<RestartRecord, byte[]> render = switch (format) {
             case JSON -> history::json;
-            case CSV -> record -> RestartCsv.rowLine(record).getBytes(StandardCharsets.UTF_8);
+            case CSV -> record -> new RestartRecordView(record).csvLine().getBytes(StandardCharsets.UTF_8);
         };
         return Mono.fromCallable(history::export).subscribeOn(blocking).flatMap(export -> {
             try {

@@ -3,33 +3,33 @@ package dev.readygate.status;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.memory.MemoryWatch;
 import dev.readygate.probe.CanaryComparison;
-import dev.readygate.probe.EngineCapabilities;
 import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
-import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
-import dev.readygate.restart.EvidenceSources;
-import dev.readygate.restart.MemoryMoment;
 import dev.readygate.restart.RestartExport;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartRecordView;
+import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
 import dev.readygate.secret.SecretRedaction;
 import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -52,11 +52,11 @@ import reactor.core.scheduler.Schedulers;
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
  * since when, the last heavy probes with their measurements (the canary's expected and actual answer), which vLLM
- * endpoints the engine has, and the probe settings. Read from memory; never triggers a probe. Shows no prompt,
+ * endpoints the engine has, and the configuration in effect. Read from memory; never triggers a probe. Shows no prompt,
  * completion (beyond the canary's few tokens) or key.
  */
 @RestController
-public class StatusController {
+class StatusController {
 
     static final String RESTARTS_JSON = "/status/restarts.json";
     static final String RESTARTS_CSV = "/status/restarts.csv";
@@ -67,13 +67,12 @@ public class StatusController {
     private static final MediaType CSV = MediaType.parseMediaType("text/csv");
 
     private final EngineStateMachine machine;
-    private final ProbeSchedule schedule;
-    private final EngineFacts facts;
+    private final EngineFactsHolder facts;
     private final ProbeHistory history;
-    private final EngineCapabilities capabilities;
     private final CircuitBreaker heavyProbeCircuitBreaker;
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
+    private final RestartRecords records;
     private final RestartHistory restartHistory;
     private final RestartExport restartExport;
     private final EvidenceSources evidenceSources;
@@ -84,13 +83,12 @@ public class StatusController {
 
     public StatusController(
             EngineStateMachine machine,
-            ProbeSchedule schedule,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             ProbeHistory history,
-            EngineCapabilities capabilities,
             CircuitBreaker heavyProbeCircuitBreaker,
             ReadygateProperties properties,
             RestartTracker restarts,
+            RestartRecords records,
             RestartHistory restartHistory,
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
@@ -98,13 +96,12 @@ public class StatusController {
             StateDir stateDir,
             Clock clock) {
         this.machine = machine;
-        this.schedule = schedule;
         this.facts = facts;
         this.history = history;
-        this.capabilities = capabilities;
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
         this.properties = properties;
         this.restarts = restarts;
+        this.records = records;
         this.restartHistory = restartHistory;
         this.restartExport = new RestartExport(restartHistory, Schedulers.boundedElastic());
         this.evidenceSources = evidenceSources;
@@ -130,13 +127,13 @@ public class StatusController {
         status.put("ready", state.acceptsTraffic());
         status.putAll(EngineHealthIndicator.details(state));
         status.put("now", clock.instant().toString());
-        status.put("engine", engine());
-        status.put("probes", probes());
+        EngineFacts engine = facts.current();
+        status.put("engine", engine(engine));
+        status.put("probes", probes(engine));
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
         status.put("memory", memory());
         status.put("stateDir", stateDir());
-        status.put("settings", settings());
         status.put("configuration", configuration(properties));
         return status;
     }
@@ -194,7 +191,7 @@ public class StatusController {
                         (message + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8))));
     }
 
-    private Map<String, Object> engine() {
+    private Map<String, Object> engine(EngineFacts facts) {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", SecretRedaction.redact(properties.engine().requiredBaseUrl()));
         ModelCard card = facts.card();
@@ -211,11 +208,11 @@ public class StatusController {
             m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
             engine.put("metrics", m);
         }
-        engine.put("endpoints", capabilities.describe());
+        engine.put("endpoints", facts.capabilities().describe());
         return engine;
     }
 
-    private Map<String, Object> probes() {
+    private Map<String, Object> probes(EngineFacts facts) {
         Map<String, Object> probes = new LinkedHashMap<>();
         for (ProbeKind kind : ProbeKind.values()) {
             Map<String, Object> entry = new LinkedHashMap<>();
@@ -223,9 +220,8 @@ public class StatusController {
             entry.put("lastFailure", report(history.lastFailure(kind)));
             probes.put(kind.value(), entry);
         }
-        probes.put(
-                "lastHeavyProbeAt",
-                schedule.lastHeavy() == null ? null : schedule.lastHeavy().toString());
+        Instant lastHeavy = facts.lastHeavy();
+        probes.put("lastHeavyProbeAt", lastHeavy == null ? null : lastHeavy.toString());
         probes.put(
                 "heavyProbes",
                 heavyProbeCircuitBreaker.getState() == CircuitBreaker.State.OPEN
@@ -281,14 +277,15 @@ public class StatusController {
         Map<String, String> phases = new LinkedHashMap<>();
         restarts.currentPhases().entrySet().stream()
                 .sorted(Map.Entry.comparingByValue())
-                .forEach(phase -> phases.put(phase.getKey(), phase.getValue().toString()));
+                .forEach(phase ->
+                        phases.put(phase.getKey().value(), phase.getValue().toString()));
         current.put("phases", phases);
         out.put("current", current);
         out.put("restartLoop", restarts.restartLoop());
-        List<RestartRecord> latest = restarts.history().reversed();
+        List<RestartRecord> latest = records.history().reversed();
         List<Map<String, Object>> shown = latest.stream()
                 .limit(HISTORY_SHOWN)
-                .map(StatusController::record)
+                .map(record -> new RestartRecordView(record).status())
                 .toList();
         out.put("history", shown);
         // The whole history is in the exports; this page shows the latest only, and says how many it leaves out.
@@ -347,71 +344,32 @@ public class StatusController {
         return out;
     }
 
-    /** One restart record as {@code /status} shows it: durations in seconds, phases as offsets from engine start. */
-    static Map<String, Object> record(RestartRecord record) {
+    /** The memory signals: what each shows now, and whether it fires. */
+    private Map<String, Object> memory() {
+        MemoryAssessment assessment = memoryWatch.assessment();
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("id", record.id());
-        out.put("engineStart", record.engineStart().toString());
-        out.put("engineStartSource", record.engineStartSource());
-        out.put("firstSeen", record.firstSeen());
-        out.put("path", record.path().value());
-        out.put("evidence", record.evidence());
-        out.put("fallbackReason", record.fallbackReason());
-        out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        out.put("outcome", record.outcome());
-        out.put("notReadyReason", record.notReadyReason());
+        out.put("signals", assessment.active().stream().map(MemorySignal::value).toList());
+        MemoryAssessment.Drift drift = assessment.drift();
         out.put(
-                "readinessLatencySeconds",
-                record.readinessLatency() == null
-                        ? null
-                        : record.readinessLatency().toMillis() / 1000.0);
-        Map<String, Double> phases = new LinkedHashMap<>();
-        for (String phase : RestartTracker.PHASES) {
-            Instant at = record.phases().get(phase);
-            if (at != null) {
-                phases.put(phase, Duration.between(record.engineStart(), at).toMillis() / 1000.0);
-            }
-        }
-        out.put("phaseOffsetsSeconds", phases);
-        out.put("loggedDurations", record.loggedDurations());
-        out.put("vllmVersion", record.vllmVersion());
-        out.put("model", record.model());
-        out.put("modelRoot", record.modelRoot());
-        out.put("revision", record.revision());
-        out.put("maxModelLen", record.maxModelLen());
-        out.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
-        out.put("engineArgs", record.engineArgs());
-        out.put("probeConfigHash", record.probeConfigHash());
-        out.put("readygateVersion", record.readygateVersion());
-        out.put("node", record.node());
-        Map<String, Object> memory = new LinkedHashMap<>();
-        memory.put("beforeStart", moment(record.memory().beforeStart()));
-        memory.put("atReady", moment(record.memory().atReady()));
-        memory.put("afterStop", moment(record.memory().afterStop()));
-        out.put("memory", memory);
-        return out;
-    }
-
-    private static @Nullable Map<String, Object> moment(@Nullable MemoryMoment moment) {
-        if (moment == null) {
-            return null;
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("at", moment.at().toString());
-        out.put("usedMiB", mib(moment.usedBytes()));
-        Map<String, Long> owners = new LinkedHashMap<>();
-        moment.byOwner().forEach((owner, bytes) -> owners.put(owner, mib(bytes)));
-        out.put("byOwnerMiB", owners);
+                MemorySignal.LEAK_ACROSS_RESTARTS.value(),
+                drift == null
+                        ? "fewer than " + properties.memory().leakCycles()
+                                + " measured ready cycles with the same configuration and path"
+                        : drift);
+        MemoryAssessment.HeldAfterStop held = assessment.heldAfterStop();
+        out.put(MemorySignal.HELD_AFTER_STOP.value(), held == null ? "no stop measured yet" : held);
+        MemoryAssessment.StaleCache stale = assessment.staleCache();
         out.put(
-                "processes",
-                moment.processes().stream()
-                        .map(holder -> Map.of("pid", holder.pid(), "owner", holder.owner(), "MiB", mib(holder.bytes())))
-                        .toList());
+                MemorySignal.STALE_CACHE.value(),
+                stale == null
+                        ? "nothing shows the preload daemon holds another checkpoint than the one served (no preload"
+                                + " hit or fingerprint mismatch since readygate started or the daemon last changed)"
+                        : stale);
+        MemoryAssessment.KvCache kv = assessment.kvCache();
+        out.put(
+                MemorySignal.KV_CACHE_SHRINKING.value(),
+                kv == null ? "fewer than 2 ready cycles with the same configuration and a known KV cache size" : kv);
         return out;
-    }
-
-    private static long mib(long bytes) {
-        return Math.round(bytes / 1048576.0);
     }
 
     /**
@@ -448,34 +406,6 @@ public class StatusController {
         });
         out.put("degraded", List.copyOf(degraded));
         out.put("stores", stores);
-        return out;
-    }
-
-    /** The memory signals: what each shows now, and whether it fires. */
-    private Map<String, Object> memory() {
-        MemoryAssessment assessment = memoryWatch.assessment();
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("signals", assessment.active().stream().map(MemorySignal::value).toList());
-        MemoryAssessment.Drift drift = assessment.drift();
-        out.put(
-                MemorySignal.LEAK_ACROSS_RESTARTS.value(),
-                drift == null
-                        ? "fewer than " + properties.memory().leakCycles()
-                                + " measured ready cycles with the same configuration and path"
-                        : drift);
-        MemoryAssessment.HeldAfterStop held = assessment.heldAfterStop();
-        out.put(MemorySignal.HELD_AFTER_STOP.value(), held == null ? "no stop measured yet" : held);
-        MemoryAssessment.StaleCache stale = assessment.staleCache();
-        out.put(
-                MemorySignal.STALE_CACHE.value(),
-                stale == null
-                        ? "nothing shows the preload daemon holds another checkpoint than the one served (no preload"
-                                + " hit or fingerprint mismatch since readygate started or the daemon last changed)"
-                        : stale);
-        MemoryAssessment.KvCache kv = assessment.kvCache();
-        out.put(
-                MemorySignal.KV_CACHE_SHRINKING.value(),
-                kv == null ? "fewer than 2 ready cycles with the same configuration and a known KV cache size" : kv);
         return out;
     }
 
@@ -572,29 +502,8 @@ public class StatusController {
                                 "gpu",
                                 process.gpuUuid(),
                                 "MiB",
-                                mib(process.usedBytes())))
+                                MemoryMoment.mib(process.usedBytes())))
                         .toList());
         return out;
-    }
-
-    private Map<String, Object> settings() {
-        ReadygateProperties.Probe probe = properties.probe();
-        Map<String, Object> settings = new LinkedHashMap<>();
-        settings.put("successThreshold", probe.successThreshold());
-        settings.put("failureThreshold", probe.failureThreshold());
-        settings.put("notReadyInterval", probe.notReadyInterval().toString());
-        settings.put("downInterval", probe.downInterval().toString());
-        settings.put("readyInterval", probe.readyInterval().toString());
-        settings.put("healthInterval", probe.healthInterval().toString());
-        settings.put("heavyInterval", probe.heavyInterval().toString());
-        settings.put("heavyTimeout", probe.heavyTimeout().toString());
-        settings.put(
-                "representative",
-                probe.representative().enabled()
-                        ? probe.representative().promptTokens() + " prompt + "
-                                + probe.representative().outputTokens() + " output tokens"
-                        : "disabled");
-        settings.put("canary", probe.canary().enabled() ? probe.canary().maxTokens() + " token(s)" : "disabled");
-        return settings;
     }
 }

@@ -80,7 +80,13 @@ class HelmChartTests {
                     .containsEntry("readygate.dev/mode", mode)
                     .containsKeys("app.kubernetes.io/version", "helm.sh/chart");
         });
-        List<String> monitoringKinds = List.of("ServiceMonitor", "PodMonitor", "PrometheusRule", "NetworkPolicy");
+        List<String> monitoringKinds = List.of(
+                "ServiceMonitor",
+                "PodMonitor",
+                "PrometheusRule",
+                "NetworkPolicy",
+                "AnalysisTemplate",
+                "MetricTemplate");
         if (monitoring) {
             assertThat(objects).extracting(HasMetadata::getKind).containsAll(monitoringKinds);
             assertThat(objects)

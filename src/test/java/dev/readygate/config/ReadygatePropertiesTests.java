@@ -17,7 +17,7 @@ class ReadygatePropertiesTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(ReadygateProperties.class)
-    @Import(TokenBudgetConverter.class)
+    @Import({TokenBudgetConverter.class, NvidiaSmiFormat.Binding.class})
     static class Config {}
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()

@@ -2,7 +2,6 @@ package dev.readygate.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.readygate.config.ClockConfiguration;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudgetConverter;
 import java.io.IOException;
@@ -21,11 +20,8 @@ class EngineClientConfigurationTests {
     Path dir;
 
     final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withUserConfiguration(
-                    Properties.class,
-                    TokenBudgetConverter.class,
-                    ClockConfiguration.class,
-                    EngineClientConfiguration.class)
+            .withUserConfiguration(Properties.class, TokenBudgetConverter.class, EngineClientConfiguration.class)
+            .withBean(java.time.Clock.class, java.time.Clock::systemUTC)
             .withPropertyValues("readygate.engine.base-url=http://127.0.0.1:8000");
 
     @Configuration(proxyBeanMethods = false)

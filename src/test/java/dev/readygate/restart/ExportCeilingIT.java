@@ -3,6 +3,9 @@ package dev.readygate.restart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
+import dev.readygate.readiness.StartSource;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -226,7 +229,7 @@ class ExportCeilingIT {
         try (JsonParser parser = json.createParser(body)) {
             assertThat(parser.nextToken()).isEqualTo(JsonToken.START_ARRAY);
             while (parser.nextToken() == JsonToken.START_OBJECT) {
-                RestartRecord record = RestartRecordJson.read(json.reader()
+                RestartRecord record = RestartRecordReader.read(json.reader()
                         .without(tools.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                         .readTree(parser));
                 if (count < written.records()) {
@@ -250,10 +253,10 @@ class ExportCeilingIT {
     static int checkCsv(InputStream body, CeilingHistory.Written written) throws IOException {
         int count = 0;
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8))) {
-            assertThat(reader.readLine() + "\r\n").isEqualTo(RestartCsv.headerLine());
+            assertThat(reader.readLine() + "\r\n").isEqualTo(RestartRecordView.csvHeaderLine());
             String line;
             while ((line = reader.readLine()) != null && count < written.records()) {
-                assertThat(line + "\r\n").isEqualTo(RestartCsv.rowLine(written.expected(count)));
+                assertThat(line + "\r\n").isEqualTo(new RestartRecordView(written.expected(count)).csvLine());
                 count++;
             }
         }
@@ -389,7 +392,7 @@ class ExportCeilingIT {
                         lines.add(record(k - 1, true));
                     }
                     for (RestartRecord record : lines) {
-                        byte[] line = (writer.writeValueAsString(RestartRecordJson.write(record, json)) + "\n")
+                        byte[] line = (writer.writeValueAsString(new RestartRecordView(record).json(json)) + "\n")
                                 .getBytes(StandardCharsets.UTF_8);
                         if (size + line.length > maxFile) {
                             if (file == files.size() - 1) {
@@ -426,27 +429,27 @@ class ExportCeilingIT {
         static RestartRecord record(int k, boolean ended) {
             Instant engineStart = START.plusSeconds(15L * k);
             Instant ready = engineStart.plusMillis(31_000 + (k % 97) * 10);
-            Map<String, Instant> phases = new LinkedHashMap<>();
-            phases.put("engine_start", engineStart);
-            phases.put("port_listening", engineStart.plusMillis(4_250));
-            phases.put("health_ok", engineStart.plusMillis(29_100));
-            phases.put("model_listed", engineStart.plusMillis(29_300));
+            Map<Phase, Instant> phases = new LinkedHashMap<>();
+            phases.put(Phase.ENGINE_START, engineStart);
+            phases.put(Phase.PORT_LISTENING, engineStart.plusMillis(4_250));
+            phases.put(Phase.HEALTH_OK, engineStart.plusMillis(29_100));
+            phases.put(Phase.MODEL_LISTED, engineStart.plusMillis(29_300));
             if (ended) {
-                phases.put("representative_ok", engineStart.plusMillis(30_500));
-                phases.put("canary_ok", engineStart.plusMillis(30_900));
-                phases.put("ready", ready);
+                phases.put(Phase.REPRESENTATIVE_OK, engineStart.plusMillis(30_500));
+                phases.put(Phase.CANARY_OK, engineStart.plusMillis(30_900));
+                phases.put(Phase.READY, ready);
             }
             MemoryMoment atReady = new MemoryMoment(
                     ready,
                     14_087_618_560L + k,
-                    Map.of("preload_daemon", 11_282_677_760L, "engine", 2_789_212_160L + k),
+                    Map.of(Owner.PRELOAD_DAEMON, 11_282_677_760L, Owner.ENGINE, 2_789_212_160L + k),
                     List.of(
-                            new MemoryMoment.Holder(560, "preload_daemon", 11_282_677_760L),
-                            new MemoryMoment.Holder(600 + k % 1000, "engine", 2_789_212_160L + k)));
+                            new MemoryMoment.Holder(560, Owner.PRELOAD_DAEMON, 11_282_677_760L),
+                            new MemoryMoment.Holder(600 + k % 1000, Owner.ENGINE, 2_789_212_160L + k)));
             return new RestartRecord(
                     id(k),
                     engineStart,
-                    "process_start_time",
+                    StartSource.PROCESS_START_TIME,
                     k == 0,
                     k % 3 == 0 ? RestartPath.PRELOAD_HIT : RestartPath.COLD,
                     List.of(
@@ -458,7 +461,7 @@ class ExportCeilingIT {
                     false,
                     phases,
                     Map.of("weights_loading", 2.62, "model_loading", 9.7684, "engine_init", 18.25),
-                    ended ? "ready" : "not_ready",
+                    ended ? Outcome.READY : Outcome.NOT_READY,
                     ended ? null : "not_verified",
                     ended ? Duration.between(engineStart, ready) : null,
                     "0.31.0",

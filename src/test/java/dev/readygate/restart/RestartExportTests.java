@@ -99,12 +99,12 @@ class RestartExportTests {
         assertThat(json.records()).isEqualTo(loaded.size());
         assertThat(json.continueAfter()).isNull();
         JsonNode array = this.json.readTree(body(json));
-        assertThat(array.valueStream().map(RestartRecordJson::read).toList()).containsExactlyElementsOf(loaded);
+        assertThat(array.valueStream().map(RestartRecordReader::read).toList()).containsExactlyElementsOf(loaded);
         assertThat(loaded).contains(again).doesNotContain(record(9));
         assertThat(history.count()).isEqualTo(loaded.size());
 
         String csv = body(export(history, RestartExport.Format.CSV, RestartExport.Query.ALL));
-        assertThat(csv).isEqualTo(RestartCsv.write(loaded));
+        assertThat(csv).isEqualTo(RestartRecordView.csv(loaded));
     }
 
     @Test
@@ -113,7 +113,7 @@ class RestartExportTests {
         assertThat(body(export(history, RestartExport.Format.JSON, RestartExport.Query.ALL)))
                 .isEqualTo("[]");
         assertThat(body(export(history, RestartExport.Format.CSV, RestartExport.Query.ALL)))
-                .isEqualTo(RestartCsv.write(List.of()));
+                .isEqualTo(RestartRecordView.csv(List.of()));
     }
 
     @Test
@@ -168,7 +168,7 @@ class RestartExportTests {
         // Rotations rename and remove files under the open export.
         IntStream.range(6, 30).forEach(i -> history.append(record(i)));
         JsonNode array = json.readTree(body(streamed));
-        assertThat(array.valueStream().map(RestartRecordJson::read).toList()).containsExactlyElementsOf(before);
+        assertThat(array.valueStream().map(RestartRecordReader::read).toList()).containsExactlyElementsOf(before);
     }
 
     @Test
