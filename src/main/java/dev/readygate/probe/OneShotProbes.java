@@ -9,6 +9,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.statedir.StateDir;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -79,16 +80,20 @@ public final class OneShotProbes {
         ProbeReport rep =
                 representative == null ? null : representative.run(card, sample).block(heavy.multipliedBy(2));
 
-        CanaryProbe canary = ProbeConfiguration.canaryProbe(
-                properties,
-                client,
-                new CanaryBaselineStore(
-                        properties.stateDir(), JsonMapper.builder().build()),
-                () -> StartTrust.Trust.UNTRUSTED,
-                clock);
         String version = Objects.requireNonNullElse(surface.version(), "unknown");
-        ProbeReport first = canary == null ? null : canary.run(card, version).block(heavy.plusSeconds(5));
-        ProbeReport second = canary == null ? null : canary.run(card, version).block(heavy.plusSeconds(5));
+        ProbeReport first;
+        ProbeReport second;
+        // The baselines readygate learned (read only: an untrusted start never teaches one).
+        try (StateDir state = new StateDir(properties.stateDir(), clock)) {
+            CanaryProbe canary = ProbeConfiguration.canaryProbe(
+                    properties,
+                    client,
+                    new CanaryBaselineStore(state, JsonMapper.builder().build()),
+                    () -> StartTrust.Trust.UNTRUSTED,
+                    clock);
+            first = canary == null ? null : canary.run(card, version).block(heavy.plusSeconds(5));
+            second = canary == null ? null : canary.run(card, version).block(heavy.plusSeconds(5));
+        }
         CanaryComparison a = first == null ? null : first.canary();
         CanaryComparison b = second == null ? null : second.canary();
         Boolean stable = a == null || b == null

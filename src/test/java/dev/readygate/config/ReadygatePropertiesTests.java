@@ -36,6 +36,8 @@ class ReadygatePropertiesTests {
             assertThat(properties.probe().canary().prompt()).isEqualTo("The capital of France is");
             assertThat(properties.probe().canary().configured()).isFalse();
             assertThat(properties.engine().requestTimeout()).isEqualTo(Duration.ofMillis(800));
+            assertThat(properties.server().idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+            assertThat(properties.server().maxConnections()).isEqualTo(256);
         });
     }
 
@@ -143,7 +145,9 @@ class ReadygatePropertiesTests {
                 "readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold must be positive",
                 "readygate.engine.dialect=ollama|readygate.engine.dialect must be auto, vllm, llama-cpp, sglang, tgi or openai (was ollama)",
                 "readygate.engine.max-model-len=0|readygate.engine.max-model-len must be at least 1",
-                "readygate.check.wait-for-engine=-1s|readygate.check.wait-for-engine must not be negative"
+                "readygate.check.wait-for-engine=-1s|readygate.check.wait-for-engine must not be negative",
+                "readygate.server.idle-timeout=0s|readygate.server.idle-timeout must be positive",
+                "readygate.server.max-connections=2|readygate.server.max-connections must be at least 8"
             })
     void badValueFailsAtStartNamingItsKey(String property, String message) {
         runner.withPropertyValues(property)
