@@ -1,5 +1,6 @@
 package dev.readygate;
 
+import dev.readygate.demo.DemoBuiltAtRunTime;
 import dev.readygate.simulator.SimulatorLauncher;
 import java.util.Arrays;
 import org.springframework.aot.AotDetector;
@@ -26,6 +27,8 @@ public class ReadygateApplication {
             SimulatorLauncher.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
-        SpringApplication.run(ReadygateApplication.class, args);
+        SpringApplication application = new SpringApplication(ReadygateApplication.class);
+        application.addListeners(new DemoBuiltAtRunTime());
+        application.run(args);
     }
 }
