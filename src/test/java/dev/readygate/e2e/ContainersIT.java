@@ -8,6 +8,7 @@ import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Volume;
+import dev.readygate.ExternalTool;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudgetConverter;
 import java.nio.file.Path;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -52,6 +54,7 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Docker is required, not optional: without it these tests fail. {@code ./mvnw verify -DskipITs} skips them.
  */
+@Tag(ExternalTool.DOCKER_TAG)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ContainersIT {
 
