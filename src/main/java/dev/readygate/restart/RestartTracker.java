@@ -93,6 +93,10 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         boolean canaryMismatch;
         boolean recorded;
 
+        // The log as read for a record made while the engine was up (a latched failure): written again once the start
+        // ends, the record keeps it, since by then the log may hold the next start's lines.
+        volatile @Nullable LogFindings logWhileUp;
+
         @Nullable
         Reason lastReason;
 
@@ -277,11 +281,16 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         start.recorded = completed;
         Snapshot atRecord = snapshot(start);
         // A start can be judged before the log tail's next poll: while the engine is up (verified ready, or a latched
-        // failure), the record waits for the lines written so far. A start that ended is read as it stood: the log
-        // may already hold the next start's lines.
+        // failure), the record waits for the lines written so far. A start that ended is read as it stood, or as it
+        // was read while the engine was up: the log may already hold the next start's lines.
         boolean engineUp = "ready".equals(outcome) || !completed;
-        Mono<Snapshot> snapshot =
-                engineUp ? log.caughtUp().map(atRecord::withLog).onErrorReturn(atRecord) : Mono.just(atRecord);
+        LogFindings whileUp = start.logWhileUp;
+        Mono<Snapshot> snapshot = engineUp
+                ? log.caughtUp()
+                        .map(atRecord::withLog)
+                        .onErrorReturn(atRecord)
+                        .doOnNext(snap -> start.logWhileUp = snap.log())
+                : Mono.just(whileUp != null ? atRecord.withLog(whileUp) : atRecord);
         MemoryMoment stopped = stoppedMemory();
         snapshot.flatMap(snap -> {
                     Mono<EvidenceSources.Reading> reading =
