@@ -307,6 +307,43 @@ class ContainersIT {
                 .isEqualTo(before.get(0).get("path").asString());
     }
 
+    /**
+     * The image runs the demo as the README shows it ({@code docker run --read-only --tmpfs /tmp ... readygate
+     * --spring.profiles.active=demo}): the scenario from the jar, the simulator's files in the state directory (the
+     * image's {@code /tmp} is {@code noexec}, and readygate runs the simulated {@code nvidia-smi} from there), and a
+     * context built at run time although the image enables Spring's AOT-processed one.
+     */
+    @Test
+    @Order(6)
+    void theImageRunsTheDemo() {
+        int port = Loopback.freePort();
+        try (GenericContainer<?> demo = new GenericContainer<>(DockerImageName.parse(Objects.requireNonNull(image)))
+                .withNetworkMode("host")
+                .withTmpFs(Map.of("/tmp", "rw"))
+                .withCreateContainerCmdModifier(readOnlyWith())
+                .withCommand(
+                        "--spring.profiles.active=demo",
+                        "--server.address=127.0.0.1",
+                        "--server.port=" + port,
+                        "--readygate.simulator.port=" + Loopback.freePort(),
+                        "--readygate.simulator.admin-port=" + Loopback.freePort(),
+                        "--readygate.simulator.preload.health-port=" + Loopback.freePort())
+                .waitingFor(Wait.forLogMessage(".*Started ReadygateApplication.*", 1))) {
+            demo.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> Loopback.status(port, "/readyz") == 200);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Loopback.json(port, "/status")
+                                    .at("/restarts/history")
+                                    .size()
+                            >= 1);
+            JsonNode latest = Loopback.json(port, "/status").at("/restarts/history/0");
+            assertThat(latest.at("/memory/atReady/byOwnerMiB").has("engine"))
+                    .as("GPU memory by owner, from the simulated nvidia-smi: %s", latest)
+                    .isTrue();
+            assertThat(demo.getLogs()).contains("scenario demo step 1/18").doesNotContain(" ERROR ");
+        }
+    }
+
     static void awaitReady(Duration atMost) {
         await().atMost(atMost).until(() -> Loopback.status(readygatePort, "/readyz") == 200);
     }
