@@ -28,6 +28,9 @@ class GpuMemoryCycleTests {
 
     static final long MIB = 1024L * 1024;
 
+    /** The simulator's revision, the one a rollback goes back to. */
+    static final String FIRST_REVISION = "c1899de289a04d12100db370d81485cdf75e47ca";
+
     @TempDir
     Path workDir;
 
@@ -182,25 +185,33 @@ class GpuMemoryCycleTests {
         }
     }
 
+    /**
+     * A cache hit, then a rollout to v2 that the daemon does not follow: the next start falls back to disk and
+     * readygate raises {@code stale_cache}. Returns the status then.
+     */
+    static JsonNode rolloutTheDaemonDoesNotFollow(RunningSimulator engine, WebTestClient client) {
+        restart(engine, client, StartupPath.PRELOAD_HIT);
+        engine.switchRevision("v2");
+        JsonNode afterSwitch = restart(engine, client, StartupPath.PRELOAD_HIT);
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> status(client)
+                        .at("/memory/signals")
+                        .valueStream()
+                        .anyMatch(signal -> signal.asString().equals("stale_cache")));
+        return afterSwitch;
+    }
+
     @Test
     void aRolloutTheDaemonDidNotFollowLeavesAStaleCacheUntilTheDaemonCachesTheNewRevision() {
         try (RunningSimulator engine = simulator();
                 ConfigurableApplicationContext readygate = readygate(engine)) {
             WebTestClient client = client(readygate);
             ReadygateClients.awaitReady(client);
-            restart(engine, client, StartupPath.PRELOAD_HIT);
-            engine.switchRevision("v2");
-
-            JsonNode afterSwitch = restart(engine, client, StartupPath.PRELOAD_HIT);
+            JsonNode afterSwitch = rolloutTheDaemonDoesNotFollow(engine, client);
 
             assertThat(afterSwitch.at("/restarts/history/0/path").asString()).isEqualTo("preload_fallback");
             assertThat(afterSwitch.at("/restarts/history/0/fallbackReason").asString())
                     .contains("WeightCacheKey mismatch on fields: ['revision']");
-            await().atMost(Duration.ofSeconds(5))
-                    .until(() -> status(client)
-                            .at("/memory/signals")
-                            .valueStream()
-                            .anyMatch(signal -> signal.asString().equals("stale_cache")));
             JsonNode stale = status(client).at("/memory/stale_cache");
             assertThat(stale.get("checkpoint").asString()).endsWith("@v2");
             assertThat(stale.get("staleBytes").asLong() / MIB).isBetween(1146L, 1148L);
@@ -217,6 +228,79 @@ class GpuMemoryCycleTests {
                     .contains("readygate_memory_signal{signal=\"stale_cache\"} 0.0")
                     .contains("readygate_stale_cache_bytes 0.0")
                     .contains("readygate_memory_signals_total{signal=\"stale_cache\"} 1.0");
+
+            // The rollback, as the demo does it: the daemon caches the first revision again, the engine starts cold.
+            engine.switchRevision(FIRST_REVISION);
+            engine.daemonCachesCurrentRevision();
+            JsonNode rolledBack = restart(engine, client, StartupPath.COLD);
+            assertThat(rolledBack.at("/restarts/history/0/revision").asString()).isEqualTo(FIRST_REVISION);
+            assertThat(rolledBack.at("/memory/signals").valueStream().map(JsonNode::asString))
+                    .doesNotContain("stale_cache");
+            // The daemon unreachable (the engine falls back to disk), then a hit: what the daemon holds shows again.
+            assertThat(restart(engine, client, StartupPath.PRELOAD_FALLBACK)
+                            .at("/memory/signals")
+                            .valueStream()
+                            .map(JsonNode::asString))
+                    .doesNotContain("stale_cache");
+            JsonNode hit = restart(engine, client, StartupPath.PRELOAD_HIT);
+            assertThat(hit.at("/memory/stale_cache/daemonCheckpoint").asString())
+                    .endsWith("@" + FIRST_REVISION);
+            assertThat(hit.at("/memory/stale_cache/staleBytes").asLong(-1)).isZero();
+            assertThat(prometheus(client)).contains("readygate_memory_signals_total{signal=\"stale_cache\"} 1.0");
+        }
+    }
+
+    @Test
+    void aRollbackToTheRevisionTheDaemonStillHoldsIsNoStaleCache() {
+        try (RunningSimulator engine = simulator();
+                ConfigurableApplicationContext readygate = readygate(engine)) {
+            WebTestClient client = client(readygate);
+            ReadygateClients.awaitReady(client);
+            rolloutTheDaemonDoesNotFollow(engine, client);
+
+            // The rollout is undone before the daemon followed it: the daemon holds what the engine serves again.
+            engine.switchRevision(FIRST_REVISION);
+            JsonNode rolledBack = restart(engine, client, StartupPath.COLD);
+
+            assertThat(rolledBack.at("/restarts/history/0/revision").asString()).isEqualTo(FIRST_REVISION);
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> status(client).at("/memory/signals").isEmpty());
+            JsonNode stale = status(client).at("/memory/stale_cache");
+            assertThat(stale.get("daemonCheckpoint").asString()).endsWith("@" + FIRST_REVISION);
+            assertThat(stale.get("staleBytes").asLong()).isZero();
+            assertThat(prometheus(client)).contains("readygate_memory_signals_total{signal=\"stale_cache\"} 1.0");
+        }
+    }
+
+    @Test
+    void aStartWithAPreviousRunsStateComparesNothingWithTheNewDaemon() {
+        // A first run ends on v2, its daemon caching v2 (the state directory keeps its history).
+        try (RunningSimulator engine = simulator();
+                ConfigurableApplicationContext readygate = readygate(engine)) {
+            WebTestClient client = client(readygate);
+            ReadygateClients.awaitReady(client);
+            engine.switchRevision("v2");
+            engine.daemonCachesCurrentRevision();
+            restart(engine, client, StartupPath.PRELOAD_HIT);
+            assertThat(status(client).at("/restarts/history/0/revision").asString())
+                    .isEqualTo("v2");
+        }
+        // The second run: a new simulator (its daemon holding the first revision) and a new readygate on that state.
+        try (RunningSimulator engine = simulator();
+                ConfigurableApplicationContext readygate = readygate(engine)) {
+            WebTestClient client = client(readygate);
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                JsonNode history = status(client).at("/restarts/history");
+                return history.size() >= 3
+                        && history.get(0).get("revision").asString().equals(FIRST_REVISION)
+                        && !history.get(0).at("/memory/atReady").isNull();
+            });
+
+            JsonNode status = status(client);
+            assertThat(status.at("/restarts/history/1/revision").asString()).isEqualTo("v2");
+            assertThat(status.at("/memory/signals").valueStream().map(JsonNode::asString))
+                    .doesNotContain("stale_cache");
+            assertThat(prometheus(client)).contains("readygate_memory_signals_total{signal=\"stale_cache\"} 0.0");
         }
     }
 }

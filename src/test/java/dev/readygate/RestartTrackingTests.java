@@ -169,4 +169,60 @@ class RestartTrackingTests {
             assertThat(metrics).contains("readygate_restart_loop 1.0");
         }
     }
+
+    @Test
+    void silentSnapshotRestoreIsAttributedFromReleaseJsonTheCountersAndTheManifest() throws Exception {
+        try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false");
+                ConfigurableApplicationContext readygate = readygate(engine)) {
+            WebTestClient client = client(readygate);
+            awaitRecords(client, 1);
+            Path log = workDir.resolve("engine/engine.log");
+            int linesBefore = Files.readAllLines(log).size();
+            engine.restartAndAwait(StartupPath.SNAPSHOT_RESTORE);
+            JsonNode latest = awaitRecords(client, 2).get(0);
+
+            // vLLM logs nothing for a restore: only the stopped engine's shutdown line came.
+            assertThat(Files.readAllLines(log)
+                            .subList(linesBefore, Files.readAllLines(log).size()))
+                    .singleElement()
+                    .asString()
+                    .endsWith("Shutting down FastAPI HTTP server (restart).");
+            assertThat(latest.get("path").asString()).isEqualTo("snapshot_restore");
+            assertThat(latest.get("outcome").asString()).isEqualTo("ready");
+            assertThat(latest.get("evidence").valueStream().map(JsonNode::asString))
+                    .anyMatch(line -> line.startsWith("snapshot: release.json released this start at "))
+                    .contains(
+                            "metrics: vllm:request_success_total was 3 at the first scrape (counters restored from a "
+                                    + "snapshot image)",
+                            "log: no weight loading or engine init lines for this start");
+            // The canary passed against the manifest's oracle.
+            assertThat(latest.at("/phaseOffsetsSeconds/canary_ok").isNumber()).isTrue();
+        }
+    }
+
+    @Test
+    void loaderThatLogsNoLoadingWeightsBehindAComposePrefixIsAColdStartTrustedToLearnTheCanary() {
+        try (RunningSimulator engine = RunningSimulator.serving(
+                        workDir.resolve("engine"),
+                        "preload.enabled=false",
+                        "deployment.load-format=runai-streamer",
+                        "deployment.log-prefix=compose");
+                // A canary the snapshot manifest's oracle does not answer: its expectation can only be learned.
+                ConfigurableApplicationContext readygate = readygate(
+                        engine,
+                        "--readygate.probe.canary.prompt=The weather today is",
+                        "--readygate.probe.canary.learn-when-start-path-unknown=false")) {
+            WebTestClient client = client(readygate);
+            JsonNode first = awaitRecords(client, 1).get(0);
+
+            assertThat(first.get("path").asString()).isEqualTo("cold");
+            assertThat(first.get("outcome").asString()).isEqualTo("ready");
+            assertThat(first.get("vllmVersion").asString()).isEqualTo("0.31.0");
+            assertThat(first.get("evidence").valueStream().map(JsonNode::asString))
+                    .contains("log: no 'Loading weights took' line: load_format 'runai_streamer' logs none");
+            // Weights from the engine's own loader: the canary learned its baseline from this start.
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> Files.exists(workDir.resolve("state/canary-baselines.json")));
+        }
+    }
 }

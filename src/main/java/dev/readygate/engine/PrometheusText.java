@@ -7,8 +7,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the few series readygate uses from a Prometheus text exposition (version 0.0.4, as vLLM's
- * {@code prometheus_client} writes it), line by line: {@code #} lines are skipped, every sample line must parse,
- * samples of one name are summed over their label sets.
+ * {@code prometheus_client} writes it, in multiprocess mode too), line by line: {@code #} lines are skipped, every
+ * sample line must parse, samples of one name are summed over their label sets (the {@code engine="N"} series of
+ * each engine core, the finish reasons); of several {@code vllm:cache_config_info} series (one per engine core), the
+ * one with the smallest KV cache is kept.
  */
 final class PrometheusText {
 
@@ -90,7 +92,7 @@ final class PrometheusText {
         double value = value(text.substring(valueStart, valueEnd));
         // What may follow (a timestamp) is not used.
         if (name.equals(CACHE_CONFIG)) {
-            if (cacheConfig == null && labels != null) {
+            if (labels != null && (cacheConfig == null || smallerKvCache(labels, cacheConfig))) {
                 cacheConfig = labels;
             }
         } else if (isUsed(name)) {
@@ -165,6 +167,25 @@ final class PrometheusText {
                 }
             }
         };
+    }
+
+    /**
+     * Whether {@code labels} describe a smaller KV cache than {@code kept}: with several engine cores (data parallel,
+     * one {@code engine="N"} series each) the smallest bounds what one request can use and shrinks first.
+     */
+    private static boolean smallerKvCache(Map<String, String> labels, Map<String, String> kept) {
+        long size = tokens(labels);
+        long keptSize = tokens(kept);
+        return size >= 0 && (keptSize < 0 || size < keptSize);
+    }
+
+    private static long tokens(Map<String, String> labels) {
+        try {
+            return Long.parseLong(
+                    labels.getOrDefault("kv_cache_size_tokens", "").strip());
+        } catch (NumberFormatException ex) {
+            return -1;
+        }
     }
 
     private static boolean isUsed(String name) {

@@ -90,15 +90,19 @@ public record MemoryAssessment(
     public record Holder(int pid, String owner, long bytes, boolean expected, long unexpectedBytes, String why) {}
 
     /**
-     * The preload daemon's memory after a checkpoint switch.
+     * The preload daemon's memory when it holds another checkpoint than the one served, or after a checkpoint switch.
      *
-     * @param previousCheckpoint the checkpoint before the switch
+     * @param previousCheckpoint the checkpoint the daemon holds instead, else the one served before the switch, else
+     *     {@code another checkpoint}
      * @param checkpoint the checkpoint now
      * @param daemonBytes what the daemon holds
-     * @param servingBytes what of it the engine maps (the current checkpoint's weights; 0 when it did not map them)
+     * @param servingBytes what of it are the current checkpoint's weights (0 when it holds another checkpoint)
      * @param overheadBytes what the daemon holds beyond any weights (its CUDA context)
-     * @param staleBytes the rest: the old checkpoint still resident
+     * @param staleBytes the rest: another checkpoint still resident
      * @param stale whether the rest is above {@code readygate.memory.tolerance}
+     * @param daemonCheckpoint the checkpoint the engine's log shows the daemon holds, or null when it shows only that
+     *     the daemon holds another than {@code checkpoint}
+     * @param evidence what showed it: the preload hit or fingerprint mismatch, and when
      */
     public record StaleCache(
             String previousCheckpoint,
@@ -107,7 +111,9 @@ public record MemoryAssessment(
             long servingBytes,
             long overheadBytes,
             long staleBytes,
-            boolean stale) {}
+            boolean stale,
+            @Nullable String daemonCheckpoint,
+            String evidence) {}
 
     /**
      * The KV cache over the latest cycles with one configuration.

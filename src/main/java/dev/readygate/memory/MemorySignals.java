@@ -31,9 +31,11 @@ import org.jspecify.annotations.Nullable;
  *       memory, a process of another owner that appeared with the engine and stayed, or a preload daemon holding more
  *       than before the start (by more than {@code tolerance}). A daemon holding what it held before is expected: that
  *       is what it is for.
- *   <li><b>Stale cache</b>: after a checkpoint switch (model, root or revision differs from an earlier ready cycle's),
- *       the daemon's memory beyond the current weights it serves and its own overhead. The overhead is learned from
- *       the last preload hit before the switch when possible, else {@code daemon-overhead}.
+ *   <li><b>Stale cache</b>: the daemon's memory beyond the current checkpoint's weights and its own overhead, when the
+ *       engine's log shows the daemon holds another checkpoint (see {@link DaemonCheckpoint}: the last preload hit was
+ *       for another checkpoint, or a fingerprint mismatch), or, after a checkpoint switch, when it holds the current
+ *       one and more. Only starts this process recorded count, since the daemon last changed. The overhead is learned
+ *       from the last preload hit before the switch when possible, else {@code daemon-overhead}.
  *   <li><b>KV cache shrinking</b>: the latest {@code kv_cache_size_tokens} below an earlier one of the same
  *       configuration by more than {@code kv-shrink-fraction}: something else took the memory vLLM sizes its KV cache
  *       from.
@@ -46,7 +48,23 @@ public final class MemorySignals {
     private MemorySignals() {}
 
     /**
+     * The assessment of a history whose every start this process recorded, with no reading showing the daemon change.
+     *
+     * @see #assess(List, DaemonSightings, MemoryMoment, MemoryMoment, ReadygateProperties.Memory)
+     */
+    public static MemoryAssessment assess(
+            List<RestartRecord> history,
+            @Nullable MemoryMoment lowest,
+            @Nullable MemoryMoment latest,
+            ReadygateProperties.Memory settings) {
+        Set<String> ids = new HashSet<>();
+        history.forEach(record -> ids.add(record.id()));
+        return assess(history, new DaemonSightings(ids, null), lowest, latest, settings);
+    }
+
+    /**
      * @param history the recorded starts, oldest first
+     * @param sightings which starts this process recorded, and when a reading last showed the preload daemon change
      * @param lowest of the readings since the latest start was recorded, the one where the preload daemon held least
      *     (a stale cache clears once the daemon let go), or null
      * @param latest the latest reading, or null (memory held after a stop clears once its holder let go)
@@ -54,6 +72,7 @@ public final class MemorySignals {
      */
     public static MemoryAssessment assess(
             List<RestartRecord> history,
+            DaemonSightings sightings,
             @Nullable MemoryMoment lowest,
             @Nullable MemoryMoment latest,
             ReadygateProperties.Memory settings) {
@@ -64,7 +83,7 @@ public final class MemorySignals {
         return new MemoryAssessment(
                 drift(ready, settings),
                 heldAfterStop(history, latest, settings),
-                staleCache(ready, lowest, settings),
+                staleCache(history, ready, sightings, lowest, settings),
                 kvCache(ready, settings));
     }
 
@@ -251,73 +270,89 @@ public final class MemorySignals {
     // ---- stale cache
 
     private static MemoryAssessment.@Nullable StaleCache staleCache(
-            List<RestartRecord> ready, @Nullable MemoryMoment lowest, ReadygateProperties.Memory s) {
-        if (ready.isEmpty()) {
-            return null;
-        }
+            List<RestartRecord> history,
+            List<RestartRecord> ready,
+            DaemonSightings sightings,
+            @Nullable MemoryMoment lowest,
+            ReadygateProperties.Memory s) {
         // A start whose checkpoint is not fully known (a snapshot restore logs no arguments) is no evidence of a
-        // switch.
-        List<RestartRecord> known =
-                ready.stream().filter(MemorySignals::checkpointKnown).toList();
-        if (known.isEmpty() || !checkpointKnown(ready.getLast())) {
+        // switch, and the starts of a previous run say nothing about the daemon running now.
+        List<RestartRecord> known = ready.stream()
+                .filter(DaemonCheckpoint::checkpointKnown)
+                .filter(record -> sightings.recordedHere().contains(record.id()))
+                .toList();
+        if (known.isEmpty() || ready.getLast() != known.getLast()) {
             return null;
         }
         RestartRecord latest = known.getLast();
         String checkpoint = latest.checkpoint();
-        RestartRecord previous = null;
-        for (int i = known.size() - 2; i >= 0; i--) {
-            if (!known.get(i).checkpoint().equals(checkpoint)) {
-                previous = known.get(i);
-                break;
-            }
-        }
-        if (previous == null) {
-            return null;
-        }
         MemoryMoment atReady = latest.memory().atReady();
         if (atReady == null || atReady.processes().isEmpty()) {
             return null;
         }
-        // A later reading can only show less: memory cannot tell which checkpoint a daemon loads after the start,
-        // so a daemon that grows again (re-caching the new checkpoint) is not read as the old one coming back.
-        long daemon = atReady.owner("preload_daemon");
-        if (lowest != null
-                && lowest.at().isAfter(atReady.at())
-                && !lowest.processes().isEmpty()) {
-            daemon = Math.min(daemon, lowest.owner("preload_daemon"));
+        // Memory cannot tell which checkpoint the daemon holds; the engine's log can (a preload hit, a fingerprint
+        // mismatch), and without such evidence there is no stale cache to report.
+        DaemonCheckpoint daemon =
+                DaemonCheckpoint.inferred(history, sightings.recordedHere(), sightings.daemonChangedAfter());
+        if (daemon == null) {
+            return null;
         }
-        long serving = 0;
-        if (latest.path() == RestartPath.PRELOAD_HIT) {
-            Long weights = weightsBytes(latest);
+        int switchedAt = known.size() - 1;
+        while (switchedAt > 0 && known.get(switchedAt - 1).checkpoint().equals(checkpoint)) {
+            switchedAt--;
+        }
+        RestartRecord beforeSwitch = switchedAt == 0 ? null : known.get(switchedAt - 1);
+        long serving;
+        String previous;
+        if (daemon.holds(checkpoint)) {
+            // It holds the current weights (a rollback to what it still held, or it re-cached): only what it holds
+            // beyond them, after a switch, is stale.
+            if (beforeSwitch == null) {
+                return null;
+            }
+            Long weights = weightsBytes(daemon.proof());
             if (weights == null) {
                 return null;
             }
             serving = weights;
+            previous = beforeSwitch.checkpoint();
+        } else if (daemon.holdsOtherThan(checkpoint)) {
+            serving = 0;
+            previous = daemon.checkpoint() != null
+                    ? daemon.checkpoint()
+                    : beforeSwitch != null ? beforeSwitch.checkpoint() : "another checkpoint";
+        } else {
+            return null;
         }
-        long overhead = overhead(ready, previous, s);
-        long stale = Math.max(0, daemon - serving - overhead);
+        long held = atReady.owner("preload_daemon");
+        // A later reading can only show less: a daemon that let go is no stale cache any more.
+        if (lowest != null
+                && lowest.at().isAfter(atReady.at())
+                && !lowest.processes().isEmpty()) {
+            held = Math.min(held, lowest.owner("preload_daemon"));
+        }
+        long overhead = overhead(known.subList(0, Math.max(1, switchedAt)), s);
+        long stale = Math.max(0, held - serving - overhead);
         return new MemoryAssessment.StaleCache(
-                previous.checkpoint(),
+                previous,
                 checkpoint,
-                daemon,
+                held,
                 serving,
                 overhead,
                 stale,
-                stale > s.tolerance().toBytes());
+                stale > s.tolerance().toBytes(),
+                daemon.checkpoint(),
+                daemon.why());
     }
 
-    private static boolean checkpointKnown(RestartRecord record) {
-        return record.model() != null && record.modelRoot() != null && record.revision() != null;
-    }
-
-    /** The daemon's memory beyond its weights at the last preload hit before the switch, else the configured one. */
-    private static long overhead(List<RestartRecord> ready, RestartRecord beforeSwitch, ReadygateProperties.Memory s) {
-        int index = ready.indexOf(beforeSwitch);
-        for (int i = index; i >= 0; i--) {
-            RestartRecord record = ready.get(i);
+    /** The daemon's memory beyond its weights at the last preload hit among these starts, else the configured one. */
+    private static long overhead(List<RestartRecord> beforeSwitch, ReadygateProperties.Memory s) {
+        for (int i = beforeSwitch.size() - 1; i >= 0; i--) {
+            RestartRecord record = beforeSwitch.get(i);
             MemoryMoment atReady = record.memory().atReady();
             Long weights = weightsBytes(record);
             if (record.path() == RestartPath.PRELOAD_HIT
+                    && !record.wrongWeightsFromCache()
                     && atReady != null
                     && weights != null
                     && atReady.owner("preload_daemon") > 0) {

@@ -5,8 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,18 +62,24 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
     }
 
     synchronized void accept(LogEvent event, Instant receivedAt) {
-        boolean header = event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
-        if (header && events.stream().anyMatch(received -> !isHeader(received.event()))) {
+        if (isHeader(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
             events.clear();
+        }
+        if (event instanceof LogEvent.ExceptionRaised && !LogFindings.needsException(events())) {
+            // A serving engine's request errors are not evidence of its start.
+            return;
         }
         if (events.size() < MAX_EVENTS) {
             events.add(new Received(event, receivedAt));
         }
     }
 
+    /** What a process logs as it starts, before any evidence of how it loads (the API server count comes with args). */
     private static boolean isHeader(LogEvent event) {
-        return event instanceof LogEvent.ServerVersion || event instanceof LogEvent.NonDefaultArgs;
+        return event instanceof LogEvent.ServerVersion
+                || event instanceof LogEvent.NonDefaultArgs
+                || event instanceof LogEvent.ApiServerCount;
     }
 
     /**
@@ -119,79 +123,11 @@ public final class EngineLogEvidence implements StartLog, AutoCloseable {
 
     @Override
     public synchronized LogFindings current() {
-        Instant firstLineAt = null;
-        boolean header = false;
-        String version = null;
-        String args = null;
-        Double loading = null;
-        Double modelGib = null;
-        Double modelSeconds = null;
-        Integer mapped = null;
-        String mode = null;
-        String fallback = null;
-        Double init = null;
-        Double kvGib = null;
-        Long kvTokens = null;
-        Double outsideGib = null;
-        String fatal = null;
-        for (Received received : events) {
-            LogEvent event = received.event();
-            if (firstLineAt == null && event.at() != null) {
-                firstLineAt = event.at();
-            }
-            switch (event) {
-                case LogEvent.ServerVersion e -> {
-                    header = true;
-                    version = e.version();
-                }
-                case LogEvent.NonDefaultArgs e -> {
-                    header = true;
-                    args = e.args();
-                }
-                case LogEvent.LoadingWeights e -> loading = e.seconds();
-                case LogEvent.ModelLoading e -> {
-                    modelGib = e.gib();
-                    modelSeconds = e.seconds();
-                }
-                case LogEvent.MappedFromCache e -> {
-                    mapped = e.tensors();
-                    mode = e.mode();
-                }
-                case LogEvent.CacheFallback e -> fallback = e.reason();
-                case LogEvent.CacheWaitTimeout e -> fallback = e.detail();
-                case LogEvent.InitEngine e -> init = e.seconds();
-                case LogEvent.AvailableKvCache e -> kvGib = e.gib();
-                case LogEvent.KvCacheSize e -> kvTokens = e.tokens();
-                case LogEvent.WeightsHeldOutside e -> outsideGib = gib(e.detail());
-                case LogEvent.EngineFatal e -> fatal = e.detail();
-                default -> {}
-            }
-        }
-        return new LogFindings(
-                true,
-                firstLineAt,
-                header,
-                version,
-                args,
-                loading,
-                modelGib,
-                modelSeconds,
-                mapped,
-                mode,
-                fallback,
-                init,
-                kvGib,
-                kvTokens,
-                outsideGib,
-                fatal);
+        return LogFindings.of(events());
     }
 
-    private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
-
-    /** The first {@code X GiB} of the line's detail: its wording after the colon is not pinned down (main docs). */
-    private static @Nullable Double gib(String detail) {
-        Matcher matcher = GIB.matcher(detail);
-        return matcher.find() ? Double.valueOf(matcher.group(1)) : null;
+    private List<LogEvent> events() {
+        return events.stream().map(Received::event).toList();
     }
 
     @Override

@@ -143,12 +143,52 @@ public sealed interface LogEvent {
             @Nullable Integer pid) implements LogEvent {}
 
     /**
-     * The engine died: {@code EngineCore encountered a fatal error}, {@code Engine failed, terminating server} or an
-     * {@code EngineDeadError}. {@code detail} is the line's message.
+     * The engine died: {@code EngineCore encountered a fatal error.} (its traceback follows), the launcher's {@code VLLM
+     * Engine failed, terminating server.} or an {@code EngineDeadError}. {@code detail} is the line's message.
      */
     record EngineFatal(
             @Nullable Instant at,
             @Nullable String process,
             @Nullable Integer pid,
             String detail) implements LogEvent {}
+
+    /**
+     * {@code EngineCore failed to start.}: an engine core died while it initialized; vLLM logs its traceback next, from
+     * the same process, ending with the root exception ({@link ExceptionRaised}).
+     */
+    record CoreStartFailed(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid) implements LogEvent {}
+
+    /**
+     * The API server gave up on its engine cores: {@code RuntimeError: Engine core initialization failed. See root
+     * cause above. Failed core proc(s): {...}}. {@code detail} is the line's message.
+     */
+    record InitializationFailed(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            String detail) implements LogEvent {}
+
+    /**
+     * A traceback's exception line, logged at {@code ERROR} or written to stderr without a level: {@code
+     * torch.OutOfMemoryError: CUDA out of memory. ...}, {@code ValueError: ...}. {@code exception} is the line from the
+     * exception's name on.
+     */
+    record ExceptionRaised(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            String exception) implements LogEvent {}
+
+    /**
+     * {@code Defaulting api_server_count to data_parallel_size (N)}: N API server processes, so vLLM serves {@code
+     * /metrics} in Prometheus multiprocess mode (without {@code process_start_time_seconds}).
+     */
+    record ApiServerCount(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            int count) implements LogEvent {}
 }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -60,6 +61,7 @@ public final class LogTail {
     private final int maxLineLength;
     private final Scheduler scheduler;
     private final Set<Follower> followers = ConcurrentHashMap.newKeySet();
+    private volatile @Nullable Instant modifiedAt;
 
     /**
      * @param file the log file; it need not exist yet
@@ -103,6 +105,14 @@ public final class LogTail {
         return Flux.fromIterable(List.copyOf(followers))
                 .flatMap(Follower::catchUp)
                 .then();
+    }
+
+    /**
+     * The file's modification time when it was last opened or read to its end, or null before then: the lines read
+     * were written at about that time at the latest (a parser anchors the year of vLLM's timestamps on it).
+     */
+    public @Nullable Instant modifiedAt() {
+        return modifiedAt;
     }
 
     /** One subscription's reading state, touched only on its worker (except {@link #done}). */
@@ -297,6 +307,7 @@ public final class LogTail {
                 // Moved away and not replaced yet: the open channel still reads whatever the writer adds.
                 return false;
             }
+            modifiedAt = attributes.lastModifiedTime().toInstant();
             boolean replaced = fileKey != null ? !fileKey.equals(attributes.fileKey()) : attributes.size() < position;
             if (!replaced) {
                 return false;
@@ -326,6 +337,7 @@ public final class LogTail {
                 opened.close();
                 return null;
             }
+            modifiedAt = after.lastModifiedTime().toInstant();
             long size = opened.size();
             boolean sameFile = fileKey != null && fileKey.equals(after.fileKey()) && size >= position;
             if (!sameFile) {

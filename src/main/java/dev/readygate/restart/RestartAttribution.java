@@ -9,8 +9,10 @@ import org.jspecify.annotations.Nullable;
  * Decides an engine start's restart path from its evidence, and says why, in a pure function. In order of strength:
  * a fallback warning (the cache was asked for and not used) is {@code preload_fallback}; a {@code Mapped N tensors}
  * line is {@code preload_hit}; a {@code release.json} written for this start, or counters already non-zero at the
- * first scrape with no weight loading logged, is {@code snapshot_restore}; weights loaded from disk is {@code cold};
- * anything else is {@code unknown}.
+ * first scrape with no weight loading logged, is {@code snapshot_restore}; weights loaded from disk is {@code cold},
+ * and so is an engine initialized in its own process without any weight-cache line (a loader that logs no {@code
+ * Loading weights took}, such as {@code runai_streamer} or {@code tensorizer}: {@code Model loading took} or {@code
+ * init engine} instead); anything else is {@code unknown}.
  */
 public final class RestartAttribution {
 
@@ -36,57 +38,108 @@ public final class RestartAttribution {
     public static Attribution attribute(StartEvidence e) {
         List<String> evidence = new ArrayList<>();
         RestartPath path = path(e, evidence);
-        daemon(e, evidence);
+        daemon(e.sources(), evidence);
         if (!e.engineLogConfigured()) {
             evidence.add("no engine log configured (readygate.evidence.engine-log): log lines not considered");
         }
-        return new Attribution(path, evidence, path == RestartPath.PRELOAD_FALLBACK ? e.cacheFallbackReason() : null);
+        return new Attribution(
+                path, evidence, path == RestartPath.PRELOAD_FALLBACK ? e.log().cacheFallbackReason() : null);
     }
 
     private static RestartPath path(StartEvidence e, List<String> evidence) {
-        if (e.cacheFallbackReason() != null) {
-            evidence.add("log: Weight cache unusable (" + e.cacheFallbackReason() + "); falling back to disk loading");
-            loadedFromDisk(e, evidence);
+        LogFindings log = e.log();
+        EvidenceSources.Reading sources = e.sources();
+        if (log.cacheFallbackReason() != null) {
+            evidence.add(
+                    "log: Weight cache unusable (" + log.cacheFallbackReason() + "); falling back to disk loading");
+            loadedFromDisk(log, evidence);
             return RestartPath.PRELOAD_FALLBACK;
         }
-        if (e.mappedTensors() != null) {
-            evidence.add("log: Mapped " + e.mappedTensors() + " tensors from the weight cache daemon ("
-                    + (e.mappedMode() == null ? "?" : e.mappedMode()) + " mode)");
-            if (e.loadingWeightsSeconds() == null && e.engineLogConfigured()) {
+        if (log.mappedTensors() != null) {
+            evidence.add("log: Mapped " + log.mappedTensors() + " tensors from the weight cache daemon ("
+                    + (log.mappedMode() == null ? "?" : log.mappedMode()) + " mode)");
+            if (log.loadingWeightsSeconds() == null && e.engineLogConfigured()) {
                 evidence.add("log: no 'Loading weights took' line: nothing read from disk");
             }
             return RestartPath.PRELOAD_HIT;
         }
-        if (e.snapshotReleasedAt() != null) {
-            evidence.add("snapshot: release.json released this start at " + e.snapshotReleasedAt());
+        if (sources.snapshotReleasedAt() != null) {
+            evidence.add("snapshot: release.json released this start at " + sources.snapshotReleasedAt());
             counters(e, evidence);
             noInitLines(e, evidence);
             return RestartPath.SNAPSHOT_RESTORE;
         }
         if (e.requestsAtFirstScrape() != null
                 && e.requestsAtFirstScrape() > 0
-                && e.loadingWeightsSeconds() == null
+                && log.loadingWeightsSeconds() == null
                 && !e.engineInitLogged()) {
             counters(e, evidence);
             noInitLines(e, evidence);
             return RestartPath.SNAPSHOT_RESTORE;
         }
-        if (e.loadingWeightsSeconds() != null) {
-            loadedFromDisk(e, evidence);
+        if (log.loadingWeightsSeconds() != null) {
+            loadedFromDisk(log, evidence);
             counters(e, evidence);
             return RestartPath.COLD;
         }
-        if (e.engineLogConfigured() && e.headerLogged()) {
+        if (initializedWithoutCache(log)) {
+            initializedHere(log, evidence);
+            counters(e, evidence);
+            return RestartPath.COLD;
+        }
+        if (e.engineLogConfigured() && log.header()) {
             evidence.add("log: start-up header seen but neither weight loading nor a cache hit");
         }
         counters(e, evidence);
         return RestartPath.UNKNOWN;
     }
 
-    private static void loadedFromDisk(StartEvidence e, List<String> evidence) {
-        if (e.loadingWeightsSeconds() != null) {
+    /**
+     * The engine loaded its model and initialized in its own process (it logged {@code Model loading took} or {@code
+     * init engine}), was not told to use the weight cache ({@code load_format} is not {@code ipc_cache}) and logged no
+     * weight-cache line: weights from its own loader, whichever.
+     */
+    private static boolean initializedWithoutCache(LogFindings log) {
+        return !log.weightCacheLogged()
+                && !"ipc_cache".equals(log.loadFormat())
+                && (log.modelLoadingSeconds() != null || log.engineInitSeconds() != null);
+    }
+
+    private static void initializedHere(LogFindings log, List<String> evidence) {
+        String loader = log.loadFormat();
+        evidence.add("log: no 'Loading weights took' line: "
+                + (loader == null
+                        ? "a loader that logs none (such as --load-format runai_streamer or tensorizer)"
+                        : "load_format '" + loader + "' logs none"));
+        if (log.modelLoadingSeconds() != null) {
             evidence.add(String.format(
-                    Locale.ROOT, "log: Loading weights took %.2f seconds (read from disk)", e.loadingWeightsSeconds()));
+                    Locale.ROOT,
+                    "log: Model loading took %.2f GiB memory and %.2f seconds (weights loaded by the engine)",
+                    log.modelLoadingGib() == null ? 0.0 : log.modelLoadingGib(),
+                    log.modelLoadingSeconds()));
+        }
+        if (log.engineInitSeconds() != null) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "log: init engine took %.2f seconds (a full engine initialization)",
+                    log.engineInitSeconds()));
+        }
+        evidence.add("log: no weight-cache line (Mapped N tensors, Weights are held outside this process, Weight cache "
+                + "unusable): the cache was not used");
+    }
+
+    private static void loadedFromDisk(LogFindings log, List<String> evidence) {
+        if (log.loadingWeightsSeconds() != null) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "log: Loading weights took %.2f seconds (read from disk)",
+                    log.loadingWeightsSeconds()));
+        }
+        if (log.drafterLoadingWeightsSeconds() != null) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "log: the speculative-decoding drafter's Loading weights took %.2f seconds",
+                    log.drafterLoadingWeightsSeconds()));
         }
     }
 
@@ -104,12 +157,12 @@ public final class RestartAttribution {
     }
 
     private static void noInitLines(StartEvidence e, List<String> evidence) {
-        if (e.engineLogConfigured() && e.loadingWeightsSeconds() == null && !e.engineInitLogged()) {
+        if (e.engineLogConfigured() && e.log().loadingWeightsSeconds() == null && !e.engineInitLogged()) {
             evidence.add("log: no weight loading or engine init lines for this start");
         }
     }
 
-    private static void daemon(StartEvidence e, List<String> evidence) {
+    private static void daemon(EvidenceSources.Reading e, List<String> evidence) {
         if (e.daemonHealthy() != null) {
             evidence.add("daemon: /health " + (e.daemonHealthy() ? "200 (serving)" : "not serving"));
         }

@@ -61,14 +61,12 @@ public class RestartConfiguration implements DisposableBean {
         if (evidence.daemonLog() == null) {
             return null;
         }
-        DaemonLog log = new DaemonLog(
-                new LogTail(
-                        evidence.daemonLog(),
-                        evidence.logPollInterval(),
-                        DataSize.ofKilobytes(64),
-                        Schedulers.boundedElastic()),
-                new VllmLogParser(clock),
-                clock);
+        LogTail tail = new LogTail(
+                evidence.daemonLog(),
+                evidence.logPollInterval(),
+                DataSize.ofKilobytes(64),
+                Schedulers.boundedElastic());
+        DaemonLog log = new DaemonLog(tail, new VllmLogParser(clock, tail::modifiedAt), clock);
         log.start();
         return log;
     }
@@ -90,13 +88,15 @@ public class RestartConfiguration implements DisposableBean {
         if (evidence.engineLog() == null) {
             return StartLog.NONE;
         }
+        LogTail tail = new LogTail(
+                evidence.engineLog(),
+                evidence.logPollInterval(),
+                DataSize.ofKilobytes(64),
+                Schedulers.boundedElastic());
         EngineLogEvidence log = new EngineLogEvidence(
-                new LogTail(
-                        evidence.engineLog(),
-                        evidence.logPollInterval(),
-                        DataSize.ofKilobytes(64),
-                        Schedulers.boundedElastic()),
-                new VllmLogParser(clock),
+                tail,
+                // The year of vLLM's timestamps from the file's modification time: an old log is not dated next year.
+                new VllmLogParser(clock, tail::modifiedAt),
                 clock,
                 noticedWithin(properties.probe())
                         .plus(evidence.logPollInterval())

@@ -484,6 +484,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
         RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(f, snap.first(), read));
         Map<String, Double> logged = new LinkedHashMap<>();
         putIfPresent(logged, "weights_loading", f.loadingWeightsSeconds());
+        putIfPresent(logged, "drafter_weights_loading", f.drafterLoadingWeightsSeconds());
         putIfPresent(logged, "model_loading", f.modelLoadingSeconds());
         putIfPresent(logged, "model_loading_gib", f.modelLoadingGib());
         putIfPresent(logged, "engine_init", f.engineInitSeconds());
@@ -549,19 +550,7 @@ public final class RestartTracker implements ProbeListener, StartTrust {
 
     private static StartEvidence evidence(
             LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
-        return new StartEvidence(
-                f.configured(),
-                f.header(),
-                f.loadingWeightsSeconds(),
-                f.mappedTensors(),
-                f.mappedMode(),
-                f.cacheFallbackReason(),
-                f.engineInitSeconds() != null,
-                read.snapshotReleasedAt(),
-                first == null ? null : first.requestSuccess(),
-                read.daemonHealthy(),
-                read.daemonSockets(),
-                read.daemonReadyAt());
+        return new StartEvidence(f, first == null ? null : first.requestSuccess(), read);
     }
 
     /** Whether the current start may teach the canary its expected answer: only weights loaded from disk. */

@@ -638,7 +638,12 @@ final class EngineApi {
     private Map<String, Object> usageChunk(Plan plan, int completionTokens) {
         Map<String, Object> body = envelope(plan, plan.request().chat() ? "chat.completion.chunk" : "text_completion");
         body.put("choices", List.of());
-        body.put("usage", usage(plan, completionTokens));
+        Map<String, Object> usage = usage(plan, completionTokens);
+        if (properties.deployment().formats() == SimulatorProperties.Deployment.Formats.V0_31) {
+            // vLLM 0.31's final usage chunk leaves out what is unset.
+            usage.remove("prompt_tokens_details");
+        }
+        body.put("usage", usage);
         return body;
     }
 

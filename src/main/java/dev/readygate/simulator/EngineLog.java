@@ -9,8 +9,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -18,23 +20,40 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Writes vLLM-shaped log lines ({@code (APIServer pid=N) INFO 11-30 12:00:01 [api_server.py:1880] ...}) to a log
- * file and optionally to standard output. Writes happen in order on one background thread, so callers on event
- * loops never block on file I/O.
+ * file and optionally to standard output, each behind the configured log collector's prefix (docker compose's {@code
+ * vllm-1  | }, a bracketed timestamp, Docker Desktop's, the CRI format), as the file readygate reads would hold them.
+ * Writes happen in order on one background thread, so callers on event loops never block on file I/O.
  */
 final class EngineLog implements AutoCloseable {
 
     private static final DateTimeFormatter TIMESTAMP =
             DateTimeFormatter.ofPattern("MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
 
+    private static final DateTimeFormatter ISO_SECONDS =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
+
+    private static final DateTimeFormatter DESKTOP =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
+
+    private static final DateTimeFormatter CRI =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'").withZone(ZoneOffset.UTC);
+
     private final @Nullable Path file;
     private final @Nullable PrintStream stdout;
     private final Clock clock;
+    private final SimulatorProperties.Deployment deployment;
     private final ExecutorService writer;
 
-    EngineLog(@Nullable Path file, @Nullable PrintStream stdout, Clock clock, String threadName) {
+    EngineLog(
+            @Nullable Path file,
+            @Nullable PrintStream stdout,
+            Clock clock,
+            SimulatorProperties.Deployment deployment,
+            String threadName) {
         this.file = file;
         this.stdout = stdout;
         this.clock = clock;
+        this.deployment = deployment;
         this.writer = Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, threadName);
             thread.setDaemon(true);
@@ -59,13 +78,55 @@ final class EngineLog implements AutoCloseable {
     }
 
     void line(String process, int pid, String level, String source, String message) {
-        String prefix = process.isEmpty() ? "" : "(" + process + " pid=" + pid + ") ";
-        raw(prefix + level + " " + TIMESTAMP.format(clock.instant()) + " [" + source + "] " + message);
+        lines(process, pid, level, source, List.of(message));
     }
 
-    /** A line written as is (uvicorn's lines have no vLLM prefix). */
+    /**
+     * A multi-line message (a logged traceback): vLLM's formatter repeats the header, timestamp included, on every
+     * line.
+     */
+    void lines(String process, int pid, String level, String source, List<String> message) {
+        Instant now = clock.instant();
+        String header = processPrefix(process, pid) + level + " " + TIMESTAMP.format(now) + " [" + source + "] ";
+        for (String line : message) {
+            write(now, header + line);
+        }
+    }
+
+    /**
+     * Lines a process writes without vLLM's logger (an uncaught exception's traceback on stderr, uvicorn's lines),
+     * behind its {@code (Process pid=N)} prefix when it has one (an empty {@code process} has none).
+     */
+    void bare(String process, int pid, List<String> lines) {
+        Instant now = clock.instant();
+        for (String line : lines) {
+            write(now, processPrefix(process, pid) + line);
+        }
+    }
+
+    /** A line written as is, behind the collector's prefix only. */
     void raw(String line) {
-        writer.execute(() -> write(line));
+        write(clock.instant(), line);
+    }
+
+    private static String processPrefix(String process, int pid) {
+        return process.isEmpty() ? "" : "(" + process + " pid=" + pid + ") ";
+    }
+
+    private void write(Instant at, String line) {
+        String prefixed = collectorPrefix(at) + line;
+        writer.execute(() -> write(prefixed));
+    }
+
+    /** What the configured log collector writes before each line. */
+    private String collectorPrefix(Instant at) {
+        return switch (deployment.logPrefix()) {
+            case NONE -> "";
+            case COMPOSE -> deployment.serviceName() + "  | ";
+            case ISO_BRACKET -> "[" + ISO_SECONDS.format(at) + "] ";
+            case DOCKER_DESKTOP -> DESKTOP.format(at) + " | ";
+            case CRI -> CRI.format(at) + " stdout F ";
+        };
     }
 
     /** Renames the file to {@code <name>.1} and starts a new one, as logrotate does. */

@@ -1,5 +1,6 @@
 package dev.readygate.simulator;
 
+import java.math.BigDecimal;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,8 +11,14 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The engine's {@code /metrics}: the {@code vllm:} series of vLLM 0.31 (V1 engine) plus the process collector's
  * {@code process_start_time_seconds}, rendered in Prometheus text format as {@code prometheus_client} does
- * (counters as {@code _total} with {@code _created}, histograms with cumulative {@code le} buckets). A fresh
+ * (counters as {@code _total} with {@code _created}, histograms with cumulative {@code le} buckets, numbers as its
+ * {@code floatToGoString} writes them, e.g. {@code 1.759672931123e+09}, with {@code formats: v0-31}). A fresh
  * instance is made on every engine start, so counters start at zero, except after a snapshot restore.
+ *
+ * <p>With data parallel, every series has one {@code engine="N"} label set per engine core (the simulator counts every
+ * request under engine 0; the others stay at zero), and with more than one API server {@code /metrics} is served as
+ * Prometheus multiprocess mode serves it: no process collector ({@code process_start_time_seconds}) and no {@code
+ * _created} samples.
  */
 final class EngineMetrics {
 
@@ -31,7 +38,8 @@ final class EngineMetrics {
 
     private final String modelName;
     private final double startTimeSeconds;
-    private final String cacheConfigLabels;
+    private final SimulatorProperties.Model model;
+    private final SimulatorProperties.Deployment deployment;
     final AtomicInteger running = new AtomicInteger();
     final AtomicInteger waiting = new AtomicInteger();
     final AtomicInteger tokensInFlight = new AtomicInteger();
@@ -55,16 +63,36 @@ final class EngineMetrics {
     private final Histogram nParam = new Histogram(N_BUCKETS);
     private final Histogram iterationTokens = new Histogram(TOKEN_BUCKETS);
 
-    EngineMetrics(String modelName, double startTimeSeconds, SimulatorProperties.Model model, int kvTokens) {
+    EngineMetrics(
+            String modelName,
+            double startTimeSeconds,
+            SimulatorProperties.Model model,
+            int kvTokens,
+            SimulatorProperties.Deployment deployment) {
         this.modelName = modelName;
         this.startTimeSeconds = startTimeSeconds;
         this.kvCacheSizeTokens = kvTokens;
+        this.model = model;
+        this.deployment = deployment;
+    }
+
+    private String cacheConfigLabels(int engine) {
         int blockSize = 16;
-        this.cacheConfigLabels = "block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\","
-                        .formatted(blockSize)
-                + "gpu_memory_utilization=\"0.9\",kv_cache_max_concurrency=\"%.2f\",kv_cache_size_tokens=\"%d\","
-                        .formatted((double) kvTokens / model.maxModelLen(), kvTokens)
-                + "num_gpu_blocks=\"%d\"".formatted(kvTokens / blockSize);
+        return String.format(
+                Locale.ROOT,
+                "block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"%d\","
+                        + "gpu_memory_utilization=\"0.9\",kv_cache_max_concurrency=\"%.2f\","
+                        + "kv_cache_size_tokens=\"%d\",num_gpu_blocks=\"%d\"",
+                blockSize,
+                engine,
+                (double) kvCacheSizeTokens / model.maxModelLen(),
+                kvCacheSizeTokens,
+                kvCacheSizeTokens / blockSize);
+    }
+
+    /** More than one API server: {@code /metrics} comes from Prometheus multiprocess mode. */
+    private boolean multiprocess() {
+        return deployment.apiServers() > 1;
     }
 
     /** A request entered the engine. */
@@ -131,134 +159,149 @@ final class EngineMetrics {
     String render() {
         StringBuilder out = new StringBuilder(16_384);
         String model = "model_name=\"" + escape(modelName) + "\"";
-        String engine = "engine=\"0\"," + model;
-        gauge(
-                out,
-                "python_info",
-                "Python platform information",
-                "implementation=\"CPython\",major=\"3\",minor=\"12\"," + "patchlevel=\"3\",version=\"3.12.3\"",
-                1);
-        gauge(
-                out,
-                "process_start_time_seconds",
-                "Start time of the process since unix epoch in seconds.",
-                "",
-                startTimeSeconds);
-        gauge(out, "process_resident_memory_bytes", "Resident memory size in bytes.", "", 2.1e9);
-        gauge(
-                out,
-                "vllm:num_requests_running",
-                "Number of requests in model execution batches.",
-                engine,
-                running.get());
-        gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", engine, waiting.get());
-        gauge(
-                out,
-                "vllm:kv_cache_usage_perc",
-                "KV-cache usage. 1 means 100 percent usage.",
-                engine,
-                Math.min(1.0, (double) Math.max(0, tokensInFlight.get()) / kvCacheSizeTokens));
-        gauge(out, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", cacheConfigLabels, 1);
-        counter(out, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", engine, preemptions);
-        counter(out, "vllm:prompt_tokens", "Number of prefill tokens processed.", engine, promptTokens);
-        counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", engine, generationTokens);
+        int engines = deployment.dataParallelSize();
+        if (!multiprocess()) {
+            header(out, "python_info", "Python platform information", "gauge");
+            sample(
+                    out,
+                    "python_info",
+                    "implementation=\"CPython\",major=\"3\",minor=\"12\",patchlevel=\"3\",version=\"3.12.3\"",
+                    1);
+            header(
+                    out,
+                    "process_start_time_seconds",
+                    "Start time of the process since unix epoch in seconds.",
+                    "gauge");
+            sample(out, "process_start_time_seconds", "", startTimeSeconds);
+            header(out, "process_resident_memory_bytes", "Resident memory size in bytes.", "gauge");
+            sample(out, "process_resident_memory_bytes", "", 2.1e9);
+        }
+        double usage = Math.min(1.0, (double) Math.max(0, tokensInFlight.get()) / kvCacheSizeTokens);
+        gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.", model, running.get());
+        gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", model, waiting.get());
+        gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", model, usage);
+        header(out, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", "gauge");
+        for (int engine = 0; engine < engines; engine++) {
+            sample(out, "vllm:cache_config_info", cacheConfigLabels(engine), 1);
+        }
+        counter(out, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", model, preemptions);
+        counter(out, "vllm:prompt_tokens", "Number of prefill tokens processed.", model, promptTokens);
+        counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", model, generationTokens);
         counter(
                 out,
                 "vllm:prefix_cache_queries",
                 "Prefix cache queries, in terms of number of queried tokens.",
-                engine,
+                model,
                 prefixQueries);
         counter(
                 out,
                 "vllm:prefix_cache_hits",
                 "Prefix cache hits, in terms of number of cached tokens.",
-                engine,
+                model,
                 prefixHits);
         header(out, "vllm:request_success", "Count of successfully processed requests.", "counter");
-        for (String reason : new String[] {"stop", "length", "abort", "error"}) {
-            LongAdder count = success.get(reason);
-            sample(
-                    out,
-                    "vllm:request_success_total",
-                    engine + ",finished_reason=\"" + reason + "\"",
-                    count == null ? 0 : count.sum());
+        for (int engine = 0; engine < engines; engine++) {
+            for (String reason : new String[] {"stop", "length", "abort", "error"}) {
+                LongAdder count = success.get(reason);
+                sample(
+                        out,
+                        "vllm:request_success_total",
+                        engine(engine, model) + ",finished_reason=\"" + reason + "\"",
+                        engine == 0 && count != null ? count.sum() : 0);
+            }
         }
         histogram(
                 out,
                 "vllm:iteration_tokens_total",
                 "Histogram of number of tokens per engine_step.",
-                engine,
+                model,
                 iterationTokens);
-        histogram(
-                out, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", engine, requestPromptTokens);
+        histogram(out, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", model, requestPromptTokens);
         histogram(
                 out,
                 "vllm:request_generation_tokens",
                 "Number of generation tokens processed.",
-                engine,
+                model,
                 requestGenerationTokens);
-        histogram(out, "vllm:request_params_n", "Histogram of the n request parameter.", engine, nParam);
+        histogram(out, "vllm:request_params_n", "Histogram of the n request parameter.", model, nParam);
         histogram(
                 out,
                 "vllm:request_params_max_tokens",
                 "Histogram of the max_tokens request parameter.",
-                engine,
+                model,
                 maxTokensParam);
-        histogram(
-                out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", engine, ttft);
-        histogram(out, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", engine, itl);
-        histogram(out, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", engine, e2e);
+        histogram(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", model, ttft);
+        histogram(out, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", model, itl);
+        histogram(out, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", model, e2e);
         histogram(
                 out,
                 "vllm:request_queue_time_seconds",
                 "Histogram of time spent in WAITING phase for request.",
-                engine,
+                model,
                 queue);
         histogram(
                 out,
                 "vllm:request_inference_time_seconds",
                 "Histogram of time spent in RUNNING phase for request.",
-                engine,
+                model,
                 inference);
         histogram(
                 out,
                 "vllm:request_prefill_time_seconds",
                 "Histogram of time spent in PREFILL phase for request.",
-                engine,
+                model,
                 prefill);
         histogram(
                 out,
                 "vllm:request_decode_time_seconds",
                 "Histogram of time spent in DECODE phase for request.",
-                engine,
+                model,
                 decode);
         return out.toString();
     }
 
-    private void gauge(StringBuilder out, String name, String help, String labels, double value) {
+    private static String engine(int engine, String model) {
+        return "engine=\"" + engine + "\"," + model;
+    }
+
+    /** One sample per engine core: engine 0 carries the value, the others zero. */
+    private void gauge(StringBuilder out, String name, String help, String model, double value) {
         header(out, name, help, "gauge");
-        sample(out, name, labels, value);
+        for (int engine = 0; engine < deployment.dataParallelSize(); engine++) {
+            sample(out, name, engine(engine, model), engine == 0 ? value : 0);
+        }
     }
 
-    private void counter(StringBuilder out, String name, String help, String labels, LongAdder value) {
+    private void counter(StringBuilder out, String name, String help, String model, LongAdder value) {
         header(out, name, help, "counter");
-        sample(out, name + "_total", labels, value.sum());
-        sample(out, name + "_created", labels, startTimeSeconds);
+        for (int engine = 0; engine < deployment.dataParallelSize(); engine++) {
+            String labels = engine(engine, model);
+            sample(out, name + "_total", labels, engine == 0 ? value.sum() : 0);
+            if (!multiprocess()) {
+                sample(out, name + "_created", labels, startTimeSeconds);
+            }
+        }
     }
 
-    private void histogram(StringBuilder out, String name, String help, String labels, Histogram histogram) {
+    private void histogram(StringBuilder out, String name, String help, String model, Histogram histogram) {
         header(out, name, help, "histogram");
         long[] counts = histogram.snapshot();
-        long cumulative = 0;
-        for (int i = 0; i < histogram.bounds.length; i++) {
-            cumulative += counts[i];
-            sample(out, name + "_bucket", labels + ",le=\"" + format(histogram.bounds[i]) + "\"", cumulative);
+        for (int engine = 0; engine < deployment.dataParallelSize(); engine++) {
+            boolean counted = engine == 0;
+            String labels = engine(engine, model);
+            long cumulative = 0;
+            for (int i = 0; i < histogram.bounds.length; i++) {
+                cumulative += counted ? counts[i] : 0;
+                sample(out, name + "_bucket", labels + ",le=\"" + format(histogram.bounds[i]) + "\"", cumulative);
+            }
+            cumulative += counted ? counts[histogram.bounds.length] : 0;
+            sample(out, name + "_bucket", labels + ",le=\"+Inf\"", cumulative);
+            sample(out, name + "_count", labels, cumulative);
+            sample(out, name + "_sum", labels, counted ? histogram.sum.sum() : 0);
+            if (!multiprocess()) {
+                sample(out, name + "_created", labels, startTimeSeconds);
+            }
         }
-        cumulative += counts[histogram.bounds.length];
-        sample(out, name + "_bucket", labels + ",le=\"+Inf\"", cumulative);
-        sample(out, name + "_count", labels, cumulative);
-        sample(out, name + "_sum", labels, histogram.sum.sum());
-        sample(out, name + "_created", labels, startTimeSeconds);
     }
 
     private static void header(StringBuilder out, String name, String help, String type) {
@@ -266,19 +309,63 @@ final class EngineMetrics {
         out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
     }
 
-    private static void sample(StringBuilder out, String name, String labels, double value) {
+    private void sample(StringBuilder out, String name, String labels, double value) {
         out.append(name);
         if (!labels.isEmpty()) {
             out.append('{').append(labels).append('}');
         }
-        out.append(' ').append(format(value)).append('\n');
+        String number =
+                deployment.formats() == SimulatorProperties.Deployment.Formats.V0_31 ? goFloat(value) : format(value);
+        out.append(' ').append(number).append('\n');
     }
 
+    /** The simulator's older number format: {@code 3.0}, else Java's shortest form ({@code 1.7599E9}). */
     private static String format(double value) {
         if (value == Math.rint(value) && Math.abs(value) < 1e15) {
             return String.format(Locale.ROOT, "%.1f", value);
         }
         return Double.toString(value);
+    }
+
+    /**
+     * A sample value as {@code prometheus_client}'s {@code floatToGoString} writes it: Python's {@code repr}, switched
+     * to an exponent sooner, as Go does, for positive numbers with more than six digits before the point ({@code
+     * 1.759672931123e+09}).
+     */
+    static String goFloat(double value) {
+        if (Double.isNaN(value)) {
+            return "NaN";
+        }
+        if (Double.isInfinite(value)) {
+            return value > 0 ? "+Inf" : "-Inf";
+        }
+        String repr = pythonRepr(value);
+        int dot = repr.indexOf('.');
+        if (value > 0 && dot > 6) {
+            String digits = repr.charAt(0) + "." + repr.substring(1, dot) + repr.substring(dot + 1);
+            String mantissa = digits.replaceAll("[0.]+$", "");
+            return mantissa + "e+0" + (dot - 1);
+        }
+        return repr;
+    }
+
+    /** Python's {@code repr(float)}: the shortest digits that read back, plain between 1e-4 and 1e16. */
+    static String pythonRepr(double value) {
+        if (value == 0) {
+            return 1 / value < 0 ? "-0.0" : "0.0";
+        }
+        BigDecimal shortest = new BigDecimal(Double.toString(value)).stripTrailingZeros();
+        int exponent = shortest.precision() - shortest.scale() - 1;
+        if (exponent >= -4 && exponent < 16) {
+            String plain = shortest.toPlainString();
+            return plain.contains(".") ? plain : plain + ".0";
+        }
+        String digits = shortest.unscaledValue().abs().toString();
+        String mantissa = digits.length() == 1 ? digits : digits.charAt(0) + "." + digits.substring(1);
+        return (value < 0 ? "-" : "")
+                + mantissa
+                + (exponent < 0 ? "e-" : "e+")
+                + String.format(Locale.ROOT, "%02d", Math.abs(exponent));
     }
 
     private static String escape(String value) {

@@ -80,14 +80,19 @@ public final class EngineSimulator implements AutoCloseable {
         this.model = new SimulatedModel(properties.model().eosEvery());
         this.faults = new FaultSet(clock);
         PrintStream echo = properties.logToStdout() ? stdout : null;
-        this.engineLog =
-                new EngineLog(properties.effectiveLogFile(), echo, clock, "simulator-log-" + properties.port());
+        this.engineLog = new EngineLog(
+                properties.effectiveLogFile(),
+                echo,
+                clock,
+                properties.deployment(),
+                "simulator-log-" + properties.port());
         this.daemonLog = new EngineLog(
                 properties.preload().logFile() != null
                         ? properties.preload().logFile()
                         : properties.effectiveWorkDir().resolve("preload-daemon.log"),
                 echo,
                 clock,
+                properties.deployment(),
                 "simulator-daemon-log-" + properties.port());
         this.gpu = new GpuMemoryModel(properties);
         this.daemon = new WeightCacheDaemon(properties, daemonLog, clock, timer, lifecycle, loops, gpu);

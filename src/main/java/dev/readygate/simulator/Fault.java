@@ -32,7 +32,12 @@ public enum Fault {
     /** The engine core died: {@code /health} answers 503, requests fail. */
     ENGINE_DEAD(true),
     /** Every start crashes after {@code faults.crash-loop-uptime}. */
-    CRASH_LOOP(true);
+    CRASH_LOOP(true),
+    /**
+     * Every start (but a snapshot restore) dies while it profiles, before serving, with {@code faults.startup-failure}
+     * as vLLM's root exception; with auto-restart the engine starts again, as a container would.
+     */
+    STARTUP_FAILURE(true);
 
     private final boolean blocksServing;
 

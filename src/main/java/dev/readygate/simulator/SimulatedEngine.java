@@ -43,8 +43,7 @@ final class SimulatedEngine implements AutoCloseable {
         SERVING
     }
 
-    private static final String API = "APIServer";
-    private static final String CORE = "EngineCore_DP0";
+    private static final String API = VllmLines.API;
 
     private final SimulatorProperties properties;
     // The revision served from the next start on: a rollout switches it (the scenario's `switch`).
@@ -54,6 +53,7 @@ final class SimulatedEngine implements AutoCloseable {
     private final WeightCacheDaemon daemon;
     private final SnapshotArtifacts snapshot;
     private final EngineLog log;
+    private final VllmLines lines;
     private final JsonMapper json;
     private final Clock clock;
     private final Scheduler timer;
@@ -95,6 +95,7 @@ final class SimulatedEngine implements AutoCloseable {
         this.daemon = daemon;
         this.snapshot = snapshot;
         this.log = log;
+        this.lines = new VllmLines(properties.deployment(), log);
         this.json = json;
         this.clock = clock;
         this.timer = timer;
@@ -125,13 +126,7 @@ final class SimulatedEngine implements AutoCloseable {
         return Mono.fromRunnable(() -> {
                     EngineInstance instance = current;
                     if (instance != null) {
-                        log.error(
-                                CORE,
-                                instance.pid() + 1,
-                                "core.py:1062",
-                                "EngineCore encountered a fatal error: " + reason);
-                        log.error(API, instance.pid(), "async_llm.py:487", "AsyncLLM output_handler failed.");
-                        log.error(API, instance.pid(), "launcher.py:112", "Engine failed, terminating server.");
+                        lines.fatalError(instance.pid(), reason);
                     }
                 })
                 .subscribeOn(lifecycle)
@@ -200,11 +195,12 @@ final class SimulatedEngine implements AutoCloseable {
         int pid = nextPid.getAndAdd(10);
         phase.set(Phase.LOADING);
         StartContext context = new StartContext(starts.incrementAndGet(), requested, pid, clock.instant());
+        context.failing = faults.has(Fault.STARTUP_FAILURE) && requested != StartupPath.SNAPSHOT_RESTORE;
         starting = context;
         List<Step> steps = switch (requested) {
-            case COLD -> coldSteps(pid, properties.loadTime(), false, context.kvTokens);
+            case COLD -> coldSteps(pid, properties.loadTime(), false, context.kvTokens, context.failing);
             case PRELOAD_HIT, PRELOAD_FALLBACK -> preloadSteps(pid, requested);
-            case SNAPSHOT_RESTORE -> restoreSteps(pid);
+            case SNAPSHOT_RESTORE -> restoreSteps();
         };
         pending.update(header(pid, requested)
                 .then(runSteps(steps))
@@ -212,7 +208,22 @@ final class SimulatedEngine implements AutoCloseable {
                 .subscribe(null, error -> {
                     lastFailure = error.getMessage();
                     phase.set(Phase.STOPPED);
-                    log.error(API, pid, "api_server.py:2101", "Engine start failed: " + error.getMessage());
+                    if (error instanceof StartupFailure) {
+                        // vLLM wrote why; the process exited, and a container restarts it.
+                        logger.warn(
+                                "vLLM simulator: start {} ({}) died before serving: {}",
+                                context.number,
+                                requested.value(),
+                                error.getMessage());
+                        scheduleAutoRestart();
+                        return;
+                    }
+                    String reason = error.getMessage() != null ? error.getMessage() : error.toString();
+                    if (requested == StartupPath.SNAPSHOT_RESTORE) {
+                        lines.restoreFailure(reason);
+                    } else {
+                        lines.startupFailure(pid, reason);
+                    }
                     // In the simulator's own log too, not only in the vLLM log file it writes.
                     logger.warn("vLLM simulator: start {} ({}) failed", context.number, requested.value(), error);
                 }));
@@ -228,6 +239,8 @@ final class SimulatedEngine implements AutoCloseable {
         volatile StartupPath taken;
         volatile @Nullable String fallbackReason;
         volatile String checkpoint;
+        // Under startup-failure: this start dies while profiling, before it serves.
+        volatile boolean failing;
         // Sized when the process starts, from the memory left (a leak across restarts can shrink it).
         final int kvTokens = gpu.kvCacheTokens();
 
@@ -244,13 +257,19 @@ final class SimulatedEngine implements AutoCloseable {
     /** One log-emitting step of a start timeline, {@code after} the previous one. */
     private record Step(Duration after, Runnable action) {}
 
+    /** A start that died before serving, after vLLM logged why. */
+    private static final class StartupFailure extends RuntimeException {
+        StartupFailure(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
     private Mono<Void> header(int pid, StartupPath requested) {
         return Mono.fromRunnable(() -> {
             if (requested == StartupPath.SNAPSHOT_RESTORE) {
                 return;
             }
-            log.info(API, pid, "api_server.py:1839", "vLLM API server version " + properties.vllmVersion());
-            log.info(API, pid, "utils.py:253", "non-default args: " + nonDefaultArgs(requested));
+            lines.header(pid, properties.vllmVersion(), properties.model().root(), nonDefaultArgs(requested));
         });
     }
 
@@ -271,12 +290,27 @@ final class SimulatedEngine implements AutoCloseable {
         if (!m.servedModelName().equals(m.root())) {
             args.append(", 'served_model_name': ['").append(m.servedModelName()).append("']");
         }
+        SimulatorProperties.Deployment deployment = properties.deployment();
+        if (deployment.dataParallelSize() > 1) {
+            args.append(", 'data_parallel_size': ").append(deployment.dataParallelSize());
+        }
+        if (deployment.speculativeDecoding()) {
+            args.append(", 'speculative_config': {'method': 'eagle3', 'model': '")
+                    .append(drafter())
+                    .append("', 'num_speculative_tokens': 3}");
+        }
         if (requested == StartupPath.PRELOAD_HIT || requested == StartupPath.PRELOAD_FALLBACK) {
-            args.append(", 'load_format': 'ipc_cache', 'model_loader_extra_config': {'socket_dir': '")
-                    .append(daemon.socketDir())
-                    .append("', 'mode': '")
+            args.append(", 'load_format': 'ipc_cache', 'model_loader_extra_config': {");
+            if (properties.preload().socketDir() != null) {
+                args.append("'socket_dir': '").append(daemon.socketDir()).append("', ");
+            }
+            args.append("'mode': '")
                     .append(properties.preload().mode().name().toLowerCase(Locale.ROOT))
                     .append("'}");
+        } else if (deployment.loadFormat() != SimulatorProperties.Deployment.LoadFormat.AUTO) {
+            args.append(", 'load_format': '")
+                    .append(deployment.loadFormat().vllmName())
+                    .append("'");
         }
         if (properties.apiKey() != null) {
             args.append(", 'api_key': ['<redacted>']");
@@ -313,82 +347,66 @@ final class SimulatedEngine implements AutoCloseable {
                 m.servedModelName());
     }
 
-    private List<Step> coldSteps(int pid, Duration total, boolean afterFallback, int kvTokens) {
+    private List<Step> coldSteps(int pid, Duration total, boolean afterFallback, int kvTokens, boolean failing) {
         SimulatorProperties.Model m = properties.model();
         int core = pid + 1;
         List<Step> steps = new ArrayList<>();
         if (!afterFallback) {
             steps.add(initializing(core, false));
-            steps.add(new Step(
-                    total.multipliedBy(5).dividedBy(100),
-                    () -> log.info(
-                            CORE, core, "gpu_model_runner.py:3012", "Starting to load model " + m.root() + "...")));
+            steps.add(new Step(total.multipliedBy(5).dividedBy(100), () -> lines.startingToLoad(core, m.root())));
         }
         double loadSeconds = seconds(total) * 0.45;
-        steps.add(new Step(total.multipliedBy(45).dividedBy(100), () -> {
-            log.info(CORE, core, "default_loader.py:262", "Loading weights took %.2f seconds".formatted(loadSeconds));
-            log.info(
-                    CORE,
-                    core,
-                    "gpu_model_runner.py:3039",
-                    "Model loading took %.4f GiB memory and %.6f seconds"
-                            .formatted(m.weightsGib(), loadSeconds + 0.05 * seconds(total)));
-        }));
-        steps.addAll(initSteps(core, total, kvTokens));
+        steps.add(new Step(
+                total.multipliedBy(45).dividedBy(100),
+                () -> lines.loaded(core, loadSeconds, m.weightsGib(), loadSeconds + 0.05 * seconds(total))));
+        steps.addAll(initSteps(pid, total, kvTokens, failing));
         return steps;
     }
 
-    /** The engine core's first line, with its config (abridged). */
+    /** The engine cores' first line, with their config (abridged). */
     private Step initializing(int core, boolean ipcCache) {
         SimulatorProperties.Model m = properties.model();
-        String config = "model='" + m.root() + "', speculative_config=None, tokenizer='" + m.root() + "', revision="
-                + revision + (ipcCache ? ", load_format=ipc_cache" : "") + ", max_seq_len=" + m.maxModelLen()
+        SimulatorProperties.Deployment deployment = properties.deployment();
+        String loadFormat = ipcCache ? "ipc_cache" : deployment.loadFormat().vllmName();
+        String speculative = deployment.speculativeDecoding()
+                ? "SpeculativeConfig(method='eagle3', model='" + drafter() + "', num_spec_tokens=3)"
+                : "None";
+        String config = "model='" + m.root() + "', speculative_config=" + speculative + ", tokenizer='" + m.root()
+                + "', revision=" + revision + ", load_format=" + loadFormat + ", max_seq_len=" + m.maxModelLen()
                 + ", served_model_name=" + m.servedModelName();
-        return new Step(
-                Duration.ZERO,
-                () -> log.info(
-                        CORE,
-                        core,
-                        "core.py:93",
-                        "Initializing a V1 LLM engine (v" + properties.vllmVersion() + ") with config: " + config));
+        return new Step(Duration.ZERO, () -> lines.initializing(core, properties.vllmVersion(), config));
     }
 
-    /** Profiling, KV cache and warm-up: the part of engine init that every non-snapshot start runs. */
-    private List<Step> initSteps(int core, Duration total, int kvTokens) {
+    /** The speculative-decoding drafter (an EAGLE-3 head). */
+    private String drafter() {
+        return properties.model().root() + "-EAGLE3";
+    }
+
+    /**
+     * Profiling, KV cache and warm-up: the part of engine init that every non-snapshot start runs; under {@code
+     * startup-failure}, profiling runs out of memory instead and the start dies.
+     */
+    private List<Step> initSteps(int pid, Duration total, int kvTokens, boolean failing) {
         SimulatorProperties.Model m = properties.model();
+        int core = pid + 1;
         double kvGib = kvTokens * 112.0 / 1024 / 1024;
+        Step compile =
+                new Step(total.multipliedBy(20).dividedBy(100), () -> lines.compiling(core, seconds(total) * 0.1));
+        if (failing) {
+            String reason = properties.faults().startupFailure();
+            return List.of(compile, new Step(total.multipliedBy(5).dividedBy(100), () -> {
+                lines.startupFailure(pid, reason);
+                throw new StartupFailure(reason);
+            }));
+        }
         return List.of(
-                new Step(total.multipliedBy(20).dividedBy(100), () -> {
-                    log.info(
-                            CORE,
-                            core,
-                            "backends.py:548",
-                            "Using cache directory: /root/.cache/vllm/torch_compile_"
-                                    + "cache/4f1c2e9a7b/rank_0_0/backbone for vLLM's torch.compile");
-                    log.info(
-                            CORE,
-                            core,
-                            "backends.py:559",
-                            "Dynamo bytecode transform time: %.2f s".formatted(seconds(total) * 0.1));
-                }),
-                new Step(total.multipliedBy(15).dividedBy(100), () -> {
-                    log.info(CORE, core, "gpu_worker.py:298", "Available KV cache memory: %.2f GiB".formatted(kvGib));
-                    log.info(CORE, core, "kv_cache_utils.py:1087", "GPU KV cache size: %,d tokens".formatted(kvTokens));
-                    log.info(
-                            CORE,
-                            core,
-                            "kv_cache_utils.py:1091",
-                            "Maximum concurrency for %,d tokens per request: %.2fx"
-                                    .formatted(m.maxModelLen(), (double) kvTokens / m.maxModelLen()));
-                }),
+                compile,
+                new Step(
+                        total.multipliedBy(15).dividedBy(100),
+                        () -> lines.kvCache(core, kvGib, kvTokens, m.maxModelLen())),
                 new Step(
                         total.multipliedBy(10).dividedBy(100),
-                        () -> log.info(
-                                CORE,
-                                core,
-                                "core.py:210",
-                                "init engine (profile, create kv cache, warmup model) took %.2f seconds"
-                                        .formatted(seconds(total) * 0.45))));
+                        () -> lines.initEngine(core, seconds(total) * 0.45, seconds(total) * 0.2)));
     }
 
     private List<Step> preloadSteps(int pid, StartupPath requested) {
@@ -406,36 +424,20 @@ final class SimulatedEngine implements AutoCloseable {
                     : daemon.lookup(m.layout(), revision);
             switch (lookup) {
                 case WeightCacheDaemon.Lookup.Hit hit -> {
-                    log.info(
-                            CORE,
+                    lines.mapped(
                             core,
-                            "ipc_loader.py:203",
-                            "Mapped %d tensors from the weight cache daemon (%s mode)"
-                                    .formatted(
-                                            hit.tensors(),
-                                            properties.preload().mode().name().toLowerCase(Locale.ROOT)));
-                    log.info(
-                            CORE,
-                            core,
-                            "ipc_loader.py:221",
-                            "Weights are held outside this process: %.2f GiB".formatted(m.weightsGib()));
-                    log.info(
-                            CORE,
-                            core,
-                            "gpu_model_runner.py:3039",
-                            "Model loading took %.4f GiB memory and %.6f seconds"
-                                    .formatted(0.0, seconds(hitTime) * 0.2));
+                            hit.tensors(),
+                            properties.preload().mode().name().toLowerCase(Locale.ROOT),
+                            properties.preload(),
+                            m.weightsGib(),
+                            seconds(hitTime) * 0.2);
                     if (context != null) {
                         context.taken = StartupPath.PRELOAD_HIT;
                         context.checkpoint = hit.checkpoint();
                     }
                 }
                 case WeightCacheDaemon.Lookup.Unusable unusable -> {
-                    log.warning(
-                            CORE,
-                            core,
-                            "ipc_loader.py:139",
-                            "Weight cache unusable (" + unusable.reason() + "); falling back to disk loading");
+                    lines.cacheUnusable(core, unusable.reason());
                     if (context != null) {
                         context.taken = StartupPath.PRELOAD_FALLBACK;
                         context.fallbackReason = unusable.reason();
@@ -446,34 +448,26 @@ final class SimulatedEngine implements AutoCloseable {
         return steps;
     }
 
-    private List<Step> restoreSteps(int pid) {
+    private List<Step> restoreSteps() {
         Duration total = properties.timing().snapshotRestoreTime();
-        return List.of(
-                new Step(
-                        Duration.ZERO,
-                        () -> log.info(
-                                "",
-                                pid,
-                                "controller.py:412",
-                                "Restoring snapshot " + snapshot.dir() + " onto " + properties.host() + ":"
-                                        + properties.port())),
-                new Step(total.multipliedBy(80).dividedBy(100), () -> {
-                    SnapshotArtifacts.Manifest manifest = snapshot.read();
-                    // Identity is validated before CRIU runs, field by field (reference §5.2, §5.3).
-                    if (!manifest.vllmVersion().equals(properties.vllmVersion())) {
-                        throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: vllm_version");
-                    }
-                    if (!manifest.gpuUuid().equals(properties.model().gpuUuid())) {
-                        throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: gpu_uuid");
-                    }
-                    StartContext context = starting;
-                    if (context != null) {
-                        context.checkpoint = manifest.checkpoint();
-                        // CRIU restores the captured process ids.
-                        context.pid = manifest.pid();
-                        context.manifest = manifest;
-                    }
-                }));
+        // vLLM's snapshot controller and restored server make no log calls: the restore itself is silent.
+        return List.of(new Step(total.multipliedBy(80).dividedBy(100), () -> {
+            SnapshotArtifacts.Manifest manifest = snapshot.read();
+            // Identity is validated before CRIU runs, field by field (reference §5.2, §5.3).
+            if (!manifest.vllmVersion().equals(properties.vllmVersion())) {
+                throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: vllm_version");
+            }
+            if (!manifest.gpuUuid().equals(properties.model().gpuUuid())) {
+                throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: gpu_uuid");
+            }
+            StartContext context = starting;
+            if (context != null) {
+                context.checkpoint = manifest.checkpoint();
+                // CRIU restores the captured process ids.
+                context.pid = manifest.pid();
+                context.manifest = manifest;
+            }
+        }));
     }
 
     private Mono<Void> listen(StartContext context) {
@@ -485,8 +479,11 @@ final class SimulatedEngine implements AutoCloseable {
                         return coldTail(context);
                     }
                     if (context.taken == StartupPath.PRELOAD_HIT) {
-                        return runSteps(
-                                initSteps(context.pid + 1, properties.timing().preloadHitLoadTime(), context.kvTokens));
+                        return runSteps(initSteps(
+                                context.pid,
+                                properties.timing().preloadHitLoadTime(),
+                                context.kvTokens,
+                                context.failing));
                     }
                     return Mono.empty();
                 })
@@ -494,7 +491,7 @@ final class SimulatedEngine implements AutoCloseable {
     }
 
     private Mono<Void> coldTail(StartContext context) {
-        return runSteps(coldSteps(context.pid, properties.loadTime(), true, context.kvTokens));
+        return runSteps(coldSteps(context.pid, properties.loadTime(), true, context.kvTokens, context.failing));
     }
 
     private Mono<Void> runSteps(List<Step> steps) {
@@ -519,21 +516,14 @@ final class SimulatedEngine implements AutoCloseable {
                         properties.model().servedModelName(),
                         context.processStart.toEpochMilli() / 1000.0,
                         properties.model(),
-                        context.kvTokens),
+                        context.kvTokens,
+                        properties.deployment()),
                 new PrefixCache(context.kvTokens),
                 new AtomicInteger(),
                 new AtomicReference<>());
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
-            log.info(API, context.pid, "api_server.py:1971", "Supported tasks: ['generate']");
-            log.info(
-                    API,
-                    context.pid,
-                    "api_server.py:2015",
-                    "Starting vLLM server on http://" + properties.host() + ":" + properties.port());
-            log.raw("INFO:     Started server process [" + context.pid + "]");
-            log.raw("INFO:     Waiting for application startup.");
-            log.raw("INFO:     Application startup complete.");
+            lines.serving(context.pid, "http://" + properties.host() + ":" + properties.port());
         } else {
             restoredLog(context.pid, "Starting vLLM server on http://" + properties.host() + ":" + properties.port());
             restoredLog(context.pid, "Application startup complete.");
@@ -602,21 +592,13 @@ final class SimulatedEngine implements AutoCloseable {
                             actual.id(),
                             actual.text(),
                             actual.logprob());
-            log.error("", context.pid, "controller.py:471", "SnapshotRestoreError: " + failure);
+            lines.restoreFailure("SnapshotRestoreError: " + failure);
             pending.update(closeListener(false)
                     .then(Mono.fromRunnable(() -> lastFailure = "SnapshotRestoreError: " + failure))
                     .subscribe());
             return;
         }
         snapshot.markRestored(properties.host(), properties.port(), context.pid, clock.instant());
-        log.info(
-                "",
-                context.pid,
-                "controller.py:488",
-                "Snapshot restored in %.2f s; oracle matched"
-                        .formatted(Duration.between(context.processStart, clock.instant())
-                                        .toMillis()
-                                / 1000.0));
     }
 
     private void restoredLog(int pid, String message) {

@@ -2,6 +2,8 @@ package dev.readygate.simulator;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.IllegalFormatException;
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -40,6 +42,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param snapshot the CRIU initialized-engine snapshot artifacts
  * @param faults fault parameters
  * @param memory the simulated GPU memory
+ * @param deployment how vLLM is deployed (collector prefix, data parallel, speculative decoding, loader) and which
+ *     vLLM's formats it writes
  */
 @ConfigurationProperties("readygate.simulator")
 public record SimulatorProperties(
@@ -66,7 +70,8 @@ public record SimulatorProperties(
         @DefaultValue Preload preload,
         @DefaultValue Snapshot snapshot,
         @DefaultValue Faults faults,
-        @DefaultValue Memory memory) {
+        @DefaultValue Memory memory,
+        @DefaultValue Deployment deployment) {
 
     public SimulatorProperties {
         requirePort("readygate.simulator.port", port);
@@ -247,6 +252,10 @@ public record SimulatorProperties(
      * @param layout the layout the daemon holds; default the engine's
      * @param socketNaming {@code gpu-index} ({@code vllm_weight_cache_gpu0.sock}) or {@code gpu-uuid}
      * @param mode {@code zero-copy} (the daemon keeps the weights) or {@code copy} (released after one hit)
+     * @param heldOutsideLine the engine's line on a cache hit after {@code Mapped N tensors}, with {@code %.2f} for
+     *     the weights' GiB (its text after the colon is unconfirmed, reference §4.5); empty for no such line
+     * @param hitModelLoading what {@code Model loading took X GiB} reports on a cache hit (unconfirmed): {@code
+     *     zero} (the weights are the daemon's) or {@code weights} (their size)
      */
     public record Preload(
             @DefaultValue("true") boolean enabled,
@@ -256,12 +265,32 @@ public record SimulatorProperties(
             @Nullable String checkpoint,
             @Nullable String layout,
             @DefaultValue("gpu-index") SocketNaming socketNaming,
-            @DefaultValue("zero-copy") Mode mode) {
+            @DefaultValue("zero-copy") Mode mode,
+
+            @DefaultValue("Weights are held outside this process: %.2f GiB")
+            String heldOutsideLine,
+
+            @DefaultValue("zero") HitModelLoading hitModelLoading) {
 
         public Preload {
             if (healthPort != null && healthPort != 0) {
                 requirePort("readygate.simulator.preload.health-port", healthPort);
             }
+            try {
+                String.format(Locale.ROOT, heldOutsideLine, 1.0);
+            } catch (IllegalFormatException ex) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.preload.held-outside-line must be a format with at most one %f for the "
+                                + "GiB (was '" + heldOutsideLine + "'): " + ex.getMessage());
+            }
+        }
+
+        /** What {@code Model loading took} reports on a cache hit. */
+        public enum HitModelLoading {
+            /** 0 GiB: the weights are held by the daemon. */
+            ZERO,
+            /** The weights' size, as if the daemon's memory were counted as the engine's. */
+            WEIGHTS
         }
 
         /** The health port, known once the enclosing properties exist ({@code port + 2} unless set; 0: none). */
@@ -271,7 +300,17 @@ public record SimulatorProperties(
         }
 
         Preload withHealthPort(int port) {
-            return new Preload(enabled, port, socketDir, logFile, checkpoint, layout, socketNaming, mode);
+            return new Preload(
+                    enabled,
+                    port,
+                    socketDir,
+                    logFile,
+                    checkpoint,
+                    layout,
+                    socketNaming,
+                    mode,
+                    heldOutsideLine,
+                    hitModelLoading);
         }
 
         /** How daemon socket files are named (the 0.31 naming is unconfirmed). */
@@ -291,14 +330,15 @@ public record SimulatorProperties(
      * Snapshot artifacts, as {@code vllm snapshot create} leaves them and {@code restore} uses them.
      *
      * @param dir the snapshot directory; default under work-dir
-     * @param restoreLog where a restored engine's output goes: {@code child-log} ({@code <dir>/child.log}, newer
-     *     controller), {@code engine-log}, or {@code none} (streams detached to /dev/null)
+     * @param restoreLog where a restored engine's output goes: {@code none} (vLLM: the controller and the server log
+     *     nothing, the restored child's streams go to /dev/null), {@code child-log} ({@code <dir>/child.log}, a newer
+     *     controller) or {@code engine-log}
      * @param countersAtRestore requests already counted at the first scrape after a restore (two create-time
      *     canaries plus the restore canary)
      */
     public record Snapshot(
             @Nullable Path dir,
-            @DefaultValue("child-log") RestoreLog restoreLog,
+            @DefaultValue("none") RestoreLog restoreLog,
             @DefaultValue("3") int countersAtRestore) {
 
         /** Where a restored engine's log lines go. */
@@ -320,6 +360,8 @@ public record SimulatorProperties(
      *     (waits forever in the queue)
      * @param wrongCheckpoint the checkpoint {@code wrong-weights} serves (same layout)
      * @param crashLoopUptime how long an engine stays up under {@code crash-loop}
+     * @param startupFailure the root exception of a start that {@code startup-failure} makes die before serving, as
+     *     vLLM's traceback ends
      */
     public record Faults(
             @DefaultValue("10") double slowFactor,
@@ -328,7 +370,12 @@ public record SimulatorProperties(
             @DefaultValue("512") int kvTooSmallTokens,
             @DefaultValue("error") KvTooSmallBehavior kvTooSmallBehavior,
             @DefaultValue("qwen3-0.6b-finetune-step2000") String wrongCheckpoint,
-            @DefaultValue("1500ms") Duration crashLoopUptime) {
+            @DefaultValue("1500ms") Duration crashLoopUptime,
+
+            @DefaultValue("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                    + "capacity of 139.81 GiB of which 1.06 GiB is free. Process 3112 has 122.40 GiB memory in "
+                    + "use.")
+            String startupFailure) {
 
         public Faults {
             if (slowFactor < 1) {
@@ -348,7 +395,8 @@ public record SimulatorProperties(
                     kvTooSmallTokens,
                     kvTooSmallBehavior,
                     wrongCheckpoint,
-                    SimulatorProperties.scaled(crashLoopUptime, factor));
+                    SimulatorProperties.scaled(crashLoopUptime, factor),
+                    startupFailure);
         }
 
         /** Behaviour of a request that does not fit a too-small KV cache. */
@@ -391,6 +439,84 @@ public record SimulatorProperties(
                     + ", which is no TCP port for port " + port + ": set " + key);
         }
         return port + offset;
+    }
+
+    /**
+     * How the simulated vLLM is deployed, and whose formats it writes: each style readygate must read in production.
+     *
+     * @param formats {@code v0-31} (vLLM 0.31: its banner, one KV cache line, {@code init engine ... took %.2f s
+     *     (compilation: %.2f s)}, {@code Model loading took} from {@code [model_runner.py]}, uvicorn behind the
+     *     {@code (APIServer pid=N)} prefix, the preload daemon's per-node READY line, a final usage chunk without
+     *     {@code prompt_tokens_details}, {@code /metrics} numbers as {@code prometheus_client} writes them, e.g.
+     *     {@code 1.759672931123e+09}) or {@code legacy} (the formats of vLLM 0.10 to 0.30)
+     * @param logPrefix the log collector's prefix before every line of the engine and daemon logs: {@code none},
+     *     {@code compose} ({@code <service-name>  | }), {@code iso-bracket} ({@code [2026-10-05T14:02:11Z] }),
+     *     {@code docker-desktop} ({@code 2026-10-05 14:02:11.609 | }) or {@code cri} (Kubernetes' node log format)
+     * @param serviceName the service name in {@code compose} prefixes
+     * @param dataParallelSize engine cores ({@code --data-parallel-size}, 1 to 4): each logs its own header and
+     *     start; above 1 vLLM runs one API server per core and serves {@code /metrics} in Prometheus multiprocess mode
+     *     (no {@code process_start_time_seconds}, {@code engine="N"} series per core)
+     * @param speculativeDecoding whether a speculative-decoding drafter is loaded after the model (a second {@code
+     *     Loading weights took} line)
+     * @param loadFormat {@code auto}, or a loader that logs no {@code Loading weights took}: {@code runai-streamer},
+     *     {@code tensorizer}
+     */
+    public record Deployment(
+            @DefaultValue("v0-31") Formats formats,
+            @DefaultValue("none") LogPrefix logPrefix,
+            @DefaultValue("vllm-1") String serviceName,
+            @DefaultValue("1") int dataParallelSize,
+            @DefaultValue("false") boolean speculativeDecoding,
+            @DefaultValue("auto") LoadFormat loadFormat) {
+
+        public Deployment {
+            if (dataParallelSize < 1 || dataParallelSize > 4) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.deployment.data-parallel-size must be between 1 and 4 (was "
+                                + dataParallelSize + ")");
+            }
+            if (!serviceName.matches("[A-Za-z0-9][\\w.-]{0,60}")) {
+                throw new IllegalArgumentException("readygate.simulator.deployment.service-name must be a compose "
+                        + "service name (letters, digits, '.', '-', '_'), was '" + serviceName + "'");
+            }
+        }
+
+        /** Whose log line, usage chunk and number formats the simulator writes. */
+        public enum Formats {
+            /** vLLM 0.31's. */
+            V0_31,
+            /** vLLM 0.10 to 0.30's. */
+            LEGACY
+        }
+
+        /** The log collector that prefixes each line. */
+        public enum LogPrefix {
+            NONE,
+            COMPOSE,
+            ISO_BRACKET,
+            DOCKER_DESKTOP,
+            CRI
+        }
+
+        /** The engine's {@code --load-format}. */
+        public enum LoadFormat {
+            /** The default loader: logs {@code Loading weights took}. */
+            AUTO,
+            /** The Run:ai model streamer: no {@code Loading weights took}. */
+            RUNAI_STREAMER,
+            /** Tensorizer: no {@code Loading weights took}. */
+            TENSORIZER;
+
+            /** As vLLM names it in its arguments. */
+            public String vllmName() {
+                return name().toLowerCase(Locale.ROOT);
+            }
+        }
+
+        /** API server processes: vLLM defaults {@code --api-server-count} to the data-parallel size. */
+        public int apiServers() {
+            return dataParallelSize;
+        }
     }
 
     private static void requirePort(String key, int port) {

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
@@ -64,7 +65,11 @@ final class WeightCacheDaemon implements AutoCloseable {
     private volatile boolean released;
     private volatile @Nullable Instant servingSince;
     private volatile @Nullable DisposableServer health;
-    private final int pid;
+    // Every start is a new `vllm preload` process with its own pid (and its rank's, the next one), as a real restart
+    // is; a restart that leaves the old cache resident is modelled as the same process loading again.
+    private final int firstPid;
+    private final AtomicInteger starts = new AtomicInteger();
+    private volatile int pid;
 
     WeightCacheDaemon(
             SimulatorProperties properties,
@@ -91,7 +96,8 @@ final class WeightCacheDaemon implements AutoCloseable {
         this.layout =
                 preload.layout() != null ? preload.layout() : properties.model().layout();
         this.revision = properties.model().revision();
-        this.pid = properties.pid() - 100;
+        this.firstPid = properties.pid() - 100;
+        this.pid = firstPid;
     }
 
     /**
@@ -106,6 +112,10 @@ final class WeightCacheDaemon implements AutoCloseable {
         boolean keepResident = switching && properties.memory().staleCacheOnSwitch();
         return stop(keepResident)
                 .then(Mono.fromRunnable(() -> {
+                    int started = starts.getAndIncrement();
+                    if (started > 0 && !keepResident) {
+                        pid = firstPid - 2 * started;
+                    }
                     if (newCheckpoint != null) {
                         checkpoint = newCheckpoint;
                     }
@@ -150,8 +160,11 @@ final class WeightCacheDaemon implements AutoCloseable {
                 "APIServer",
                 pid,
                 "preload.py:214",
-                "===== Weight cache daemon READY: all 1 ranks serving in %.2fs ====="
-                        .formatted(took.toMillis() / 1000.0));
+                VllmLines.daemonReady(
+                        properties.deployment().formats(),
+                        took.toMillis() / 1000.0,
+                        // vLLM's default socket dir (a per-user temporary one) when none is configured.
+                        properties.preload().socketDir() == null ? "the default socket dir" : socketDir.toString()));
     }
 
     /** Stops the daemon (SIGTERM to {@code vllm preload}): sockets unlinked, health port closed. */

@@ -367,7 +367,10 @@ public class StatusController {
         MemoryAssessment.StaleCache stale = assessment.staleCache();
         out.put(
                 MemorySignal.STALE_CACHE.value(),
-                stale == null ? "no checkpoint switch among the recorded starts (or daemon memory unknown)" : stale);
+                stale == null
+                        ? "nothing shows the preload daemon holds another checkpoint than the one served (no preload"
+                                + " hit or fingerprint mismatch since readygate started or the daemon last changed)"
+                        : stale);
         MemoryAssessment.KvCache kv = assessment.kvCache();
         out.put(
                 MemorySignal.KV_CACHE_SHRINKING.value(),

@@ -3,7 +3,12 @@ package dev.readygate.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Objects;
 import org.junit.jupiter.api.Test;
 
 /** {@link PrometheusText} on expositions shaped like vLLM's, and on text that is not one. */
@@ -82,5 +87,30 @@ class PrometheusTextTests {
         assertThatExceptionOfType(EngineCallException.class)
                 .isThrownBy(() -> PrometheusText.parse("vllm:num_requests_running{engine=\"0\"} many\n"))
                 .satisfies(ex -> assertThat(ex.failure().detail()).contains("not a number"));
+    }
+
+    static String resource(String name) {
+        try (InputStream in = PrometheusTextTests.class.getResourceAsStream(name)) {
+            return new String(Objects.requireNonNull(in, name).readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    @Test
+    void parseWhenDataParallelInMultiprocessModeSumsTheEngineCoresAndKeepsTheSmallestKvCache() {
+        EngineMetricsSample sample =
+                PrometheusText.parse(resource("/vllm-metrics/v0.31-data-parallel-multiprocess.txt"));
+
+        // Multiprocess mode has no process collector: restarts are not told by a start time.
+        assertThat(sample.processStartTimeSeconds()).isNull();
+        assertThat(sample.requestsRunning()).isEqualTo(6.0);
+        assertThat(sample.requestsWaiting()).isEqualTo(1.0);
+        assertThat(sample.promptTokens()).isEqualTo(102_400.0);
+        assertThat(sample.generationTokens()).isEqualTo(12_800.0);
+        assertThat(sample.requestSuccess()).isEqualTo(200.0);
+        // What one request can use, and what shrinks first: the smallest engine core's KV cache.
+        assertThat(sample.kvCacheSizeTokens()).isEqualTo(868_352L);
+        assertThat(sample.cacheConfig()).containsEntry("engine", "2");
     }
 }

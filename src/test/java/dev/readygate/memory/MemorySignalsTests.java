@@ -23,9 +23,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -288,6 +290,125 @@ class MemorySignalsTests {
                 .isNull();
     }
 
+    @Test
+    void aRollbackToTheRevisionTheDaemonStillHoldsIsNoStaleCache() {
+        RestartRecord hit = readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688);
+        RestartRecord rollout = mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2"));
+        RestartRecord rollback = readyWith(RestartPath.COLD, 2, 1668, 8836);
+        RestartRecord unreachable = fallback(
+                readyWith(RestartPath.PRELOAD_FALLBACK, 3, 1668, 8836),
+                "Cannot connect to weight cache daemon at /tmp/vllm_weight_cache_gpu0.sock: [Errno 111]");
+
+        MemoryAssessment afterRollout = MemorySignals.assess(List.of(hit, rollout), null, null, SETTINGS);
+        MemoryAssessment afterRollback = MemorySignals.assess(List.of(hit, rollout, rollback), null, null, SETTINGS);
+        MemoryAssessment afterFallback =
+                MemorySignals.assess(List.of(hit, rollout, rollback, unreachable), null, null, SETTINGS);
+
+        assertThat(afterRollout.active()).containsExactly(MemorySignal.STALE_CACHE);
+        MemoryAssessment.StaleCache stale = Objects.requireNonNull(afterRollout.staleCache());
+        assertThat(stale.daemonCheckpoint()).endsWith("@main");
+        assertThat(stale.previousCheckpoint()).endsWith("@main");
+        assertThat(stale.evidence()).startsWith("a preload hit for ").contains("@main");
+        // The daemon never let go of main: the engine is back on what the daemon holds.
+        assertThat(afterRollback.active()).isEmpty();
+        MemoryAssessment.StaleCache back = Objects.requireNonNull(afterRollback.staleCache());
+        assertThat(back.checkpoint()).endsWith("@main");
+        assertThat(back.daemonCheckpoint()).endsWith("@main");
+        assertThat(back.servingBytes()).isEqualTo(Math.round(1.12 * 1024 * MIB));
+        assertThat(back.staleBytes()).isZero();
+        // A daemon the engine could not reach holds what it held.
+        assertThat(afterFallback.active()).isEmpty();
+    }
+
+    @Test
+    void afterTheDaemonChangedOnlyALaterStartsLogShowsWhatItHolds() {
+        // The demo's round: a rollout the daemon did not follow, the daemon re-caches it, a hit; a rollback the daemon
+        // re-caches before the engine restarts cold; then a fallback (daemon unreachable) and a hit.
+        RestartRecord hit = readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688);
+        RestartRecord rollout = mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2"));
+        RestartRecord hitV2 = revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 7688), "v2");
+        RestartRecord rollback = readyWith(RestartPath.COLD, 3, 1668, 8836);
+        RestartRecord unreachable = fallback(
+                readyWith(RestartPath.PRELOAD_FALLBACK, 4, 1668, 8836),
+                "Cannot connect to weight cache daemon at /tmp/vllm_weight_cache_gpu0.sock: [Errno 111]");
+        RestartRecord hitMain = readyWith(RestartPath.PRELOAD_HIT, 5, 1668, 7688);
+        List<RestartRecord> round = List.of(hit, rollout, hitV2, rollback, unreachable, hitMain);
+        // The daemon went away and came back between the hit on v2 and the rollback's start.
+        Instant recached = rollback.engineStart().minusSeconds(10);
+
+        List<MemoryAssessment> assessments = new ArrayList<>();
+        for (int i = 1; i <= round.size(); i++) {
+            List<RestartRecord> history = round.subList(0, i);
+            DaemonSightings seen = new DaemonSightings(ids(history), i > 3 ? recached : null);
+            assessments.add(MemorySignals.assess(history, seen, null, null, SETTINGS));
+        }
+
+        assertThat(assessments.stream().map(MemoryAssessment::active))
+                .containsExactly(Set.of(), Set.of(MemorySignal.STALE_CACHE), Set.of(), Set.of(), Set.of(), Set.of());
+        // Nothing this process saw since the daemon came back says what it holds: nothing to report.
+        assertThat(assessments.get(3).staleCache()).isNull();
+        assertThat(assessments.get(4).staleCache()).isNull();
+        assertThat(Objects.requireNonNull(assessments.get(5).staleCache()).daemonCheckpoint())
+                .endsWith("@main");
+        // Had the daemon not changed, the rollback would have left it holding v2: that is a stale cache.
+        assertThat(MemorySignals.assess(round.subList(0, 4), null, null, SETTINGS)
+                        .active())
+                .containsExactly(MemorySignal.STALE_CACHE);
+        assertThat(Objects.requireNonNull(MemorySignals.assess(round.subList(0, 4), null, null, SETTINGS)
+                                .staleCache())
+                        .daemonCheckpoint())
+                .endsWith("@v2");
+    }
+
+    @Test
+    void aPreviousRunsStartsSayNothingAboutWhatTheDaemonHoldsNow() {
+        // A previous run ended on v2 with the daemon caching it; this process starts cold on main.
+        List<RestartRecord> previousRun = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688),
+                mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")),
+                revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 7688), "v2"));
+        RestartRecord cold = readyWith(RestartPath.COLD, 10, 1668, 8836);
+        RestartRecord hit = readyWith(RestartPath.PRELOAD_HIT, 11, 1668, 7688);
+        RestartRecord rollout = mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 12, 1668, 8836), "v2"));
+        List<RestartRecord> history = new ArrayList<>(previousRun);
+
+        history.add(cold);
+        MemoryAssessment atFirstStart =
+                MemorySignals.assess(history, new DaemonSightings(ids(List.of(cold)), null), null, null, SETTINGS);
+        history.add(hit);
+        MemoryAssessment afterHit =
+                MemorySignals.assess(history, new DaemonSightings(ids(List.of(cold, hit)), null), null, null, SETTINGS);
+        history.add(rollout);
+        MemoryAssessment afterRollout = MemorySignals.assess(
+                history, new DaemonSightings(ids(List.of(cold, hit, rollout)), null), null, null, SETTINGS);
+
+        assertThat(atFirstStart.active()).isEmpty();
+        assertThat(atFirstStart.staleCache()).isNull();
+        // The switch from v2 is the previous run's: this run saw none.
+        assertThat(afterHit.active()).isEmpty();
+        assertThat(afterHit.staleCache()).isNull();
+        // This run's own rollout is still caught.
+        assertThat(afterRollout.active()).containsExactly(MemorySignal.STALE_CACHE);
+        assertThat(Objects.requireNonNull(afterRollout.staleCache()).previousCheckpoint())
+                .endsWith("@main");
+    }
+
+    @Test
+    void aFingerprintMismatchShowsTheDaemonHoldsAnotherCheckpointEvenWithoutAnEarlierHit() {
+        RestartRecord rollout = mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 0, 1668, 8836), "v2"));
+
+        MemoryAssessment assessment = MemorySignals.assess(List.of(rollout), null, null, SETTINGS);
+
+        assertThat(assessment.active()).containsExactly(MemorySignal.STALE_CACHE);
+        MemoryAssessment.StaleCache stale = Objects.requireNonNull(assessment.staleCache());
+        assertThat(stale.daemonCheckpoint()).isNull();
+        assertThat(stale.previousCheckpoint()).isEqualTo("another checkpoint");
+        assertThat(stale.evidence()).startsWith("a fingerprint mismatch for ").contains("['revision']");
+        // The configured overhead (1 GB) when no hit showed the daemon's own.
+        assertThat(stale.staleBytes())
+                .isEqualTo(1668 * MIB - DataSize.ofGigabytes(1).toBytes());
+    }
+
     // ---- KV cache
 
     @Test
@@ -402,6 +523,21 @@ class MemorySignalsTests {
                 memory);
     }
 
+    static Set<String> ids(List<RestartRecord> records) {
+        Set<String> ids = new HashSet<>();
+        records.forEach(record -> ids.add(record.id()));
+        return ids;
+    }
+
+    /** The start fell back because the daemon holds another revision (vLLM's fingerprint includes it). */
+    static RestartRecord mismatch(RestartRecord r) {
+        return fallback(r, "WeightCacheKey mismatch on fields: ['revision']");
+    }
+
+    static RestartRecord fallback(RestartRecord r, String reason) {
+        return copy(r, r.revision(), r.kvCacheSizeTokens(), reason);
+    }
+
     static RestartRecord revision(RestartRecord r, @Nullable String revision) {
         return copy(r, revision, r.kvCacheSizeTokens());
     }
@@ -411,6 +547,11 @@ class MemorySignalsTests {
     }
 
     static RestartRecord copy(RestartRecord r, @Nullable String revision, @Nullable Long tokens) {
+        return copy(r, revision, tokens, r.fallbackReason());
+    }
+
+    static RestartRecord copy(
+            RestartRecord r, @Nullable String revision, @Nullable Long tokens, @Nullable String fallbackReason) {
         return new RestartRecord(
                 r.id(),
                 r.engineStart(),
@@ -418,7 +559,7 @@ class MemorySignalsTests {
                 r.firstSeen(),
                 r.path(),
                 r.evidence(),
-                r.fallbackReason(),
+                fallbackReason,
                 r.wrongWeightsFromCache(),
                 r.phases(),
                 r.loggedDurations(),

@@ -82,6 +82,10 @@ class LatchedFailureRecordTests {
                 null,
                 null,
                 null,
+                null,
+                null,
+                false,
+                null,
                 null);
     }
 

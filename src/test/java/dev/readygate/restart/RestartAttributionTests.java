@@ -3,6 +3,8 @@ package dev.readygate.restart;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RestartAttributionTests {
@@ -11,19 +13,22 @@ class RestartAttributionTests {
 
     static StartEvidence evidence(
             Double loading, Integer mapped, String fallback, boolean init, Instant released, Double requests) {
+        List<LogEvent> events = new ArrayList<>();
+        events.add(new LogEvent.ServerVersion(null, null, null, "0.31.0"));
+        if (loading != null) {
+            events.add(new LogEvent.LoadingWeights(null, null, null, loading));
+        }
+        if (mapped != null) {
+            events.add(new LogEvent.MappedFromCache(null, null, null, mapped, "zero_copy"));
+        }
+        if (fallback != null) {
+            events.add(new LogEvent.CacheFallback(null, null, null, fallback));
+        }
+        if (init) {
+            events.add(new LogEvent.InitEngine(null, null, null, 25.0));
+        }
         return new StartEvidence(
-                true,
-                true,
-                loading,
-                mapped,
-                mapped == null ? null : "zero_copy",
-                fallback,
-                init,
-                released,
-                requests,
-                true,
-                1,
-                T.minusSeconds(60));
+                LogFindings.of(events), requests, new EvidenceSources.Reading(released, true, 1, T.minusSeconds(60)));
     }
 
     @Test

@@ -159,8 +159,9 @@ class VllmLogParserTests {
                                 "EngineCore encountered a fatal error: CUDA error: an illegal memory access was "
                                         + "encountered")),
                 arguments(
-                        "(APIServer pid=6) ERROR 11-30 12:05:20 [launcher.py:112] Engine failed, terminating server.",
-                        new EngineFatal(AT, "APIServer", 6, "Engine failed, terminating server.")),
+                        "(APIServer pid=6) CRITICAL 11-30 12:05:20 [launcher.py:116] VLLM Engine failed, terminating "
+                                + "server.",
+                        new EngineFatal(AT, "APIServer", 6, "VLLM Engine failed, terminating server.")),
                 arguments(
                         "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
                                 + "(above) for the root cause.",
@@ -240,9 +241,43 @@ class VllmLogParserTests {
                         new ApplicationStartup(null, "APIServer", 4242)),
                 arguments(
                         "(EngineCore_DP0 pid=4243) ERROR 11-30 12:05:20 [core.py:1062] EngineCore encountered a fatal "
-                                + "error: simulated crash",
-                        new EngineFatal(
-                                AT, "EngineCore_DP0", 4243, "EngineCore encountered a fatal error: simulated crash")));
+                                + "error.",
+                        new EngineFatal(AT, "EngineCore_DP0", 4243, "EngineCore encountered a fatal error.")),
+                arguments(
+                        "(EngineCore_DP0 pid=4243) ERROR 11-30 12:05:20 [core.py:1062] RuntimeError: simulated crash",
+                        new LogEvent.ExceptionRaised(AT, "EngineCore_DP0", 4243, "RuntimeError: simulated crash")),
+                arguments(
+                        "(APIServer pid=4242) CRITICAL 11-30 12:05:20 [launcher.py:116] VLLM Engine failed, "
+                                + "terminating server.",
+                        new EngineFatal(AT, "APIServer", 4242, "VLLM Engine failed, terminating server.")),
+                // vLLM 0.31's formats.
+                arguments(
+                        "(APIServer pid=4242) INFO:     Application startup complete.",
+                        new ApplicationStartup(null, "APIServer", 4242)),
+                arguments(
+                        "(APIServer pid=4142) INFO 11-30 12:05:20 [preload.py:214] ===== Weight cache daemon READY: node "
+                                + "0/1 serving 1 local rank(s) in the default socket dir =====",
+                        new DaemonReady(AT, "APIServer", 4142)),
+                arguments(
+                        "(EngineCore_DP0 pid=4243) INFO 11-30 12:05:20 [model_runner.py:4344] Model loading took 1.12 "
+                                + "GiB memory and 0.185000 seconds",
+                        new ModelLoading(AT, "EngineCore_DP0", 4243, 1.12, 0.185)),
+                arguments(
+                        "(APIServer pid=4242) INFO 11-30 12:05:20 [arg_utils.py:1744] Defaulting api_server_count to "
+                                + "data_parallel_size (2).",
+                        new LogEvent.ApiServerCount(AT, "APIServer", 4242, 2)),
+                arguments(
+                        "(EngineCore_DP0 pid=4243) ERROR 11-30 12:05:20 [core.py:1100] EngineCore failed to start.",
+                        new LogEvent.CoreStartFailed(AT, "EngineCore_DP0", 4243)),
+                arguments(
+                        "vllm-1  | (APIServer pid=4242) RuntimeError: Engine core initialization failed. See root "
+                                + "cause above. Failed core proc(s): {'EngineCore_DP0': 1}",
+                        new LogEvent.InitializationFailed(
+                                null,
+                                "APIServer",
+                                4242,
+                                "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+                                        + "proc(s): {'EngineCore_DP0': 1}")));
     }
 
     @ParameterizedTest
@@ -405,6 +440,189 @@ class VllmLogParserTests {
                 .isEqualTo(new InitEngine(null, null, null, 1.0));
     }
 
+    static final String COLD_LINE =
+            "(EngineCore_DP0 pid=94) INFO 11-30 12:05:20 [default_loader.py:293] Loading weights took 4.71 seconds";
+
+    static Stream<Arguments> collectorPrefixes() {
+        return Stream.of(
+                arguments("vllm-1  | "),
+                arguments("qwen3.5-4b  | "),
+                arguments("\u001B[36mvllm-1  |\u001B[0m "),
+                arguments("[2026-11-30T12:05:20Z] "),
+                arguments("[2026-11-30T12:05:20.123+01:00] "),
+                arguments("2026-11-30 12:05:20.609 | "),
+                arguments("2026-11-30T12:05:21.123456789Z stdout F "),
+                arguments("[pod/vllm-0/vllm] "),
+                arguments("Nov 30 12:05:20 gpu-node-7 vllm[4242]: "),
+                arguments("vllm-engine-7d9f8b-x2x4q vllm "));
+    }
+
+    @ParameterizedTest
+    @MethodSource("collectorPrefixes")
+    void parseWhenACollectorPrefixesTheLineFindsVllmsLineBehindIt(String prefix) {
+        assertThat(parser.parse(prefix + COLD_LINE)).isEqualTo(new LoadingWeights(AT, "EngineCore_DP0", 94, 4.71));
+        assertThat(parser.parse(prefix + "INFO 11-30 12:05:20 [core.py:282] init engine (profile, create kv cache, "
+                        + "warmup model) took 44.67 s (compilation: 29.93 s)"))
+                .isEqualTo(new InitEngine(AT, null, null, 44.67));
+        assertThat(parser.parse(prefix + "(APIServer pid=1) INFO:     Application startup complete."))
+                .isEqualTo(new ApplicationStartup(null, "APIServer", 1));
+        assertThat(parser.parse(prefix + "INFO:     Application startup complete."))
+                .isEqualTo(new ApplicationStartup(null, null, null));
+        assertThat(parser.parse(prefix + "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root "
+                        + "cause above. Failed core proc(s): {}"))
+                .isEqualTo(new LogEvent.InitializationFailed(
+                        null,
+                        "APIServer",
+                        1,
+                        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): "
+                                + "{}"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                // vLLM echoes a request's prompt: a line inside it is not vLLM speaking, behind a prefix or not.
+                "vllm-1  | (APIServer pid=1) INFO 11-30 12:05:20 [logger.py:43] Received request cmpl-1: prompt: '"
+                        + COLD_LINE + "', params: SamplingParams(n=1)",
+                "[2026-11-30T12:05:20Z] INFO 11-30 12:05:20 [logger.py:43] Received request cmpl-1: prompt: 'INFO "
+                        + "11-30 12:05:20 [x.py:1] EngineCore encountered a fatal error.', params: SamplingParams(n=1)",
+                // Not a prefix: more text before vLLM's line than any collector writes.
+                "Some tool printed a long message that goes on and on about what it does with the file it found on "
+                        + "disk and then on about something else entirely, for more than two hundred characters in "
+                        + "all, before: " + COLD_LINE,
+                // A traceback's exception at INFO is a message, not a traceback.
+                "vllm-1  | (APIServer pid=1) INFO 11-30 12:05:20 [x.py:1] ValueError: said in passing",
+                "vllm-1  | [rank0]:[W309 12:56:45.480623726 ProcessGroupNCCL.cpp:1553] Warning: WARNING: "
+                        + "destroy_process_group() was not called before program exit",
+                "qwen3.5-4b exited with code 1 (restarting)",
+                "vllm-1  | Loading safetensors checkpoint shards: 100% Completed | 3/3 [00:04<00:00,  1.53s/it]",
+            })
+    void parseWhenAnEventPhraseIsNotVllmsOwnLineReturnsNull(String line) {
+        assertThat(parser.parse(line)).isNull();
+    }
+
+    static Stream<Arguments> deploymentLines() {
+        return Stream.of(
+                // Data parallel: each engine core logs its own header.
+                arguments(
+                        "(EngineCore_DP3 pid=123) INFO 11-30 12:05:20 [core.py:101] Initializing a V1 LLM engine "
+                                + "(v0.31.0) with config: model='Qwen/Qwen3-30B-A3B', data_parallel_size=4",
+                        new ServerVersion(AT, "EngineCore_DP3", 123, "0.31.0")),
+                arguments(
+                        "(APIServer pid=1) INFO 11-30 12:05:20 [arg_utils.py:1744] Defaulting api_server_count to "
+                                + "data_parallel_size (8).",
+                        new LogEvent.ApiServerCount(AT, "APIServer", 1, 8)),
+                arguments(
+                        "(Worker_TP1 pid=132) INFO 11-30 12:05:20 [default_loader.py:293] Loading weights took 30.12 "
+                                + "seconds",
+                        new LoadingWeights(AT, "Worker_TP1", 132, 30.12)),
+                arguments(
+                        "(ApiServer_3 pid=153) INFO:     Application startup complete.",
+                        new ApplicationStartup(null, "ApiServer_3", 153)),
+                // Ray forwards a worker's lines into the engine core's output: the worker is the one logging.
+                arguments(
+                        "(EngineCore pid=311) (RayWorkerWrapper pid=144, ip=172.18.0.2) INFO 11-30 12:05:20 "
+                                + "[default_loader.py:293] Loading weights took 1.21 seconds",
+                        new LoadingWeights(AT, "RayWorkerWrapper", 144, 1.21)),
+                // vLLM's banner (0.16 on): the version on its middle line.
+                arguments(
+                        "(APIServer pid=1) INFO 11-30 12:05:20 [utils.py:302]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version "
+                                + "0.16.1rc1.dev265+gd106bf39f",
+                        new ServerVersion(AT, "APIServer", 1, "0.16.1rc1.dev265+gd106bf39f")),
+                // The 0.31 formats.
+                arguments(
+                        "(EngineCore_DP0 pid=94) INFO 11-30 12:05:20 [model_runner.py:4344] Model loading took 15.27 "
+                                + "GiB memory and 5.444196 seconds",
+                        new ModelLoading(AT, "EngineCore_DP0", 94, 15.27, 5.444196)),
+                arguments(
+                        "(EngineCore_DP0 pid=94) INFO 11-30 12:05:20 [kv_cache_utils.py:1314] GPU KV cache size: "
+                                + "759,424 tokens, Maximum concurrency for 40,960 tokens per request: 18.54x",
+                        new KvCacheSize(AT, "EngineCore_DP0", 94, 759_424)),
+                arguments(
+                        "(EngineCore_DP0 pid=94) INFO 11-30 12:05:20 [core.py:282] init engine (profile, create kv "
+                                + "cache, warmup model) took 44.67 s (compilation: 29.93 s)",
+                        new InitEngine(AT, "EngineCore_DP0", 94, 44.67)),
+                arguments(
+                        "(APIServer pid=1) INFO 11-30 12:05:20 [preload.py:214] ===== Weight cache daemon READY: node "
+                                + "0/1 serving 1 local rank(s) in the default socket dir =====",
+                        new DaemonReady(AT, "APIServer", 1)),
+                // Startup failures and their reasons.
+                arguments(
+                        "(EngineCore_DP0 pid=94) ERROR 11-30 12:05:20 [core.py:1100] EngineCore failed to start.",
+                        new LogEvent.CoreStartFailed(AT, "EngineCore_DP0", 94)),
+                arguments(
+                        "(EngineCore_DP0 pid=94) ERROR 11-30 12:05:20 [core.py:1100] torch.OutOfMemoryError: CUDA out "
+                                + "of memory. Tried to allocate 2.00 GiB.",
+                        new LogEvent.ExceptionRaised(
+                                AT,
+                                "EngineCore_DP0",
+                                94,
+                                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")),
+                arguments(
+                        "(EngineCore_DP0 pid=94) ValueError: No available memory for the cache blocks.",
+                        new LogEvent.ExceptionRaised(
+                                null, "EngineCore_DP0", 94, "ValueError: No available memory for the cache blocks.")),
+                arguments("AssertionError", new LogEvent.ExceptionRaised(null, null, null, "AssertionError")),
+                arguments(
+                        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. "
+                                + "Failed core proc(s): {'EngineCore_DP0': 1}",
+                        new LogEvent.InitializationFailed(
+                                null,
+                                "APIServer",
+                                1,
+                                "RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+                                        + "proc(s): {'EngineCore_DP0': 1}")),
+                arguments(
+                        "(EngineCore_DP0 pid=94) ERROR 11-30 12:05:20 [core.py:1023] EngineCore encountered a fatal "
+                                + "error.",
+                        new EngineFatal(AT, "EngineCore_DP0", 94, "EngineCore encountered a fatal error.")),
+                arguments(
+                        "(APIServer pid=1) CRITICAL 11-30 12:05:20 [launcher.py:116] VLLM Engine failed, terminating "
+                                + "server.",
+                        new EngineFatal(AT, "APIServer", 1, "VLLM Engine failed, terminating server.")));
+    }
+
+    @ParameterizedTest
+    @MethodSource("deploymentLines")
+    void parseWhenLineComesFromADeploymentStyleOrAFailureReturnsItsEvent(String line, LogEvent expected) {
+        assertThat(parser.parse(line)).isEqualTo(expected);
+    }
+
+    @Test
+    void parseWhenTheLogIsReadLongAfterItWasWrittenDatesItByTheAnchorNotNextYear() {
+        // Eight months later, with the file's modification time as the anchor, and without one.
+        Clock later = Clock.fixed(Instant.parse("2027-07-30T00:00:00Z"), ZoneOffset.UTC);
+        VllmLogParser anchored = new VllmLogParser(later, () -> Instant.parse("2026-11-30T13:00:00Z"));
+        VllmLogParser unanchored = new VllmLogParser(later);
+
+        assertThat(anchored.parse(COLD_LINE)).extracting(LogEvent::at).isEqualTo(AT);
+        assertThat(unanchored.parse(COLD_LINE)).extracting(LogEvent::at).isEqualTo(AT);
+    }
+
+    @Test
+    void parseWhenTheLogIsOlderThanAYearDatesItByTheFilesModificationTime() {
+        Clock muchLater = Clock.fixed(Instant.parse("2028-07-30T00:00:00Z"), ZoneOffset.UTC);
+        VllmLogParser anchored = new VllmLogParser(muchLater, () -> Instant.parse("2026-12-01T00:00:00Z"));
+
+        assertThat(anchored.parse(COLD_LINE)).extracting(LogEvent::at).isEqualTo(AT);
+    }
+
+    @Test
+    void parseWhenTheCollectorsPrefixHasAYearDatesTheLineInIt() {
+        Clock muchLater = Clock.fixed(Instant.parse("2029-01-15T00:00:00Z"), ZoneOffset.UTC);
+        VllmLogParser parser = new VllmLogParser(muchLater, () -> Instant.parse("2029-01-14T00:00:00Z"));
+
+        assertThat(parser.parse("2026-11-30T12:05:21.123456789Z stdout F " + COLD_LINE))
+                .extracting(LogEvent::at)
+                .isEqualTo(AT);
+        assertThat(parser.parse("[2026-11-30T12:05:20Z] " + COLD_LINE))
+                .extracting(LogEvent::at)
+                .isEqualTo(AT);
+        assertThat(parser.parse("2026-11-30 12:05:20.609 | " + COLD_LINE))
+                .extracting(LogEvent::at)
+                .isEqualTo(AT);
+    }
+
     @ParameterizedTest
     @MethodSource("apiKeyForms")
     void parseWhenArgsHoldAnApiKeyRedactsItsValue(String args, String redacted) {
@@ -472,7 +690,8 @@ class VllmLogParserTests {
     }
 
     static final String EVERY_ANCHOR = " version Initializing non-default weights loading tensors outside unusable IPC "
-            + "become daemon Available KV init Starting startup Engine ";
+            + "become daemon Available KV init Starting startup Engine failed to start initialization failed "
+            + "api_server_count Error Exception ";
 
     static String randomText(Random random, int length) {
         StringBuilder text = new StringBuilder(length);
@@ -517,7 +736,7 @@ class VllmLogParserTests {
                     .until(() -> engine.stream()
                                     .filter(EngineFatal.class::isInstance)
                                     .count()
-                            == 2);
+                            == 3);
             await().atMost(Duration.ofSeconds(10)).until(() -> daemon.stream().anyMatch(DaemonReady.class::isInstance));
 
             List<List<LogEvent>> starts = splitAtStartup(engine);
@@ -559,7 +778,9 @@ class VllmLogParserTests {
                             InitEngine.class,
                             ServerStarting.class,
                             ApplicationStartup.class);
-            assertThat(kinds(starts.get(3))).containsExactly(EngineFatal.class, EngineFatal.class);
+            assertThat(kinds(starts.get(3)))
+                    .containsExactly(
+                            EngineFatal.class, LogEvent.ExceptionRaised.class, EngineFatal.class, EngineFatal.class);
 
             assertThat(starts.get(0))
                     .contains(new KvCacheSize(starts.get(0).get(6).at(), "EngineCore_DP0", 4243, 65_536))
@@ -591,8 +812,8 @@ class VllmLogParserTests {
             assertThat(starts.get(3).get(0))
                     .isInstanceOfSatisfying(
                             EngineFatal.class,
-                            fatal -> assertThat(fatal.detail())
-                                    .isEqualTo("EngineCore encountered a fatal error: simulated crash"));
+                            fatal -> assertThat(fatal.detail()).isEqualTo("EngineCore encountered a fatal error."));
+            assertThat(LogFindings.of(starts.get(3)).fatal()).isEqualTo("RuntimeError: simulated crash");
             assertThat(engine)
                     .filteredOn(event -> !(event instanceof ApplicationStartup))
                     .allSatisfy(event -> assertThat(event.at()).isBetween(begin, Instant.now()));

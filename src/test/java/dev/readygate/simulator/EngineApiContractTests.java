@@ -37,7 +37,12 @@ class EngineApiContractTests {
     }
 
     static String postForString(String path, Object body) {
-        return running.engine()
+        return postForString(running, path, body);
+    }
+
+    /** POSTs JSON to {@code engine}, expects 200 and returns the body as text. */
+    static String postForString(RunningSimulator engine, String path, Object body) {
+        return engine.engine()
                 .post()
                 .uri(path)
                 .contentType(MediaType.APPLICATION_JSON)
@@ -178,6 +183,7 @@ class EngineApiContractTests {
         assertThat(body.at("/usage/prompt_tokens").intValue()).isEqualTo(5);
         assertThat(body.at("/usage/completion_tokens").intValue()).isEqualTo(12);
         assertThat(body.at("/usage/total_tokens").intValue()).isEqualTo(17);
+        assertThat(body.at("/usage/prompt_tokens_details").isNull()).isTrue();
         assertThat(body.has("kv_transfer_params")).isTrue();
     }
 
@@ -348,6 +354,8 @@ class EngineApiContractTests {
         assertThat(usage.get("choices").isEmpty()).isTrue();
         assertThat(usage.at("/usage/prompt_tokens").intValue()).isEqualTo(5);
         assertThat(usage.at("/usage/completion_tokens").intValue()).isEqualTo(6);
+        // vLLM 0.31's final usage chunk leaves out the unset prompt_tokens_details.
+        assertThat(usage.get("usage").has("prompt_tokens_details")).isFalse();
         assertThat(tokens.stream().map(chunk -> chunk.get("id").asString()).distinct())
                 .containsExactly(usage.get("id").asString());
     }
@@ -525,7 +533,9 @@ class EngineApiContractTests {
                 .contains("# TYPE vllm:num_requests_running gauge")
                 .contains("# TYPE vllm:prompt_tokens counter")
                 .contains("# TYPE vllm:time_to_first_token_seconds histogram")
-                .containsPattern("(?m)^process_start_time_seconds \\d+\\.\\d+")
+                // As prometheus_client writes it: 1.759672931123e+09.
+                .containsPattern("(?m)^process_start_time_seconds \\d\\.\\d+e\\+09$")
+                .containsPattern("(?m)^vllm:prompt_tokens_created\\{.*} \\d\\.\\d+e\\+09$")
                 .containsPattern("(?m)^vllm:cache_config_info\\{.*kv_cache_size_tokens=\"65536\".*} 1\\.0$")
                 .containsPattern("(?m)^vllm:cache_config_info\\{.*kv_cache_max_concurrency=\"16.00\".*}")
                 .containsPattern(

@@ -45,7 +45,14 @@ import tools.jackson.databind.json.JsonMapper;
 class StatusPageBrowserTests {
 
     static final long BROWSER_LIMIT_SECONDS = 60;
-    static final String SCREENSHOTS = "target/status-page";
+    static final String SCREENSHOTS = "target/screenshots";
+
+    /** The screens the page must be readable on: desktop widths and two laptop screens. */
+    static final List<int[]> SCREENS =
+            List.of(new int[] {1280, 800}, new int[] {1366, 768}, new int[] {1440, 900}, new int[] {1920, 1080});
+
+    /** The browser's time zone in the layout tests: the page shows local time, not UTC. */
+    static final String TIME_ZONE = "America/New_York";
 
     static final JsonMapper json = JsonMapper.builder().build();
 
@@ -91,6 +98,17 @@ class StatusPageBrowserTests {
             Files.deleteIfExists(full);
             browse(chromium, "--screenshot=" + full.toAbsolutePath(), "--window-size=1400,2200", url);
             assertPng(full);
+            // Real readygate without a GPU source: its long reason must fit a laptop screen too.
+            try (DevToolsBrowser browser =
+                    DevToolsBrowser.start(chromium, Files.createTempDirectory(workDir, "devtools-"), TIME_ZONE)) {
+                browser.open(url, 1280, 800);
+                await().atMost(Duration.ofSeconds(20))
+                        .until(() -> browser.evaluate("document.querySelectorAll('#restart-table tr.restart').length")
+                                        .asInt()
+                                >= 2);
+                assertFits(browser.evaluate(LAYOUT), 1280, "readygate gating the simulator at 1280x800");
+                assertThat(browser.console()).isEmpty();
+            }
         }
     }
 
@@ -151,6 +169,184 @@ class StatusPageBrowserTests {
         assertThat(occurrences(dom.stdout(), "<rect class=\"point path-cold\"")).isEqualTo(1);
     }
 
+    /**
+     * Real documents from the demo (several restart paths, a start that never became ready, GPU memory per cycle, long
+     * fallback and evidence lines, an active memory signal; one ready, one not ready after a canary mismatch) drawn at
+     * every screen size: nothing wider than the window, no inner scroll box, every history column on screen, the
+     * never-ready start not drawn as a latency, no console message. Screenshots of the first screen and of the whole
+     * page (with one start's details open) go to {@value #SCREENSHOTS} for people to look at.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"demo-ready-stale-cache", "demo-canary-mismatch"})
+    void pageFitsEveryScreenFromALaptopTo1920PixelsWithoutHorizontalScrolling(String fixture) throws Exception {
+        String document =
+                new ClassPathResource("status/" + fixture + ".json").getContentAsString(StandardCharsets.UTF_8);
+        JsonNode status = json.readTree(document);
+        int starts = status.at("/restarts/history").size();
+        int neverReady = 0;
+        for (JsonNode record : status.at("/restarts/history")) {
+            if (!"ready".equals(record.get("outcome").asString())) {
+                neverReady++;
+            }
+        }
+        assertThat(neverReady)
+                .as("the fixture has a start that never became ready")
+                .isPositive();
+        String page = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
+        HttpServer stub = stub(page, document);
+        try (DevToolsBrowser browser =
+                DevToolsBrowser.start(chromium(), Files.createTempDirectory(workDir, "devtools-"), TIME_ZONE)) {
+            String url = "http://127.0.0.1:" + stub.getAddress().getPort() + "/status";
+            for (int[] screen : SCREENS) {
+                int width = screen[0];
+                int height = screen[1];
+                browser.open(url, width, height);
+                int expectedRows = starts;
+                await().atMost(Duration.ofSeconds(20))
+                        .until(() -> browser.evaluate("document.querySelectorAll('#restart-table tr.restart').length")
+                                        .asInt()
+                                == expectedRows);
+                String name = fixture + "-" + width + "x" + height;
+                browser.screenshot(Path.of(SCREENSHOTS, name + ".png"), false, width, height);
+                assertLayout(browser.evaluate(LAYOUT), width, starts, neverReady, name);
+                // A start's details open: the widest content the table has.
+                browser.evaluate("document.querySelector('#restart-table button.toggle').click(), true");
+                assertLayout(browser.evaluate(LAYOUT), width, starts, neverReady, name + " with details open");
+                browser.screenshot(Path.of(SCREENSHOTS, name + "-full.png"), true, width, height);
+                assertPng(Path.of(SCREENSHOTS, name + ".png"));
+                assertPng(Path.of(SCREENSHOTS, name + "-full.png"));
+            }
+            // Local time (the browser's zone), never the raw ISO instant.
+            JsonNode shown = browser.evaluate("""
+                    ({since: document.getElementById('verdict-since').textContent,
+                      zone: document.getElementById('meta-zone').textContent,
+                      evidence: document.getElementById('evidence').textContent,
+                      current: document.getElementById('current-start').querySelector('dl').textContent,
+                      memory: [...document.querySelectorAll('#restart-table tr.restart td.num > span.gib')].map(e => e.textContent),
+                      owners: [...document.querySelectorAll('#restart-table tr.restart td.num > div.cell-sub')].map(e => e.textContent)})
+                    """);
+            // The current start is the newest record (ready, or failed for good): its path is known, not provisional.
+            assertThat(shown.get("current").asString())
+                    .startsWith("path")
+                    .contains("recorded")
+                    .doesNotContain("provisional");
+            // GPU memory with its unit, and who holds it.
+            assertThat(shown.get("memory").valueStream().map(JsonNode::asString))
+                    .isNotEmpty()
+                    .allMatch(cell -> cell.matches("[0-9.,]+\\u00a0(GiB|MiB)"));
+            assertThat(shown.get("owners").valueStream().map(JsonNode::asString))
+                    .isNotEmpty()
+                    .allMatch(cell -> cell.matches("(engine|daemon|other) [0-9.,]+"));
+            String since = java.time.Instant.parse(status.get("since").asString())
+                    .atZone(java.time.ZoneId.of(TIME_ZONE))
+                    .toLocalTime()
+                    .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                    .toString();
+            assertThat(shown.get("since").asString()).startsWith(since);
+            assertThat(shown.get("zone").asString()).contains("EST");
+            assertThat(shown.get("evidence").asString())
+                    .contains("engine log", "preload daemon /health", "daemon READY logged")
+                    .doesNotContain("daemonReadyLoggedAt", "engineLog")
+                    .doesNotContainPattern("\\d{4}-\\d\\d-\\d\\dT\\d\\d:");
+            assertThat(browser.console()).isEmpty();
+        } finally {
+            stub.stop(0);
+        }
+    }
+
+    /** What the browser laid out, measured in the page: overflow, scroll boxes, the history columns, the chart. */
+    static final String LAYOUT = """
+            (() => {
+              const vw = document.documentElement.clientWidth;
+              const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+                  + (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
+              const out = { viewport: vw, scrollWidth: document.documentElement.scrollWidth, overflowing: [], scrollBoxes: [],
+                  spilling: [], columns: [], neverReady: [], latencyBars: document.querySelectorAll('#chart rect.point').length };
+              for (const e of document.body.querySelectorAll('*')) {
+                const r = e.getBoundingClientRect();
+                if (r.width === 0 || r.height === 0) continue;
+                if (r.right > vw + 0.5 || r.left < -0.5) out.overflowing.push(name(e) + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
+                const cs = getComputedStyle(e);
+                if ((cs.overflowX === 'auto' || cs.overflowX === 'scroll') && e.scrollWidth > e.clientWidth + 1) out.scrollBoxes.push(name(e));
+              }
+              // Content wider than its cell spills over the next column.
+              for (const td of document.querySelectorAll('#restart-table td')) {
+                if (td.getBoundingClientRect().width > 0 && td.scrollWidth > td.clientWidth + 1) {
+                  out.spilling.push((td.parentElement.rowIndex) + ':' + td.cellIndex + ' ' + td.textContent.slice(0, 40));
+                }
+              }
+              for (const th of document.querySelectorAll('#restart-table thead tr:last-child th')) {
+                const r = th.getBoundingClientRect();
+                out.columns.push({ text: th.textContent.trim(), left: r.left, right: r.right, width: r.width,
+                    fits: th.scrollWidth <= th.clientWidth + 1 });
+              }
+                            const plot = document.querySelector('#chart').getBoundingClientRect();
+              for (const g of document.querySelectorAll('#chart g.never-ready')) {
+                const marker = (g.querySelector('.marker') || g).getBoundingClientRect();
+                out.neverReady.push({ markerHeight: marker.height, plotHeight: plot.height, label: g.textContent });
+              }
+              return out;
+            })()
+            """;
+
+    static void assertLayout(JsonNode layout, int width, int starts, int neverReady, String screen) {
+        assertFits(layout, width, screen);
+        assertThat(layout.get("latencyBars").asInt())
+                .as("%s: one latency bar per start that became ready, none for the others", screen)
+                .isEqualTo(starts - neverReady);
+        assertThat(layout.get("neverReady")).as(screen).hasSize(neverReady);
+        for (JsonNode never : layout.get("neverReady")) {
+            assertThat(never.get("markerHeight").asDouble())
+                    .as("%s: a never-ready start is a short marker on the axis, not a bar", screen)
+                    .isLessThan(never.get("plotHeight").asDouble() * 0.1);
+            assertThat(never.get("label").asString()).as(screen).contains("never ready");
+        }
+    }
+
+    /** Nothing wider than the window, no inner scroll box, no cell spilling over, every history column readable. */
+    static void assertFits(JsonNode layout, int width, String screen) {
+        assertThat(layout.get("viewport").asInt()).as(screen).isEqualTo(width);
+        assertThat(layout.get("scrollWidth").asInt())
+                .as("%s: the page is no wider than the window (no horizontal scrolling)", screen)
+                .isLessThanOrEqualTo(width);
+        assertThat(layout.get("overflowing").valueStream().map(JsonNode::asString))
+                .as("%s: elements reaching outside the window", screen)
+                .isEmpty();
+        assertThat(layout.get("scrollBoxes").valueStream().map(JsonNode::asString))
+                .as("%s: inner scroll boxes hiding content", screen)
+                .isEmpty();
+        assertThat(layout.get("spilling").valueStream().map(JsonNode::asString))
+                .as("%s: history cells whose content spills over the next column", screen)
+                .isEmpty();
+        List<String> headers = new ArrayList<>();
+        for (JsonNode column : layout.get("columns")) {
+            headers.add(column.get("text").asString());
+            assertThat(column.get("right").asDouble())
+                    .as("%s: column %s ends inside the window", screen, column.get("text"))
+                    .isLessThanOrEqualTo(width);
+            assertThat(column.get("width").asDouble())
+                    .as("%s: column %s is wide enough to read", screen, column.get("text"))
+                    .isGreaterThan(24);
+            assertThat(column.get("fits").booleanValue())
+                    .as("%s: the header %s fits its column", screen, column.get("text"))
+                    .isTrue();
+        }
+        assertThat(headers)
+                .containsExactly(
+                        "#",
+                        "Started",
+                        "Path",
+                        "Outcome",
+                        "Ready in",
+                        "Where the time went",
+                        "Before",
+                        "At ready",
+                        "After stop",
+                        "vLLM",
+                        "Revision",
+                        "Evidence");
+    }
+
     static Path chromium() {
         return ExternalTool.CHROMIUM.path();
     }
@@ -184,17 +380,7 @@ class StatusPageBrowserTests {
     Browser browseStub(String document, @Nullable String screenshot) throws Exception {
         Path chromium = chromium();
         String page = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
-        HttpServer stub = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        stub.createContext("/status", exchange -> {
-            String accept = exchange.getRequestHeaders().getFirst("Accept");
-            if (accept != null && accept.contains("text/html")) {
-                exchange.getResponseHeaders().set("Content-Security-Policy", StatusPage.contentSecurityPolicy(page));
-                respond(exchange, "text/html;charset=UTF-8", page);
-            } else {
-                respond(exchange, "application/json", document);
-            }
-        });
-        stub.start();
+        HttpServer stub = stub(page, document);
         try {
             String url = "http://127.0.0.1:" + stub.getAddress().getPort() + "/status";
             Browser dom = browse(chromium, "--dump-dom", url);
@@ -210,6 +396,22 @@ class StatusPageBrowserTests {
         } finally {
             stub.stop(0);
         }
+    }
+
+    /** Serves {@code page} (with its CSP) to a browser asking for HTML and {@code document} as JSON. */
+    static HttpServer stub(String page, String document) throws IOException {
+        HttpServer stub = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        stub.createContext("/status", exchange -> {
+            String accept = exchange.getRequestHeaders().getFirst("Accept");
+            if (accept != null && accept.contains("text/html")) {
+                exchange.getResponseHeaders().set("Content-Security-Policy", StatusPage.contentSecurityPolicy(page));
+                respond(exchange, "text/html;charset=UTF-8", page);
+            } else {
+                respond(exchange, "application/json", document);
+            }
+        });
+        stub.start();
+        return stub;
     }
 
     static void respond(HttpExchange exchange, String contentType, String body) throws IOException {
@@ -239,18 +441,9 @@ class StatusPageBrowserTests {
     /** Runs headless Chromium on {@code args}, bounded by {@value #BROWSER_LIMIT_SECONDS} s, in a fresh profile. */
     Browser browse(Path chromium, String... args) throws IOException, InterruptedException {
         Path run = Files.createTempDirectory(workDir, "chromium-");
-        List<String> command = new ArrayList<>(List.of(
-                chromium.toString(),
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                // Containers (CI) often have a tiny /dev/shm, which makes Chromium crash.
-                "--disable-dev-shm-usage",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
+        List<String> command = new ArrayList<>(List.of(chromium.toString()));
+        command.addAll(DevToolsBrowser.HEADLESS_FLAGS);
+        command.addAll(List.of(
                 "--user-data-dir=" + run.resolve("profile"),
                 "--enable-logging=stderr",
                 "--v=0",

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
+import dev.readygate.readiness.Reason;
 import dev.readygate.simulator.RunningSimulator;
 import java.io.IOException;
 import java.net.Socket;
@@ -158,5 +159,17 @@ class StatusPageTests {
         assertThat(StatusPage.contentSecurityPolicy(page)).contains("script-src '" + StatusPage.scriptHash(page) + "'");
         assertThat(StatusPage.scriptHash("<p><script>a</script>"))
                 .isNotEqualTo(StatusPage.scriptHash("<p><script>b</script>"));
+    }
+
+    @Test
+    void pageSaysEveryReadinessReasonInWords() throws IOException {
+        String page = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
+        String reasons =
+                page.substring(page.indexOf("var REASONS = {"), page.indexOf("};", page.indexOf("var REASONS = {")));
+        for (Reason reason : Reason.values()) {
+            assertThat(reasons)
+                    .as("the page's words for %s", reason.value())
+                    .contains("\n    " + reason.value() + ": \"");
+        }
     }
 }

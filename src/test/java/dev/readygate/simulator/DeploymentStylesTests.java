@@ -1,0 +1,243 @@
+package dev.readygate.simulator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The deployment styles the simulator writes so that end-to-end tests meet them (issue 18): log collector prefixes,
+ * data parallel, speculative decoding, a loader without {@code Loading weights took}, a start that dies before
+ * serving, vLLM 0.10 to 0.30's formats, and the unconfirmed preload lines.
+ */
+class DeploymentStylesTests {
+
+    @TempDir
+    Path workDir;
+
+    RunningSimulator running;
+
+    @AfterEach
+    void stop() {
+        if (running != null) {
+            running.close();
+        }
+    }
+
+    @Test
+    void composePrefixPrecedesEveryLineOfBothLogs() {
+        running = RunningSimulator.serving(workDir, "deployment.log-prefix=compose", "deployment.service-name=qwen3");
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+
+        assertThat(running.engineLog().lines()).isNotEmpty().allMatch(line -> line.startsWith("qwen3  | "));
+        assertThat(running.engineLog())
+                .contains("qwen3  | (APIServer pid=4252) INFO:     Application startup complete.");
+        assertThat(running.daemonLog().lines()).isNotEmpty().allMatch(line -> line.startsWith("qwen3  | "));
+    }
+
+    @Test
+    void timestampedCollectorPrefixesCarryTheYear() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.log-prefix=iso-bracket");
+        assertThat(running.engineLog().lines())
+                .allMatch(line -> line.matches("\\[\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ] .*"));
+        running.close();
+
+        running = RunningSimulator.serving(
+                workDir.resolve("desktop"), "preload.enabled=false", "deployment.log-prefix=docker-desktop");
+        assertThat(running.engineLog().lines())
+                .allMatch(line -> line.matches("\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\.\\d{3} \\| .*"));
+        running.close();
+
+        running =
+                RunningSimulator.serving(workDir.resolve("cri"), "preload.enabled=false", "deployment.log-prefix=cri");
+        assertThat(running.engineLog().lines())
+                .allMatch(line -> line.matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{9}Z stdout F .*"));
+    }
+
+    @Test
+    void dataParallelCoresLogTheirOwnStartAndMetricsComeFromMultiprocessMode() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.data-parallel-size=2");
+
+        assertThat(running.engineLog())
+                .containsSubsequence(
+                        "(APIServer pid=4242) INFO ",
+                        "non-default args: {",
+                        "'data_parallel_size': 2",
+                        "Defaulting api_server_count to data_parallel_size (2).",
+                        "(EngineCore_DP0 pid=4243) INFO ",
+                        "Initializing a V1 LLM engine (v0.31.0)",
+                        "(EngineCore_DP1 pid=4244) INFO ",
+                        "Initializing a V1 LLM engine (v0.31.0)",
+                        "(EngineCore_DP0 pid=4243) INFO ",
+                        "Loading weights took",
+                        "(EngineCore_DP1 pid=4244) INFO ",
+                        "Loading weights took",
+                        "(ApiServer_0 pid=4245) INFO ",
+                        "Starting vLLM server on",
+                        "(ApiServer_0 pid=4245) INFO:     Application startup complete.",
+                        "(ApiServer_1 pid=4246) INFO:     Application startup complete.");
+        running.postJson("/v1/completions", Map.of("prompt", "hello world", "max_tokens", 4, "ignore_eos", true));
+        String metrics = running.metricsText();
+        assertThat(metrics)
+                .doesNotContain("process_start_time_seconds")
+                .doesNotContain("_created")
+                .containsPattern(
+                        "(?m)^vllm:cache_config_info\\{.*engine=\"0\".*kv_cache_size_tokens=\"65536\".*} 1\\.0$")
+                .containsPattern(
+                        "(?m)^vllm:cache_config_info\\{.*engine=\"1\".*kv_cache_size_tokens=\"65536\".*} 1\\.0$")
+                .contains("vllm:num_requests_running{engine=\"1\",model_name=\"Qwen/Qwen3-0.6B\"} 0.0");
+        assertThat(Metrics.value(metrics, "vllm:generation_tokens_total")).isEqualTo(4);
+        assertThat(Metrics.value(metrics, "vllm:request_success_total")).isEqualTo(1);
+    }
+
+    @Test
+    void speculativeDecodingLoadsTheDrafterAfterTheModel() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.speculative-decoding=true");
+
+        String log = running.engineLog();
+        assertThat(log)
+                .contains("'speculative_config': {'method': 'eagle3'")
+                .contains("speculative_config=SpeculativeConfig(method='eagle3'")
+                .containsSubsequence("Loading weights took", "Loading drafter model...", "Loading weights took");
+        assertThat(log.lines().filter(line -> line.contains("Loading weights took")))
+                .hasSize(2);
+    }
+
+    @Test
+    void loaderWithoutALoadingWeightsLineLogsOnlyModelLoading() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.load-format=runai-streamer");
+
+        assertThat(running.engineLog())
+                .contains("'load_format': 'runai_streamer'")
+                .contains("load_format=runai_streamer")
+                .contains("Model loading took 1.12 GiB memory and ")
+                .contains("init engine (profile, create kv cache, warmup model) took ")
+                .doesNotContain("Loading weights took");
+    }
+
+    @Test
+    void startupFailureWritesVllmsFailureLinesAndTheEngineNeverListens() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "auto-restart=false");
+        running.simulator.setFault(Fault.STARTUP_FAILURE, true, FaultSet.Scope.INFERENCE);
+        running.simulator.restart(StartupPath.COLD).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> running.simulator.engine().lastFailure() != null);
+
+        String log = running.engineLog();
+        assertThat(log)
+                .containsSubsequence(
+                        "Loading weights took",
+                        "(EngineCore_DP0 pid=4253) ERROR ",
+                        "[core.py:1100] EngineCore failed to start.",
+                        "[core.py:1100] Traceback (most recent call last):",
+                        "[core.py:1100] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+                        "(EngineCore_DP0 pid=4253) Process EngineCore_DP0:",
+                        "(EngineCore_DP0 pid=4253) torch.OutOfMemoryError: CUDA out of memory.",
+                        "(APIServer pid=4252) Traceback (most recent call last):",
+                        "(APIServer pid=4252) RuntimeError: Engine core initialization failed. See root cause above. "
+                                + "Failed core proc(s): {'EngineCore_DP0': 1}")
+                .doesNotContain("Engine start failed");
+        assertThat(log.substring(log.indexOf("pid=4252)")))
+                .doesNotContain("Application startup complete.")
+                .doesNotContain("init engine");
+        assertThat(running.simulator.engine().lastFailure()).startsWith("torch.OutOfMemoryError: CUDA out of memory.");
+        assertThat(running.simulator.engine().phase()).isEqualTo(SimulatedEngine.Phase.STOPPED);
+        assertThat(EngineLifecycleTests.accepts(running.properties.port())).isFalse();
+    }
+
+    @Test
+    void startupFailureWithAutoRestartLoopsUntilItIsCleared() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "auto-restart-delay=100ms");
+        running.simulator.setFault(Fault.STARTUP_FAILURE, true, FaultSet.Scope.INFERENCE);
+        running.simulator.restart(StartupPath.PRELOAD_FALLBACK).block(Duration.ofSeconds(5));
+        // The container restarts the process, which dies again.
+        await().atMost(Duration.ofSeconds(10)).until(() -> running.startNumber() >= 4);
+        assertThat(running.engineLog().lines().filter(line -> line.endsWith("EngineCore failed to start.")))
+                .hasSizeGreaterThanOrEqualTo(2);
+
+        running.simulator.setFault(Fault.STARTUP_FAILURE, false, FaultSet.Scope.INFERENCE);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> running.simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
+    }
+
+    @Test
+    void legacyFormatsKeepTheOlderUsageChunkMetricsAndDaemonLine() {
+        running = RunningSimulator.serving(workDir, "deployment.formats=legacy");
+
+        assertThat(running.daemonLog())
+                .containsPattern("===== Weight cache daemon READY: all 1 ranks serving in \\d+\\.\\d\\ds =====");
+        assertThat(running.metricsText()).containsPattern("(?m)^process_start_time_seconds \\d\\.\\d+E9$");
+        String body = EngineApiContractTests.postForString(
+                running,
+                "/v1/completions",
+                Map.of(
+                        "prompt",
+                        "hello",
+                        "max_tokens",
+                        2,
+                        "stream",
+                        true,
+                        "stream_options",
+                        Map.of("include_usage", true)));
+        List<JsonNode> events = Sse.jsonEvents(body);
+        JsonNode usage = events.getLast().get("usage");
+        assertThat(usage.has("prompt_tokens_details")).isTrue();
+        assertThat(usage.get("prompt_tokens_details").isNull()).isTrue();
+    }
+
+    @Test
+    void daemonReadyLineNamesAConfiguredSocketDir() throws IOException {
+        Path sockets = Files.createTempDirectory("rg");
+        try {
+            running = RunningSimulator.serving(workDir, "preload.socket-dir=" + sockets);
+            assertThat(running.daemonLog())
+                    .contains("===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) in " + sockets
+                            + " =====");
+        } finally {
+            running.close();
+            running = null;
+            Files.deleteIfExists(sockets.resolve("vllm_weight_cache_gpu0.sock"));
+            Files.deleteIfExists(sockets);
+        }
+    }
+
+    @Test
+    void unconfirmedPreloadLinesAreConfigurable() {
+        running = RunningSimulator.serving(
+                workDir,
+                "preload.held-outside-line=Weights are held outside this process: %.1f GiB in the daemon",
+                "preload.hit-model-loading=weights");
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+
+        assertThat(running.engineLog().substring(before.length()))
+                .contains("Weights are held outside this process: 1.1 GiB in the daemon")
+                .contains("Model loading took 1.12 GiB memory and ");
+        running.close();
+
+        running = RunningSimulator.serving(workDir.resolve("none"), "preload.held-outside-line=");
+        running.restartAndAwait(StartupPath.PRELOAD_HIT);
+        assertThat(running.engineLog())
+                .contains("Mapped 339 tensors")
+                .contains("Model loading took 0.00 GiB memory")
+                .doesNotContain("held outside");
+    }
+
+    @Test
+    void restoredEnginesOutputGoesWhereConfigured() throws IOException {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "snapshot.restore-log=child-log");
+        running.restartAndAwait(StartupPath.SNAPSHOT_RESTORE);
+        assertThat(Files.readString(workDir.resolve("snapshot/child.log")))
+                .contains("Starting vLLM server on")
+                .contains("Application startup complete.");
+    }
+}
