@@ -174,6 +174,13 @@ class DemoScenarioTests {
                     .as("once the daemon re-cached the revision the engine serves:\n%s", seen)
                     .doesNotContain("stale_cache");
 
+            // And nowhere else: the scenario has one stale cache (no false one after the rollback, or at a cold start).
+            assertThat(samples)
+                    .filteredOn(
+                            s -> s.round() != 1 || s.step() < ROLLOUT_RESTART || s.step() > CACHE_HIT_ON_NEW_REVISION)
+                    .as("stale_cache outside the rollout's steps:\n%s", seen)
+                    .noneMatch(s -> s.signals().contains("stale_cache"));
+
             // The GPU fault: /health stays 200 and readygate does not see it either. A ready engine's generation is
             // re-verified every heavy-interval (60 s), and the fault lasts 10 s (README, "Watching the demo").
             assertThat(inStep(samples, 1, GPU_FAULT))
