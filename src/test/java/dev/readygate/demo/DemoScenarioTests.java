@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.readygate.ReadygateApplication;
-import dev.readygate.simulator.RunningSimulator;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -94,9 +96,9 @@ class DemoScenarioTests {
 
     @Test
     void eachPromiseOfWatchingTheDemoHoldsThroughARound() {
-        int engine = RunningSimulator.freePort();
-        int admin = RunningSimulator.freePort();
-        int daemonHealth = RunningSimulator.freePort();
+        int engine = listenerPort();
+        int admin = listenerPort();
+        int daemonHealth = listenerPort();
         try (ConfigurableApplicationContext demo = new SpringApplicationBuilder(ReadygateApplication.class)
                 .profiles("demo")
                 .run(
@@ -329,6 +331,24 @@ class DemoScenarioTests {
                 .ignoreExceptions()
                 .until(() -> text(engine, "/metrics").lines().anyMatch(line -> line.startsWith("vllm:")));
         assertThat(text(readygate, "/actuator/prometheus")).contains("readygate_");
+    }
+
+    /**
+     * A free port below Linux's ephemeral range (32768 and up), as the demo's own are: the simulator binds the engine's
+     * and the daemon's ports again at every restart, and a port from the ephemeral range can meanwhile become the
+     * local port of any process's outgoing connection ("Failed to bind", seen once in this test under load).
+     */
+    static int listenerPort() {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int port = ThreadLocalRandom.current().nextInt(20_000, 32_000);
+            try {
+                new ServerSocket(port, 1, InetAddress.getLoopbackAddress()).close();
+                return port;
+            } catch (IOException ex) {
+                // Taken: try another.
+            }
+        }
+        throw new IllegalStateException("no free port between 20000 and 32000");
     }
 
     static Sample sample(WebTestClient readygate, WebTestClient simulator, long atMillis) {
