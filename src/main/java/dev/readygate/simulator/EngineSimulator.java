@@ -180,7 +180,9 @@ public final class EngineSimulator implements AutoCloseable {
                                             "scenario {} step {} failed: {}",
                                             scenario.name(),
                                             i + 1,
-                                            error.getMessage());
+                                            error.getCause() == null
+                                                    ? error.getMessage()
+                                                    : error.getMessage() + " (" + error.getCause() + ")");
                                     return Mono.empty();
                                 });
                             }));
