@@ -90,3 +90,29 @@ readygate.dev/mode: {{ .Values.mode }}
 {{- end }}
 {{- toJson (concat $args .Values.engine.args) }}
 {{- end }}
+
+{{/*
+A canary analysis query of files/rollout-queries.yaml with one flavour's selectors (argo or flagger), as the analysis
+controller runs it. Called with (dict "root" $ "file" <the file, parsed> "query" <a query> "flavour" "argo").
+*/}}
+{{- define "readygate.rolloutQuery" -}}
+{{- $selectors := get .file.selectors .flavour }}
+{{- .query.expr
+  | replace "$verified" .file.verified
+  | replace "$canary" $selectors.canary
+  | replace "$stable" $selectors.stable
+  | replace "$namespace" .root.Release.Namespace
+  | replace "$maxLatencyRatio" (toString .root.Values.rollout.maxLatencyRatio) }}
+{{- end }}
+
+{{/*
+What the ServiceMonitor and the PodMonitor add to every scraped series: Argo Rollouts' pod-template hash, which the
+canary analysis (files/rollout-queries.yaml) tells the canary's pods from the stable ones by. Pods without the label
+get none.
+*/}}
+{{- define "readygate.monitorRelabelings" -}}
+- action: replace
+  sourceLabels: [__meta_kubernetes_pod_label_rollouts_pod_template_hash]
+  regex: (.+)
+  targetLabel: rollouts_pod_template_hash
+{{- end }}

@@ -26,7 +26,7 @@ class ReadygateApplicationTests {
         assertThatException()
                 .isThrownBy(() -> SpringApplication.run(ReadygateApplication.class, "--server.port=0"))
                 .havingRootCause()
-                .withMessageStartingWith("readygate.engine.base-url is not set");
+                .withMessageStartingWith("readygate.engine.base-url: is not set");
     }
 
     @Test
@@ -35,7 +35,7 @@ class ReadygateApplicationTests {
                 .isThrownBy(() -> SpringApplication.run(
                         ReadygateApplication.class, "--server.port=0", "--readygate.engine.base-url=ftp://engine"))
                 .havingRootCause()
-                .withMessageStartingWith("readygate.engine.base-url must be an http(s) URL");
+                .withMessageStartingWith("readygate.engine.base-url: must be an http(s) URL");
     }
 
     @Test

@@ -38,9 +38,8 @@ public record ReadygateProperties(
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
-            throw new IllegalArgumentException("readygate.engine.request-timeout (" + engine.requestTimeout()
-                    + ") must not be longer than its interval readygate.probe.ready-interval ("
-                    + probe.readyInterval() + ")");
+            throw new IllegalArgumentException("readygate.engine.request-timeout must not be longer than its interval"
+                    + " readygate.probe.ready-interval (was " + engine.requestTimeout() + ")");
         }
     }
 
@@ -150,13 +149,12 @@ public record ReadygateProperties(
             requireAtLeast("readygate.probe.suspend-after-failures", suspendAfterFailures, 1);
             requireAtLeast("readygate.probe.max-tokens-per-minute", maxTokensPerMinute, 1);
             if (healthInterval.compareTo(readyInterval) > 0) {
-                throw new IllegalArgumentException("readygate.probe.health-interval (" + healthInterval
-                        + ") must not be longer than readygate.probe.ready-interval (" + readyInterval + ")");
+                throw new IllegalArgumentException("readygate.probe.health-interval must not be longer than"
+                        + " readygate.probe.ready-interval (was " + healthInterval + ")");
             }
             if (heavyTimeout.compareTo(heavyInterval) > 0) {
-                throw new IllegalArgumentException("readygate.probe.heavy-timeout (" + heavyTimeout
-                        + ") must not be longer than its interval readygate.probe.heavy-interval (" + heavyInterval
-                        + ")");
+                throw new IllegalArgumentException("readygate.probe.heavy-timeout must not be longer than its interval"
+                        + " readygate.probe.heavy-interval (was " + heavyTimeout + ")");
             }
         }
     }
@@ -228,7 +226,8 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException("readygate.probe.canary.prompt must not be blank");
             }
             if (logprobTolerance < 0) {
-                throw new IllegalArgumentException("readygate.probe.canary.logprob-tolerance must not be negative");
+                throw new IllegalArgumentException(
+                        "readygate.probe.canary.logprob-tolerance must not be negative (was " + logprobTolerance + ")");
             }
         }
 
@@ -251,6 +250,7 @@ public record ReadygateProperties(
      *     {@code http://127.0.0.1:8001/health}
      * @param daemonSocketDir the preload daemon's socket directory ({@code --weight-cache-socket-dir})
      * @param daemonLog the preload daemon's log file (its READY line)
+     * @param daemonHealthTimeout how long connecting to the daemon's health URL, and then its answer, may each take
      */
     public record Evidence(
             @Nullable Path snapshotDir,
@@ -258,10 +258,12 @@ public record ReadygateProperties(
             @DefaultValue("250ms") Duration logPollInterval,
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
-            @Nullable Path daemonLog) {
+            @Nullable Path daemonLog,
+            @DefaultValue("1s") Duration daemonHealthTimeout) {
 
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);
+            requirePositive("readygate.evidence.daemon-health-timeout", daemonHealthTimeout);
         }
     }
 
@@ -338,7 +340,7 @@ public record ReadygateProperties(
      */
     public record Gpu(
             @Nullable Path nvidiaSmi,
-            @DefaultValue("csv") String nvidiaSmiFormat,
+            @DefaultValue("csv") NvidiaSmiFormat nvidiaSmiFormat,
             @Nullable URI dcgmUrl,
             @DefaultValue List<String> uuids,
             @DefaultValue("10s") Duration interval,
@@ -348,12 +350,8 @@ public record ReadygateProperties(
             requirePositive("readygate.gpu.interval", interval);
             requirePositive("readygate.gpu.timeout", timeout);
             if (timeout.compareTo(interval) > 0) {
-                throw new IllegalArgumentException("readygate.gpu.timeout (" + timeout
-                        + ") must not be longer than its interval readygate.gpu.interval (" + interval + ")");
-            }
-            if (!nvidiaSmiFormat.equals("csv") && !nvidiaSmiFormat.equals("xml")) {
-                throw new IllegalArgumentException(
-                        "readygate.gpu.nvidia-smi-format must be csv or xml (was " + nvidiaSmiFormat + ")");
+                throw new IllegalArgumentException("readygate.gpu.timeout must not be longer than its interval"
+                        + " readygate.gpu.interval (was " + timeout + ")");
             }
             if (dcgmUrl != null
                     && (dcgmUrl.getHost() == null
@@ -395,8 +393,8 @@ public record ReadygateProperties(
             }
             requireAtLeast("readygate.memory.leak-cycles", leakCycles, 2);
             if (window < leakCycles) {
-                throw new IllegalArgumentException("readygate.memory.window (" + window
-                        + ") must be at least readygate.memory.leak-cycles (" + leakCycles + ")");
+                throw new IllegalArgumentException(
+                        "readygate.memory.window must be at least readygate.memory.leak-cycles (was " + window + ")");
             }
             requirePositiveSize("readygate.memory.drift-threshold", driftThreshold);
             requirePositiveSize("readygate.memory.tolerance", tolerance);

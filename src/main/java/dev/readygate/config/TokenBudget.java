@@ -1,5 +1,7 @@
 package dev.readygate.config;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,6 +26,22 @@ public record TokenBudget(@Nullable Integer count, @Nullable Double fraction) {
         }
     }
 
+    /**
+     * A number as YAML gives it: a whole number ({@code prompt-tokens: 2048}, an Integer) is a count, one with a
+     * fraction ({@code 0.25}, a Double) a fraction of {@code max_model_len}.
+     */
+    public static TokenBudget of(Number number) {
+        if (number instanceof Double || number instanceof Float || number instanceof BigDecimal) {
+            return new TokenBudget(null, number.doubleValue());
+        }
+        BigInteger count = new BigInteger(number.toString());
+        if (count.compareTo(BigInteger.valueOf(Integer.MAX_VALUE)) > 0) {
+            throw new IllegalArgumentException(
+                    "a token count must be at most " + Integer.MAX_VALUE + " (was " + number + ")");
+        }
+        return new TokenBudget(count.max(BigInteger.valueOf(Integer.MIN_VALUE)).intValue(), null);
+    }
+
     /** Parses {@code 512} (a count) or {@code 0.25} / {@code 25%} (a fraction). */
     public static TokenBudget parse(String text) {
         String value = text.strip();
@@ -36,7 +54,7 @@ public record TokenBudget(@Nullable Integer count, @Nullable Double fraction) {
             }
             return new TokenBudget(Integer.parseInt(value), null);
         } catch (NumberFormatException ex) {
-            throw new IllegalArgumentException("not a token count or a fraction of max_model_len: '" + text + "'");
+            throw new IllegalArgumentException("not a token count or a fraction of max_model_len (was " + text + ")");
         }
     }
 

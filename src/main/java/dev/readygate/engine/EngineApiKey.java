@@ -21,7 +21,7 @@ import org.springframework.http.HttpHeaders;
  * {@code readygate.engine.api-key-env}. {@link WebClientEngineClient} sends it as {@code Authorization: Bearer}; it is
  * never logged, shown or put in a failure detail.
  */
-public final class EngineApiKey {
+final class EngineApiKey {
 
     private static final Logger logger = LoggerFactory.getLogger(EngineApiKey.class);
 

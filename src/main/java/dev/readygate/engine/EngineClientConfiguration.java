@@ -12,7 +12,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link WebClientEngineClient}, whose call timeouts run on the {@code engineTimeoutScheduler}.
  */
 @Configuration(proxyBeanMethods = false)
-public class EngineClientConfiguration {
+class EngineClientConfiguration {
 
     /** The name of the scheduler the engine client's timeouts run on. */
     public static final String TIMEOUT_SCHEDULER = "engineTimeoutScheduler";

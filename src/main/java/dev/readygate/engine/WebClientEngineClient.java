@@ -36,7 +36,7 @@ import reactor.netty.resources.LoopResources;
  * and per stream), and every failure is mapped to an {@link EngineFailure} here, at the I/O edge. Timeouts run on
  * the given {@link Scheduler}; durations come from the given nanosecond ticker.
  */
-public final class WebClientEngineClient implements EngineClient, AutoCloseable {
+final class WebClientEngineClient implements EngineClient, AutoCloseable {
 
     private static final Logger logger = LoggerFactory.getLogger(WebClientEngineClient.class);
 

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  * series are skipped. Lines that do not parse give {@link GpuReading.Reason#UNEXPECTED_OUTPUT} naming the line; no
  * exception escapes. The exporter lists no processes.
  */
-public final class DcgmExporterParser {
+final class DcgmExporterParser {
 
     /** Framebuffer memory used, in MiB. */
     public static final String FB_USED = "DCGM_FI_DEV_FB_USED";

@@ -23,7 +23,7 @@ import reactor.core.scheduler.Scheduler;
  *
  * <p>The request runs on the given scheduler, which must allow blocking; the body is read up to {@code maxBody}.
  */
-public final class DcgmExporterReader implements GpuMemorySource {
+final class DcgmExporterReader implements GpuMemorySource {
 
     private final URI url;
     private final List<String> gpuUuids;

@@ -1,16 +1,17 @@
 package dev.readygate.gpu;
 
+import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
 import java.net.http.HttpClient;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.function.Consumer;
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.unit.DataSize;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -18,17 +19,20 @@ import reactor.core.scheduler.Schedulers;
  * {@code readygate.gpu.dcgm-url} (it says {@code not_configured} when neither is set).
  */
 @Configuration(proxyBeanMethods = false)
-public class GpuConfiguration {
+class GpuConfiguration {
 
-    @Bean(destroyMethod = "close")
+    @Bean
     GpuMemoryMonitor gpuMemoryMonitor(
-            ReadygateProperties properties, Clock clock, ObjectProvider<GpuMemoryListener> listeners) {
+            ReadygateProperties properties,
+            Clock clock,
+            @Qualifier("timerScheduler") Scheduler timer,
+            ApplicationEventPublisher publisher) {
         ReadygateProperties.Gpu gpu = properties.gpu();
         List<GpuMemorySource> sources = new ArrayList<>();
         if (gpu.nvidiaSmi() != null) {
             sources.add(new NvidiaSmiReader(
                     gpu.nvidiaSmi(),
-                    NvidiaSmiReader.Format.valueOf(gpu.nvidiaSmiFormat().toUpperCase(Locale.ROOT)),
+                    gpu.nvidiaSmiFormat(),
                     gpu.uuids(),
                     gpu.timeout(),
                     NvidiaSmiReader.DEFAULT_MAX_OUTPUT,
@@ -45,18 +49,19 @@ public class GpuConfiguration {
                     clock,
                     Schedulers.boundedElastic()));
         }
-        GpuMemoryMonitor monitor = new GpuMemoryMonitor(
+        return new GpuMemoryMonitor(
                 sources,
                 gpu.interval(),
                 ProcessOwners.PROC,
                 clock,
-                Schedulers.parallel(),
+                timer,
                 Schedulers.boundedElastic(),
-                listeners
-                        .orderedStream()
-                        .<Consumer<GpuMemoryView>>map(listener -> listener::read)
-                        .toList());
-        monitor.start();
-        return monitor;
+                publisher::publishEvent);
+    }
+
+    /** Memory is read from the start of the application to its end. */
+    @Bean
+    BackgroundLoop gpuMemoryReadings(GpuMemoryMonitor monitor) {
+        return new BackgroundLoop("GPU memory monitor", BackgroundLoop.READERS, monitor::follow);
     }
 }

@@ -13,6 +13,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -23,7 +24,7 @@ import reactor.core.scheduler.Scheduler;
  * other) from its command line, else its process name. A source that fails keeps its named reason for
  * {@code /status}; a failed reading never touches readiness.
  */
-public final class GpuMemoryMonitor implements AutoCloseable {
+public final class GpuMemoryMonitor {
 
     private static final Logger logger = LoggerFactory.getLogger(GpuMemoryMonitor.class);
 
@@ -33,11 +34,14 @@ public final class GpuMemoryMonitor implements AutoCloseable {
     private final Clock clock;
     private final Scheduler timer;
     private final Scheduler blocking;
-    private final List<Consumer<GpuMemoryView>> listeners;
+    private final Consumer<GpuMemoryView> published;
     private volatile @Nullable GpuMemoryView last;
-    private volatile @Nullable Disposable running;
 
-    /** {@code sources} empty: none configured; every view says {@code not_configured}. */
+    /**
+     * {@code sources} empty: none configured; the view says {@code not_configured}.
+     *
+     * @param published told about every reading
+     */
     public GpuMemoryMonitor(
             List<GpuMemorySource> sources,
             Duration interval,
@@ -45,27 +49,26 @@ public final class GpuMemoryMonitor implements AutoCloseable {
             Clock clock,
             Scheduler timer,
             Scheduler blocking,
-            List<Consumer<GpuMemoryView>> listeners) {
+            Consumer<GpuMemoryView> published) {
         this.sources = List.copyOf(sources);
         this.interval = interval;
         this.proc = proc;
         this.clock = clock;
         this.timer = timer;
         this.blocking = blocking;
-        this.listeners = List.copyOf(listeners);
+        this.published = published;
+        this.last = sources.isEmpty() ? GpuMemoryView.notConfigured(clock.instant()) : null;
     }
 
-    public synchronized void start() {
+    /** Reads every {@code interval} until disposed (nothing when no source is configured). */
+    public Disposable follow() {
         if (sources.isEmpty()) {
-            last = GpuMemoryView.notConfigured(clock.instant());
-            return;
+            return Disposables.disposed();
         }
-        if (running == null) {
-            running = Flux.interval(Duration.ZERO, interval, timer)
-                    .onBackpressureDrop()
-                    .concatMap(tick -> readNow(), 0)
-                    .subscribe(view -> {}, error -> logger.warn("GPU memory monitor stopped", error));
-        }
+        return Flux.interval(Duration.ZERO, interval, timer)
+                .onBackpressureDrop()
+                .concatMap(tick -> readNow(), 0)
+                .subscribe(view -> {}, error -> logger.warn("GPU memory monitor stopped", error));
     }
 
     /** Whether any source is configured. */
@@ -74,7 +77,7 @@ public final class GpuMemoryMonitor implements AutoCloseable {
     }
 
     /**
-     * Reads now, publishes the view to the listeners and returns it; empty when no source is configured. Never an
+     * Reads now, publishes the view and returns it; empty when no source is configured. Never an
      * error signal.
      */
     public Mono<GpuMemoryView> readNow() {
@@ -125,20 +128,11 @@ public final class GpuMemoryMonitor implements AutoCloseable {
 
     private void publish(GpuMemoryView view) {
         last = view;
-        listeners.forEach(listener -> listener.accept(view));
+        published.accept(view);
     }
 
     /** The last view, or null before the first reading. */
     public @Nullable GpuMemoryView last() {
         return last;
-    }
-
-    @Override
-    public synchronized void close() {
-        Disposable loop = running;
-        running = null;
-        if (loop != null) {
-            loop.dispose();
-        }
     }
 }

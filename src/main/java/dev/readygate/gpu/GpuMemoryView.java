@@ -1,6 +1,7 @@
 package dev.readygate.gpu;
 
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,6 +72,21 @@ public record GpuMemoryView(
     /** Memory used on all watched GPUs together. */
     public long usedBytes() {
         return gpus.stream().mapToLong(GpuMemory::usedBytes).sum();
+    }
+
+    /** This reading summed over the watched GPUs, per owner and per process; null when the reading failed. */
+    public @Nullable MemoryMoment moment() {
+        if (!read()) {
+            return null;
+        }
+        Map<Integer, MemoryMoment.Holder> byPid = new LinkedHashMap<>();
+        for (OwnedProcess process : processes) {
+            byPid.merge(
+                    process.pid(),
+                    new MemoryMoment.Holder(process.pid(), process.owner(), process.usedBytes()),
+                    (a, b) -> new MemoryMoment.Holder(a.pid(), a.owner(), a.bytes() + b.bytes()));
+        }
+        return new MemoryMoment(at, usedBytes(), ownersTotal(), new ArrayList<>(byPid.values()));
     }
 
     /** Memory each owner holds on all watched GPUs together; empty when the source lists no processes. */

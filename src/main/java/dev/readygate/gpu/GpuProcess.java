@@ -10,7 +10,7 @@ package dev.readygate.gpu;
  * @param gpuUuid the UUID of the GPU the memory is on
  * @param usedBytes the memory charged to the process on that GPU
  */
-public record GpuProcess(int pid, String processName, String gpuUuid, long usedBytes) {
+record GpuProcess(int pid, String processName, String gpuUuid, long usedBytes) {
 
     public GpuProcess {
         if (usedBytes < 0) {

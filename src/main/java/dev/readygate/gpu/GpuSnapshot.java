@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  *     list processes, as the DCGM exporter does not)
  * @param driverVersion the driver version, when the tool reported it
  */
-public record GpuSnapshot(
+record GpuSnapshot(
         Instant at,
         List<GpuMemory> gpus,
         List<GpuProcess> processes,

@@ -1,5 +1,6 @@
 package dev.readygate.gpu;
 
+import dev.readygate.config.NvidiaSmiFormat;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,15 +34,7 @@ import reactor.core.scheduler.Scheduler;
  * gets the whole timeout. A descendant that outlives the binary and keeps its output open makes the run time out, but
  * is not killed (it is no longer the binary's descendant); nvidia-smi does not fork.
  */
-public final class NvidiaSmiReader implements GpuMemorySource {
-
-    /** What nvidia-smi is asked for. */
-    public enum Format {
-        /** Two CSV queries: {@code --query-gpu} and {@code --query-compute-apps}. */
-        CSV,
-        /** One {@code -q -x} run: the full XML report, processes included. */
-        XML
-    }
+final class NvidiaSmiReader implements GpuMemorySource {
 
     /** The binary run when none is configured: {@code nvidia-smi}, looked up on the {@code PATH}. */
     public static final Path DEFAULT_BINARY = Path.of("nvidia-smi");
@@ -54,7 +47,7 @@ public final class NvidiaSmiReader implements GpuMemorySource {
     private static final Pattern ENOENT = Pattern.compile("error[=:] ?2\\b");
 
     private final Path binary;
-    private final Format format;
+    private final NvidiaSmiFormat format;
     private final List<String> gpuUuids;
     private final Duration timeout;
     private final int maxOutputBytes;
@@ -76,7 +69,7 @@ public final class NvidiaSmiReader implements GpuMemorySource {
             DataSize maxOutput,
             Clock clock,
             Scheduler scheduler) {
-        this(binary, Format.CSV, gpuUuids, timeout, maxOutput, clock, scheduler);
+        this(binary, NvidiaSmiFormat.CSV, gpuUuids, timeout, maxOutput, clock, scheduler);
     }
 
     /**
@@ -90,7 +83,7 @@ public final class NvidiaSmiReader implements GpuMemorySource {
      */
     public NvidiaSmiReader(
             Path binary,
-            Format format,
+            NvidiaSmiFormat format,
             List<String> gpuUuids,
             Duration timeout,
             DataSize maxOutput,
@@ -123,7 +116,7 @@ public final class NvidiaSmiReader implements GpuMemorySource {
     }
 
     private GpuReading readNow() {
-        if (format == Format.XML) {
+        if (format == NvidiaSmiFormat.XML) {
             return switch (run(List.of("-q", "-x"))) {
                 case Run.Failed(GpuReading.Failure failure) -> failure;
                 case Run.Completed(String xml) -> select(NvidiaSmiParser.parseXml(xml, clock.instant()));

@@ -1,5 +1,6 @@
 package dev.readygate.gpu;
 
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -29,9 +30,20 @@ public final class ProcessOwners {
         /** Anything else (another workload, or a process readygate cannot identify). */
         OTHER;
 
-        /** The snake_case name used in {@code /status}, logs and metrics. */
+        /** The snake_case name used in {@code /status}, records, logs and metrics. */
+        @JsonValue
         public String value() {
             return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** The owner of a value; one this version does not know is {@link #OTHER}. */
+        public static Owner of(String value) {
+            for (Owner owner : values()) {
+                if (owner.value().equals(value)) {
+                    return owner;
+                }
+            }
+            return OTHER;
         }
     }
 

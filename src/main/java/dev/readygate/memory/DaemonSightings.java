@@ -15,8 +15,7 @@ import org.jspecify.annotations.Nullable;
  *     {@code readygate.memory.tolerance}); null when no reading showed a change. A start after it saw the daemon of now
  *     (or one that changed within the same reading interval)
  */
-public record DaemonSightings(
-        Set<String> recordedHere, @Nullable Instant daemonChangedAfter) {
+record DaemonSightings(Set<String> recordedHere, @Nullable Instant daemonChangedAfter) {
 
     public DaemonSightings {
         recordedHere = Set.copyOf(recordedHere);

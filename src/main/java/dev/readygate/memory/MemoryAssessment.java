@@ -1,5 +1,7 @@
 package dev.readygate.memory;
 
+import dev.readygate.gpu.ProcessOwners;
+import dev.readygate.restart.CycleMemory;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.List;
@@ -15,15 +17,18 @@ import org.jspecify.annotations.Nullable;
  * @param heldAfterStop who held memory after the latest stop, expected or not
  * @param staleCache the preload daemon's memory beyond the current checkpoint's weights, after a checkpoint switch
  * @param kvCache the KV cache size over the latest cycles with the same configuration
+ * @param latestMoments the moments of the latest cycles: before the start and at readiness of the last start measured
+ *     at readiness, after the stop of the last start that stopped
  */
 public record MemoryAssessment(
         @Nullable Drift drift,
         @Nullable HeldAfterStop heldAfterStop,
         @Nullable StaleCache staleCache,
-        @Nullable KvCache kvCache) {
+        @Nullable KvCache kvCache,
+        CycleMemory latestMoments) {
 
     /** Nothing known yet. */
-    public static final MemoryAssessment NONE = new MemoryAssessment(null, null, null, null);
+    public static final MemoryAssessment NONE = new MemoryAssessment(null, null, null, null, CycleMemory.NONE);
 
     /** The signals that fire. */
     public Set<MemorySignal> active() {
@@ -80,14 +85,15 @@ public record MemoryAssessment(
      * One process still holding memory after the stop.
      *
      * @param pid its process id
-     * @param owner {@code engine}, {@code preload_daemon} or {@code other}
+     * @param owner who it is
      * @param bytes what it held
      * @param expected whether that is expected: a preload daemon holding what it held before the start
      * @param unexpectedBytes what of it should have been let go (all of it for an engine process; what a daemon holds
      *     beyond what it held before the start); 0 when expected
      * @param why a short explanation
      */
-    public record Holder(int pid, String owner, long bytes, boolean expected, long unexpectedBytes, String why) {}
+    public record Holder(
+            int pid, ProcessOwners.Owner owner, long bytes, boolean expected, long unexpectedBytes, String why) {}
 
     /**
      * The preload daemon's memory when it holds another checkpoint than the one served, or after a checkpoint switch.

@@ -3,38 +3,33 @@ package dev.readygate.memory;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
-import dev.readygate.restart.MemoryMoments;
-import dev.readygate.restart.RestartTracker;
-import java.util.List;
+import dev.readygate.restart.RestartRecords;
 import java.util.Objects;
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.scheduler.Scheduler;
 
-/** Wires GPU memory into restart cycles: the moments the tracker reads, and the watch over the signals. */
+/** Wires GPU memory into restart cycles: the moments of each start, and the watch over the signals. */
 @Configuration(proxyBeanMethods = false)
-public class MemoryConfiguration {
-
-    /** Reads GPU memory now, for the tracker's before-start, at-ready and after-stop moments. */
-    @Bean
-    MemoryMoments memoryMoments(ObjectProvider<GpuMemoryMonitor> monitor) {
-        return () -> monitor.getObject()
-                .readNow()
-                .filter(GpuMemoryView::read)
-                .map(view -> Objects.requireNonNull(MemoryWatch.moment(view)));
-    }
+class MemoryConfiguration {
 
     @Bean
     MemoryWatch memoryWatch(
+            ReadygateProperties properties, RestartRecords records, ApplicationEventPublisher publisher) {
+        return new MemoryWatch(records, properties.memory(), publisher::publishEvent);
+    }
+
+    @Bean
+    CycleMemories cycleMemories(
             ReadygateProperties properties,
-            ObjectProvider<RestartTracker> tracker,
-            ObjectProvider<MemorySignalListener> listeners) {
-        return new MemoryWatch(
-                () -> {
-                    RestartTracker current = tracker.getIfAvailable();
-                    return current == null ? List.of() : current.history();
-                },
-                properties.memory(),
-                listeners.orderedStream().toList());
+            GpuMemoryMonitor monitor,
+            RestartRecords records,
+            MemoryWatch watch,
+            @Qualifier("timerScheduler") Scheduler timer) {
+        MemoryMoments moments =
+                () -> monitor.readNow().filter(GpuMemoryView::read).map(view -> Objects.requireNonNull(view.moment()));
+        return new CycleMemories(moments, records, watch, properties.memory().afterStopDelay(), timer);
     }
 }

@@ -1,8 +1,10 @@
 package dev.readygate.memory;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
 import dev.readygate.restart.CycleMemory;
-import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.Outcome;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
 import java.util.ArrayList;
@@ -77,14 +79,32 @@ public final class MemorySignals {
             @Nullable MemoryMoment latest,
             ReadygateProperties.Memory settings) {
         List<RestartRecord> ready = history.stream()
-                .filter(record -> "ready".equals(record.outcome()))
+                .filter(record -> record.outcome() == Outcome.READY)
                 .sorted(Comparator.comparing(RestartRecord::engineStart))
                 .toList();
         return new MemoryAssessment(
                 drift(ready, settings),
                 heldAfterStop(history, latest, settings),
                 staleCache(history, ready, sightings, lowest, settings),
-                kvCache(ready, settings));
+                kvCache(ready, settings),
+                latestMoments(history));
+    }
+
+    /** Before the start and at readiness of the last start measured at readiness; after the stop of the last stopped. */
+    private static CycleMemory latestMoments(List<RestartRecord> history) {
+        MemoryMoment beforeStart = null;
+        MemoryMoment atReady = null;
+        MemoryMoment afterStop = null;
+        for (RestartRecord record : history.reversed()) {
+            if (atReady == null && record.memory().atReady() != null) {
+                atReady = record.memory().atReady();
+                beforeStart = record.memory().beforeStart();
+            }
+            if (afterStop == null) {
+                afterStop = record.memory().afterStop();
+            }
+        }
+        return new CycleMemory(beforeStart, atReady, afterStop);
     }
 
     // ---- leak across restarts
@@ -106,9 +126,9 @@ public final class MemorySignals {
                 same.stream().map(record -> atReady(record.memory())).toList();
         long perCycle = slope(moments, MemoryMoment::usedBytes);
         Map<String, Long> byOwner = new LinkedHashMap<>();
-        Set<String> owners = new TreeSet<>();
+        Set<Owner> owners = new TreeSet<>(Comparator.comparing(Owner::value));
         moments.forEach(moment -> owners.addAll(moment.byOwner().keySet()));
-        owners.forEach(owner -> byOwner.put(owner, slope(moments, moment -> moment.owner(owner))));
+        owners.forEach(owner -> byOwner.put(owner.value(), slope(moments, moment -> moment.owner(owner))));
         long first = moments.getFirst().usedBytes();
         long last = moments.getLast().usedBytes();
         long threshold = s.driftThreshold().toBytes();
@@ -152,7 +172,7 @@ public final class MemorySignals {
         if (atReady != null) {
             atReady.processes().forEach(holder -> {
                 presentAtReady.add(holder.pid());
-                if ("engine".equals(holder.owner())) {
+                if (holder.owner() == Owner.ENGINE) {
                     servingEngine.add(holder.pid());
                 }
             });
@@ -199,7 +219,7 @@ public final class MemorySignals {
                 .sum();
         boolean gone = latest.processes().stream().noneMatch(process -> process.pid() == holder.pid());
         long heldBefore = holder.bytes() - holder.unexpectedBytes();
-        if (gone || ("preload_daemon".equals(holder.owner()) && now - heldBefore <= tolerance)) {
+        if (gone || (holder.owner() == Owner.PRELOAD_DAEMON && now - heldBefore <= tolerance)) {
             return new MemoryAssessment.Holder(
                     holder.pid(), holder.owner(), holder.bytes(), true, 0, holder.why() + "; let go by " + latest.at());
         }
@@ -223,7 +243,7 @@ public final class MemorySignals {
                     holder.bytes(),
                     "an engine process that served this start still holds memory");
         }
-        if ("preload_daemon".equals(holder.owner())) {
+        if (holder.owner() == Owner.PRELOAD_DAEMON) {
             long heldBefore = before == null
                     ? -1
                     : before.processes().stream()
@@ -237,7 +257,7 @@ public final class MemorySignals {
                         holder.bytes(),
                         false,
                         holder.bytes() - heldBefore,
-                        "the preload daemon holds " + mib(holder.bytes() - heldBefore)
+                        "the preload daemon holds " + MemoryMoment.mib(holder.bytes() - heldBefore)
                                 + " MiB more than before the start");
             }
             return new MemoryAssessment.Holder(
@@ -260,7 +280,7 @@ public final class MemorySignals {
                     holder.bytes(),
                     "appeared with this start and stayed after it");
         }
-        if ("engine".equals(holder.owner()) && !presentAtReady.contains(pid)) {
+        if (holder.owner() == Owner.ENGINE && !presentAtReady.contains(pid)) {
             return new MemoryAssessment.Holder(
                     pid, holder.owner(), holder.bytes(), true, 0, "a newer engine process (the next start)");
         }
@@ -324,12 +344,12 @@ public final class MemorySignals {
         } else {
             return null;
         }
-        long held = atReady.owner("preload_daemon");
+        long held = atReady.owner(Owner.PRELOAD_DAEMON);
         // A later reading can only show less: a daemon that let go is no stale cache any more.
         if (lowest != null
                 && lowest.at().isAfter(atReady.at())
                 && !lowest.processes().isEmpty()) {
-            held = Math.min(held, lowest.owner("preload_daemon"));
+            held = Math.min(held, lowest.owner(Owner.PRELOAD_DAEMON));
         }
         long overhead = overhead(known.subList(0, Math.max(1, switchedAt)), s);
         long stale = Math.max(0, held - serving - overhead);
@@ -355,8 +375,8 @@ public final class MemorySignals {
                     && !record.wrongWeightsFromCache()
                     && atReady != null
                     && weights != null
-                    && atReady.owner("preload_daemon") > 0) {
-                return Math.max(0, atReady.owner("preload_daemon") - weights);
+                    && atReady.owner(Owner.PRELOAD_DAEMON) > 0) {
+                return Math.max(0, atReady.owner(Owner.PRELOAD_DAEMON) - weights);
             }
         }
         return s.daemonOverhead().toBytes();
@@ -424,9 +444,5 @@ public final class MemorySignals {
 
     private static MemoryMoment atReady(CycleMemory memory) {
         return Objects.requireNonNull(memory.atReady());
-    }
-
-    private static long mib(long bytes) {
-        return bytes / (1024 * 1024);
     }
 }

@@ -1,39 +1,36 @@
 package dev.readygate.memory;
 
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.gpu.GpuMemoryListener;
 import dev.readygate.gpu.GpuMemoryView;
-import dev.readygate.restart.MemoryMoment;
-import dev.readygate.restart.RestartListener;
-import dev.readygate.restart.RestartRecord;
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
+import dev.readygate.restart.RestartRecorded;
+import dev.readygate.restart.RestartRecords;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.context.event.EventListener;
 
 /**
- * Keeps the memory assessment current: re-assesses the restart history when a start is recorded, when a stopped
- * start gets its after-stop memory, and on every GPU memory reading (a stale cache clears when the daemon lets go). Logs
- * each signal as it is raised and cleared, and tells the listeners. Remembers what the history cannot tell: which
+ * Keeps the memory assessment current: re-assesses the restart history when a start is recorded, when a start's
+ * memory is joined to its record, and on every GPU memory reading (a stale cache clears when the daemon lets go). Logs
+ * each signal as it is raised and cleared, and publishes each assessment ({@link MemoryAssessed}). Remembers what the history cannot tell: which
  * starts this process recorded, and when a reading last showed the preload daemon change ({@link DaemonSightings}).
  */
-public final class MemoryWatch implements RestartListener, GpuMemoryListener {
+public final class MemoryWatch {
 
     private static final Logger logger = LoggerFactory.getLogger(MemoryWatch.class);
     private static final int KEPT_IDS = 1000;
 
-    private final Supplier<List<RestartRecord>> history;
+    private final RestartRecords history;
     private final ReadygateProperties.Memory settings;
-    private final List<MemorySignalListener> listeners;
+    private final Consumer<Object> publisher;
     private MemoryAssessment assessment = MemoryAssessment.NONE;
     // Of the readings since the last recorded start, the one where the preload daemon held least.
     private @Nullable MemoryMoment lowest;
@@ -55,7 +52,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
             Set<Integer> pids = new HashSet<>();
             long bytes = 0;
             for (MemoryMoment.Holder holder : moment.processes()) {
-                if ("preload_daemon".equals(holder.owner())
+                if (holder.owner() == Owner.PRELOAD_DAEMON
                         || (before != null && before.pids().contains(holder.pid()))) {
                     pids.add(holder.pid());
                     bytes += holder.bytes();
@@ -70,37 +67,17 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
         }
     }
 
-    public MemoryWatch(
-            Supplier<List<RestartRecord>> history,
-            ReadygateProperties.Memory settings,
-            List<MemorySignalListener> listeners) {
+    public MemoryWatch(RestartRecords history, ReadygateProperties.Memory settings, Consumer<Object> publisher) {
         this.history = history;
         this.settings = settings;
-        this.listeners = List.copyOf(listeners);
+        this.publisher = publisher;
     }
 
-    /** The moment of a reading, summed over the watched GPUs; null when the reading failed. */
-    public static @Nullable MemoryMoment moment(GpuMemoryView view) {
-        if (!view.read()) {
-            return null;
-        }
-        Map<String, Long> owners = new LinkedHashMap<>();
-        view.ownersTotal().forEach((owner, bytes) -> owners.put(owner.value(), bytes));
-        Map<Integer, MemoryMoment.Holder> byPid = new LinkedHashMap<>();
-        for (GpuMemoryView.OwnedProcess process : view.processes()) {
-            byPid.merge(
-                    process.pid(),
-                    new MemoryMoment.Holder(process.pid(), process.owner().value(), process.usedBytes()),
-                    (a, b) -> new MemoryMoment.Holder(a.pid(), a.owner(), a.bytes() + b.bytes()));
-        }
-        return new MemoryMoment(view.at(), view.usedBytes(), owners, new ArrayList<>(byPid.values()));
-    }
-
-    @Override
-    public void recorded(RestartRecord record, boolean completed) {
+    @EventListener
+    public void onRestartRecorded(RestartRecorded recorded) {
         synchronized (this) {
             lowest = null;
-            recordedHere.add(record.id());
+            recordedHere.add(recorded.record().id());
             // Kept as long as the tracker keeps its history, and no longer.
             while (recordedHere.size() > KEPT_IDS) {
                 recordedHere.remove(recordedHere.iterator().next());
@@ -109,14 +86,14 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
         reassess();
     }
 
-    @Override
-    public void memoryRecorded(RestartRecord record) {
+    /** A start's memory was joined to its record. */
+    void memoryRecorded() {
         reassess();
     }
 
-    @Override
-    public void read(GpuMemoryView view) {
-        MemoryMoment moment = moment(view);
+    @EventListener
+    public void onGpuReading(GpuMemoryView view) {
+        MemoryMoment moment = view.moment();
         if (moment != null) {
             synchronized (this) {
                 latest = moment;
@@ -124,9 +101,10 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                 Daemon now = listsProcesses(view) ? Daemon.of(moment, before) : null;
                 // A reading that lost track of a daemon process (its command line unreadable once) is no sign that
                 // the daemon let go.
-                boolean attributed = now == null || now.bytes() == moment.owner("preload_daemon");
+                boolean attributed = now == null || now.bytes() == moment.owner(Owner.PRELOAD_DAEMON);
                 MemoryMoment low = lowest;
-                if (attributed && (low == null || moment.owner("preload_daemon") <= low.owner("preload_daemon"))) {
+                if (attributed
+                        && (low == null || moment.owner(Owner.PRELOAD_DAEMON) <= low.owner(Owner.PRELOAD_DAEMON))) {
                     lowest = moment;
                 }
                 if (now != null) {
@@ -141,8 +119,8 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                                 now.at(),
                                 before.pids(),
                                 now.pids(),
-                                mib(before.bytes()),
-                                mib(now.bytes()));
+                                MemoryMoment.mib(before.bytes()),
+                                MemoryMoment.mib(now.bytes()));
                     }
                     daemon = now;
                 }
@@ -170,7 +148,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
             last = latest;
             sightings = new DaemonSightings(recordedHere, daemonChangedAfter);
         }
-        MemoryAssessment next = MemorySignals.assess(history.get(), sightings, low, last, settings);
+        MemoryAssessment next = MemorySignals.assess(history.history(), sightings, low, last, settings);
         Set<MemorySignal> raised;
         synchronized (this) {
             Set<MemorySignal> before = assessment.active();
@@ -185,7 +163,7 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                     signal -> logger.warn("GPU memory signal {} raised: {}", signal.value(), explain(next, signal)));
             cleared.forEach(signal -> logger.info("GPU memory signal {} cleared", signal.value()));
         }
-        listeners.forEach(listener -> listener.assessed(next, raised));
+        publisher.accept(new MemoryAssessed(next, raised));
     }
 
     /** One line for the log: what fired and how much. */
@@ -195,9 +173,9 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                 MemoryAssessment.Drift d = a.drift();
                 yield d == null
                         ? ""
-                        : "memory at readiness grows " + mib(d.bytesPerCycle()) + " MiB per cycle over "
-                                + d.cycles() + " " + d.path() + " cycles (" + mib(d.firstBytes()) + " -> "
-                                + mib(d.lastBytes())
+                        : "memory at readiness grows " + MemoryMoment.mib(d.bytesPerCycle()) + " MiB per cycle over "
+                                + d.cycles() + " " + d.path() + " cycles (" + MemoryMoment.mib(d.firstBytes()) + " -> "
+                                + MemoryMoment.mib(d.lastBytes())
                                 + " MiB)";
             }
             case HELD_AFTER_STOP -> {
@@ -206,18 +184,18 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                         ? ""
                         : h.holders().stream()
                                         .filter(holder -> !holder.expected())
-                                        .map(holder -> holder.owner() + " pid " + holder.pid() + " "
-                                                + mib(holder.bytes()) + " MiB: " + holder.why())
+                                        .map(holder -> holder.owner().value() + " pid " + holder.pid() + " "
+                                                + MemoryMoment.mib(holder.bytes()) + " MiB: " + holder.why())
                                         .toList()
                                 + (h.unexplainedBytes() > 0
-                                        ? " unexplained " + mib(h.unexplainedBytes()) + " MiB"
+                                        ? " unexplained " + MemoryMoment.mib(h.unexplainedBytes()) + " MiB"
                                         : "");
             }
             case STALE_CACHE -> {
                 MemoryAssessment.StaleCache c = a.staleCache();
                 yield c == null
                         ? ""
-                        : "the preload daemon holds " + mib(c.staleBytes()) + " MiB beyond the weights of "
+                        : "the preload daemon holds " + MemoryMoment.mib(c.staleBytes()) + " MiB beyond the weights of "
                                 + c.checkpoint() + " (switched from " + c.previousCheckpoint() + "; shown by "
                                 + c.evidence() + ")";
             }
@@ -226,9 +204,5 @@ public final class MemoryWatch implements RestartListener, GpuMemoryListener {
                 yield k == null ? "" : "kv_cache_size_tokens over the last " + k.cycles() + " cycles: " + k.tokens();
             }
         };
-    }
-
-    private static long mib(long bytes) {
-        return bytes / (1024 * 1024);
     }
 }

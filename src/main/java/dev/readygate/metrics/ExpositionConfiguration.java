@@ -17,7 +17,7 @@ import org.springframework.context.annotation.Configuration;
  * the conventions already ({@link ReadygateMetrics}).
  */
 @Configuration(proxyBeanMethods = false)
-public class ExpositionConfiguration {
+class ExpositionConfiguration {
 
     /** Help text for Spring Boot's HTTP server meters, which have none. */
     private static final Map<String, String> DESCRIPTIONS = Map.of(

@@ -3,22 +3,28 @@ package dev.readygate.metrics;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.gpu.GpuMemory;
-import dev.readygate.gpu.GpuMemoryListener;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.GpuReading;
+import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners;
+import dev.readygate.memory.MemoryAssessed;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
-import dev.readygate.memory.MemorySignalListener;
-import dev.readygate.probe.EngineFacts;
-import dev.readygate.probe.ProbeListener;
+import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
-import dev.readygate.restart.MemoryMoment;
-import dev.readygate.restart.RestartListener;
+import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.readiness.Reason;
+import dev.readygate.restart.CanaryMismatched;
+import dev.readygate.restart.CycleMemory;
+import dev.readygate.restart.FallbackReason;
+import dev.readygate.restart.Phase;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartRecorded;
 import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
@@ -32,10 +38,13 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -43,12 +52,13 @@ import org.springframework.context.event.EventListener;
 import org.springframework.stereotype.Component;
 
 /**
- * readygate's meters. Names are dotted ({@code readygate.engine.ready}); Prometheus shows them as
- * {@code readygate_engine_ready}. Tags are closed sets (states, probe kinds, outcomes, reasons), never URLs, models
- * or messages.
+ * readygate's meters, registered once, here: every series of a closed set (states, transitions, probe kinds and
+ * outcomes, reasons, paths, phases, signals) exists from the start, at 0, and events only move them. Names are dotted
+ * ({@code readygate.engine.ready}); Prometheus shows them as {@code readygate_engine_ready}. Tags are closed sets, never
+ * URLs, models or messages (the engine info's version and model labels are the one exception, on a value of 1).
  */
 @Component
-public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemoryListener, MemorySignalListener {
+class ReadygateMetrics {
 
     /** 1 while the engine is verified ready (the kubelet sends traffic), else 0. */
     public static final String ENGINE_READY = "readygate.engine.ready";
@@ -83,7 +93,7 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
     /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
     public static final String PHASE_DURATION = "readygate.phase.duration";
 
-    /** Preload fallbacks to disk, tag {@code reason} (a closed set, see {@link #fallbackReason}). */
+    /** Preload fallbacks to disk, tag {@code reason} ({@link FallbackReason}). */
     public static final String PRELOAD_FALLBACKS = "readygate.preload.fallbacks";
 
     /** Canary mismatches, tag {@code path}: on {@code preload_hit}, the cache served the wrong weights. */
@@ -134,53 +144,48 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
 
     private final MeterRegistry registry;
     private final AtomicReference<MemoryAssessment> memory = new AtomicReference<>(MemoryAssessment.NONE);
-    private final Map<String, AtomicReference<Double>> cycleMemory = new java.util.LinkedHashMap<>();
-    private final ObjectProvider<RestartTracker> tracker;
     private final MultiGauge engineInfo;
     private final MultiGauge gpuMemory;
     private final String readygateVersion;
+    private final Map<EngineState.Kind, Map<EngineState.Kind, Counter>> transitions =
+            new EnumMap<>(EngineState.Kind.class);
+    private final Map<ProbeKind, ProbeMeters> probes = new EnumMap<>(ProbeKind.class);
+    private final Map<RestartPath, StartMeters> starts = new EnumMap<>(RestartPath.class);
+    private final Map<FallbackReason, Counter> fallbacks = new EnumMap<>(FallbackReason.class);
+    private final Map<GpuReading.Reason, Counter> gpuReadingFailures = new EnumMap<>(GpuReading.Reason.class);
+    private final Map<MemorySignal, Counter> memorySignals = new EnumMap<>(MemorySignal.class);
+
+    /** A heavy probe kind's meters. */
+    private record ProbeMeters(
+            Map<ProbeReport.Outcome, Timer> duration,
+            Map<Reason, Counter> failures,
+            Timer timeToFirstToken,
+            Timer interTokenLatency,
+            Counter tokens) {}
+
+    /** A restart path's meters. */
+    private record StartMeters(
+            Counter starts, Timer readinessLatency, Map<Phase, Timer> phases, Counter canaryMismatches) {}
 
     public ReadygateMetrics(
             MeterRegistry registry,
             EngineStateMachine machine,
-            EngineFacts facts,
-            ObjectProvider<RestartTracker> tracker,
+            EngineFactsHolder facts,
+            RestartTracker tracker,
             CircuitBreakerRegistry circuitBreakers,
             RateLimiterRegistry rateLimiters,
             ObjectProvider<BuildProperties> build,
             ReadygateProperties properties) {
         this.registry = registry;
-        this.tracker = tracker;
-        registerMemoryMeters();
         BuildProperties buildProperties = build.getIfAvailable();
         this.readygateVersion = buildProperties == null ? "dev" : buildProperties.getVersion();
-        // Every path and reason from the start, at 0: Prometheus's increase() cannot see a series' first value, so a
-        // counter born at 1 would hide the first fallback, mismatch or slow start from the alerts.
-        for (RestartPath path : RestartPath.values()) {
-            engineStarts(path.value());
-            readinessLatency(path.value());
-            canaryMismatches(path.value());
-        }
-        FALLBACK_REASONS.forEach(this::preloadFallbacks);
-        properties
-                .restart()
-                .readinessObjectives()
-                .forEach((path, objective) -> Gauge.builder(READINESS_OBJECTIVE, () -> objective.toMillis() / 1000.0)
-                        .description("How soon an engine start should be verified ready, by restart path")
-                        .baseUnit("seconds")
-                        .tag("path", path)
-                        .register(registry));
-        // A supplier, not (provider, function): Micrometer holds a gauge's state object weakly.
-        Gauge.builder(RESTART_LOOP, () -> tracker.getObject().restartLoop() ? 1 : 0)
-                .description("Whether the engine is in a restart loop")
-                .register(registry);
-        Gauge.builder(KV_CACHE_SIZE, facts, f -> {
-                    EngineMetricsSample sample = f.lastSample();
-                    Long tokens = sample == null ? null : sample.kvCacheSizeTokens();
-                    return tokens == null ? Double.NaN : tokens;
-                })
-                .description("The engine's KV cache size in tokens")
-                .register(registry);
+        // Every series of a closed set from the start, at 0: Prometheus's increase() cannot see a series' first value,
+        // so a counter born at 1 would hide the first fallback, mismatch, failure or slow start from the alerts.
+        registerEngineMeters(machine, facts);
+        registerProbeMeters();
+        registerRestartMeters(tracker, properties);
+        registerGpuMeters();
+        registerMemoryMeters();
         this.gpuMemory = MultiGauge.builder(GPU_MEMORY_USED)
                 .description("GPU memory held, by GPU and owner")
                 .baseUnit("bytes")
@@ -190,6 +195,11 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
                 .register(registry);
         engineInfo.register(List.of(MultiGauge.Row.of(
                 Tags.of("vllm_version", "unknown", "model", "unknown", "readygate_version", readygateVersion), 1)));
+        TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuitBreakers).bindTo(registry);
+        TaggedRateLimiterMetrics.ofRateLimiterRegistry(rateLimiters).bindTo(registry);
+    }
+
+    private void registerEngineMeters(EngineStateMachine machine, EngineFactsHolder facts) {
         Gauge.builder(ENGINE_READY, machine, m -> m.current().acceptsTraffic() ? 1 : 0)
                 .description("Whether the engine is verified ready to serve (1) or not (0)")
                 .register(registry);
@@ -199,93 +209,118 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
                     .tag("state", kind.value())
                     .register(registry);
         }
-        TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuitBreakers).bindTo(registry);
-        TaggedRateLimiterMetrics.ofRateLimiterRegistry(rateLimiters).bindTo(registry);
-    }
-
-    @Override
-    public void recorded(RestartRecord record, boolean completed) {
-        String path = record.path().value();
-        engineInfo.register(
-                List.of(MultiGauge.Row.of(
-                        Tags.of(
-                                "vllm_version", record.vllmVersion() == null ? "unknown" : record.vllmVersion(),
-                                "model", record.model() == null ? "unknown" : record.model(),
-                                "readygate_version", readygateVersion),
-                        1)),
-                true);
-        if (!completed) {
-            return;
-        }
-        engineStarts(path).increment();
-        if (record.readinessLatency() != null) {
-            readinessLatency(path).record(record.readinessLatency());
-        }
-        Instant previous = null;
-        for (String phase : RestartTracker.PHASES) {
-            Instant at = record.phases().get(phase);
-            if (at == null) {
-                continue;
-            }
-            if (previous != null && !at.isBefore(previous)) {
-                Timer.builder(PHASE_DURATION)
-                        .description("Time from the previous phase of an engine start to this one")
-                        .tag("phase", phase)
-                        .tag("path", path)
-                        .register(registry)
-                        .record(Duration.between(previous, at));
-            }
-            previous = at;
-        }
-        if (record.path() == RestartPath.PRELOAD_FALLBACK) {
-            preloadFallbacks(fallbackReason(record.fallbackReason())).increment();
-        }
-    }
-
-    private Counter engineStarts(String path) {
-        return counter(ENGINE_STARTS, "Engine starts by restart path", "path", path);
-    }
-
-    private Timer readinessLatency(String path) {
-        return Timer.builder(READINESS_LATENCY)
-                .description("From engine start to verified ready")
-                .tag("path", path)
-                .serviceLevelObjectives(LATENCY_BUCKETS)
+        ReadinessRules.TRANSITIONS.forEach((from, kinds) -> kinds.forEach(to -> transition(from, to)));
+        Gauge.builder(KV_CACHE_SIZE, facts, f -> {
+                    EngineMetricsSample sample = f.current().lastSample();
+                    Long tokens = sample == null ? null : sample.kvCacheSizeTokens();
+                    return tokens == null ? Double.NaN : tokens;
+                })
+                .description("The engine's KV cache size in tokens")
                 .register(registry);
     }
 
-    private Counter preloadFallbacks(String reason) {
-        return counter(PRELOAD_FALLBACKS, "Preload fallbacks to disk loading", "reason", reason);
+    private Counter transition(EngineState.Kind from, EngineState.Kind to) {
+        return transitions
+                .computeIfAbsent(from, kind -> new EnumMap<>(EngineState.Kind.class))
+                .computeIfAbsent(
+                        to,
+                        kind -> Counter.builder(ENGINE_TRANSITIONS)
+                                .description("Engine readiness state changes")
+                                .tag("from", from.value())
+                                .tag("to", to.value())
+                                .register(registry));
     }
 
-    private Counter canaryMismatches(String path) {
-        return counter(CANARY_MISMATCHES, "Canary mismatches by restart path", "path", path);
-    }
-
-    private Counter counter(String name, String description, String tag, String value) {
-        return Counter.builder(name).description(description).tag(tag, value).register(registry);
-    }
-
-    @Override
-    public void read(GpuMemoryView view) {
-        if (view.failure() != null) {
-            Counter.builder(GPU_READING_FAILURES)
-                    .description("GPU memory readings that failed")
-                    .tag("reason", view.failure().value())
-                    .register(registry)
-                    .increment();
-            return;
-        }
-        List<MultiGauge.Row<?>> rows = new java.util.ArrayList<>();
-        for (GpuMemory gpu : view.gpus()) {
-            Map<ProcessOwners.Owner, Long> owners = view.byOwner().getOrDefault(gpu.uuid(), Map.of());
-            for (ProcessOwners.Owner owner : ProcessOwners.Owner.values()) {
-                rows.add(MultiGauge.Row.of(
-                        Tags.of("gpu", gpu.uuid(), "owner", owner.value()), owners.getOrDefault(owner, 0L)));
+    private void registerProbeMeters() {
+        for (ProbeKind kind : ProbeKind.values()) {
+            Map<ProbeReport.Outcome, Timer> duration = new EnumMap<>(ProbeReport.Outcome.class);
+            for (ProbeReport.Outcome outcome : ProbeReport.Outcome.values()) {
+                duration.put(
+                        outcome,
+                        Timer.builder(PROBE_DURATION)
+                                .description("Heavy probe duration, request to verdict")
+                                .tag("kind", kind.value())
+                                .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+                                .register(registry));
             }
-            rows.add(MultiGauge.Row.of(Tags.of("gpu", gpu.uuid(), "owner", "total"), gpu.usedBytes()));
+            Map<Reason, Counter> failures = new EnumMap<>(Reason.class);
+            ProbeReport.FAILURE_REASONS.forEach(reason -> failures.put(reason, probeFailures(kind, reason)));
+            probes.put(
+                    kind,
+                    new ProbeMeters(
+                            duration,
+                            failures,
+                            Timer.builder(PROBE_TTFT)
+                                    .description("Heavy probe time to first token")
+                                    .tag("kind", kind.value())
+                                    .register(registry),
+                            Timer.builder(PROBE_ITL)
+                                    .description("Heavy probe largest inter-token latency")
+                                    .tag("kind", kind.value())
+                                    .register(registry),
+                            Counter.builder(PROBE_TOKENS)
+                                    .description("Tokens the heavy probes made the engine process")
+                                    .tag("kind", kind.value())
+                                    .register(registry)));
         }
-        gpuMemory.register(rows, true);
+    }
+
+    private Counter probeFailures(ProbeKind kind, Reason reason) {
+        return Counter.builder(PROBE_FAILURES)
+                .description("Heavy probe failures by reason")
+                .tag("kind", kind.value())
+                .tag("reason", reason.value())
+                .register(registry);
+    }
+
+    private void registerRestartMeters(RestartTracker tracker, ReadygateProperties properties) {
+        for (RestartPath path : RestartPath.values()) {
+            Map<Phase, Timer> phases = new EnumMap<>(Phase.class);
+            for (Phase phase : Phase.values()) {
+                if (phase != Phase.ENGINE_START) {
+                    phases.put(
+                            phase,
+                            Timer.builder(PHASE_DURATION)
+                                    .description("Time from the previous phase of an engine start to this one")
+                                    .tag("phase", phase.value())
+                                    .tag("path", path.value())
+                                    .register(registry));
+                }
+            }
+            starts.put(
+                    path,
+                    new StartMeters(
+                            counter(ENGINE_STARTS, "Engine starts by restart path", "path", path.value()),
+                            Timer.builder(READINESS_LATENCY)
+                                    .description("From engine start to verified ready")
+                                    .tag("path", path.value())
+                                    .serviceLevelObjectives(LATENCY_BUCKETS)
+                                    .register(registry),
+                            phases,
+                            counter(CANARY_MISMATCHES, "Canary mismatches by restart path", "path", path.value())));
+        }
+        for (FallbackReason reason : FallbackReason.values()) {
+            fallbacks.put(
+                    reason, counter(PRELOAD_FALLBACKS, "Preload fallbacks to disk loading", "reason", reason.value()));
+        }
+        properties
+                .restart()
+                .readinessObjectives()
+                .forEach((path, objective) -> Gauge.builder(READINESS_OBJECTIVE, () -> objective.toMillis() / 1000.0)
+                        .description("How soon an engine start should be verified ready, by restart path")
+                        .baseUnit("seconds")
+                        .tag("path", path)
+                        .register(registry));
+        Gauge.builder(RESTART_LOOP, tracker, t -> t.restartLoop() ? 1 : 0)
+                .description("Whether the engine is in a restart loop")
+                .register(registry);
+    }
+
+    private void registerGpuMeters() {
+        for (GpuReading.Reason reason : GpuReading.Reason.values()) {
+            gpuReadingFailures.put(
+                    reason, counter(GPU_READING_FAILURES, "GPU memory readings that failed", "reason", reason.value()));
+        }
     }
 
     private void registerMemoryMeters() {
@@ -294,7 +329,8 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
                     .description("Whether a GPU memory signal fires (1) or not (0)")
                     .tag("signal", signal.value())
                     .register(registry);
-            signalCounter(signal);
+            memorySignals.put(
+                    signal, counter(MEMORY_SIGNALS, "Times a GPU memory signal was raised", "signal", signal.value()));
         }
         Gauge.builder(MEMORY_DRIFT, memory, m -> {
                     MemoryAssessment.Drift drift = m.get().drift();
@@ -321,135 +357,115 @@ public class ReadygateMetrics implements ProbeListener, RestartListener, GpuMemo
                 .description("GPU memory held after the latest engine stop by processes that should have let it go")
                 .baseUnit("bytes")
                 .register(registry);
-        for (String moment : List.of("before_start", "at_ready", "after_stop")) {
-            AtomicReference<Double> value = new AtomicReference<>(Double.NaN);
-            cycleMemory.put(moment, value);
-            Gauge.builder(CYCLE_MEMORY, value, AtomicReference::get)
-                    .description("GPU memory used at the moments of the last restart cycle")
-                    .tag("moment", moment)
-                    .baseUnit("bytes")
-                    .register(registry);
-        }
+        cycleMoment("before_start", CycleMemory::beforeStart);
+        cycleMoment("at_ready", CycleMemory::atReady);
+        cycleMoment("after_stop", CycleMemory::afterStop);
     }
 
-    private Counter signalCounter(MemorySignal signal) {
-        return Counter.builder(MEMORY_SIGNALS)
-                .description("Times a GPU memory signal was raised")
-                .tag("signal", signal.value())
+    private void cycleMoment(String moment, Function<CycleMemory, @Nullable MemoryMoment> of) {
+        Gauge.builder(CYCLE_MEMORY, memory, m -> {
+                    MemoryMoment read = of.apply(m.get().latestMoments());
+                    return read == null ? Double.NaN : read.usedBytes();
+                })
+                .description("GPU memory used at the moments of the last restart cycle")
+                .tag("moment", moment)
+                .baseUnit("bytes")
                 .register(registry);
     }
 
-    @Override
-    public void assessed(MemoryAssessment assessment, Set<MemorySignal> raised) {
-        memory.set(assessment);
-        raised.forEach(signal -> signalCounter(signal).increment());
-        List<RestartRecord> history = tracker.getObject().history();
-        // The last start measured at readiness gives before_start and at_ready; after_stop is the last stopped one's.
-        for (RestartRecord record : history.reversed()) {
-            MemoryMoment atReady = record.memory().atReady();
-            if (atReady != null) {
-                MemoryMoment before = record.memory().beforeStart();
-                cycleMemory.get("before_start").set(before == null ? Double.NaN : before.usedBytes());
-                cycleMemory.get("at_ready").set((double) atReady.usedBytes());
-                break;
-            }
-        }
-        for (RestartRecord record : history.reversed()) {
-            MemoryMoment after = record.memory().afterStop();
-            if (after != null) {
-                cycleMemory.get("after_stop").set((double) after.usedBytes());
-                break;
-            }
-        }
-    }
-
-    @Override
-    public void canaryMismatch(RestartPath path) {
-        canaryMismatches(path.value()).increment();
-    }
-
-    /** The labels {@link #fallbackReason} reduces vLLM's fallback reasons to. */
-    static final List<String> FALLBACK_REASONS = List.of(
-            "fingerprint_mismatch",
-            "weights_released",
-            "daemon_unavailable",
-            "ipc_failed",
-            "daemon_error",
-            "other",
-            "unknown");
-
-    /** vLLM's fallback reason, reduced to a closed set fit for a label. */
-    public static String fallbackReason(@Nullable String reason) {
-        if (reason == null) {
-            return "unknown";
-        }
-        String r = reason.toLowerCase(java.util.Locale.ROOT);
-        if (r.contains("mismatch")) {
-            return "fingerprint_mismatch";
-        }
-        if (r.contains("released")) {
-            return "weights_released";
-        }
-        if (r.contains("unavailable") || r.contains("cannot connect") || r.contains("connection refused")) {
-            return "daemon_unavailable";
-        }
-        if (r.contains("ipc loading failed")) {
-            return "ipc_failed";
-        }
-        if (r.contains("daemon error")) {
-            return "daemon_error";
-        }
-        return "other";
+    private Counter counter(String name, String description, String tag, String value) {
+        return Counter.builder(name).description(description).tag(tag, value).register(registry);
     }
 
     @EventListener
     public void onEngineStateChanged(EngineStateChanged change) {
         if (change.previous().kind() != change.current().kind()) {
-            Counter.builder(ENGINE_TRANSITIONS)
-                    .description("Engine readiness state changes")
-                    .tag("from", change.previous().kind().value())
-                    .tag("to", change.current().kind().value())
-                    .register(registry)
-                    .increment();
+            transition(change.previous().kind(), change.current().kind()).increment();
         }
     }
 
-    @Override
-    public void probed(ProbeReport report) {
-        String kind = report.kind().value();
+    @EventListener
+    public void onProbeReport(ProbeReport report) {
+        ProbeMeters meters = probes.get(report.kind());
         ProbeReport.Measurement measurement = report.measurement();
-        Timer.builder(PROBE_DURATION)
-                .description("Heavy probe duration, request to verdict")
-                .tag("kind", kind)
-                .tag("outcome", report.outcome().name().toLowerCase(java.util.Locale.ROOT))
-                .register(registry)
-                .record(measurement == null ? java.time.Duration.ZERO : measurement.total());
-        if (report.reason() != null) {
-            Counter.builder(PROBE_FAILURES)
-                    .description("Heavy probe failures by reason")
-                    .tag("kind", kind)
-                    .tag("reason", report.reason().value())
-                    .register(registry)
+        meters.duration().get(report.outcome()).record(measurement == null ? Duration.ZERO : measurement.total());
+        Reason reason = report.reason();
+        if (reason != null) {
+            meters.failures()
+                    .computeIfAbsent(reason, unlisted -> probeFailures(report.kind(), unlisted))
                     .increment();
         }
         if (measurement != null) {
-            Timer.builder(PROBE_TTFT)
-                    .description("Heavy probe time to first token")
-                    .tag("kind", kind)
-                    .register(registry)
-                    .record(measurement.timeToFirstToken());
-            Timer.builder(PROBE_ITL)
-                    .description("Heavy probe largest inter-token latency")
-                    .tag("kind", kind)
-                    .register(registry)
-                    .record(measurement.maxInterTokenLatency());
+            meters.timeToFirstToken().record(measurement.timeToFirstToken());
+            meters.interTokenLatency().record(measurement.maxInterTokenLatency());
             int tokens = (measurement.promptTokens() == null ? 0 : measurement.promptTokens())
                     + (measurement.completionTokens() == null ? 0 : measurement.completionTokens());
-            Counter.builder(PROBE_TOKENS)
-                    .description("Tokens the heavy probes made the engine process")
-                    .tag("kind", kind)
-                    .register(registry)
-                    .increment(tokens);
+            meters.tokens().increment(tokens);
         }
+    }
+
+    @EventListener
+    public void onRestartRecorded(RestartRecorded recorded) {
+        RestartRecord record = recorded.record();
+        engineInfo.register(
+                List.of(MultiGauge.Row.of(
+                        Tags.of(
+                                "vllm_version", record.vllmVersion() == null ? "unknown" : record.vllmVersion(),
+                                "model", record.model() == null ? "unknown" : record.model(),
+                                "readygate_version", readygateVersion),
+                        1)),
+                true);
+        if (!recorded.completed()) {
+            return;
+        }
+        StartMeters meters = starts.get(record.path());
+        meters.starts().increment();
+        if (record.readinessLatency() != null) {
+            meters.readinessLatency().record(record.readinessLatency());
+        }
+        Instant previous = null;
+        for (Phase phase : Phase.values()) {
+            Instant at = record.phases().get(phase);
+            if (at == null) {
+                continue;
+            }
+            if (previous != null && !at.isBefore(previous)) {
+                meters.phases().get(phase).record(Duration.between(previous, at));
+            }
+            previous = at;
+        }
+        if (record.path() == RestartPath.PRELOAD_FALLBACK) {
+            fallbacks.get(FallbackReason.of(record.fallbackReason())).increment();
+        }
+    }
+
+    @EventListener
+    public void onCanaryMismatched(CanaryMismatched mismatch) {
+        starts.get(mismatch.path()).canaryMismatches().increment();
+    }
+
+    @EventListener
+    public void onGpuReading(GpuMemoryView view) {
+        GpuReading.Reason failure = view.failure();
+        if (failure != null) {
+            gpuReadingFailures.get(failure).increment();
+            return;
+        }
+        List<MultiGauge.Row<?>> rows = new ArrayList<>();
+        for (GpuMemory gpu : view.gpus()) {
+            Map<ProcessOwners.Owner, Long> owners = view.byOwner().getOrDefault(gpu.uuid(), Map.of());
+            for (ProcessOwners.Owner owner : ProcessOwners.Owner.values()) {
+                rows.add(MultiGauge.Row.of(
+                        Tags.of("gpu", gpu.uuid(), "owner", owner.value()), owners.getOrDefault(owner, 0L)));
+            }
+            rows.add(MultiGauge.Row.of(Tags.of("gpu", gpu.uuid(), "owner", "total"), gpu.usedBytes()));
+        }
+        gpuMemory.register(rows, true);
+    }
+
+    @EventListener
+    public void onMemoryAssessed(MemoryAssessed assessed) {
+        memory.set(assessed.assessment());
+        assessed.raised().forEach(signal -> memorySignals.get(signal).increment());
     }
 }

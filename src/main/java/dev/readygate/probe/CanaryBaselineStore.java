@@ -21,7 +21,7 @@ import tools.jackson.databind.json.JsonMapper;
  * survive readygate's restarts. Written atomically (temporary file, then rename). Blocking file I/O: callers run it
  * on a blocking-capable scheduler.
  */
-public final class CanaryBaselineStore {
+final class CanaryBaselineStore {
 
     private static final Logger logger = LoggerFactory.getLogger(CanaryBaselineStore.class);
     static final String FILE = "canary-baselines.json";

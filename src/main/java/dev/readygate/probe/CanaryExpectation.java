@@ -9,7 +9,7 @@ import java.util.Locale;
  * @param answer the expected answer
  * @param logprobTolerance how far the logprob may differ
  */
-public record CanaryExpectation(Source source, CanaryAnswer answer, double logprobTolerance) {
+record CanaryExpectation(Source source, CanaryAnswer answer, double logprobTolerance) {
 
     /** Where an expectation comes from, in order of precedence. */
     public enum Source {

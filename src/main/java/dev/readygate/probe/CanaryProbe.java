@@ -20,7 +20,7 @@ import reactor.core.scheduler.Scheduler;
  * A different answer is {@code canary_mismatch}, latched until the engine restarts: this is how a preload daemon
  * serving another checkpoint's weights (vLLM issue #59647) is caught.
  */
-public final class CanaryProbe {
+final class CanaryProbe {
 
     private final ReadygateProperties.Canary config;
     private final String gpuName;

@@ -3,63 +3,157 @@ package dev.readygate.probe;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import java.time.Instant;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What readygate learned about the current engine start: its model card, its vLLM version, and its metrics (the
- * first scrape after the start, which tells a snapshot restore by its non-zero counters, and the latest). Forgotten
- * when the engine goes away or restarts. Written by the probe schedule, read by restart tracking and {@code /status}.
+ * What readygate learned about one engine start, as one immutable value: its model card, its vLLM version, its metrics
+ * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest), which
+ * endpoints it has, the representative prompt calibrated for it, and when the heavy probes last ran on it. A new start
+ * begins with {@link #fresh}: nothing is forgotten, the value is swapped ({@link EngineFactsHolder}). Written by the
+ * probes, read by restart tracking, metrics and {@code /status}.
+ *
+ * @param startId the engine start these facts are of (empty for none)
+ * @param card the model card {@code /v1/models} listed
+ * @param vllmVersion what {@code /version} said ({@code unknown} without it)
+ * @param firstSample the first {@code /metrics} scrape of this start
+ * @param lastSample the latest scrape
+ * @param capabilities which of vLLM's extra endpoints the engine has
+ * @param calibration a prompt text whose token count the engine reported, for servers without {@code /tokenize}
+ * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
+ * @param successesAtLastHeavy {@code vllm:request_success_total} then
+ * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
  */
-public final class EngineFacts {
+public record EngineFacts(
+        String startId,
+        @Nullable ModelCard card,
+        @Nullable String vllmVersion,
+        @Nullable EngineMetricsSample firstSample,
+        @Nullable EngineMetricsSample lastSample,
+        EngineCapabilities capabilities,
+        @Nullable PromptCalibration calibration,
+        @Nullable Instant lastHeavy,
+        @Nullable Double successesAtLastHeavy,
+        int cyclesSinceVersion) {
 
-    private volatile @Nullable ModelCard card;
-    private volatile @Nullable String vllmVersion;
-    private volatile @Nullable EngineMetricsSample firstSample;
-    private volatile @Nullable Instant firstSampleAt;
-    private volatile @Nullable EngineMetricsSample lastSample;
+    /** No engine start. */
+    public static final EngineFacts NONE = fresh("");
 
-    public @Nullable ModelCard card() {
-        return card;
+    /**
+     * A representative prompt text whose token count the engine reported.
+     *
+     * @param plannedTokens the prompt tokens it was built for
+     * @param text the text
+     * @param tokens the prompt tokens the engine counted
+     */
+    public record PromptCalibration(int plannedTokens, String text, int tokens) {}
+
+    /** What is known of a start that just began: nothing yet. */
+    public static EngineFacts fresh(String startId) {
+        return new EngineFacts(startId, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0);
     }
 
-    public @Nullable String vllmVersion() {
-        return vllmVersion;
+    EngineFacts withCard(ModelCard value) {
+        return with(draft -> draft.card = value);
     }
 
-    /** The first metrics scrape of this engine start. */
-    public @Nullable EngineMetricsSample firstSample() {
-        return firstSample;
+    EngineFacts withVllmVersion(String value) {
+        return with(draft -> draft.vllmVersion = value);
     }
 
-    public @Nullable Instant firstSampleAt() {
-        return firstSampleAt;
+    EngineFacts scraped(EngineMetricsSample sample) {
+        return with(draft -> {
+            draft.firstSample = firstSample == null ? sample : firstSample;
+            draft.lastSample = sample;
+        });
     }
 
-    public @Nullable EngineMetricsSample lastSample() {
-        return lastSample;
+    EngineFacts withCapabilities(EngineCapabilities value) {
+        return with(draft -> draft.capabilities = value);
     }
 
-    void card(ModelCard value) {
-        card = value;
+    EngineFacts withCalibration(PromptCalibration value) {
+        return with(draft -> draft.calibration = value);
     }
 
-    void vllmVersion(String value) {
-        vllmVersion = value;
+    EngineFacts withLastHeavy(Instant at) {
+        return with(draft -> draft.lastHeavy = at);
     }
 
-    synchronized void scraped(EngineMetricsSample sample, Instant at) {
-        if (firstSample == null) {
-            firstSample = sample;
-            firstSampleAt = at;
+    EngineFacts withSuccessesAtLastHeavy(@Nullable Double value) {
+        return with(draft -> draft.successesAtLastHeavy = value);
+    }
+
+    /** {@code /version} is read now: the recheck count starts again. */
+    EngineFacts withVersionRead() {
+        return with(draft -> draft.cyclesSinceVersion = 0);
+    }
+
+    /** One more cheap-check cycle without reading {@code /version}. */
+    EngineFacts withVersionCycle() {
+        return with(draft -> draft.cyclesSinceVersion = cyclesSinceVersion + 1);
+    }
+
+    /** These facts with a change: a new part of them is a component here, in {@link Draft} and in its copy. */
+    private EngineFacts with(Consumer<Draft> change) {
+        Draft draft = new Draft(this);
+        change.accept(draft);
+        return new EngineFacts(
+                startId,
+                draft.card,
+                draft.vllmVersion,
+                draft.firstSample,
+                draft.lastSample,
+                draft.capabilities,
+                draft.calibration,
+                draft.lastHeavy,
+                draft.successesAtLastHeavy,
+                draft.cyclesSinceVersion);
+    }
+
+    /** The facts being changed. */
+    private static final class Draft {
+        @Nullable
+        ModelCard card;
+
+        @Nullable
+        String vllmVersion;
+
+        @Nullable
+        EngineMetricsSample firstSample;
+
+        @Nullable
+        EngineMetricsSample lastSample;
+
+        EngineCapabilities capabilities;
+
+        @Nullable
+        PromptCalibration calibration;
+
+        @Nullable
+        Instant lastHeavy;
+
+        @Nullable
+        Double successesAtLastHeavy;
+
+        int cyclesSinceVersion;
+
+        Draft(EngineFacts facts) {
+            card = facts.card;
+            vllmVersion = facts.vllmVersion;
+            firstSample = facts.firstSample;
+            lastSample = facts.lastSample;
+            capabilities = facts.capabilities;
+            calibration = facts.calibration;
+            lastHeavy = facts.lastHeavy;
+            successesAtLastHeavy = facts.successesAtLastHeavy;
+            cyclesSinceVersion = facts.cyclesSinceVersion;
         }
-        lastSample = sample;
     }
 
-    synchronized void forget() {
-        card = null;
-        vllmVersion = null;
-        firstSample = null;
-        firstSampleAt = null;
-        lastSample = null;
+    /** {@code vllm:request_success_total} at the latest scrape. */
+    @Nullable
+    Double successes() {
+        return lastSample == null ? null : lastSample.requestSuccess();
     }
 }

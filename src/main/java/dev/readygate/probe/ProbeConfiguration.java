@@ -1,5 +1,6 @@
 package dev.readygate.probe;
 
+import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
 import dev.readygate.readiness.EngineStateMachine;
@@ -14,10 +15,8 @@ import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import reactor.core.scheduler.Scheduler;
@@ -26,7 +25,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** Wires the state machine, the heavy probes with their circuit breaker and rate limiter, and the probe schedule. */
 @Configuration(proxyBeanMethods = false)
-public class ProbeConfiguration {
+class ProbeConfiguration {
 
     /** The name of the circuit breaker and rate limiter that guard the heavy probes (and tag their metrics). */
     public static final String HEAVY_PROBES = "heavy-probes";
@@ -42,13 +41,8 @@ public class ProbeConfiguration {
     }
 
     @Bean
-    EngineCapabilities engineCapabilities() {
-        return new EngineCapabilities();
-    }
-
-    @Bean
-    EngineFacts engineFacts() {
-        return new EngineFacts();
+    EngineFactsHolder engineFacts(EngineStateMachine machine) {
+        return new EngineFactsHolder(machine);
     }
 
     @Bean
@@ -121,25 +115,19 @@ public class ProbeConfiguration {
             ReadygateProperties properties,
             EngineClient client,
             EngineStateMachine machine,
-            EngineCapabilities capabilities,
+            EngineFactsHolder facts,
             ProbeHistory history,
             CircuitBreaker heavyProbeCircuitBreaker,
             RateLimiter heavyProbeRateLimiter,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
-            ObjectProvider<ProbeListener> listeners,
-            EngineFacts facts,
+            ApplicationEventPublisher publisher,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
         RepresentativeProbe representative = probe.representative().enabled()
                 ? new RepresentativeProbe(
-                        probe.representative(),
-                        client,
-                        capabilities,
-                        new SplittableRandom(),
-                        clock,
-                        probe.heavyTimeout())
+                        probe.representative(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout())
                 : null;
         CanaryProbe canary = probe.canary().enabled()
                 ? new CanaryProbe(
@@ -161,33 +149,17 @@ public class ProbeConfiguration {
                 heavyProbeCircuitBreaker,
                 heavyProbeRateLimiter,
                 history,
-                report -> listeners.forEach(listener -> listener.probed(report)),
+                publisher::publishEvent,
                 clock);
-        return new ProbeSchedule(
-                probe, client, machine, verifier, capabilities, representative, facts, clock, probeScheduler);
+        return new ProbeSchedule(probe, client, machine, verifier, facts, clock, probeScheduler);
     }
 
+    /** Probes run from the start of the application to its end (readiness drops first on shutdown). */
     @Bean
-    SmartLifecycle probeScheduleLifecycle(ProbeSchedule schedule) {
-        return new SmartLifecycle() {
-            private volatile boolean running;
-
-            @Override
-            public void start() {
-                schedule.start();
-                running = true;
-            }
-
-            @Override
-            public void stop() {
-                schedule.stop();
-                running = false;
-            }
-
-            @Override
-            public boolean isRunning() {
-                return running;
-            }
-        };
+    BackgroundLoop probeLoop(ProbeSchedule schedule) {
+        return new BackgroundLoop(
+                "probe schedule",
+                BackgroundLoop.PROBES,
+                () -> schedule.observations().subscribe());
     }
 }

@@ -4,6 +4,8 @@ import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumSet;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,6 +30,25 @@ public record ProbeReport(
         boolean latched,
         @Nullable Measurement measurement,
         @Nullable CanaryComparison canary) {
+
+    /** The reasons a heavy probe fails with (the metrics count each from the start). */
+    public static final Set<Reason> FAILURE_REASONS = Set.copyOf(EnumSet.of(
+            Reason.ENGINE_DOWN,
+            Reason.CONNECTION_RESET,
+            Reason.TIMED_OUT,
+            Reason.STALLED,
+            Reason.HTTP_STATUS,
+            Reason.MALFORMED_RESPONSE,
+            Reason.TRUNCATED_STREAM,
+            Reason.ERROR_EVENT,
+            Reason.RESPONSE_TOO_LARGE,
+            Reason.PROMPT_TOKENS_MISMATCH,
+            Reason.COMPLETION_TOKENS_MISMATCH,
+            Reason.UNEXPECTED_FINISH_REASON,
+            Reason.SLOW,
+            Reason.CANARY_MISMATCH,
+            Reason.PROBE_EXCEEDS_CONTEXT,
+            Reason.IO_ERROR));
 
     /** How a probe ended. */
     public enum Outcome {

@@ -17,7 +17,6 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -30,7 +29,7 @@ import reactor.core.scheduler.Scheduler;
  * every {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it
  * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
  */
-public final class ProbeSchedule {
+final class ProbeSchedule {
 
     private static final Logger logger = LoggerFactory.getLogger(ProbeSchedule.class);
 
@@ -44,67 +43,52 @@ public final class ProbeSchedule {
     private final EngineClient client;
     private final EngineStateMachine machine;
     private final Verifier verifier;
-    private final EngineCapabilities capabilities;
-    private final @Nullable RepresentativeProbe representative;
+    private final EngineFactsHolder facts;
     private final Clock clock;
     private final Scheduler scheduler;
-    private final EngineFacts facts;
-    private volatile @Nullable Double processStart;
-    private volatile @Nullable Instant lastHeavy;
     private volatile @Nullable Instant lastFullCheck;
-    private volatile @Nullable Double successesAtLastHeavy;
-    private int cyclesSinceVersion;
-    private volatile @Nullable Disposable running;
 
     public ProbeSchedule(
             ReadygateProperties.Probe config,
             EngineClient client,
             EngineStateMachine machine,
             Verifier verifier,
-            EngineCapabilities capabilities,
-            @Nullable RepresentativeProbe representative,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             Clock clock,
             Scheduler scheduler) {
         this.config = config;
         this.client = client;
         this.machine = machine;
         this.verifier = verifier;
-        this.capabilities = capabilities;
-        this.representative = representative;
         this.facts = facts;
         this.clock = clock;
         this.scheduler = scheduler;
     }
 
-    /** Starts the loop (idempotent). */
-    public synchronized void start() {
-        if (running == null) {
-            running = observations().subscribe();
-        }
-    }
-
-    /** Stops the loop; a cycle in flight is cancelled. */
-    public synchronized void stop() {
-        Disposable loop = running;
-        running = null;
-        if (loop != null) {
-            loop.dispose();
-        }
-    }
-
-    /** The endless sequence of observations, each already applied to the state machine; for tests with virtual time. */
+    /**
+     * The endless sequence of observations, each applied to the state machine by the step that made it, before the next
+     * step starts (a step reads the state and the facts its predecessors left). Subscribed to by the application's
+     * lifecycle; tests drive it in virtual time.
+     */
     public Flux<Observation> observations() {
-        Flux<Observation> cycle = Flux.defer(this::cycle)
-                .doOnNext(machine::apply)
-                .onErrorResume(error -> {
-                    // Every expected failure is an observation; this is a bug, and the loop must outlive it.
-                    logger.warn("Probe cycle failed unexpectedly", error);
-                    return Flux.empty();
-                });
+        Flux<Observation> cycle = Flux.defer(this::cycle).onErrorResume(error -> {
+            // Every expected failure is an observation; this is a bug, and the loop must outlive it.
+            logger.warn("Probe cycle failed unexpectedly", error);
+            return Flux.empty();
+        });
         Mono<Observation> pause =
                 Mono.defer(() -> Mono.delay(interval(), scheduler)).then(Mono.empty());
         return cycle.concatWith(pause).repeat();
+    }
+
+    /** Applies an observation now and hands it on. */
+    private Observation applied(Observation observation) {
+        machine.apply(observation);
+        return observation;
+    }
+
+    private Mono<Observation> apply(Observation observation) {
+        return Mono.fromSupplier(() -> applied(observation));
     }
 
     private Duration interval() {
@@ -130,12 +114,12 @@ public final class ProbeSchedule {
         return client.health().flatMapMany(call -> switch (call) {
             case EngineCall.Success<Void> ok ->
                 Flux.concat(
-                        Mono.fromSupplier(() -> new Observation.HealthOk(clock.instant())),
+                        Mono.fromSupplier(() -> applied(new Observation.HealthOk(clock.instant()))),
                         Mono.defer(this::scrape),
                         Mono.defer(this::listModel),
                         Mono.defer(this::readVersion),
                         Mono.defer(this::heavyIfDue));
-            case EngineCall.Failure<Void> failure -> Flux.just(healthFailed(failure.failure()));
+            case EngineCall.Failure<Void> failure -> apply(healthFailed(failure.failure()));
         });
     }
 
@@ -145,10 +129,11 @@ public final class ProbeSchedule {
      */
     private Flux<Observation> healthOnly() {
         return client.health()
-                .map(call -> switch (call) {
-                    case EngineCall.Success<Void> ok -> (Observation) new Observation.HealthOk(clock.instant());
-                    case EngineCall.Failure<Void> failure -> healthFailed(failure.failure());
-                })
+                .map(call -> applied(
+                        switch (call) {
+                            case EngineCall.Success<Void> ok -> new Observation.HealthOk(clock.instant());
+                            case EngineCall.Failure<Void> failure -> healthFailed(failure.failure());
+                        }))
                 .flux();
     }
 
@@ -156,10 +141,8 @@ public final class ProbeSchedule {
         Instant now = clock.instant();
         String detail = "/health: " + failure.detail();
         return switch (failure.kind()) {
-            case REFUSED -> {
-                forgetEngine();
-                yield new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
-            }
+            // The engine went away: whatever comes back on the port is a new start (maybe another server).
+            case REFUSED -> new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
             case HTTP_STATUS ->
                 Objects.equals(failure.httpStatus(), 503)
                         ? new Observation.EngineDead(now, detail)
@@ -169,63 +152,51 @@ public final class ProbeSchedule {
         };
     }
 
-    /** The engine went away: whatever comes back on the port is a new engine (maybe another server). */
-    private void forgetEngine() {
-        facts.forget();
-        processStart = null;
-        lastHeavy = null;
-        successesAtLastHeavy = null;
-        capabilities.reset();
-        if (representative != null) {
-            representative.reset();
-        }
-        // Heavy probes were suspended to spare the engine that failed them; a new engine is verified at once.
-        verifier.forgetFailures();
-    }
-
     /** Scrapes {@code /metrics}; a new {@code process_start_time_seconds} means the engine restarted unseen. */
     private Mono<Observation> scrape() {
-        if (!capabilities.metrics()) {
+        EngineFacts known = facts.current();
+        if (!known.capabilities().metrics()) {
             return Mono.empty();
         }
         return client.metrics().flatMap(call -> {
             if (call instanceof EngineCall.Failure<EngineMetricsSample> failure) {
                 if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
-                    capabilities.lackMetrics();
+                    facts.learn(f -> f.withCapabilities(f.capabilities().withoutMetrics()));
                 }
                 return Mono.empty();
             }
             EngineMetricsSample sample = ((EngineCall.Success<EngineMetricsSample>) call).value();
-            Double previous = processStart;
-            Double current = sample.processStartTimeSeconds();
-            processStart = current;
-            String restarted = restartSignal(previous, current, facts.lastSample(), sample);
-            if (restarted != null) {
-                String detail = restarted;
-                forgetEngine();
-                processStart = current;
-                facts.scraped(sample, clock.instant());
-                return Mono.just(new Observation.Restarted(clock.instant(), detail));
+            String restarted = restartSignal(known.lastSample(), sample);
+            if (restarted == null) {
+                facts.learn(f -> f.scraped(sample));
+                return Mono.empty();
             }
-            facts.scraped(sample, clock.instant());
-            return Mono.empty();
+            Double started = sample.processStartTimeSeconds();
+            Observation restart = applied(new Observation.Restarted(
+                    clock.instant(),
+                    restarted,
+                    started == null ? null : Instant.ofEpochMilli(Math.round(started * 1000))));
+            // The sample is the new process's: the start the restart began learns it.
+            facts.learn(f -> f.scraped(sample));
+            return Mono.just(restart);
         });
     }
 
     /**
-     * Why the engine must have restarted since the last scrape, or null: a new process start time, else counters
-     * that went down (they only ever rise within one process; a server without the process collector still resets
-     * them).
+     * Why the engine must have restarted since the last scrape of this start, or null: a new process start time, else
+     * counters that went down (they only ever rise within one process; a server without the process collector still
+     * resets them).
      */
-    private static @Nullable String restartSignal(
-            @Nullable Double previousStart,
-            @Nullable Double start,
-            @Nullable EngineMetricsSample before,
-            EngineMetricsSample now) {
+    private static @Nullable String restartSignal(@Nullable EngineMetricsSample before, EngineMetricsSample now) {
+        if (before == null) {
+            return null;
+        }
+        Double previousStart = before.processStartTimeSeconds();
+        Double start = now.processStartTimeSeconds();
         if (previousStart != null && start != null && !previousStart.equals(start)) {
             return "process_start_time_seconds changed from %.3f to %.3f".formatted(previousStart, start);
         }
-        if (start == null && before != null) {
+        if (start == null) {
             if (decreased(before.generationTokens(), now.generationTokens())) {
                 return "vllm:generation_tokens_total went down: counters reset";
             }
@@ -241,20 +212,20 @@ public final class ProbeSchedule {
     }
 
     private Mono<Observation> listModel() {
-        if (facts.card() != null && !(machine.current() instanceof EngineState.Healthy)) {
+        if (facts.current().card() != null && !(machine.current() instanceof EngineState.Healthy)) {
             return Mono.empty();
         }
         return client.model().map(call -> switch (call) {
             case EngineCall.Success<ModelCard> listed -> {
-                facts.card(listed.value());
-                yield new Observation.ModelListed(
-                        clock.instant(), listed.value().id());
+                facts.learn(f -> f.withCard(listed.value()));
+                yield applied(new Observation.ModelListed(
+                        clock.instant(), listed.value().id()));
             }
             case EngineCall.Failure<ModelCard> failure ->
-                new Observation.CheckFailed(
+                applied(new Observation.CheckFailed(
                         clock.instant(),
                         Reason.MODEL_NOT_LISTED,
-                        "/v1/models: " + failure.failure().detail());
+                        "/v1/models: " + failure.failure().detail()));
         });
     }
 
@@ -264,30 +235,34 @@ public final class ProbeSchedule {
      * time change.
      */
     private Mono<Observation> readVersion() {
-        String known = facts.vllmVersion();
-        if (known != null && (!capabilities.version() || ++cyclesSinceVersion < VERSION_RECHECK_CYCLES)) {
+        EngineFacts current = facts.current();
+        String known = current.vllmVersion();
+        boolean versionAnswers = current.capabilities().version();
+        if (known != null && (!versionAnswers || current.cyclesSinceVersion() + 1 < VERSION_RECHECK_CYCLES)) {
+            facts.learn(EngineFacts::withVersionCycle);
             return Mono.empty();
         }
-        cyclesSinceVersion = 0;
-        if (!capabilities.version()) {
-            facts.vllmVersion("unknown");
+        facts.learn(EngineFacts::withVersionRead);
+        if (!versionAnswers) {
+            facts.learn(f -> f.withVllmVersion("unknown"));
             return Mono.empty();
         }
         return client.version().flatMap(call -> {
             switch (call) {
                 case EngineCall.Success<String> version -> {
                     if (known != null && !known.equals(version.value())) {
-                        String detail = "vLLM version changed from " + known + " to " + version.value();
-                        forgetEngine();
-                        facts.vllmVersion(version.value());
-                        return Mono.just(new Observation.Restarted(clock.instant(), detail));
+                        Observation restart = applied(new Observation.Restarted(
+                                clock.instant(), "vLLM version changed from " + known + " to " + version.value()));
+                        // The version is the new engine's: the start the restart began learns it.
+                        facts.learn(f -> f.withVllmVersion(version.value()));
+                        return Mono.just(restart);
                     }
-                    facts.vllmVersion(version.value());
+                    facts.learn(f -> f.withVllmVersion(version.value()));
                 }
                 case EngineCall.Failure<String> failure -> {
                     if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
-                        capabilities.lackVersion();
-                        facts.vllmVersion("unknown");
+                        facts.learn(f -> f.withCapabilities(f.capabilities().withoutVersion())
+                                .withVllmVersion("unknown"));
                     }
                 }
             }
@@ -296,72 +271,66 @@ public final class ProbeSchedule {
     }
 
     private Mono<Observation> heavyIfDue() {
-        ModelCard listed = facts.card();
+        EngineFacts current = facts.current();
+        ModelCard listed = current.card();
         Instant now = clock.instant();
-        if (listed == null || !heavyDue(machine.current(), now)) {
+        if (listed == null || !heavyDue(machine.current(), current, now)) {
             return Mono.empty();
         }
-        if (trafficProvesHealth()) {
-            lastHeavy = now;
-            successesAtLastHeavy = successes();
+        if (trafficProvesHealth(current)) {
+            facts.learn(f -> f.withLastHeavy(now).withSuccessesAtLastHeavy(f.successes()));
             return Mono.empty();
         }
-        lastHeavy = now;
-        EngineMetricsSample before = facts.lastSample();
-        return verifier.verify(listed, Objects.requireNonNullElse(facts.vllmVersion(), "unknown"), before)
-                .doOnNext(observation -> successesAtLastHeavy = successes());
+        facts.learn(f -> f.withLastHeavy(now));
+        return verifier.verify(
+                        current.startId(),
+                        listed,
+                        Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
+                        current.lastSample())
+                .map(this::applied)
+                .doOnNext(observation -> facts.learn(f -> f.withSuccessesAtLastHeavy(f.successes())));
     }
 
-    private boolean heavyDue(EngineState state, Instant now) {
+    private boolean heavyDue(EngineState state, EngineFacts current, Instant now) {
         return switch (state) {
             case EngineState.ModelListed m -> true;
             case EngineState.Verifying v -> true;
-            case EngineState.VerificationFailed f -> !f.latched() && elapsed(now, config.heavyRetryInterval());
-            case EngineState.NotReady n -> elapsed(now, config.heavyRetryInterval());
+            case EngineState.VerificationFailed f -> !f.latched() && elapsed(current, now, config.heavyRetryInterval());
+            case EngineState.NotReady n -> elapsed(current, now, config.heavyRetryInterval());
             case EngineState.Degraded d ->
                 d.cause() != Reason.HEALTH_FAILED
                         && d.cause() != Reason.MODEL_NOT_LISTED
-                        && elapsed(now, config.heavyRetryInterval());
-            case EngineState.Ready r -> elapsed(now, config.heavyInterval()) && idle();
+                        && elapsed(current, now, config.heavyRetryInterval());
+            case EngineState.Ready r -> elapsed(current, now, config.heavyInterval()) && idle(current);
             default -> false;
         };
     }
 
-    private boolean elapsed(Instant now, Duration interval) {
-        Instant last = lastHeavy;
+    private static boolean elapsed(EngineFacts current, Instant now, Duration interval) {
+        Instant last = current.lastHeavy();
         return last == null || !now.isBefore(last.plus(interval));
     }
 
     /** No request running or waiting (or no way to know). */
-    private boolean idle() {
-        EngineMetricsSample sample = facts.lastSample();
-        if (sample == null || !capabilities.metrics()) {
+    private static boolean idle(EngineFacts current) {
+        EngineMetricsSample sample = current.lastSample();
+        if (sample == null || !current.capabilities().metrics()) {
             return true;
         }
         return zero(sample.requestsRunning()) && zero(sample.requestsWaiting());
     }
 
     /** Real requests finished successfully since the last heavy probe: no need to spend tokens proving it. */
-    private boolean trafficProvesHealth() {
-        Double before = successesAtLastHeavy;
-        Double now = successes();
+    private boolean trafficProvesHealth(EngineFacts current) {
+        Double before = current.successesAtLastHeavy();
+        Double now = current.successes();
         return before != null
                 && now != null
                 && now - before > OWN_REQUESTS_PER_VERIFICATION
                 && machine.current() instanceof EngineState.Ready;
     }
 
-    private @Nullable Double successes() {
-        EngineMetricsSample sample = facts.lastSample();
-        return sample == null ? null : sample.requestSuccess();
-    }
-
     private static boolean zero(@Nullable Double value) {
         return value == null || value == 0;
-    }
-
-    /** When the heavy probes last ran (or were skipped because real traffic proved health). */
-    public @Nullable Instant lastHeavy() {
-        return lastHeavy;
     }
 }

@@ -5,7 +5,6 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.TokenCount;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -20,20 +19,16 @@ final class PromptPlanner {
     private static final int MAX_ATTEMPTS = 4;
 
     private final EngineClient client;
-    private final EngineCapabilities capabilities;
+    private final EngineFactsHolder facts;
     private final RandomGenerator random;
-    private final AtomicReference<@Nullable Calibrated> calibrated = new AtomicReference<>();
 
     /** A prompt ready to send: token ids or text, and the prompt tokens the engine must count. */
     record Planned(
             @Nullable List<Integer> tokenIds, @Nullable String text, int expectedTokens, boolean calibrating) {}
 
-    /** A text whose token count the engine reported, for servers without {@code /tokenize}. */
-    record Calibrated(int plannedTokens, String text, int tokens) {}
-
-    PromptPlanner(EngineClient client, EngineCapabilities capabilities, RandomGenerator random) {
+    PromptPlanner(EngineClient client, EngineFactsHolder facts, RandomGenerator random) {
         this.client = client;
-        this.capabilities = capabilities;
+        this.facts = facts;
         this.random = random;
     }
 
@@ -45,7 +40,7 @@ final class PromptPlanner {
     }
 
     Mono<Plan> plan(String model, int tokens) {
-        if (capabilities.tokenize()) {
+        if (facts.current().capabilities().tokenize()) {
             return tokenized(model, tokens, tokens + tokens / 4 + 8, 1);
         }
         return Mono.just(new Plan.Ready(fromCalibration(tokens)));
@@ -62,7 +57,7 @@ final class PromptPlanner {
                 }
                 if (count.tokens().isEmpty()) {
                     // A tokenizer that counts but does not return ids: calibrate text like a server without one.
-                    capabilities.lackTokenize();
+                    lackTokenize();
                     yield Mono.just(new Plan.Ready(fromCalibration(tokens)));
                 }
                 if (attempt >= MAX_ATTEMPTS) {
@@ -76,7 +71,7 @@ final class PromptPlanner {
             }
             case EngineCall.Failure<TokenCount> failure -> {
                 if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
-                    capabilities.lackTokenize();
+                    lackTokenize();
                     yield Mono.just(new Plan.Ready(fromCalibration(tokens)));
                 }
                 yield Mono.just(new Plan.Failed(failure.failure()));
@@ -85,7 +80,7 @@ final class PromptPlanner {
     }
 
     private Planned fromCalibration(int tokens) {
-        Calibrated known = calibrated.get();
+        EngineFacts.PromptCalibration known = facts.current().calibration();
         if (known != null && known.plannedTokens() == tokens) {
             return new Planned(null, known.text(), known.tokens(), false);
         }
@@ -96,11 +91,13 @@ final class PromptPlanner {
     /** Records the engine's count for a calibration prompt; the next probes reuse the text with that count. */
     void calibrated(Planned planned, int plannedTokens, int engineTokens) {
         if (planned.calibrating() && planned.text() != null) {
-            calibrated.set(new Calibrated(plannedTokens, planned.text(), engineTokens));
+            EngineFacts.PromptCalibration calibration =
+                    new EngineFacts.PromptCalibration(plannedTokens, planned.text(), engineTokens);
+            facts.learn(f -> f.withCalibration(calibration));
         }
     }
 
-    void reset() {
-        calibrated.set(null);
+    private void lackTokenize() {
+        facts.learn(f -> f.withCapabilities(f.capabilities().withoutTokenize()));
     }
 }

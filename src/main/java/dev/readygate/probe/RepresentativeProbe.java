@@ -21,11 +21,11 @@ import reactor.core.publisher.Mono;
  * if the stream is well-formed, error-free and ends in {@code [DONE]}, the engine counted the planned prompt and
  * output tokens, the finish reason is {@code length}, and any latency objective is met.
  */
-public final class RepresentativeProbe {
+final class RepresentativeProbe {
 
     private final ReadygateProperties.Representative config;
     private final EngineClient client;
-    private final EngineCapabilities capabilities;
+    private final EngineFactsHolder facts;
     private final PromptPlanner planner;
     private final Clock clock;
     private final Duration timeout;
@@ -33,14 +33,14 @@ public final class RepresentativeProbe {
     public RepresentativeProbe(
             ReadygateProperties.Representative config,
             EngineClient client,
-            EngineCapabilities capabilities,
+            EngineFactsHolder facts,
             RandomGenerator random,
             Clock clock,
             Duration timeout) {
         this.config = config;
         this.client = client;
-        this.capabilities = capabilities;
-        this.planner = new PromptPlanner(client, capabilities, random);
+        this.facts = facts;
+        this.planner = new PromptPlanner(client, facts, random);
         this.clock = clock;
         this.timeout = timeout;
     }
@@ -182,7 +182,7 @@ public final class RepresentativeProbe {
      * requests running without progress means stalled.
      */
     private Mono<ProbeReport> busyOrStalled(EngineFailure timeout, @Nullable EngineMetricsSample before) {
-        if (before == null || !capabilities.metrics()) {
+        if (before == null || !facts.current().capabilities().metrics()) {
             return Mono.fromSupplier(() -> ProbeFailures.report(ProbeKind.REPRESENTATIVE, timeout, clock.instant()));
         }
         return client.metrics().map(call -> {
@@ -221,9 +221,5 @@ public final class RepresentativeProbe {
 
     private static String shorten(String text) {
         return text.length() > 160 ? text.substring(0, 160) + "..." : text;
-    }
-
-    void reset() {
-        planner.reset();
     }
 }

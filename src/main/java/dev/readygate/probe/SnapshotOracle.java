@@ -15,7 +15,7 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code oracle_sampled_token_logprob}): the answer vLLM's restore itself checks, for the request it replays ("The
  * capital of France is", one token, temperature 0, seed 0). Blocking file I/O.
  */
-public final class SnapshotOracle {
+final class SnapshotOracle {
 
     private static final Logger logger = LoggerFactory.getLogger(SnapshotOracle.class);
 

@@ -21,7 +21,7 @@ import reactor.core.publisher.Mono;
  * failures; half-open lets one through): a call the rate limiter refuses never reaches the breaker, so it does not
  * count as a failure.
  */
-public final class Verifier {
+final class Verifier {
 
     private final @Nullable RepresentativeProbe representative;
     private final @Nullable CanaryProbe canary;
@@ -30,6 +30,8 @@ public final class Verifier {
     private final ProbeHistory history;
     private final Consumer<ProbeReport> listener;
     private final Clock clock;
+    // The start the breaker counts failures of: a new engine is verified at once, whatever the last one did.
+    private @Nullable String breakerStart;
 
     public Verifier(
             @Nullable RepresentativeProbe representative,
@@ -48,8 +50,13 @@ public final class Verifier {
         this.clock = clock;
     }
 
-    /** Verifies the engine; empty when the probes were not allowed to run (suspended or over the token budget). */
-    public Mono<Observation> verify(ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
+    /**
+     * Verifies the engine start {@code startId}; empty when the probes were not allowed to run (suspended or over the
+     * token budget).
+     */
+    public Mono<Observation> verify(
+            String startId, ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
+        breakerCounts(startId);
         int permits = Math.max(1, Math.min(rateLimiter.getRateLimiterConfig().getLimitForPeriod(), tokenCost(card)));
         return Mono.defer(() -> probes(card, vllmVersion, before))
                 .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
@@ -64,10 +71,13 @@ public final class Verifier {
                         ex -> skip("probe token budget for this minute spent (" + permits + " tokens needed)"));
     }
 
-    /** Another engine: the failures of the last one no longer suspend heavy probes. */
-    public void forgetFailures() {
-        if (circuitBreaker.getState() != CircuitBreaker.State.CLOSED) {
-            circuitBreaker.reset();
+    /** Another engine start: the failures of the last one no longer suspend heavy probes. */
+    private synchronized void breakerCounts(String startId) {
+        if (!startId.equals(breakerStart)) {
+            breakerStart = startId;
+            if (circuitBreaker.getState() != CircuitBreaker.State.CLOSED) {
+                circuitBreaker.reset();
+            }
         }
     }
 

@@ -1,47 +1,83 @@
 package dev.readygate.readiness;
 
 import java.time.Instant;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Holds the current {@link EngineState}, applies observations through {@link ReadinessRules}, and publishes an
- * {@link EngineStateChanged} after each change of kind or reason. Reading the state never blocks and never
- * triggers a probe.
+ * Holds the current {@link EngineState} and the {@link EngineStart} it belongs to, applies observations through
+ * {@link ReadinessRules} and {@link StartRules}, and publishes an {@link EngineStateChanged} after each change of kind,
+ * reason or start. Reading never blocks and never triggers a probe.
  */
 public final class EngineStateMachine {
 
     private static final Logger logger = LoggerFactory.getLogger(EngineStateMachine.class);
 
+    /** Random start ids; not {@code UUID.randomUUID()}: its SecureRandom may read {@code /dev/urandom} on an event loop. */
+    public static final Supplier<String> RANDOM_IDS = () -> new UUID(
+                    ThreadLocalRandom.current().nextLong(),
+                    ThreadLocalRandom.current().nextLong())
+            .toString();
+
+    /** The state and the start it belongs to, swapped together. */
+    private record Current(EngineState state, @Nullable EngineStart start) {}
+
     private final ReadinessRules rules;
     private final Consumer<EngineStateChanged> publisher;
-    private final AtomicReference<EngineState> state;
+    private final Supplier<String> startIds;
+    private final AtomicReference<Current> current;
 
     public EngineStateMachine(ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher) {
+        this(rules, start, publisher, RANDOM_IDS);
+    }
+
+    public EngineStateMachine(
+            ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher, Supplier<String> startIds) {
         this.rules = rules;
         this.publisher = publisher;
-        this.state = new AtomicReference<>(new EngineState.Starting(start));
+        this.startIds = startIds;
+        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null));
     }
 
     public EngineState current() {
-        return state.get();
+        return current.get().state();
+    }
+
+    /** The engine start in progress, or null while there is none. */
+    public @Nullable EngineStart start() {
+        return current.get().start();
     }
 
     /** Applies one observation; returns the new state. */
     public EngineState apply(Observation observation) {
-        EngineState previous;
-        EngineState current;
+        Current previous;
+        Current next;
         do {
-            previous = state.get();
-            current = rules.next(previous, observation);
-        } while (!state.compareAndSet(previous, current));
-        if (previous.kind() != current.kind() || previous.reason() != current.reason()) {
-            log(previous, current);
-            publisher.accept(new EngineStateChanged(previous, current, observation));
+            previous = current.get();
+            EngineState state = rules.next(previous.state(), observation);
+            boolean changed = changed(previous.state(), state) || observation instanceof Observation.Restarted;
+            EngineStart start = changed
+                    ? StartRules.next(previous.start(), previous.state(), state, observation, startIds)
+                    : previous.start();
+            next = new Current(state, start);
+        } while (!current.compareAndSet(previous, next));
+        boolean startChanged = previous.start() != next.start();
+        if (changed(previous.state(), next.state()) || startChanged) {
+            log(previous.state(), next.state());
+            publisher.accept(new EngineStateChanged(
+                    previous.state(), next.state(), observation, previous.start(), next.start()));
         }
-        return current;
+        return next.state();
+    }
+
+    private static boolean changed(EngineState previous, EngineState current) {
+        return previous.kind() != current.kind() || previous.reason() != current.reason();
     }
 
     private static void log(EngineState previous, EngineState current) {

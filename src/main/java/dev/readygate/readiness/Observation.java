@@ -1,6 +1,7 @@
 package dev.readygate.readiness;
 
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one check of the engine found, with the time it was found (time enters the state machine only here).
@@ -25,8 +26,18 @@ public sealed interface Observation {
     /** {@code /v1/models} lists the served model. */
     record ModelListed(Instant at, String model) implements Observation {}
 
-    /** The engine process changed (new {@code process_start_time_seconds}) without readygate seeing it go down. */
-    record Restarted(Instant at, String detail) implements Observation {}
+    /**
+     * The engine process changed (new {@code process_start_time_seconds}, counters that went down, another version)
+     * without readygate seeing it go down.
+     *
+     * @param processStart the new process's start time, when its metrics say
+     */
+    record Restarted(Instant at, String detail, @Nullable Instant processStart) implements Observation {
+
+        public Restarted(Instant at, String detail) {
+            this(at, detail, null);
+        }
+    }
 
     /** The heavy probes (representative and canary) passed. */
     record Verified(Instant at, String detail) implements Observation {}

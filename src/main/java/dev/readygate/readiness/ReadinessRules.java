@@ -3,6 +3,7 @@ package dev.readygate.readiness;
 import dev.readygate.readiness.EngineState.Degraded;
 import dev.readygate.readiness.EngineState.Down;
 import dev.readygate.readiness.EngineState.Healthy;
+import dev.readygate.readiness.EngineState.Kind;
 import dev.readygate.readiness.EngineState.Listening;
 import dev.readygate.readiness.EngineState.ModelListed;
 import dev.readygate.readiness.EngineState.NotReady;
@@ -11,6 +12,10 @@ import dev.readygate.readiness.EngineState.ShuttingDown;
 import dev.readygate.readiness.EngineState.Starting;
 import dev.readygate.readiness.EngineState.VerificationFailed;
 import dev.readygate.readiness.EngineState.Verifying;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -27,8 +32,41 @@ import java.util.Set;
  */
 public record ReadinessRules(int successThreshold, int failureThreshold) {
 
+    /**
+     * Every change of kind {@link #next} can make, from each kind to the kinds it can lead to (a change of reason within
+     * a kind is not listed): the transitions the metrics count, each from the start.
+     */
+    public static final Map<Kind, Set<Kind>> TRANSITIONS = transitions();
+
     /** Reasons of cheap-check failures: a passing cheap check clears a degradation they caused. */
     private static final Set<Reason> CHEAP_CHECK_REASONS = Set.of(Reason.HEALTH_FAILED, Reason.MODEL_NOT_LISTED);
+
+    private static Map<Kind, Set<Kind>> transitions() {
+        Map<Kind, Set<Kind>> to = new EnumMap<>(Kind.class);
+        // Any state but the last can go away, restart unseen, or shut down.
+        Set<Kind> always = EnumSet.of(Kind.DOWN, Kind.HEALTHY, Kind.SHUTTING_DOWN);
+        to.put(Kind.STARTING, with(always, Kind.LISTENING));
+        to.put(Kind.DOWN, with(always, Kind.LISTENING));
+        to.put(Kind.LISTENING, with(always));
+        to.put(Kind.HEALTHY, with(always, Kind.LISTENING, Kind.MODEL_LISTED));
+        to.put(Kind.MODEL_LISTED, with(always, Kind.LISTENING, Kind.VERIFYING, Kind.READY, Kind.VERIFICATION_FAILED));
+        to.put(Kind.VERIFYING, with(always, Kind.LISTENING, Kind.READY, Kind.VERIFICATION_FAILED));
+        to.put(Kind.READY, with(always, Kind.DEGRADED, Kind.NOT_READY, Kind.VERIFICATION_FAILED));
+        to.put(Kind.DEGRADED, with(always, Kind.READY, Kind.NOT_READY, Kind.VERIFICATION_FAILED));
+        to.put(Kind.NOT_READY, with(always, Kind.READY, Kind.VERIFICATION_FAILED));
+        to.put(Kind.VERIFICATION_FAILED, with(always, Kind.VERIFYING, Kind.READY));
+        to.put(Kind.SHUTTING_DOWN, EnumSet.noneOf(Kind.class));
+        to.forEach((from, kinds) -> kinds.remove(from));
+        Map<Kind, Set<Kind>> frozen = new EnumMap<>(Kind.class);
+        to.forEach((from, kinds) -> frozen.put(from, Set.copyOf(kinds)));
+        return Map.copyOf(frozen);
+    }
+
+    private static Set<Kind> with(Set<Kind> always, Kind... more) {
+        Set<Kind> kinds = EnumSet.copyOf(always);
+        kinds.addAll(List.of(more));
+        return kinds;
+    }
 
     public ReadinessRules {
         if (successThreshold < 1 || failureThreshold < 1) {

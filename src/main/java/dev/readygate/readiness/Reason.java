@@ -46,8 +46,6 @@ public enum Reason {
     CANARY_MISMATCH,
     /** The probe cannot fit the engine's {@code max_model_len}. */
     PROBE_EXCEEDS_CONTEXT,
-    /** Heavy probes are suspended after repeated failures (circuit breaker open). */
-    PROBES_SUSPENDED,
     /** Another I/O problem talking to the engine. */
     IO_ERROR,
     /** readygate is shutting down. */

@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.gpu.MemoryMoment;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,6 +23,11 @@ public record CycleMemory(
     /** This cycle with its before-start moment. */
     public CycleMemory withBeforeStart(MemoryMoment moment) {
         return new CycleMemory(moment, atReady, afterStop);
+    }
+
+    /** This cycle with its at-ready moment. */
+    public CycleMemory withAtReady(MemoryMoment moment) {
+        return new CycleMemory(beforeStart, moment, afterStop);
     }
 
     /** This cycle with its after-stop moment. */

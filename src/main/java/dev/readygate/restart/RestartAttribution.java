@@ -1,5 +1,7 @@
 package dev.readygate.restart;
 
+import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.evidence.LogFindings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

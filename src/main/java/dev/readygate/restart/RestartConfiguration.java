@@ -1,32 +1,33 @@
 package dev.readygate.restart;
 
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.probe.EngineFacts;
-import java.net.http.HttpClient;
+import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.evidence.StartLog;
+import dev.readygate.probe.EngineFactsHolder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.util.unit.DataSize;
-import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
-/** Wires restart tracking: the evidence sources, the history file and the tracker, fed by engine state changes. */
+/**
+ * Wires restart tracking: the history file and the records kept from it, the recorder, and the tracker that follows
+ * each engine start.
+ */
 @Configuration(proxyBeanMethods = false)
-public class RestartConfiguration implements DisposableBean {
+class RestartConfiguration implements DisposableBean {
 
     private final ExecutorService historyWriter = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "readygate-restart-history");
@@ -44,101 +45,41 @@ public class RestartConfiguration implements DisposableBean {
                 JsonMapper.builder().build());
     }
 
+    /** Read once at start, on the main thread: earlier starts survive readygate's own restarts. */
     @Bean
-    EvidenceSources evidenceSources(ReadygateProperties properties, Clock clock) {
-        ReadygateProperties.Evidence evidence = properties.evidence();
-        return new EvidenceSources(
-                evidence.snapshotDir(),
-                evidence.daemonHealthUrl(),
-                evidence.daemonSocketDir(),
-                daemonLog(evidence, clock),
-                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build(),
-                JsonMapper.builder().build(),
-                Schedulers.boundedElastic());
-    }
-
-    private @Nullable DaemonLog daemonLog(ReadygateProperties.Evidence evidence, Clock clock) {
-        if (evidence.daemonLog() == null) {
-            return null;
-        }
-        LogTail tail = new LogTail(
-                evidence.daemonLog(),
-                evidence.logPollInterval(),
-                DataSize.ofKilobytes(64),
-                Schedulers.boundedElastic());
-        DaemonLog log = new DaemonLog(tail, new VllmLogParser(clock, tail::modifiedAt), clock);
-        log.start();
-        return log;
-    }
-
-    /**
-     * How late readygate notices that the engine went away: a ready engine's {@code /health} is checked every
-     * {@code health-interval}, a not-ready one's every {@code not-ready-interval}.
-     */
-    static Duration noticedWithin(ReadygateProperties.Probe probe) {
-        return probe.healthInterval().compareTo(probe.notReadyInterval()) > 0
-                ? probe.healthInterval()
-                : probe.notReadyInterval();
-    }
-
-    /** The engine's log when configured: tailed from the start of the file, through rotation and truncation. */
-    @Bean(destroyMethod = "close")
-    StartLog startLog(ReadygateProperties properties, Clock clock) {
-        ReadygateProperties.Evidence evidence = properties.evidence();
-        if (evidence.engineLog() == null) {
-            return StartLog.NONE;
-        }
-        LogTail tail = new LogTail(
-                evidence.engineLog(),
-                evidence.logPollInterval(),
-                DataSize.ofKilobytes(64),
-                Schedulers.boundedElastic());
-        EngineLogEvidence log = new EngineLogEvidence(
-                tail,
-                // The year of vLLM's timestamps from the file's modification time: an old log is not dated next year.
-                new VllmLogParser(clock, tail::modifiedAt),
-                clock,
-                noticedWithin(properties.probe())
-                        .plus(evidence.logPollInterval())
-                        .plusMillis(250));
-        log.start();
-        return log;
+    RestartRecords restartRecords(RestartHistory history) {
+        return new RestartRecords(history.load(), record -> historyWriter.execute(() -> history.append(record)));
     }
 
     @Bean
     RestartTracker restartTracker(
             ReadygateProperties properties,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             StartLog startLog,
             EvidenceSources sources,
-            RestartHistory history,
-            ObjectProvider<RestartListener> listeners,
+            RestartRecords records,
+            ApplicationEventPublisher publisher,
             ObjectProvider<BuildProperties> build,
-            MemoryMoments memoryMoments,
             Clock clock) {
         BuildProperties buildProperties = build.getIfAvailable();
-        ReadygateProperties.Node node = properties.node();
-        Map<String, String> nodeFacts = new LinkedHashMap<>();
-        putIfSet(nodeFacts, "node_name", node.name());
-        putIfSet(nodeFacts, "gpu_uuid", node.gpuUuid());
-        putIfSet(nodeFacts, "driver_version", node.driverVersion());
-        putIfSet(nodeFacts, "gpu_name", "unknown".equals(node.gpuName()) ? "" : node.gpuName());
-        // Read once at start, on the main thread: earlier starts survive readygate's own restarts.
-        return new RestartTracker(
-                facts,
-                startLog,
-                sources,
-                listeners.orderedStream().toList(),
-                record -> historyWriter.execute(() -> history.append(record)),
-                history.load(),
-                clock,
+        StartRecorder.Stamp stamp = new StartRecorder.Stamp(
                 hash(properties.probe().toString()),
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
-                nodeFacts,
-                properties.restart().loopWindow(),
-                properties.restart().loopStarts(),
-                memoryMoments,
-                properties.memory().afterStopDelay());
+                node(properties.node()));
+        return new RestartTracker(
+                new StartRecorder(facts, startLog, sources, records, publisher::publishEvent, stamp),
+                new RestartLoop(
+                        properties.restart().loopWindow(), properties.restart().loopStarts()),
+                clock);
+    }
+
+    private static Map<String, String> node(ReadygateProperties.Node node) {
+        Map<String, String> facts = new LinkedHashMap<>();
+        putIfSet(facts, "node_name", node.name());
+        putIfSet(facts, "gpu_uuid", node.gpuUuid());
+        putIfSet(facts, "driver_version", node.driverVersion());
+        putIfSet(facts, "gpu_name", "unknown".equals(node.gpuName()) ? "" : node.gpuName());
+        return facts;
     }
 
     private static void putIfSet(Map<String, String> map, String key, String value) {

@@ -4,15 +4,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,7 +24,6 @@ import tools.jackson.databind.ObjectReader;
 import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
-import tools.jackson.databind.node.ArrayNode;
 
 /**
  * The restart history: every engine start's {@link RestartRecord}, one JSON object per line, in an append-only file
@@ -47,7 +42,7 @@ import tools.jackson.databind.node.ArrayNode;
  * the same invalid lines of the same file are logged at DEBUG on later loads.
  * Records keep the position of their id's first line and the content of its last.
  *
- * <p>The JSON shape of a record is {@link RestartRecordJson}'s: component names as field names, instants and the
+ * <p>The JSON shape of a record is {@link RestartRecordView}'s: component names as field names, instants and the
  * readiness latency as ISO-8601 strings, {@code path} as {@link RestartPath#value()}.
  *
  * <p><b>Blocking.</b> Every method but the exports does blocking file I/O: callers on an event loop run them on a
@@ -67,7 +62,7 @@ public final class RestartHistory {
     private final Path file;
     private final Path directory;
     private final long maxFileSize;
-    private final int maxRotatedFiles;
+    private final HistoryFiles files;
     private final JsonMapper json;
     private final ObjectWriter lineWriter;
     private final ObjectReader lineReader;
@@ -97,7 +92,7 @@ public final class RestartHistory {
         this.file = absolute;
         this.directory = parent;
         this.maxFileSize = maxFileSize.toBytes();
-        this.maxRotatedFiles = maxRotatedFiles;
+        this.files = new HistoryFiles(absolute, parent, maxRotatedFiles);
         this.json = json;
         this.lineWriter = json.writer().without(SerializationFeature.INDENT_OUTPUT);
         this.lineReader = json.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -115,13 +110,7 @@ public final class RestartHistory {
      */
     public synchronized List<RestartRecord> load() {
         Map<String, RestartRecord> records = new LinkedHashMap<>();
-        List<Path> files = new ArrayList<>();
-        rotatedNumbers().stream()
-                .filter(number -> number <= maxRotatedFiles)
-                .sorted(Comparator.reverseOrder())
-                .forEach(number -> files.add(rotated(number)));
-        files.add(file);
-        for (Path path : files) {
+        for (Path path : files.oldestFirst()) {
             read(path).forEach(record -> records.put(record.id(), record));
         }
         return List.copyOf(records.values());
@@ -139,7 +128,7 @@ public final class RestartHistory {
             Files.createDirectories(directory);
             Tail tail = tail();
             if (tail.size() > 0 && tail.size() + tail.separator() + line.length > maxFileSize) {
-                rotate();
+                files.rotate();
             }
             write(line);
         } catch (IOException ex) {
@@ -147,24 +136,8 @@ public final class RestartHistory {
         }
     }
 
-    /**
-     * The records as CSV (RFC 4180, CRLF line ends): a header and one row per record; phases as seconds from
-     * {@code engine_start}, durations as decimal seconds, evidence joined with {@code " | "}, empty fields for what
-     * is unknown.
-     */
-    public static String toCsv(List<RestartRecord> records) {
-        return RestartCsv.write(records);
-    }
-
-    /** The records as a JSON array of the objects the history's lines hold. */
-    public static String toJson(List<RestartRecord> records, JsonMapper json) {
-        ArrayNode array = json.createArrayNode();
-        records.forEach(record -> array.add(RestartRecordJson.write(record, json)));
-        return json.writeValueAsString(array);
-    }
-
     private byte[] line(RestartRecord record) {
-        byte[] object = lineWriter.writeValueAsBytes(RestartRecordJson.write(record, json));
+        byte[] object = lineWriter.writeValueAsBytes(new RestartRecordView(record).json(json));
         byte[] line = new byte[object.length + 1];
         System.arraycopy(object, 0, line, 0, object.length);
         line[object.length] = '\n';
@@ -192,11 +165,11 @@ public final class RestartHistory {
             lineNumber++;
             if (!blank(content, start, end)) {
                 try {
-                    records.add(RestartRecordJson.read(lineReader.readTree(content, start, end - start)));
+                    records.add(RestartRecordReader.read(lineReader.readTree(content, start, end - start)));
                 } catch (JacksonException ex) {
                     // Never Jackson's message: it may quote the line.
                     invalid.add("line " + lineNumber + " (not JSON)");
-                } catch (RestartRecordJson.InvalidRecordException ex) {
+                } catch (RestartRecordReader.InvalidRecordException ex) {
                     invalid.add("line " + lineNumber + " (" + ex.getMessage() + ")");
                 }
             }
@@ -279,73 +252,7 @@ public final class RestartHistory {
             channel.force(true);
         }
         if (created) {
-            syncDirectory();
-        }
-    }
-
-    private void rotate() throws IOException {
-        List<Integer> numbers = rotatedNumbers();
-        for (int number : numbers) {
-            if (number >= maxRotatedFiles) {
-                Files.deleteIfExists(rotated(number));
-            }
-        }
-        List<Integer> kept = numbers.stream()
-                .filter(number -> number < maxRotatedFiles)
-                .sorted(Comparator.reverseOrder())
-                .toList();
-        for (int number : kept) {
-            move(rotated(number), rotated(number + 1));
-        }
-        if (maxRotatedFiles > 0) {
-            move(file, rotated(1));
-        } else {
-            Files.deleteIfExists(file);
-        }
-        syncDirectory();
-        logger.debug("Rotated the restart history {}", file);
-    }
-
-    private Path rotated(int number) {
-        return file.resolveSibling(file.getFileName() + "." + number);
-    }
-
-    /** The numbers of the rotated files present, in no particular order. */
-    private List<Integer> rotatedNumbers() {
-        String prefix = file.getFileName() + ".";
-        List<Integer> numbers = new ArrayList<>();
-        try (DirectoryStream<Path> siblings = Files.newDirectoryStream(directory, prefix + "*")) {
-            for (Path sibling : siblings) {
-                String suffix = sibling.getFileName().toString().substring(prefix.length());
-                if (!suffix.isEmpty()
-                        && suffix.length() <= 9
-                        && suffix.chars().allMatch(c -> c >= '0' && c <= '9')
-                        && !suffix.startsWith("0")) {
-                    numbers.add(Integer.parseInt(suffix));
-                }
-            }
-        } catch (NoSuchFileException ex) {
-            return List.of();
-        } catch (IOException ex) {
-            throw new UncheckedIOException("cannot list the restart history's rotated files in " + directory, ex);
-        }
-        return numbers;
-    }
-
-    private static void move(Path from, Path to) throws IOException {
-        try {
-            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException ex) {
-            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
-        }
-    }
-
-    /** Makes a created or renamed file's directory entry durable, where the platform allows it (Linux does). */
-    private void syncDirectory() {
-        try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
-            channel.force(true);
-        } catch (IOException | UnsupportedOperationException ex) {
-            logger.debug("Cannot sync the directory {}: {}", directory, ex.toString());
+            files.syncDirectory();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.readiness.StartSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -12,20 +13,18 @@ import org.jspecify.annotations.Nullable;
  *
  * @param id a unique id of this start (stable across readygate restarts)
  * @param engineStart when the engine process started
- * @param engineStartSource where {@code engineStart} came from: {@code process_start_time}, {@code log} or
- *     {@code observed_down} (when readygate saw the old engine go away)
+ * @param engineStartSource where {@code engineStart} came from: the process start time, the log, when readygate saw
+ *     the old engine go away, or when it first saw this one
  * @param firstSeen whether this is the first start readygate saw (readygate started while the engine ran or loaded)
  * @param path the restart path
  * @param evidence what the path was concluded from, one short line each
  * @param fallbackReason the reason from vLLM's fallback warning, for {@code preload_fallback}
  * @param wrongWeightsFromCache a preload hit whose canary mismatched: the cache served another checkpoint's weights
- * @param phases when each phase was reached: {@code engine_start}, {@code port_listening}, {@code health_ok},
- *     {@code model_listed}, {@code representative_ok}, {@code canary_ok}, {@code ready}
+ * @param phases when each phase was reached
  * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
  *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
  *     {@code weights_held_outside_gib}
- * @param outcome {@code ready}, {@code not_ready} (never ready: see {@code notReadyReason}) or {@code superseded}
- *     (the engine went away before it was ready)
+ * @param outcome ready, or never ready (see {@code notReadyReason})
  * @param notReadyReason the last not-ready reason, when the start never became ready
  * @param readinessLatency from engine start to verified ready, when it became ready
  * @param vllmVersion the engine's version
@@ -43,15 +42,15 @@ import org.jspecify.annotations.Nullable;
 public record RestartRecord(
         String id,
         Instant engineStart,
-        String engineStartSource,
+        StartSource engineStartSource,
         boolean firstSeen,
         RestartPath path,
         List<String> evidence,
         @Nullable String fallbackReason,
         boolean wrongWeightsFromCache,
-        Map<String, Instant> phases,
+        Map<Phase, Instant> phases,
         Map<String, Double> loggedDurations,
-        String outcome,
+        Outcome outcome,
         @Nullable String notReadyReason,
         @Nullable Duration readinessLatency,
         @Nullable String vllmVersion,

@@ -1,7 +1,7 @@
 /**
- * Engine restarts: noticing every engine start, attributing its restart path (cold, preload hit, preload fallback,
- * snapshot restore) from the evidence the engine leaves (log lines, the preload daemon, snapshot artifacts, metrics),
- * timing its phases until verified readiness, and keeping a record of every start.
+ * Engine restarts: each engine start's timeline (its phases until verified readiness, and its outcome, a pure fold),
+ * its restart path (cold, preload hit, preload fallback, snapshot restore) attributed from the evidence it left, and
+ * a record of every start, kept in a history file and rendered as JSON, CSV and {@code /status}.
  */
 @NullMarked
 package dev.readygate.restart;

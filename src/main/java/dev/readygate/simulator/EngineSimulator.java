@@ -401,10 +401,11 @@ public final class EngineSimulator implements AutoCloseable {
         }
         engineLog.close();
         daemonLog.close();
-        gpu.close();
         lifecycle.dispose();
         loops.disposeLater(java.time.Duration.ZERO, java.time.Duration.ofSeconds(2))
                 .block(java.time.Duration.ofSeconds(5));
         lifecycleExecutor.shutdownNow();
+        // Last: a start or stop still running on the loops above may publish GPU memory once more.
+        gpu.close();
     }
 }

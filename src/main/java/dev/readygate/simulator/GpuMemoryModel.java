@@ -201,7 +201,9 @@ final class GpuMemoryModel implements AutoCloseable {
                 "apps-header.csv",
                 "pid, process_name, gpu_uuid, used_gpu_memory [MiB]\n"
                         + (appsUnits.isEmpty() ? "" : String.join("\n", appsUnits) + "\n"));
-        writer.execute(() -> write(files));
+        if (!writer.isShutdown()) {
+            writer.execute(() -> write(files));
+        }
     }
 
     private void write(Map<String, String> files) {
@@ -280,8 +282,18 @@ final class GpuMemoryModel implements AutoCloseable {
         return byOwner().toString().toLowerCase(Locale.ROOT);
     }
 
+    /**
+     * Stops writing, after the writes already asked for: a caller that removes the work directory next (a test's
+     * temporary folder) must not race a write that creates {@code gpu/} again. Synchronized like every change, so none
+     * publishes between the shutdown and the wait.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         writer.shutdown();
+        try {
+            writer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -85,7 +85,7 @@ public record SimulatorProperties(
         requirePositive("readygate.simulator.load-time", loadTime);
         if (port == adminPort) {
             throw new IllegalArgumentException(
-                    "readygate.simulator.port and readygate.simulator.admin-port must differ (both " + port + ")");
+                    "readygate.simulator.port must differ from readygate.simulator.admin-port (was " + port + ")");
         }
         int healthPort = preload.healthPort();
         if (healthPort == port || healthPort == adminPort) {
@@ -169,13 +169,13 @@ public record SimulatorProperties(
                         "readygate.simulator.model.max-model-len must be at least 16 (was " + maxModelLen + ")");
             }
             if (kvCacheSizeTokens < maxModelLen) {
-                throw new IllegalArgumentException(
-                        "readygate.simulator.model.kv-cache-size-tokens (" + kvCacheSizeTokens
-                                + ") must be at least readygate.simulator.model.max-model-len (" + maxModelLen
-                                + "): vLLM refuses to start otherwise");
+                throw new IllegalArgumentException("readygate.simulator.model.kv-cache-size-tokens must be at least"
+                        + " readygate.simulator.model.max-model-len, or vLLM refuses to start (was " + kvCacheSizeTokens
+                        + ")");
             }
             if (eosEvery < 2) {
-                throw new IllegalArgumentException("readygate.simulator.model.eos-every must be at least 2");
+                throw new IllegalArgumentException(
+                        "readygate.simulator.model.eos-every must be at least 2 (was " + eosEvery + ")");
             }
         }
     }
@@ -217,10 +217,12 @@ public record SimulatorProperties(
             requireNonNegative("readygate.simulator.timing.warmup-penalty", warmupPenalty);
             requireNonNegative("readygate.simulator.timing.shutdown-time", shutdownTime);
             if (batchSlowdown < 0) {
-                throw new IllegalArgumentException("readygate.simulator.timing.batch-slowdown must not be negative");
+                throw new IllegalArgumentException(
+                        "readygate.simulator.timing.batch-slowdown must not be negative (was " + batchSlowdown + ")");
             }
             if (warmupRequests < 0) {
-                throw new IllegalArgumentException("readygate.simulator.timing.warmup-requests must not be negative");
+                throw new IllegalArgumentException(
+                        "readygate.simulator.timing.warmup-requests must not be negative (was " + warmupRequests + ")");
             }
         }
 
@@ -379,11 +381,20 @@ public record SimulatorProperties(
 
         public Faults {
             if (slowFactor < 1) {
-                throw new IllegalArgumentException("readygate.simulator.faults.slow-factor must be at least 1");
+                throw new IllegalArgumentException(
+                        "readygate.simulator.faults.slow-factor must be at least 1 (was " + slowFactor + ")");
             }
-            if (truncatePromptLimit < 1 || kvTooSmallTokens < 1 || stallAfterTokens < 0) {
-                throw new IllegalArgumentException("readygate.simulator.faults.truncate-prompt-limit, "
-                        + "kv-too-small-tokens and stall-after-tokens must be positive");
+            if (truncatePromptLimit < 1) {
+                throw new IllegalArgumentException("readygate.simulator.faults.truncate-prompt-limit must be at least 1"
+                        + " (was " + truncatePromptLimit + ")");
+            }
+            if (kvTooSmallTokens < 1) {
+                throw new IllegalArgumentException("readygate.simulator.faults.kv-too-small-tokens must be at least 1"
+                        + " (was " + kvTooSmallTokens + ")");
+            }
+            if (stallAfterTokens < 0) {
+                throw new IllegalArgumentException("readygate.simulator.faults.stall-after-tokens must not be negative"
+                        + " (was " + stallAfterTokens + ")");
             }
         }
 
@@ -422,7 +433,8 @@ public record SimulatorProperties(
         public Memory {
             if (leakPerCycleMib < 0) {
                 throw new IllegalArgumentException(
-                        "readygate.simulator.memory.leak-per-cycle-mib must not be negative");
+                        "readygate.simulator.memory.leak-per-cycle-mib must not be negative (was " + leakPerCycleMib
+                                + ")");
             }
         }
     }

@@ -17,7 +17,7 @@ import reactor.core.publisher.Mono;
  * state from memory; a kubelet hitting {@code /readyz} never triggers a probe.
  */
 @Component("engine")
-public class EngineHealthIndicator implements ReactiveHealthIndicator {
+class EngineHealthIndicator implements ReactiveHealthIndicator {
 
     private final EngineStateMachine machine;
 

@@ -4,6 +4,7 @@ import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import java.time.Clock;
+import org.springframework.boot.availability.ApplicationAvailability;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
 import org.springframework.context.ApplicationEventPublisher;
@@ -14,20 +15,26 @@ import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 
 /**
- * Keeps Spring Boot's {@link ReadinessState} in step with the engine: ACCEPTING_TRAFFIC only while the engine is
- * verified ready. Boot declares an application ready to accept traffic once it has started; for a sidecar that is
- * only true when its engine is, so that declaration is corrected at once. On shutdown, readiness drops before
- * anything else stops.
+ * Keeps Spring Boot's {@link ReadinessState} in step with the engine: ACCEPTING_TRAFFIC only while the engine accepts
+ * traffic. Boot keeps the state ({@link ApplicationAvailability}) and refuses traffic itself as the context starts
+ * closing; readygate declares the engine's changes, and corrects the one declaration of Boot's that is not true for a
+ * sidecar: that the application accepts traffic once it has started.
  */
 @Component
-public class ReadinessStateSync {
+class ReadinessStateSync {
 
     private final EngineStateMachine machine;
+    private final ApplicationAvailability availability;
     private final ApplicationEventPublisher publisher;
     private final Clock clock;
 
-    public ReadinessStateSync(EngineStateMachine machine, ApplicationEventPublisher publisher, Clock clock) {
+    public ReadinessStateSync(
+            EngineStateMachine machine,
+            ApplicationAvailability availability,
+            ApplicationEventPublisher publisher,
+            Clock clock) {
         this.machine = machine;
+        this.availability = availability;
         this.publisher = publisher;
         this.clock = clock;
     }
@@ -35,28 +42,34 @@ public class ReadinessStateSync {
     @EventListener
     public void onEngineStateChanged(EngineStateChanged change) {
         if (change.previous().acceptsTraffic() != change.current().acceptsTraffic()) {
-            publish(change.current().acceptsTraffic());
+            declare(change.current().acceptsTraffic());
         }
     }
 
+    /** Boot declares the application ready once it has started: only true when the engine is. */
     @EventListener
     public void onReadinessChanged(AvailabilityChangeEvent<ReadinessState> event) {
-        if (event.getState() == ReadinessState.ACCEPTING_TRAFFIC
+        if (event.getSource() != this
+                && event.getState() == ReadinessState.ACCEPTING_TRAFFIC
                 && !machine.current().acceptsTraffic()) {
-            publish(false);
+            declare(false);
         }
     }
 
-    /** SIGTERM: readiness is the first thing to go, before the web server and the probes stop. */
+    /**
+     * SIGTERM: Boot refused traffic as the context started closing, before the web server and the probes stop; the
+     * engine state follows, and stays shutting down.
+     */
     @EventListener
     @Order(Ordered.HIGHEST_PRECEDENCE)
     public void onShutdown(ContextClosedEvent event) {
         machine.apply(new Observation.ShutdownRequested(clock.instant()));
-        publish(false);
     }
 
-    private void publish(boolean accepting) {
-        AvailabilityChangeEvent.publish(
-                publisher, this, accepting ? ReadinessState.ACCEPTING_TRAFFIC : ReadinessState.REFUSING_TRAFFIC);
+    private void declare(boolean accepting) {
+        ReadinessState state = accepting ? ReadinessState.ACCEPTING_TRAFFIC : ReadinessState.REFUSING_TRAFFIC;
+        if (availability.getReadinessState() != state) {
+            AvailabilityChangeEvent.publish(publisher, this, state);
+        }
     }
 }

@@ -3,30 +3,29 @@ package dev.readygate.status;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.memory.MemoryWatch;
 import dev.readygate.probe.CanaryComparison;
-import dev.readygate.probe.EngineCapabilities;
 import dev.readygate.probe.EngineFacts;
+import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
-import dev.readygate.probe.ProbeSchedule;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
-import dev.readygate.restart.EvidenceSources;
-import dev.readygate.restart.MemoryMoment;
 import dev.readygate.restart.RestartHistory;
-import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartRecordView;
+import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -46,20 +45,19 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
  * since when, the last heavy probes with their measurements (the canary's expected and actual answer), which vLLM
- * endpoints the engine has, and the probe settings. Read from memory; never triggers a probe. Shows no prompt,
+ * endpoints the engine has, and the configuration in effect. Read from memory; never triggers a probe. Shows no prompt,
  * completion (beyond the canary's few tokens) or key.
  */
 @RestController
-public class StatusController {
+class StatusController {
 
     private final EngineStateMachine machine;
-    private final ProbeSchedule schedule;
-    private final EngineFacts facts;
+    private final EngineFactsHolder facts;
     private final ProbeHistory history;
-    private final EngineCapabilities capabilities;
     private final CircuitBreaker heavyProbeCircuitBreaker;
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
+    private final RestartRecords records;
     private final RestartHistory restartHistory;
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
@@ -68,26 +66,24 @@ public class StatusController {
 
     public StatusController(
             EngineStateMachine machine,
-            ProbeSchedule schedule,
-            EngineFacts facts,
+            EngineFactsHolder facts,
             ProbeHistory history,
-            EngineCapabilities capabilities,
             CircuitBreaker heavyProbeCircuitBreaker,
             ReadygateProperties properties,
             RestartTracker restarts,
+            RestartRecords records,
             RestartHistory restartHistory,
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
             MemoryWatch memoryWatch,
             Clock clock) {
         this.machine = machine;
-        this.schedule = schedule;
         this.facts = facts;
         this.history = history;
-        this.capabilities = capabilities;
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
         this.properties = properties;
         this.restarts = restarts;
+        this.records = records;
         this.restartHistory = restartHistory;
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
@@ -111,12 +107,12 @@ public class StatusController {
         status.put("ready", state.acceptsTraffic());
         status.putAll(EngineHealthIndicator.details(state));
         status.put("now", clock.instant().toString());
-        status.put("engine", engine());
-        status.put("probes", probes());
+        EngineFacts engine = facts.current();
+        status.put("engine", engine(engine));
+        status.put("probes", probes(engine));
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
         status.put("memory", memory());
-        status.put("settings", settings());
         status.put("configuration", configuration(properties));
         return status;
     }
@@ -125,18 +121,18 @@ public class StatusController {
     @GetMapping(path = "/status/restarts.json", produces = MediaType.APPLICATION_JSON_VALUE)
     public Mono<String> restartsJson() {
         JsonMapper json = JsonMapper.builder().build();
-        return Mono.fromCallable(() -> RestartHistory.toJson(restartHistory.load(), json))
+        return Mono.fromCallable(() -> RestartRecordView.json(restartHistory.load(), json))
                 .subscribeOn(Schedulers.boundedElastic());
     }
 
     /** The whole restart history as CSV, one row per engine start. */
     @GetMapping(path = "/status/restarts.csv", produces = "text/csv")
     public Mono<String> restartsCsv() {
-        return Mono.fromCallable(() -> RestartHistory.toCsv(restartHistory.load()))
+        return Mono.fromCallable(() -> RestartRecordView.csv(restartHistory.load()))
                 .subscribeOn(Schedulers.boundedElastic());
     }
 
-    private Map<String, Object> engine() {
+    private Map<String, Object> engine(EngineFacts facts) {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
         ModelCard card = facts.card();
@@ -153,11 +149,11 @@ public class StatusController {
             m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
             engine.put("metrics", m);
         }
-        engine.put("endpoints", capabilities.describe());
+        engine.put("endpoints", facts.capabilities().describe());
         return engine;
     }
 
-    private Map<String, Object> probes() {
+    private Map<String, Object> probes(EngineFacts facts) {
         Map<String, Object> probes = new LinkedHashMap<>();
         for (ProbeKind kind : ProbeKind.values()) {
             Map<String, Object> entry = new LinkedHashMap<>();
@@ -165,9 +161,8 @@ public class StatusController {
             entry.put("lastFailure", report(history.lastFailure(kind)));
             probes.put(kind.value(), entry);
         }
-        probes.put(
-                "lastHeavyProbeAt",
-                schedule.lastHeavy() == null ? null : schedule.lastHeavy().toString());
+        Instant lastHeavy = facts.lastHeavy();
+        probes.put("lastHeavyProbeAt", lastHeavy == null ? null : lastHeavy.toString());
         probes.put(
                 "heavyProbes",
                 heavyProbeCircuitBreaker.getState() == CircuitBreaker.State.OPEN
@@ -223,14 +218,15 @@ public class StatusController {
         Map<String, String> phases = new LinkedHashMap<>();
         restarts.currentPhases().entrySet().stream()
                 .sorted(Map.Entry.comparingByValue())
-                .forEach(phase -> phases.put(phase.getKey(), phase.getValue().toString()));
+                .forEach(phase ->
+                        phases.put(phase.getKey().value(), phase.getValue().toString()));
         current.put("phases", phases);
         out.put("current", current);
         out.put("restartLoop", restarts.restartLoop());
         out.put(
                 "history",
-                restarts.history().reversed().stream()
-                        .map(StatusController::record)
+                records.history().reversed().stream()
+                        .map(record -> new RestartRecordView(record).status())
                         .toList());
         out.put("evidence", evidence(now));
         return out;
@@ -281,73 +277,6 @@ public class StatusController {
                             : now.snapshotReleasedAt().toString());
         }
         return out;
-    }
-
-    /** One restart record as {@code /status} shows it: durations in seconds, phases as offsets from engine start. */
-    static Map<String, Object> record(RestartRecord record) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("id", record.id());
-        out.put("engineStart", record.engineStart().toString());
-        out.put("engineStartSource", record.engineStartSource());
-        out.put("firstSeen", record.firstSeen());
-        out.put("path", record.path().value());
-        out.put("evidence", record.evidence());
-        out.put("fallbackReason", record.fallbackReason());
-        out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        out.put("outcome", record.outcome());
-        out.put("notReadyReason", record.notReadyReason());
-        out.put(
-                "readinessLatencySeconds",
-                record.readinessLatency() == null
-                        ? null
-                        : record.readinessLatency().toMillis() / 1000.0);
-        Map<String, Double> phases = new LinkedHashMap<>();
-        for (String phase : RestartTracker.PHASES) {
-            Instant at = record.phases().get(phase);
-            if (at != null) {
-                phases.put(phase, Duration.between(record.engineStart(), at).toMillis() / 1000.0);
-            }
-        }
-        out.put("phaseOffsetsSeconds", phases);
-        out.put("loggedDurations", record.loggedDurations());
-        out.put("vllmVersion", record.vllmVersion());
-        out.put("model", record.model());
-        out.put("modelRoot", record.modelRoot());
-        out.put("revision", record.revision());
-        out.put("maxModelLen", record.maxModelLen());
-        out.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
-        out.put("engineArgs", record.engineArgs());
-        out.put("probeConfigHash", record.probeConfigHash());
-        out.put("readygateVersion", record.readygateVersion());
-        out.put("node", record.node());
-        Map<String, Object> memory = new LinkedHashMap<>();
-        memory.put("beforeStart", moment(record.memory().beforeStart()));
-        memory.put("atReady", moment(record.memory().atReady()));
-        memory.put("afterStop", moment(record.memory().afterStop()));
-        out.put("memory", memory);
-        return out;
-    }
-
-    private static @Nullable Map<String, Object> moment(@Nullable MemoryMoment moment) {
-        if (moment == null) {
-            return null;
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("at", moment.at().toString());
-        out.put("usedMiB", mib(moment.usedBytes()));
-        Map<String, Long> owners = new LinkedHashMap<>();
-        moment.byOwner().forEach((owner, bytes) -> owners.put(owner, mib(bytes)));
-        out.put("byOwnerMiB", owners);
-        out.put(
-                "processes",
-                moment.processes().stream()
-                        .map(holder -> Map.of("pid", holder.pid(), "owner", holder.owner(), "MiB", mib(holder.bytes())))
-                        .toList());
-        return out;
-    }
-
-    private static long mib(long bytes) {
-        return Math.round(bytes / 1048576.0);
     }
 
     /** The memory signals: what each shows now, and whether it fires. */
@@ -457,29 +386,8 @@ public class StatusController {
                                 "gpu",
                                 process.gpuUuid(),
                                 "MiB",
-                                mib(process.usedBytes())))
+                                MemoryMoment.mib(process.usedBytes())))
                         .toList());
         return out;
-    }
-
-    private Map<String, Object> settings() {
-        ReadygateProperties.Probe probe = properties.probe();
-        Map<String, Object> settings = new LinkedHashMap<>();
-        settings.put("successThreshold", probe.successThreshold());
-        settings.put("failureThreshold", probe.failureThreshold());
-        settings.put("notReadyInterval", probe.notReadyInterval().toString());
-        settings.put("downInterval", probe.downInterval().toString());
-        settings.put("readyInterval", probe.readyInterval().toString());
-        settings.put("healthInterval", probe.healthInterval().toString());
-        settings.put("heavyInterval", probe.heavyInterval().toString());
-        settings.put("heavyTimeout", probe.heavyTimeout().toString());
-        settings.put(
-                "representative",
-                probe.representative().enabled()
-                        ? probe.representative().promptTokens() + " prompt + "
-                                + probe.representative().outputTokens() + " output tokens"
-                        : "disabled");
-        settings.put("canary", probe.canary().enabled() ? probe.canary().maxTokens() + " token(s)" : "disabled");
-        return settings;
     }
 }

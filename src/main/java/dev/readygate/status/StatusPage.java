@@ -28,7 +28,7 @@ import org.springframework.web.reactive.function.server.ServerResponse;
  * {@link StatusController}'s JSON; functional routes are consulted before annotated controllers.
  */
 @Configuration(proxyBeanMethods = false)
-public class StatusPage {
+class StatusPage {
 
     static final String PAGE = "status/status.html";
 

@@ -72,7 +72,7 @@ final class Chart {
     }
 
     @SuppressWarnings("unchecked")
-    private static void merge(Map<String, Object> into, Map<String, Object> over) {
+    static void merge(Map<String, Object> into, Map<String, Object> over) {
         over.forEach((key, value) -> {
             if (value instanceof Map<?, ?> map && into.get(key) instanceof Map<?, ?> existing) {
                 merge((Map<String, Object>) existing, (Map<String, Object>) map);
@@ -90,7 +90,10 @@ final class Chart {
         }
     }
 
-    /** The values of each mode the tests render, with monitoring (and the network policy, GPU reading) on or off. */
+    /**
+     * The values of each mode the tests render, with monitoring (and the network policy, GPU reading, the rollout
+     * analysis templates) on or off.
+     */
     static String values(String mode, boolean monitoring) {
         StringBuilder yaml = new StringBuilder("mode: " + mode + "\n");
         if (mode.equals("snapshot")) {
@@ -131,6 +134,11 @@ final class Chart {
                               app: gateway
                     readygate:
                       gpu:
+                        enabled: true
+                    rollout:
+                      argo:
+                        enabled: true
+                      flagger:
                         enabled: true
                     """);
         }

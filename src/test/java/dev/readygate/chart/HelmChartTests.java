@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.marcnuri.helm.LintResult;
 import dev.readygate.config.ReadygateProperties;
-import dev.readygate.config.TokenBudgetConverter;
+import dev.readygate.config.SettingsStart;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -36,15 +36,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.context.properties.bind.BindHandler;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
-import org.springframework.boot.convert.ApplicationConversionService;
-import org.springframework.boot.env.YamlPropertySourceLoader;
-import org.springframework.core.env.PropertySource;
-import org.springframework.core.io.ByteArrayResource;
 
 /**
  * The Helm chart, rendered by Helm's own library in every mode with monitoring on and off: it lints, every manifest
@@ -88,7 +79,13 @@ class HelmChartTests {
                     .containsEntry("readygate.dev/mode", mode)
                     .containsKeys("app.kubernetes.io/version", "helm.sh/chart");
         });
-        List<String> monitoringKinds = List.of("ServiceMonitor", "PodMonitor", "PrometheusRule", "NetworkPolicy");
+        List<String> monitoringKinds = List.of(
+                "ServiceMonitor",
+                "PodMonitor",
+                "PrometheusRule",
+                "NetworkPolicy",
+                "AnalysisTemplate",
+                "MetricTemplate");
         if (monitoring) {
             assertThat(objects).extracting(HasMetadata::getKind).containsAll(monitoringKinds);
             assertThat(objects)
@@ -491,18 +488,17 @@ class HelmChartTests {
         return at;
     }
 
-    /** Binds readygate.* from the rendered application.yaml as readygate would, failing on any key it does not know. */
-    static ReadygateProperties bindStrictly(String applicationYaml) throws IOException {
-        List<PropertySource<?>> sources = new YamlPropertySourceLoader()
-                .load("application.yaml", new ByteArrayResource(applicationYaml.getBytes()));
-        ApplicationConversionService conversion = new ApplicationConversionService();
-        conversion.addConverter(new TokenBudgetConverter());
-        Binder binder = new Binder(ConfigurationPropertySources.from(sources), null, conversion);
-        return binder.bind(
-                        "readygate",
-                        Bindable.of(ReadygateProperties.class),
-                        new NoUnboundElementsBindHandler(BindHandler.DEFAULT))
-                .get();
+    /**
+     * Binds readygate.* from the rendered application.yaml as readygate's start does (the YAML read by Spring Boot,
+     * readygate's converters, its unknown-setting check), failing on any key it does not know.
+     */
+    static ReadygateProperties bindStrictly(String applicationYaml) {
+        return SettingsStart.settings()
+                .yaml(applicationYaml)
+                .withoutDefaultEngine()
+                .start()
+                .started()
+                .readygate();
     }
 
     /** The application.yaml readygate reads, from its ConfigMap (the dashboard has another). */

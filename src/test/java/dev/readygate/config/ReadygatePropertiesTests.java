@@ -17,7 +17,7 @@ class ReadygatePropertiesTests {
 
     @Configuration(proxyBeanMethods = false)
     @EnableConfigurationProperties(ReadygateProperties.class)
-    @Import(TokenBudgetConverter.class)
+    @Import({TokenBudgetConverter.class, NvidiaSmiFormat.Binding.class})
     static class Config {}
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -96,20 +96,20 @@ class ReadygatePropertiesTests {
                 "readygate.probe.representative.output-tokens=-1|readygate.probe.representative.output-tokens must be at least 1",
                 "readygate.probe.failure-threshold=0|readygate.probe.failure-threshold must be at least 1",
                 "readygate.probe.success-threshold=-2|readygate.probe.success-threshold must be at least 1",
-                "readygate.probe.heavy-timeout=2m|readygate.probe.heavy-timeout (PT2M) must not be longer than its interval readygate.probe.heavy-interval",
-                "readygate.engine.request-timeout=5s|readygate.engine.request-timeout (PT5S) must not be longer than its interval readygate.probe.ready-interval",
+                "readygate.probe.heavy-timeout=2m|readygate.probe.heavy-timeout must not be longer than its interval readygate.probe.heavy-interval (was PT2M)",
+                "readygate.engine.request-timeout=5s|readygate.engine.request-timeout must not be longer than its interval readygate.probe.ready-interval (was PT5S)",
                 "readygate.probe.not-ready-interval=0s|readygate.probe.not-ready-interval must be positive",
                 "readygate.probe.down-interval=0s|readygate.probe.down-interval must be positive",
-                "readygate.probe.health-interval=2s|readygate.probe.health-interval (PT2S) must not be longer than readygate.probe.ready-interval",
+                "readygate.probe.health-interval=2s|readygate.probe.health-interval must not be longer than readygate.probe.ready-interval (was PT2S)",
                 "readygate.probe.representative.prompt-tokens=1.5|a fraction of max_model_len must be between 0 and 1",
-                "readygate.probe.representative.prompt-tokens=lots|not a token count or a fraction of max_model_len: 'lots'",
+                "readygate.probe.representative.prompt-tokens=lots|not a token count or a fraction of max_model_len (was lots)",
                 "readygate.probe.canary.logprob-tolerance=-1|readygate.probe.canary.logprob-tolerance must not be negative",
                 "readygate.engine.base-url=localhost:8000|readygate.engine.base-url must be an http(s) URL with a host",
                 "readygate.engine.max-body-size=10B|readygate.engine.max-body-size must be at least 1KB",
                 "readygate.gpu.nvidia-smi-format=json|readygate.gpu.nvidia-smi-format must be csv or xml (was json)",
                 "readygate.gpu.dcgm-url=dcgm:9400/metrics|readygate.gpu.dcgm-url must be an http(s) URL with a host",
                 "readygate.memory.leak-cycles=1|readygate.memory.leak-cycles must be at least 2",
-                "readygate.memory.window=2|readygate.memory.window (2) must be at least readygate.memory.leak-cycles (3)",
+                "readygate.memory.window=2|readygate.memory.window must be at least readygate.memory.leak-cycles (was 2)",
                 "readygate.memory.tolerance=0B|readygate.memory.tolerance must be positive",
                 "readygate.memory.after-stop-delay=-1s|readygate.memory.after-stop-delay must not be negative",
                 "readygate.memory.kv-shrink-fraction=1.5|readygate.memory.kv-shrink-fraction must be between 0 and 1",

@@ -1,9 +1,8 @@
 package dev.readygate.e2e;
 
+import dev.readygate.support.FreePorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,11 +26,7 @@ final class Loopback {
 
     /** A port nothing listens on now (the OS picks it; the caller binds it soon after). */
     static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return FreePorts.free();
     }
 
     /** {@code GET http://127.0.0.1:port/path}. */

@@ -2,6 +2,7 @@ package dev.readygate.gpu;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.config.NvidiaSmiFormat;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.nio.file.Path;
@@ -21,10 +22,10 @@ class NvidiaSmiReaderSimulatorTests {
     Path workDir;
 
     static GpuSnapshot read(RunningSimulator engine) {
-        return read(engine, NvidiaSmiReader.Format.CSV);
+        return read(engine, NvidiaSmiFormat.CSV);
     }
 
-    static GpuSnapshot read(RunningSimulator engine, NvidiaSmiReader.Format format) {
+    static GpuSnapshot read(RunningSimulator engine, NvidiaSmiFormat format) {
         NvidiaSmiReader reader = new NvidiaSmiReader(
                 engine.nvidiaSmi(),
                 format,
@@ -70,7 +71,7 @@ class NvidiaSmiReaderSimulatorTests {
         try (RunningSimulator engine = RunningSimulator.serving(workDir)) {
             engine.restartAndAwait(StartupPath.PRELOAD_HIT);
             GpuSnapshot csv = read(engine);
-            GpuSnapshot xml = read(engine, NvidiaSmiReader.Format.XML);
+            GpuSnapshot xml = read(engine, NvidiaSmiFormat.XML);
             assertThat(xml.gpus()).isEqualTo(csv.gpus());
             assertThat(xml.processes()).isEqualTo(csv.processes());
             assertThat(xml.driverVersion()).isEqualTo("580.159.04");

@@ -7,9 +7,12 @@ import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemorySource;
 import dev.readygate.gpu.GpuMemoryView;
 import dev.readygate.gpu.GpuReading;
+import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.NvidiaSmiParser;
+import dev.readygate.gpu.ProcessOwners.Owner;
+import dev.readygate.readiness.StartSource;
 import dev.readygate.restart.CycleMemory;
-import dev.readygate.restart.MemoryMoment;
+import dev.readygate.restart.Outcome;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
 import java.io.IOException;
@@ -82,7 +85,7 @@ class MemorySignalsTests {
         MemoryAssessment.HeldAfterStop held = Objects.requireNonNull(assessment.heldAfterStop());
         assertThat(held.holders()).singleElement().satisfies(holder -> {
             assertThat(holder.pid()).isEqualTo(560);
-            assertThat(holder.owner()).isEqualTo("preload_daemon");
+            assertThat(holder.owner()).isEqualTo(Owner.PRELOAD_DAEMON);
             assertThat(holder.bytes()).isEqualTo(10760 * MIB);
             assertThat(holder.expected()).isTrue();
         });
@@ -107,7 +110,7 @@ class MemorySignalsTests {
                 .singleElement()
                 .satisfies(holder -> {
                     assertThat(holder.pid()).isEqualTo(598);
-                    assertThat(holder.owner()).isEqualTo("engine");
+                    assertThat(holder.owner()).isEqualTo(Owner.ENGINE);
                     assertThat(holder.bytes()).isEqualTo(2660 * MIB);
                 });
     }
@@ -258,8 +261,8 @@ class MemorySignalsTests {
         MemoryMoment live = new MemoryMoment(
                 T0.plusSeconds(3600),
                 (8836 + 1147) * MIB,
-                Map.of("engine", (8836 + 1147) * MIB),
-                List.of(new MemoryMoment.Holder(7001, "engine", (8836 + 1147) * MIB)));
+                Map.of(Owner.ENGINE, (8836 + 1147) * MIB),
+                List.of(new MemoryMoment.Holder(7001, Owner.ENGINE, (8836 + 1147) * MIB)));
 
         assertThat(MemorySignals.assess(history, null, null, SETTINGS).active())
                 .containsExactly(MemorySignal.STALE_CACHE);
@@ -449,17 +452,16 @@ class MemorySignalsTests {
                 return Mono.just(NvidiaSmiParser.parseXml(xml, T0));
             }
         };
-        try (GpuMemoryMonitor monitor = new GpuMemoryMonitor(
+        GpuMemoryMonitor monitor = new GpuMemoryMonitor(
                 List.of(source),
                 Duration.ofSeconds(10),
                 proc,
                 Clock.fixed(T0, ZoneOffset.UTC),
                 Schedulers.immediate(),
                 Schedulers.immediate(),
-                List.of())) {
-            GpuMemoryView view = Objects.requireNonNull(monitor.readNow().block());
-            return Objects.requireNonNull(MemoryWatch.moment(view));
-        }
+                view -> {});
+        GpuMemoryView view = Objects.requireNonNull(monitor.readNow().block());
+        return Objects.requireNonNull(view.moment());
     }
 
     void cmdline(int pid, String... args) throws IOException {
@@ -479,15 +481,15 @@ class MemorySignalsTests {
     static RestartRecord readyWith(RestartPath path, int cycle, long daemonMib, long engineMib) {
         List<MemoryMoment.Holder> holders = new ArrayList<>();
         if (daemonMib > 0) {
-            holders.add(new MemoryMoment.Holder(500, "preload_daemon", daemonMib * MIB));
+            holders.add(new MemoryMoment.Holder(500, Owner.PRELOAD_DAEMON, daemonMib * MIB));
         }
-        holders.add(new MemoryMoment.Holder(1000 + cycle, "engine", engineMib * MIB));
+        holders.add(new MemoryMoment.Holder(1000 + cycle, Owner.ENGINE, engineMib * MIB));
         MemoryMoment atReady = new MemoryMoment(
                 T0.plusSeconds(60L * cycle + 30),
                 (daemonMib + engineMib) * MIB,
                 daemonMib > 0
-                        ? Map.of("preload_daemon", daemonMib * MIB, "engine", engineMib * MIB)
-                        : Map.of("engine", engineMib * MIB),
+                        ? Map.of(Owner.PRELOAD_DAEMON, daemonMib * MIB, Owner.ENGINE, engineMib * MIB)
+                        : Map.of(Owner.ENGINE, engineMib * MIB),
                 holders);
         return record(path, cycle, new CycleMemory(null, atReady, null));
     }
@@ -499,7 +501,7 @@ class MemorySignalsTests {
         return new RestartRecord(
                 "start-" + cycle,
                 T0.plusSeconds(60L * cycle),
-                "process_start_time",
+                StartSource.PROCESS_START_TIME,
                 false,
                 path,
                 List.of(),
@@ -507,7 +509,7 @@ class MemorySignalsTests {
                 false,
                 Map.of(),
                 logged,
-                "ready",
+                Outcome.READY,
                 null,
                 Duration.ofSeconds(20),
                 "0.31.0",

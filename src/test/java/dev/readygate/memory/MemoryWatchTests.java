@@ -12,6 +12,8 @@ import dev.readygate.gpu.GpuMemoryView;
 import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.RestartRecorded;
+import dev.readygate.restart.RestartRecords;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -28,27 +30,28 @@ class MemoryWatchTests {
 
     static final String UUID = "GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da";
 
-    final List<RestartRecord> history = new ArrayList<>();
+    final RestartRecords history = new RestartRecords(List.of(), record -> {});
     final List<Set<MemorySignal>> raised = new ArrayList<>();
-    final MemoryWatch watch = new MemoryWatch(
-            () -> List.copyOf(history), SETTINGS, List.of((assessment, signals) -> raised.add(signals)));
+    final MemoryWatch watch =
+            new MemoryWatch(history, SETTINGS, event -> raised.add(((MemoryAssessed) event).raised()));
 
     void record(RestartRecord record) {
-        history.add(record);
-        watch.recorded(record, true);
+        history.keep(record);
+        watch.onRestartRecorded(new RestartRecorded(record, true));
     }
 
     @Test
     void startsLoadedFromAPreviousRunAreNoEvidenceOfWhatTheDaemonOfThisRunHolds() {
         // The state directory holds a run that ended on v2 with the daemon caching it (as the demo's first round
         // leaves it); this run starts cold on main, the daemon a new process holding main.
-        history.addAll(List.of(
-                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688),
-                mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")),
-                revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 7688), "v2")));
+        List.of(
+                        readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688),
+                        mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")),
+                        revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 7688), "v2"))
+                .forEach(history::keep);
 
         record(readyWith(RestartPath.COLD, 10, 1668, 8836));
-        watch.read(reading(10 * 60 + 40, 500, 1668));
+        watch.onGpuReading(reading(10 * 60 + 40, 500, 1668));
         record(readyWith(RestartPath.PRELOAD_HIT, 11, 1668, 7688));
 
         assertThat(watch.assessment().active()).isEmpty();
@@ -60,14 +63,14 @@ class MemoryWatchTests {
         record(readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688));
         record(mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")));
         assertThat(watch.assessment().active()).containsExactly(MemorySignal.STALE_CACHE);
-        watch.read(reading(100, 500, 1668));
+        watch.onGpuReading(reading(100, 500, 1668));
         // The daemon restarted to cache v2: another process.
-        watch.read(reading(110, 502, 1668));
+        watch.onGpuReading(reading(110, 502, 1668));
         assertThat(watch.assessment().active()).isEmpty();
         record(revision(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 7688), "v2"));
-        watch.read(reading(150, 502, 1668));
+        watch.onGpuReading(reading(150, 502, 1668));
         // The rollback: the daemon restarted to cache main again before the engine restarted cold.
-        watch.read(reading(160, 504, 1668));
+        watch.onGpuReading(reading(160, 504, 1668));
 
         record(readyWith(RestartPath.COLD, 3, 1668, 8836));
 
@@ -80,8 +83,8 @@ class MemoryWatchTests {
     @Test
     void theSameDaemonProcessHoldingTheSameMemoryKeepsWhatItWasShownToHold() {
         record(readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688));
-        watch.read(reading(40, 500, 1668));
-        watch.read(reading(50, 500, 1668 + 10));
+        watch.onGpuReading(reading(40, 500, 1668));
+        watch.onGpuReading(reading(50, 500, 1668 + 10));
 
         record(mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")));
 
@@ -92,10 +95,10 @@ class MemoryWatchTests {
     void aDaemonProcessWhoseCommandLineCouldNotBeReadOnceIsStillTheSameDaemon() {
         record(readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 7688));
         record(mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 1, 1668, 8836), "v2")));
-        watch.read(reading(100, 500, 1668));
+        watch.onGpuReading(reading(100, 500, 1668));
         // Attributed from its name this once (its /proc entry unreadable, or taken by another process's).
-        watch.read(reading(110, 500, 1668, ProcessOwners.Owner.OTHER));
-        watch.read(reading(115, 500, 1668));
+        watch.onGpuReading(reading(110, 500, 1668, ProcessOwners.Owner.OTHER));
+        watch.onGpuReading(reading(115, 500, 1668));
 
         // Still the daemon that holds main: the stale cache stays until it changes.
         assertThat(watch.assessment().active()).containsExactly(MemorySignal.STALE_CACHE);

@@ -91,9 +91,9 @@ class ProbeScheduleTests {
                 change -> states.add(change.current()));
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
         RateLimiter limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
-        EngineCapabilities capabilities = new EngineCapabilities();
+        EngineFactsHolder facts = new EngineFactsHolder(machine);
         RepresentativeProbe representative = new RepresentativeProbe(
-                config.representative(), engine, capabilities, new SplittableRandom(1), clock, config.heavyTimeout());
+                config.representative(), engine, facts, new SplittableRandom(1), clock, config.heavyTimeout());
         CanaryProbe canary = new CanaryProbe(
                 config.canary(),
                 "H200",
@@ -105,8 +105,7 @@ class ProbeScheduleTests {
                 config.heavyTimeout(),
                 Schedulers.immediate());
         Verifier verifier = new Verifier(representative, canary, breaker, limiter, history, report -> {}, clock);
-        ProbeSchedule schedule = new ProbeSchedule(
-                config, engine, machine, verifier, capabilities, representative, new EngineFacts(), clock, time);
+        ProbeSchedule schedule = new ProbeSchedule(config, engine, machine, verifier, facts, clock, time);
         loop = schedule.observations().subscribe();
     }
 

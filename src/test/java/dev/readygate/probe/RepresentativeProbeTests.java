@@ -9,6 +9,9 @@ import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import java.time.Clock;
 import java.time.Duration;
@@ -30,11 +33,18 @@ class RepresentativeProbeTests {
     final ModelCard card = new ModelCard("m", "root", 4096);
     final List<CompletionRequest> sent = new ArrayList<>();
 
+    /** The facts of an engine start in progress: what the probe learns about the engine goes there. */
+    static EngineFactsHolder engineStarted(Clock clock) {
+        EngineStateMachine machine = new EngineStateMachine(new ReadinessRules(1, 3), clock.instant(), change -> {});
+        machine.apply(new Observation.HealthOk(clock.instant()));
+        return new EngineFactsHolder(machine);
+    }
+
     RepresentativeProbe probe(TokenBudget prompt, @Nullable Duration maxTtft) {
         return new RepresentativeProbe(
                 new ReadygateProperties.Representative(true, prompt, 16, 0, maxTtft, null),
                 engine,
-                new EngineCapabilities(),
+                engineStarted(clock),
                 new SplittableRandom(7),
                 clock,
                 Duration.ofSeconds(5));
@@ -168,11 +178,11 @@ class RepresentativeProbeTests {
     void withoutTokenizeThePromptIsCalibratedFromUsageThenReused() {
         ScriptedEngine plain = new ScriptedEngine();
         plain.tokenizeSupported = false;
-        EngineCapabilities capabilities = new EngineCapabilities();
+        EngineFactsHolder facts = engineStarted(clock);
         RepresentativeProbe probe = new RepresentativeProbe(
                 new ReadygateProperties.Representative(true, new TokenBudget(300, null), 16, 0, null, null),
                 plain,
-                capabilities,
+                facts,
                 new SplittableRandom(7),
                 clock,
                 Duration.ofSeconds(5));
@@ -191,7 +201,7 @@ class RepresentativeProbeTests {
                             Duration.ofMillis(5))));
         };
         assertThat(probe.run(card, null).block().passed()).isTrue();
-        assertThat(capabilities.tokenize()).isFalse();
+        assertThat(facts.current().capabilities().tokenize()).isFalse();
         ProbeReport second = probe.run(card, null).block();
         assertThat(second.passed()).isTrue();
         assertThat(prompts.get(1)).isEqualTo(prompts.get(0));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -53,5 +54,25 @@ class EngineStateMachineTests {
         assertThat(output)
                 .contains("Engine state changed from READY to DEGRADED after 1 consecutive failure(s) "
                         + "(last: timed_out: no answer in 30s)");
+    }
+
+    @Test
+    void aChangeSaysWhetherAStartBeganOrEnded() {
+        AtomicInteger starts = new AtomicInteger();
+        EngineStateMachine stamped = new EngineStateMachine(
+                new ReadinessRules(1, 2), t0, events::add, () -> "start-" + starts.incrementAndGet());
+        stamped.apply(new Observation.Unreachable(t0, Reason.ENGINE_DOWN, "refused"));
+        stamped.apply(new Observation.HealthOk(t0.plusSeconds(1)));
+        stamped.apply(
+                new Observation.Restarted(t0.plusSeconds(5), "process_start_time_seconds changed", t0.plusSeconds(4)));
+        stamped.apply(new Observation.Unreachable(t0.plusSeconds(9), Reason.ENGINE_DOWN, "refused"));
+
+        assertThat(events).extracting(EngineStateChanged::startBegan).containsExactly(false, true, true, false);
+        assertThat(events)
+                .extracting(
+                        change -> change.ended() == null ? null : change.ended().id())
+                .containsExactly(null, null, "start-1", "start-2");
+        assertThat(events.get(1).start()).isEqualTo(new EngineStart("start-1", t0, StartSource.OBSERVED_DOWN, false));
+        assertThat(stamped.start()).isNull();
     }
 }

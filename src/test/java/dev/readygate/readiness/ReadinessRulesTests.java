@@ -234,4 +234,48 @@ class ReadinessRulesTests {
     void thresholdsMustBePositive() {
         org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> new ReadinessRules(0, 1));
     }
+
+    @Test
+    void everyChangeOfKindTheRulesMakeIsAListedTransition() {
+        List<EngineState> states = List.of(
+                new EngineState.Starting(T0),
+                new EngineState.Down(T0, Reason.ENGINE_DOWN, "refused"),
+                new EngineState.Listening(T0, Reason.HEALTH_FAILED, "503"),
+                new EngineState.Healthy(T0, Reason.MODEL_NOT_LISTED, ""),
+                new EngineState.ModelListed(T0, MODEL, Reason.NOT_VERIFIED),
+                new EngineState.Verifying(T0, MODEL, 1, Reason.NOT_VERIFIED),
+                new EngineState.Ready(T0, MODEL),
+                new EngineState.Degraded(T0, MODEL, 1, Reason.HEALTH_FAILED, "x"),
+                new EngineState.Degraded(T0, MODEL, 2, Reason.MODEL_NOT_LISTED, "x"),
+                new EngineState.Degraded(T0, MODEL, 1, Reason.SLOW, "x"),
+                new EngineState.NotReady(T0, MODEL, 0, Reason.SLOW, "x"),
+                new EngineState.VerificationFailed(T0, MODEL, Reason.SLOW, "x", false, 1),
+                new EngineState.VerificationFailed(T0, MODEL, Reason.CANARY_MISMATCH, "x", true, 1),
+                new EngineState.ShuttingDown(T0));
+        List<Observation> observations = List.of(
+                new Observation.Unreachable(t(1), Reason.ENGINE_DOWN, "refused"),
+                new Observation.EngineDead(t(1), "503"),
+                new Observation.CheckFailed(t(1), Reason.HEALTH_FAILED, "x"),
+                new Observation.CheckFailed(t(1), Reason.MODEL_NOT_LISTED, "x"),
+                ok(1),
+                listed(1),
+                new Observation.Restarted(t(1), "x"),
+                verified(1),
+                failed(1, Reason.SLOW),
+                latched(1, Reason.CANARY_MISMATCH),
+                new Observation.Busy(t(1), "x"),
+                new Observation.ShutdownRequested(t(1)));
+        for (ReadinessRules thresholds : List.of(new ReadinessRules(1, 1), new ReadinessRules(2, 3))) {
+            for (EngineState state : states) {
+                for (Observation observation : observations) {
+                    Kind next = thresholds.next(state, observation).kind();
+                    if (next != state.kind()) {
+                        assertThat(ReadinessRules.TRANSITIONS.get(state.kind()))
+                                .as("%s after %s", state, observation)
+                                .contains(next);
+                    }
+                }
+            }
+        }
+    }
 }

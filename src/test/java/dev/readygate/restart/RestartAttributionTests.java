@@ -2,6 +2,9 @@ package dev.readygate.restart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.evidence.LogEvent;
+import dev.readygate.evidence.LogFindings;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,9 @@ package dev.readygate.restart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners.Owner;
+import dev.readygate.readiness.StartSource;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -54,22 +57,22 @@ class RestartHistoryTests {
         return new RestartRecord(
                 id,
                 START,
-                "process_start_time",
+                StartSource.PROCESS_START_TIME,
                 true,
                 RestartPath.PRELOAD_FALLBACK,
                 List.of("log: weight cache requested", "log: falling back to disk"),
                 "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
                 true,
                 Map.of(
-                        "engine_start", START,
-                        "port_listening", START.plusMillis(4_250),
-                        "health_ok", START.plusSeconds(31),
-                        "model_listed", START.plusMillis(31_100),
-                        "representative_ok", START.plusMillis(33_000),
-                        "canary_ok", START.plusNanos(33_500_000_001L),
-                        "ready", START.plusMillis(33_600)),
+                        Phase.ENGINE_START, START,
+                        Phase.PORT_LISTENING, START.plusMillis(4_250),
+                        Phase.HEALTH_OK, START.plusSeconds(31),
+                        Phase.MODEL_LISTED, START.plusMillis(31_100),
+                        Phase.REPRESENTATIVE_OK, START.plusMillis(33_000),
+                        Phase.CANARY_OK, START.plusNanos(33_500_000_001L),
+                        Phase.READY, START.plusMillis(33_600)),
                 Map.of("weights_loading", 12.5, "model_loading", 14.25, "model_loading_gib", 1.12, "engine_init", 9.0),
-                "ready",
+                Outcome.READY,
                 null,
                 Duration.ofMillis(33_600),
                 "0.31.0",
@@ -86,15 +89,15 @@ class RestartHistoryTests {
                         new MemoryMoment(
                                 START.minusSeconds(1),
                                 11_282_677_760L,
-                                Map.of("preload_daemon", 11_282_677_760L),
-                                List.of(new MemoryMoment.Holder(560, "preload_daemon", 11_282_677_760L))),
+                                Map.of(Owner.PRELOAD_DAEMON, 11_282_677_760L),
+                                List.of(new MemoryMoment.Holder(560, Owner.PRELOAD_DAEMON, 11_282_677_760L))),
                         new MemoryMoment(
                                 START.plusMillis(33_600),
                                 14_087_618_560L,
-                                Map.of("preload_daemon", 11_282_677_760L, "engine", 2_789_212_160L),
+                                Map.of(Owner.PRELOAD_DAEMON, 11_282_677_760L, Owner.ENGINE, 2_789_212_160L),
                                 List.of(
-                                        new MemoryMoment.Holder(560, "preload_daemon", 11_282_677_760L),
-                                        new MemoryMoment.Holder(598, "engine", 2_789_212_160L))),
+                                        new MemoryMoment.Holder(560, Owner.PRELOAD_DAEMON, 11_282_677_760L),
+                                        new MemoryMoment.Holder(598, Owner.ENGINE, 2_789_212_160L))),
                         null));
     }
 
@@ -102,7 +105,7 @@ class RestartHistoryTests {
         return new RestartRecord(
                 id,
                 START,
-                "observed_down",
+                StartSource.OBSERVED_DOWN,
                 false,
                 RestartPath.UNKNOWN,
                 List.of(),
@@ -110,7 +113,7 @@ class RestartHistoryTests {
                 false,
                 Map.of(),
                 Map.of(),
-                "superseded",
+                Outcome.NOT_READY,
                 null,
                 null,
                 null,
@@ -126,7 +129,7 @@ class RestartHistoryTests {
                 CycleMemory.NONE);
     }
 
-    static RestartRecord withOutcome(RestartRecord record, String outcome) {
+    static RestartRecord withOutcome(RestartRecord record, Outcome outcome) {
         return new RestartRecord(
                 record.id(),
                 record.engineStart(),
@@ -264,7 +267,7 @@ class RestartHistoryTests {
     @Test
     void appendWhenSameIdAppendedTwiceKeepsLastVersionInFirstPosition() throws IOException {
         RestartHistory history = history();
-        RestartRecord inProgress = withOutcome(minimal("start-1"), "in_progress");
+        RestartRecord inProgress = withOutcome(minimal("start-1"), Outcome.NOT_READY);
         RestartRecord ended = full("start-1");
 
         history.append(inProgress);
@@ -290,7 +293,7 @@ class RestartHistoryTests {
     void loadWhenLastLineIsTornSkipsItAndNextAppendStartsOnNewLine(CapturedOutput output) throws IOException {
         RestartHistory history = history();
         history.append(full("start-1"));
-        String whole = json.writeValueAsString(RestartRecordJson.write(full("start-2"), json));
+        String whole = json.writeValueAsString(new RestartRecordView(full("start-2")).json(json));
         Files.writeString(file(), whole.substring(0, whole.length() / 2), StandardOpenOption.APPEND);
 
         assertThat(history.load()).containsExactly(full("start-1"));
@@ -357,7 +360,7 @@ class RestartHistoryTests {
                 .isEqualTo(new RestartRecord(
                         "s1",
                         START,
-                        "log",
+                        StartSource.LOG,
                         false,
                         RestartPath.PRELOAD_HIT,
                         List.of(),
@@ -365,7 +368,7 @@ class RestartHistoryTests {
                         false,
                         Map.of(),
                         Map.of(),
-                        "ready",
+                        Outcome.READY,
                         null,
                         null,
                         null,
@@ -477,15 +480,15 @@ class RestartHistoryTests {
         }
         assertThat(allLines)
                 .hasSize(400)
-                .allSatisfy(line ->
-                        assertThat(RestartRecordJson.read(json.readTree(line))).isNotNull());
+                .allSatisfy(line -> assertThat(RestartRecordReader.read(json.readTree(line)))
+                        .isNotNull());
         assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).exists();
         assertThat(output).doesNotContain("invalid line");
     }
 
     @Test
     void toCsvWhenFieldsHaveCommasQuotesAndBracketsQuotesThemPerRfc4180() {
-        String csv = RestartHistory.toCsv(List.of(full("start-1"), minimal("start-2")));
+        String csv = RestartRecordView.csv(List.of(full("start-1"), minimal("start-2")));
 
         List<List<String>> rows = parseCsv(csv);
         assertThat(csv).endsWith("\r\n").contains("\"checkpoint \"\"Qwen/Qwen3-0.6B\"\" [rev main], not in cache\"");
@@ -572,7 +575,7 @@ class RestartHistoryTests {
                         "570.86.15",
                         "log: weight cache requested | log: falling back to disk",
                         "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
-        assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "superseded", "unknown");
+        assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
         assertThat(rows.get(2).get(9)).isEmpty();
         assertThat(rows.get(2).subList(10, 21))
                 .allSatisfy(field -> assertThat(field).isEmpty());
@@ -583,7 +586,7 @@ class RestartHistoryTests {
         RestartRecord record = new RestartRecord(
                 "start-1",
                 START,
-                "log",
+                StartSource.LOG,
                 false,
                 RestartPath.COLD,
                 List.of(),
@@ -591,7 +594,7 @@ class RestartHistoryTests {
                 false,
                 Map.of(),
                 Map.of(),
-                "not_ready",
+                Outcome.NOT_READY,
                 "canary mismatch:\nexpected Paris",
                 null,
                 null,
@@ -606,7 +609,7 @@ class RestartHistoryTests {
                 Map.of(),
                 CycleMemory.NONE);
 
-        List<List<String>> rows = parseCsv(RestartHistory.toCsv(List.of(record)));
+        List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
 
         assertThat(rows).hasSize(2);
         assertThat(rows.get(1).get(8)).isEqualTo("canary mismatch:\nexpected Paris");
@@ -618,12 +621,12 @@ class RestartHistoryTests {
         history.append(full("start-1"));
         history.append(minimal("start-2"));
 
-        JsonNode exported = json.readTree(RestartHistory.toJson(history.load(), json));
+        JsonNode exported = json.readTree(RestartRecordView.json(history.load(), json));
 
         assertThat(exported.isArray()).isTrue();
         List<JsonNode> lines = lines(file()).stream().map(json::readTree).toList();
         assertThat(exported.valueStream().toList()).containsExactlyElementsOf(lines);
-        assertThat(exported.valueStream().map(RestartRecordJson::read).toList())
+        assertThat(exported.valueStream().map(RestartRecordReader::read).toList())
                 .containsExactly(full("start-1"), minimal("start-2"));
     }
 
@@ -638,7 +641,7 @@ class RestartHistoryTests {
     }
 
     long lineSize(RestartRecord record) {
-        return json.writeValueAsBytes(RestartRecordJson.write(record, json)).length + 1;
+        return json.writeValueAsBytes(new RestartRecordView(record).json(json)).length + 1;
     }
 
     /** A strict RFC 4180 reader: quoted fields may hold commas, doubled quotes and line breaks; rows end in CRLF. */

@@ -2,9 +2,9 @@ package dev.readygate.simulator;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.support.FreePorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -192,13 +192,9 @@ public final class RunningSimulator implements AutoCloseable {
         }
     }
 
+    /** A port for a simulated server: see {@link FreePorts}. */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
-        } catch (IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
+        return FreePorts.free();
     }
 
     /** The simulated node's DCGM exporter metrics URL (on the admin port). */

@@ -110,7 +110,7 @@ class SimulatorPropertiesTests {
                         .getFailure()
                         .rootCause()
                         .hasMessageContaining(
-                                "readygate.simulator.port and readygate.simulator.admin-port must " + "differ"));
+                                "readygate.simulator.port must differ from readygate.simulator.admin-port"));
     }
 
     @Test
@@ -120,7 +120,8 @@ class SimulatorPropertiesTests {
                         .hasFailed()
                         .getFailure()
                         .rootCause()
-                        .hasMessageContaining("readygate.simulator.model.kv-cache-size-tokens (1024)"));
+                        .hasMessageContaining("readygate.simulator.model.kv-cache-size-tokens must be at least"
+                                + " readygate.simulator.model.max-model-len, or vLLM refuses to start (was 1024)"));
     }
 
     @Test

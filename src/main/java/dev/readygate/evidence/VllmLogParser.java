@@ -1,0 +1,503 @@
+package dev.readygate.evidence;
+
+import java.time.Clock;
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads the {@link LogEvent}s readygate cares about from vLLM log lines (reference §4.5, §5.4, §6), tolerating the
+ * differences between versions: the {@code (EngineCore_DP0 pid=N)} prefix or none (or nested ones, as Ray forwards a
+ * worker's lines), a {@code [file.py:123]} source, the older {@code file.py:123]} or none, a timestamp or none
+ * (uvicorn's {@code INFO:     ...} lines), ANSI colours, number formats and extra spaces.
+ *
+ * <p>vLLM's line is found wherever it starts: after a log collector's prefix (the Kubernetes CRI {@code
+ * 2026-11-30T12:05:20.1Z stdout F }, docker compose's {@code vllm-1  | }, a bracketed {@code [2025-08-12T08:42:32Z] },
+ * Docker Desktop's {@code 2026-05-01 21:55:02.609 | }, or any other prefix of up to {@value #MAX_PREFIX} characters
+ * before vLLM's own process prefix, level and timestamp). The first such start counts, so a line that vLLM echoes
+ * inside a message cannot pose as one.
+ *
+ * <p>Each event's phrase must open the line's message (after the prefix), except the daemon's READY marker, which
+ * may appear anywhere: text that vLLM echoes from requests cannot pose as an engine event that way. Parsing is pure
+ * apart from reading the year's anchor, cheap for the lines that match nothing (a substring check before any regular
+ * expression), and never throws: a line it cannot read is no event.
+ *
+ * <p>vLLM's timestamps have no year. A line is dated in the latest year that does not put it after its anchor (plus a
+ * day, for clocks and time zones that disagree): a collector's timestamp on the same line, else the given anchor (the
+ * log file's modification time), else now. A line is never dated in the future, however long after it was written
+ * it is read.
+ */
+final class VllmLogParser {
+
+    /** The longest prefix before vLLM's own line that is searched for it. */
+    static final int MAX_PREFIX = 200;
+
+    private static final Duration ANCHOR_SLACK = Duration.ofDays(1);
+
+    private static final String NUMBER = "(-?(?:\\d[\\d,]{0,30}(?:\\.\\d{0,30})?|\\.\\d{1,30}))";
+
+    private static final String SECONDS = "\\s*(?:seconds|secs?|s)\\b";
+
+    private static final Pattern ANSI_ESCAPE = Pattern.compile("\u001B\\[[0-9;?]{0,32}[A-Za-z]");
+
+    /**
+     * A log collector's prefix at the start of the line: the CRI format, Docker Desktop's, a bracketed timestamp or
+     * name, docker compose's service name and bar.
+     */
+    private static final String COLLECTOR = "(?:\\d{4}-\\d{2}-\\d{2}T[0-9:.]{1,30}(?:Z|[+-]\\d{2}:?\\d{2})?"
+            + "\\s+(?:stdout|stderr)\\s+[FP]\\s+"
+            + "|\\d{4}-\\d{2}-\\d{2}[ T][0-9:.,]{1,30}(?:Z|[+-]\\d{2}:?\\d{2})?\\s{0,8}\\|\\s*"
+            + "|\\[[^\\[\\]]{1,80}]\\s+"
+            + "|[A-Za-z0-9][\\w.@/-]{0,100}\\s{0,40}\\|\\s*)";
+
+    /**
+     * vLLM's part of the line before the message, each part optional: the process ({@code (APIServer pid=7)}, the last
+     * of nested ones), the level ({@code INFO}, uvicorn's {@code INFO:}), the timestamp and the source ({@code
+     * [api_server.py:1839]}, or {@code api_server.py:1839]} before vLLM 0.8).
+     */
+    private static final String VLLM_HEADER = "\\s*(?:\\((?<process>[^()]{0,80}?)\\s*pid=(?<pid>\\d{1,9})"
+            + "(?:,[^()]{0,80})?\\)\\s*){0,4}"
+            + "(?:(?<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?::|\\s)\\s*)?"
+            + "(?:(?<month>\\d{2})-(?<day>\\d{2})\\s+(?<hour>\\d{2}):(?<minute>\\d{2}):(?<second>\\d{2})"
+            + "(?:[.,](?<fraction>\\d{1,9}))?\\s+)?"
+            + "(?:\\[?[\\w.\\-/<>]{1,120}:\\d{1,7}]\\s*)?";
+
+    private static final Pattern HEADER = Pattern.compile("(?<collector>" + COLLECTOR + ")?" + VLLM_HEADER);
+
+    private static final Pattern VLLM_ONLY_HEADER = Pattern.compile(VLLM_HEADER);
+
+    /**
+     * Where vLLM's own line starts after an unknown prefix: its process prefix, a level with vLLM's timestamp, or
+     * uvicorn's padded level, after a space or a separator.
+     */
+    private static final Pattern VLLM_START = Pattern.compile("(?<![^\\s|\\]>)])(?:\\([^()]{0,80}?pid=\\d{1,9}"
+            + "(?:,[^()]{0,80})?\\)\\s"
+            + "|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\\s+\\d{2}-\\d{2}\\s+\\d{2}:\\d{2}:\\d{2}"
+            + "|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\\s{2,})");
+
+    /** A full date and time in a collector's prefix: the year vLLM's own timestamp lacks. */
+    private static final Pattern PREFIX_DATE = Pattern.compile(
+            "(\\d{4})-(\\d{2})-(\\d{2})[T ](\\d{2}):(\\d{2}):(\\d{2})(?:[.,]\\d{1,9})?(Z|[+-]\\d{2}:?\\d{2})?");
+
+    /** A Python exception's name at the start of a traceback's last line: {@code torch.OutOfMemoryError: ...}. */
+    private static final String EXCEPTION =
+            "(?:[A-Za-z_]\\w{0,60}\\.){0,10}[A-Z]\\w{0,80}?(?:Error|Exception)(?=:|\\s*$)";
+
+    private static final List<Rule> RULES = List.of(
+            rule(
+                    "version",
+                    "vLLM\\s+(?:API\\s+)?server\\s+version:?\\s*v?(\\d[\\w.+-]{0,60})",
+                    (m, line, o) -> new LogEvent.ServerVersion(o.at(), o.process(), o.pid(), version(m.group(1)))),
+            // vLLM's banner (log_version_and_model): block-character art, then "version X" on its middle line.
+            rule(
+                    "version",
+                    "[\\u2580-\\u259F][\\u2580-\\u259F\\s]{0,80}version\\s+v?(\\d[\\w.+-]{0,60})",
+                    (m, line, o) -> new LogEvent.ServerVersion(o.at(), o.process(), o.pid(), version(m.group(1)))),
+            rule(
+                    "Initializing",
+                    "Initializing\\s+an?\\s+(?:V\\d\\s+)?LLM\\s+engine\\s*\\(v?(\\d[\\w.+-]{0,60})\\)",
+                    (m, line, o) -> new LogEvent.ServerVersion(o.at(), o.process(), o.pid(), version(m.group(1)))),
+            rule("non-default", "non-default\\s+args\\s*:\\s*", (m, line, o) -> {
+                String args = line.substring(m.end()).strip();
+                return args.isEmpty() ? null : new LogEvent.NonDefaultArgs(o.at(), o.process(), o.pid(), args);
+            }),
+            rule(
+                    "weights",
+                    "Loading\\s+weights\\s+took\\s+" + NUMBER + SECONDS,
+                    (m, line, o) -> new LogEvent.LoadingWeights(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            rule(
+                    "loading",
+                    "Model\\s+loading\\s+took\\s+" + NUMBER + "\\s*Gi?B(?:\\s+memory)?\\s+and\\s+" + NUMBER + SECONDS,
+                    (m, line, o) -> new LogEvent.ModelLoading(
+                            o.at(), o.process(), o.pid(), decimal(m.group(1)), decimal(m.group(2)))),
+            rule(
+                    "tensors",
+                    "Mapped\\s+(\\d[\\d,]{0,15})\\s+tensors\\s+from\\s+the\\s+weight\\s+cache\\s+daemon"
+                            + "(?:\\s*\\(\\s*([\\w-]{1,40})\\s+mode\\s*\\))?",
+                    (m, line, o) -> {
+                        long tensors = integer(m.group(1));
+                        String mode = m.group(2) != null ? m.group(2) : "unknown";
+                        return tensors > Integer.MAX_VALUE
+                                ? null
+                                : new LogEvent.MappedFromCache(o.at(), o.process(), o.pid(), (int) tensors, mode);
+                    }),
+            rule(
+                    "outside",
+                    "Weights\\s+are\\s+held\\s+outside\\s+this\\s+process\\s*:?\\s*",
+                    (m, line, o) -> new LogEvent.WeightsHeldOutside(
+                            o.at(),
+                            o.process(),
+                            o.pid(),
+                            line.substring(m.end()).strip())),
+            rule(
+                    "unusable",
+                    "Weight\\s+cache\\s+unusable\\s*\\(",
+                    (m, line, o) ->
+                            new LogEvent.CacheFallback(o.at(), o.process(), o.pid(), fallbackReason(line, m.end()))),
+            rule(
+                    "IPC",
+                    "Weight\\s+cache\\s+IPC\\s+loading\\s+failed",
+                    (m, line, o) -> new LogEvent.CacheFallback(
+                            o.at(), o.process(), o.pid(), "Weight cache IPC loading failed")),
+            rule(
+                    "become",
+                    "(?:[\\w.]{1,120}:\\s*)?(Weight\\s+cache\\s+daemon\\s+did\\s+not\\s+become\\s+ready)",
+                    (m, line, o) -> new LogEvent.CacheWaitTimeout(
+                            o.at(),
+                            o.process(),
+                            o.pid(),
+                            line.substring(m.start(1)).strip())),
+            new Rule(
+                    "aemon",
+                    true,
+                    Pattern.compile("Weight\\s+cache\\s+daemon\\s+ready\\b", Pattern.CASE_INSENSITIVE),
+                    true,
+                    (m, line, o) -> new LogEvent.DaemonReady(o.at(), o.process(), o.pid())),
+            rule(
+                    "Available",
+                    "Available\\s+KV\\s+cache\\s+memory\\s*:\\s*" + NUMBER + "\\s*Gi?B",
+                    (m, line, o) -> new LogEvent.AvailableKvCache(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            rule("KV", "(?:GPU\\s+)?KV\\s+cache\\s+size\\s*:\\s*(\\d[\\d,]{0,30})\\s*tokens", (m, line, o) -> {
+                long tokens = integer(m.group(1));
+                return tokens < 0 ? null : new LogEvent.KvCacheSize(o.at(), o.process(), o.pid(), tokens);
+            }),
+            rule(
+                    "init",
+                    "init\\s+engine\\s*\\([^)]{0,200}\\)\\s*took\\s+" + NUMBER + SECONDS,
+                    (m, line, o) -> new LogEvent.InitEngine(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            rule(
+                    "Starting",
+                    "Starting\\s+vLLM\\s+(?:API\\s+)?server\\b(?:\\s+\\d{1,6})?(?:\\s+on\\s+(\\S.*))?",
+                    (m, line, o) -> {
+                        String url = m.group(1) == null ? null : m.group(1).strip();
+                        return new LogEvent.ServerStarting(o.at(), o.process(), o.pid(), url);
+                    }),
+            rule(
+                    "startup",
+                    "Application\\s+startup\\s+complete",
+                    (m, line, o) -> new LogEvent.ApplicationStartup(o.at(), o.process(), o.pid())),
+            rule(
+                    "Engine",
+                    "EngineCore\\s+encountered\\s+a\\s+fatal\\s+error|(?:VLLM\\s+)?Engine\\s+failed,\\s*terminating\\s+server"
+                            + "|(?:[\\w]{1,60}\\.){0,10}EngineDeadError\\b",
+                    (m, line, o) -> new LogEvent.EngineFatal(
+                            o.at(),
+                            o.process(),
+                            o.pid(),
+                            line.substring(m.regionStart()).strip())),
+            rule(
+                    "failed to start",
+                    "EngineCore\\s+failed\\s+to\\s+start\\b",
+                    (m, line, o) -> new LogEvent.CoreStartFailed(o.at(), o.process(), o.pid())),
+            rule(
+                    "initialization failed",
+                    "(?:" + EXCEPTION + ":\\s*)?Engine\\s+core\\s+initialization\\s+failed\\b",
+                    (m, line, o) -> new LogEvent.InitializationFailed(
+                            o.at(),
+                            o.process(),
+                            o.pid(),
+                            line.substring(m.regionStart()).strip())),
+            rule(
+                    "api_server_count",
+                    "Defaulting\\s+api_server_count\\s+to\\s+data_parallel_size\\s*\\(\\s*(\\d{1,6})\\s*\\)",
+                    (m, line, o) ->
+                            new LogEvent.ApiServerCount(o.at(), o.process(), o.pid(), Integer.parseInt(m.group(1)))),
+            rule("Error", EXCEPTION, VllmLogParser::exception),
+            rule("Exception", EXCEPTION, VllmLogParser::exception));
+
+    private final Clock clock;
+    private final Supplier<@Nullable Instant> yearAnchor;
+
+    /** @param clock now, the anchor of the year of vLLM's year-less timestamps */
+    public VllmLogParser(Clock clock) {
+        this(clock, () -> null);
+    }
+
+    /**
+     * @param clock now, the anchor of the year of vLLM's year-less timestamps when {@code yearAnchor} knows none
+     * @param yearAnchor when the lines being read were written at the latest, e.g. the log file's modification time;
+     *     null when unknown
+     */
+    public VllmLogParser(Clock clock, Supplier<@Nullable Instant> yearAnchor) {
+        this.clock = clock;
+        this.yearAnchor = yearAnchor;
+    }
+
+    /** The event {@code line} reports, or {@code null} when it reports none of them (or cannot be read). */
+    public @Nullable LogEvent parse(String line) {
+        try {
+            String text =
+                    line.indexOf('\u001B') >= 0 ? ANSI_ESCAPE.matcher(line).replaceAll("") : line;
+            Header header = null;
+            for (Rule rule : RULES) {
+                if (!rule.mayMatch(text)) {
+                    continue;
+                }
+                if (header == null) {
+                    header = header(text);
+                }
+                Matcher matcher = rule.pattern().matcher(text).region(header.messageStart(), text.length());
+                if (rule.anywhere() ? matcher.find() : matcher.lookingAt()) {
+                    LogEvent event = rule.event().create(matcher, text, new Origin(header, this));
+                    if (event != null) {
+                        return event;
+                    }
+                }
+            }
+            return null;
+        } catch (RuntimeException ex) {
+            // The patterns are built not to throw; a line that still trips one is no event, not a failed tail.
+            return null;
+        }
+    }
+
+    /** An exception line counts only where tracebacks are written: at ERROR (or CRITICAL), or on stderr (no level). */
+    private static @Nullable LogEvent exception(Matcher matcher, String line, Origin origin) {
+        String level = origin.header().level();
+        if (level != null && !level.equals("ERROR") && !level.equals("CRITICAL")) {
+            return null;
+        }
+        return new LogEvent.ExceptionRaised(
+                origin.at(),
+                origin.process(),
+                origin.pid(),
+                line.substring(matcher.regionStart()).strip());
+    }
+
+    /**
+     * vLLM's header: at the line's start (after a known collector prefix), else after the first unknown prefix that
+     * vLLM's own line follows; else none (the message starts after the known prefix, if any).
+     */
+    private static Header header(String text) {
+        Matcher matcher = HEADER.matcher(text);
+        boolean atStart = matcher.lookingAt();
+        int collectorEnd = atStart && matcher.start("collector") >= 0 ? matcher.end("collector") : 0;
+        if (atStart && isVllm(matcher)) {
+            return header(text, matcher, collectorEnd);
+        }
+        Matcher start = VLLM_START.matcher(text).region(0, Math.min(text.length(), MAX_PREFIX + 1));
+        if (start.find()) {
+            Matcher vllm = VLLM_ONLY_HEADER.matcher(text).region(start.start(), text.length());
+            if (vllm.lookingAt() && isVllm(vllm)) {
+                return header(text, vllm, start.start());
+            }
+        }
+        if (!atStart) {
+            return new Header(skipSpaces(text, 0), null, null, null, null, null, null, null, null, null, null);
+        }
+        return header(text, matcher, collectorEnd);
+    }
+
+    private static boolean isVllm(Matcher header) {
+        return header.group("pid") != null || header.group("level") != null;
+    }
+
+    /** The header {@code matcher} matched, vLLM's own line starting at {@code prefixEnd}. */
+    private static Header header(String text, Matcher matcher, int prefixEnd) {
+        return new Header(
+                skipSpaces(text, matcher.end()),
+                matcher.group("process"),
+                matcher.group("pid"),
+                matcher.group("level"),
+                matcher.group("month"),
+                matcher.group("day"),
+                matcher.group("hour"),
+                matcher.group("minute"),
+                matcher.group("second"),
+                matcher.group("fraction"),
+                prefixEnd > 0 ? prefixDate(text.substring(0, prefixEnd)) : null);
+    }
+
+    /** A full date in a collector's prefix, as an anchor for the year of vLLM's own timestamp. */
+    private static @Nullable Instant prefixDate(String prefix) {
+        Matcher date = PREFIX_DATE.matcher(prefix);
+        if (!date.find()) {
+            return null;
+        }
+        try {
+            LocalDateTime local = LocalDateTime.of(
+                    Integer.parseInt(date.group(1)),
+                    Integer.parseInt(date.group(2)),
+                    Integer.parseInt(date.group(3)),
+                    Integer.parseInt(date.group(4)),
+                    Integer.parseInt(date.group(5)),
+                    Integer.parseInt(date.group(6)));
+            String zone = date.group(7);
+            ZoneOffset offset = zone == null || zone.equals("Z") ? ZoneOffset.UTC : ZoneOffset.of(normalized(zone));
+            return local.toInstant(offset);
+        } catch (DateTimeException ex) {
+            return null;
+        }
+    }
+
+    private static String normalized(String offset) {
+        return offset.length() == 5 ? offset.substring(0, 3) + ":" + offset.substring(3) : offset;
+    }
+
+    private static int skipSpaces(String text, int from) {
+        int i = from;
+        while (i < text.length() && Character.isWhitespace(text.charAt(i))) {
+            i++;
+        }
+        return i;
+    }
+
+    /** Between the first {@code (} after "unusable" and the last {@code ); falling back}: reasons nest brackets. */
+    private static String fallbackReason(String line, int start) {
+        int end = line.lastIndexOf("); falling back");
+        if (end < start) {
+            end = line.lastIndexOf(')');
+        }
+        if (end < start) {
+            end = line.length();
+        }
+        return line.substring(start, end).strip();
+    }
+
+    private static String version(String version) {
+        int end = version.length();
+        while (end > 1 && version.charAt(end - 1) == '.') {
+            end--;
+        }
+        return version.substring(0, end);
+    }
+
+    private static double decimal(String number) {
+        return Double.parseDouble(number.replace(",", ""));
+    }
+
+    /** The number, or -1 when it does not fit a {@code long}. */
+    private static long integer(String number) {
+        try {
+            return Long.parseLong(number.replace(",", ""));
+        } catch (NumberFormatException ex) {
+            return -1;
+        }
+    }
+
+    private static Rule rule(String anchor, String regex, EventFactory event) {
+        return new Rule(anchor, false, Pattern.compile(regex), false, event);
+    }
+
+    /**
+     * One event's recognition: {@code anchor} is a word every matching line contains (checked before the pattern);
+     * the pattern must open the message unless {@code anywhere}.
+     */
+    private record Rule(String anchor, boolean ignoreCase, Pattern pattern, boolean anywhere, EventFactory event) {
+
+        boolean mayMatch(String text) {
+            if (!ignoreCase) {
+                return text.contains(anchor);
+            }
+            for (int i = 0; i + anchor.length() <= text.length(); i++) {
+                if (text.regionMatches(true, i, anchor, 0, anchor.length())) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    @FunctionalInterface
+    private interface EventFactory {
+        /** The event, or null when the match turns out not to be one (a number too large). */
+        @Nullable
+        LogEvent create(Matcher matcher, String line, Origin origin);
+    }
+
+    /** The instant the year of a line's timestamp is anchored on: its prefix's date, the given anchor, or now. */
+    private Instant anchor(@Nullable Instant prefixDate) {
+        if (prefixDate != null) {
+            return prefixDate;
+        }
+        Instant given = yearAnchor.get();
+        return given != null ? given : clock.instant();
+    }
+
+    /** The raw parts of a line's prefix, and where its message starts. */
+    private record Header(
+            int messageStart,
+            @Nullable String process,
+            @Nullable String pid,
+            @Nullable String level,
+            @Nullable String month,
+            @Nullable String day,
+            @Nullable String hour,
+            @Nullable String minute,
+            @Nullable String second,
+            @Nullable String fraction,
+            @Nullable Instant prefixDate) {}
+
+    /** What an event says about its line's origin, read from the header when an event is built. */
+    private record Origin(Header header, VllmLogParser parser) {
+
+        @Nullable
+        String process() {
+            String process = header.process();
+            return process == null || process.isBlank() ? null : process.strip();
+        }
+
+        @Nullable
+        Integer pid() {
+            String pid = header.pid();
+            return pid == null ? null : Integer.valueOf(pid);
+        }
+
+        /**
+         * The timestamp (UTC, as vLLM's are) in the latest year that does not put it more than a day after its anchor:
+         * a log line is not written after it is read, and logs cross New Year.
+         */
+        @Nullable
+        Instant at() {
+            if (header.month() == null
+                    || header.day() == null
+                    || header.hour() == null
+                    || header.minute() == null
+                    || header.second() == null) {
+                return null;
+            }
+            int month = Integer.parseInt(header.month());
+            int day = Integer.parseInt(header.day());
+            int hour = Integer.parseInt(header.hour());
+            int minute = Integer.parseInt(header.minute());
+            int second = Integer.parseInt(header.second());
+            if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) {
+                return null;
+            }
+            int nanos = nanos(header.fraction());
+            Instant latest = parser.anchor(header.prefixDate()).plus(ANCHOR_SLACK);
+            int year = latest.atZone(ZoneOffset.UTC).getYear();
+            // Four years back at most: a leap day finds its year.
+            for (int candidateYear = year; candidateYear >= year - 4; candidateYear--) {
+                if (day > YearMonth.of(candidateYear, month).lengthOfMonth()) {
+                    continue;
+                }
+                Instant candidate = LocalDateTime.of(candidateYear, month, day, hour, minute, second, nanos)
+                        .toInstant(ZoneOffset.UTC);
+                if (!candidate.isAfter(latest)) {
+                    return candidate;
+                }
+            }
+            return null;
+        }
+
+        private static int nanos(@Nullable String fraction) {
+            if (fraction == null) {
+                return 0;
+            }
+            StringBuilder digits = new StringBuilder(fraction);
+            while (digits.length() < 9) {
+                digits.append('0');
+            }
+            return Integer.parseInt(digits.toString());
+        }
+    }
+}

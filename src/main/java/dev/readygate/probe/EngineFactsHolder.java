@@ -1,0 +1,53 @@
+package dev.readygate.probe;
+
+import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.EngineStateMachine;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * Holds the {@link EngineFacts} of the current engine start and of the few before it, one immutable value per start id:
+ * a new start gets fresh facts, an ended one keeps its own (restart tracking reads them after the engine went away).
+ * The current start is the state machine's; facts learned while there is none are not kept.
+ */
+public final class EngineFactsHolder {
+
+    /** The starts whose facts are kept: the current one and those whose records may still be written. */
+    private static final int KEPT = 8;
+
+    private final EngineStateMachine machine;
+    private final Map<String, EngineFacts> byStart = new LinkedHashMap<>();
+
+    public EngineFactsHolder(EngineStateMachine machine) {
+        this.machine = machine;
+    }
+
+    /** The facts of the current start ({@link EngineFacts#NONE} while there is none). */
+    public EngineFacts current() {
+        EngineStart start = machine.start();
+        return start == null ? EngineFacts.NONE : of(start.id());
+    }
+
+    /** The facts of a start, current or recent; fresh ones for a start nothing was learned about. */
+    public synchronized EngineFacts of(String startId) {
+        EngineFacts facts = byStart.get(startId);
+        return facts == null ? EngineFacts.fresh(startId) : facts;
+    }
+
+    /** Learns something about the current start; nothing while there is none. */
+    void learn(UnaryOperator<EngineFacts> change) {
+        EngineStart start = machine.start();
+        if (start != null) {
+            learn(start.id(), change);
+        }
+    }
+
+    synchronized void learn(String startId, UnaryOperator<EngineFacts> change) {
+        EngineFacts known = byStart.remove(startId);
+        byStart.put(startId, change.apply(known == null ? EngineFacts.fresh(startId) : known));
+        while (byStart.size() > KEPT) {
+            byStart.remove(byStart.keySet().iterator().next());
+        }
+    }
+}

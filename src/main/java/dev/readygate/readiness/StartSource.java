@@ -1,0 +1,30 @@
+package dev.readygate.readiness;
+
+import java.util.Locale;
+
+/** Where the time of an engine start comes from, best first. */
+public enum StartSource {
+    /** The engine's own {@code process_start_time_seconds}. */
+    PROCESS_START_TIME,
+    /** The timestamp of the start's first line in the engine log. */
+    LOG,
+    /** When readygate saw the previous engine go away (the new one started at or after it). */
+    OBSERVED_DOWN,
+    /** When readygate first saw this start: it started while readygate was not looking. */
+    FIRST_OBSERVED;
+
+    /** The snake_case name used in records, {@code /status} and the CSV: {@code process_start_time}, ... */
+    public String value() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The source of a value; one this version does not know reads as {@link #FIRST_OBSERVED} (the weakest claim). */
+    public static StartSource of(String value) {
+        for (StartSource source : values()) {
+            if (source.value().equals(value)) {
+                return source;
+            }
+        }
+        return FIRST_OBSERVED;
+    }
+}

@@ -1,0 +1,310 @@
+package dev.readygate.restart;
+
+import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.gpu.ProcessOwners;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * One restart record as it is shown, rendered in one place: the history's JSON object (a line of
+ * {@code restarts.jsonl}, exported at {@code /status/restarts.json}), a row of {@code /status/restarts.csv}, and the
+ * entry {@code /status} and its page show. What the three share is derived here once: the phases in order with their
+ * offsets from engine start, the memory moments, the node facts.
+ *
+ * <p>The JSON object is lossless: field names are the record's component names (camelCase), every field is written
+ * (nulls as {@code null}), instants and the readiness latency as ISO-8601 strings, map entries in a stable order
+ * (phases by time, the other maps by key), memory in bytes; {@link RestartRecordReader} reads it back. The CSV is RFC
+ * 4180 (CRLF line ends; a field with a comma, quote, CR or LF is quoted, its quotes doubled) with an empty field for
+ * anything unknown, phases as plain decimal seconds from {@code engine_start} exact to the nanosecond, memory in MiB.
+ * {@code /status} shows seconds to the millisecond and memory in MiB.
+ */
+public final class RestartRecordView {
+
+    /** The CSV's header: one column per field, per phase ({@code <phase>_seconds}) and per memory figure. */
+    static final List<String> CSV_HEADER = csvHeader();
+
+    private final RestartRecord record;
+
+    public RestartRecordView(RestartRecord record) {
+        this.record = record;
+    }
+
+    /** The records as CSV: the header and one row per record. */
+    public static String csv(List<RestartRecord> records) {
+        StringBuilder csv = new StringBuilder();
+        csvLine(csv, CSV_HEADER);
+        records.forEach(record -> csvLine(csv, new RestartRecordView(record).csvRow()));
+        return csv.toString();
+    }
+
+    /** The records as a JSON array of the history's objects. */
+    public static String json(List<RestartRecord> records, JsonMapper json) {
+        ArrayNode array = json.createArrayNode();
+        records.forEach(record -> array.add(new RestartRecordView(record).json(json)));
+        return json.writeValueAsString(array);
+    }
+
+    /** The phases reached, in the order of the phases, each with its offset from engine start. */
+    Map<Phase, Duration> phaseOffsets() {
+        Map<Phase, Duration> offsets = new EnumMap<>(Phase.class);
+        for (Phase phase : Phase.values()) {
+            Instant at = record.phases().get(phase);
+            if (at != null) {
+                offsets.put(phase, Duration.between(record.engineStart(), at));
+            }
+        }
+        return offsets;
+    }
+
+    /** The memory moments, in the order of a cycle, by their names in the JSON. */
+    private Map<String, @Nullable MemoryMoment> moments() {
+        Map<String, @Nullable MemoryMoment> moments = new LinkedHashMap<>();
+        moments.put("beforeStart", record.memory().beforeStart());
+        moments.put("atReady", record.memory().atReady());
+        moments.put("afterStop", record.memory().afterStop());
+        return moments;
+    }
+
+    // ---- the history's JSON object
+
+    /** The history's object for this record. */
+    public ObjectNode json(JsonMapper json) {
+        ObjectNode node = json.createObjectNode();
+        node.put("id", record.id());
+        node.put("engineStart", record.engineStart().toString());
+        node.put("engineStartSource", record.engineStartSource().value());
+        node.put("firstSeen", record.firstSeen());
+        node.put("path", record.path().value());
+        ArrayNode evidence = node.putArray("evidence");
+        record.evidence().forEach(evidence::add);
+        node.put("fallbackReason", record.fallbackReason());
+        node.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
+        ObjectNode phases = node.putObject("phases");
+        record.phases().entrySet().stream()
+                .sorted(Map.Entry.<Phase, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                .forEach(phase ->
+                        phases.put(phase.getKey().value(), phase.getValue().toString()));
+        ObjectNode loggedDurations = node.putObject("loggedDurations");
+        // A non-finite number is not JSON: such a value (never logged by the engine) is left out.
+        new TreeMap<>(record.loggedDurations())
+                .entrySet().stream()
+                        .filter(duration -> Double.isFinite(duration.getValue()))
+                        .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
+        node.put("outcome", record.outcome().value());
+        node.put("notReadyReason", record.notReadyReason());
+        Duration latency = record.readinessLatency();
+        node.put("readinessLatency", latency == null ? null : latency.toString());
+        node.put("vllmVersion", record.vllmVersion());
+        node.put("engineArgs", record.engineArgs());
+        node.put("model", record.model());
+        node.put("modelRoot", record.modelRoot());
+        node.put("revision", record.revision());
+        node.put("maxModelLen", record.maxModelLen());
+        node.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
+        node.put("probeConfigHash", record.probeConfigHash());
+        node.put("readygateVersion", record.readygateVersion());
+        ObjectNode facts = node.putObject("node");
+        new TreeMap<>(record.node()).forEach(facts::put);
+        ObjectNode memory = node.putObject("memory");
+        moments().forEach((name, moment) -> jsonMoment(memory, name, moment));
+        return node;
+    }
+
+    private static void jsonMoment(ObjectNode parent, String field, @Nullable MemoryMoment moment) {
+        if (moment == null) {
+            parent.putNull(field);
+            return;
+        }
+        ObjectNode node = parent.putObject(field);
+        node.put("at", moment.at().toString());
+        node.put("usedBytes", moment.usedBytes());
+        ObjectNode owners = node.putObject("byOwner");
+        byOwner(moment, bytes -> bytes).forEach(owners::put);
+        ArrayNode processes = node.putArray("processes");
+        moment.processes()
+                .forEach(holder -> processes
+                        .addObject()
+                        .put("pid", holder.pid())
+                        .put("owner", holder.owner().value())
+                        .put("bytes", holder.bytes()));
+    }
+
+    /** Bytes per owner, by owner name. */
+    private static Map<String, Long> byOwner(MemoryMoment moment, Function<Long, Long> unit) {
+        Map<String, Long> owners = new TreeMap<>();
+        moment.byOwner().forEach((owner, bytes) -> owners.put(owner.value(), unit.apply(bytes)));
+        return owners;
+    }
+
+    // ---- /status
+
+    /** The entry {@code /status} shows: seconds to the millisecond, phases as offsets from engine start, MiB. */
+    public Map<String, Object> status() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", record.id());
+        out.put("engineStart", record.engineStart().toString());
+        out.put("engineStartSource", record.engineStartSource().value());
+        out.put("firstSeen", record.firstSeen());
+        out.put("path", record.path().value());
+        out.put("evidence", record.evidence());
+        out.put("fallbackReason", record.fallbackReason());
+        out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
+        out.put("outcome", record.outcome().value());
+        out.put("notReadyReason", record.notReadyReason());
+        Duration latency = record.readinessLatency();
+        out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
+        Map<String, Double> phases = new LinkedHashMap<>();
+        phaseOffsets().forEach((phase, offset) -> phases.put(phase.value(), millisecondSeconds(offset)));
+        out.put("phaseOffsetsSeconds", phases);
+        out.put("loggedDurations", record.loggedDurations());
+        out.put("vllmVersion", record.vllmVersion());
+        out.put("model", record.model());
+        out.put("modelRoot", record.modelRoot());
+        out.put("revision", record.revision());
+        out.put("maxModelLen", record.maxModelLen());
+        out.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
+        out.put("engineArgs", record.engineArgs());
+        out.put("probeConfigHash", record.probeConfigHash());
+        out.put("readygateVersion", record.readygateVersion());
+        out.put("node", record.node());
+        Map<String, Object> memory = new LinkedHashMap<>();
+        moments().forEach((name, moment) -> memory.put(name, moment == null ? null : statusMoment(moment)));
+        out.put("memory", memory);
+        return out;
+    }
+
+    private static Map<String, Object> statusMoment(MemoryMoment moment) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("at", moment.at().toString());
+        out.put("usedMiB", MemoryMoment.mib(moment.usedBytes()));
+        out.put("byOwnerMiB", byOwner(moment, MemoryMoment::mib));
+        out.put(
+                "processes",
+                moment.processes().stream()
+                        .map(holder -> Map.of(
+                                "pid", holder.pid(),
+                                "owner", holder.owner().value(),
+                                "MiB", MemoryMoment.mib(holder.bytes())))
+                        .toList());
+        return out;
+    }
+
+    private static double millisecondSeconds(Duration duration) {
+        return duration.toMillis() / 1000.0;
+    }
+
+    // ---- the CSV
+
+    private static List<String> csvHeader() {
+        List<String> header = new ArrayList<>(List.of((""
+                        + "id,engine_start,engine_start_source,first_seen,path,fallback_reason,wrong_weights_from_cache,"
+                        + "outcome,not_ready_reason,readiness_latency_seconds")
+                .split(",")));
+        for (Phase phase : Phase.values()) {
+            header.add(phase.value() + "_seconds");
+        }
+        header.addAll(List.of((""
+                        + "weights_loading_seconds,model_loading_seconds,model_loading_gib,engine_init_seconds,"
+                        + "vllm_version,model,model_root,revision,max_model_len,kv_cache_size_tokens,"
+                        + "gpu_memory_before_start_mib,gpu_memory_at_ready_mib,gpu_memory_after_stop_mib,"
+                        + "engine_memory_at_ready_mib,preload_daemon_memory_at_ready_mib,probe_config_hash,"
+                        + "readygate_version,node_name,gpu_uuid,driver_version,evidence,engine_args")
+                .split(",")));
+        return List.copyOf(header);
+    }
+
+    /** The CSV row, in the header's order. */
+    List<String> csvRow() {
+        List<String> row = new ArrayList<>(CSV_HEADER.size());
+        row.add(record.id());
+        row.add(record.engineStart().toString());
+        row.add(record.engineStartSource().value());
+        row.add(String.valueOf(record.firstSeen()));
+        row.add(record.path().value());
+        row.add(text(record.fallbackReason()));
+        row.add(String.valueOf(record.wrongWeightsFromCache()));
+        row.add(record.outcome().value());
+        row.add(text(record.notReadyReason()));
+        row.add(seconds(record.readinessLatency()));
+        Map<Phase, Duration> offsets = phaseOffsets();
+        for (Phase phase : Phase.values()) {
+            row.add(seconds(offsets.get(phase)));
+        }
+        for (String logged : List.of("weights_loading", "model_loading", "model_loading_gib", "engine_init")) {
+            row.add(number(record.loggedDurations().get(logged)));
+        }
+        row.add(text(record.vllmVersion()));
+        row.add(text(record.model()));
+        row.add(text(record.modelRoot()));
+        row.add(text(record.revision()));
+        row.add(record.maxModelLen() == null ? "" : String.valueOf(record.maxModelLen()));
+        row.add(record.kvCacheSizeTokens() == null ? "" : String.valueOf(record.kvCacheSizeTokens()));
+        moments().values().forEach(moment -> row.add(mib(moment == null ? null : moment.usedBytes())));
+        MemoryMoment atReady = record.memory().atReady();
+        row.add(mib(atReady == null ? null : atReady.byOwner().get(ProcessOwners.Owner.ENGINE)));
+        row.add(mib(atReady == null ? null : atReady.byOwner().get(ProcessOwners.Owner.PRELOAD_DAEMON)));
+        row.add(record.probeConfigHash());
+        row.add(record.readygateVersion());
+        row.add(text(record.node().get("node_name")));
+        row.add(text(record.node().get("gpu_uuid")));
+        row.add(text(record.node().get("driver_version")));
+        row.add(String.join(" | ", record.evidence()));
+        row.add(text(record.engineArgs()));
+        return row;
+    }
+
+    private static void csvLine(StringBuilder csv, List<String> fields) {
+        for (int i = 0; i < fields.size(); i++) {
+            if (i > 0) {
+                csv.append(',');
+            }
+            csv.append(csvField(fields.get(i)));
+        }
+        csv.append("\r\n");
+    }
+
+    static String csvField(String value) {
+        boolean quote = value.indexOf(',') >= 0
+                || value.indexOf('"') >= 0
+                || value.indexOf('\n') >= 0
+                || value.indexOf('\r') >= 0;
+        return quote ? '"' + value.replace("\"", "\"\"") + '"' : value;
+    }
+
+    private static String mib(@Nullable Long bytes) {
+        return bytes == null ? "" : String.valueOf(MemoryMoment.mib(bytes));
+    }
+
+    private static String text(@Nullable String value) {
+        return value == null ? "" : value;
+    }
+
+    /** Plain decimal seconds, exact to the nanosecond: {@code 12.5}, {@code 0}, {@code -0.25}. */
+    static String seconds(@Nullable Duration duration) {
+        if (duration == null) {
+            return "";
+        }
+        return BigDecimal.valueOf(duration.getSeconds())
+                .add(BigDecimal.valueOf(duration.getNano(), 9))
+                .stripTrailingZeros()
+                .toPlainString();
+    }
+
+    private static String number(@Nullable Double value) {
+        return value == null || !Double.isFinite(value)
+                ? ""
+                : BigDecimal.valueOf(value).toPlainString();
+    }
+}

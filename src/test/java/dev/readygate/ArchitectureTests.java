@@ -1,0 +1,109 @@
+package dev.readygate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code docs/architecture.md}'s table of packages and what each may import is the rule: every package of
+ * {@code dev.readygate} is in it, and imports only what its row allows.
+ */
+class ArchitectureTests {
+
+    static final Path SOURCES = Path.of("src/main/java/dev/readygate");
+    static final Pattern ROW = Pattern.compile("^\\| `([a-z]+)` \\| (.*) \\|$");
+    static final Pattern IMPORT =
+            Pattern.compile("^import (?:static )?dev\\.readygate\\.([a-z]+)\\.", Pattern.MULTILINE);
+
+    /** The table: package, the packages it may import. */
+    static Map<String, Set<String>> allowed() throws IOException {
+        Map<String, Set<String>> allowed = new LinkedHashMap<>();
+        boolean inTable = false;
+        for (String line : Files.readAllLines(Path.of("docs/architecture.md"))) {
+            if (line.startsWith("| Package | May import |")) {
+                inTable = true;
+            } else if (inTable && line.isBlank()) {
+                break;
+            } else if (inTable) {
+                Matcher row = ROW.matcher(line);
+                if (row.matches()) {
+                    Set<String> may = new TreeSet<>();
+                    Matcher name = Pattern.compile("`([a-z]+)`").matcher(row.group(2));
+                    while (name.find()) {
+                        may.add(name.group(1));
+                    }
+                    allowed.put(row.group(1), may);
+                }
+            }
+        }
+        return allowed;
+    }
+
+    /** The code: package, the packages its main sources import. */
+    static Map<String, Set<String>> imported() throws IOException {
+        Map<String, Set<String>> imported = new TreeMap<>();
+        try (Stream<Path> packages = Files.list(SOURCES)) {
+            for (Path dir : packages.filter(Files::isDirectory).toList()) {
+                String name = dir.getFileName().toString();
+                Set<String> uses = new TreeSet<>();
+                try (Stream<Path> files = Files.list(dir)) {
+                    for (Path file :
+                            files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                        Matcher use = IMPORT.matcher(Files.readString(file));
+                        while (use.find()) {
+                            uses.add(use.group(1));
+                        }
+                    }
+                }
+                uses.remove(name);
+                imported.put(name, uses);
+            }
+        }
+        return imported;
+    }
+
+    @Test
+    void everyPackageIsInTheArchitectureTable() throws IOException {
+        assertThat(allowed().keySet())
+                .containsExactlyInAnyOrderElementsOf(imported().keySet());
+    }
+
+    @Test
+    void everyPackageImportsOnlyWhatTheArchitectureTableAllows() throws IOException {
+        Map<String, Set<String>> allowed = allowed();
+        imported()
+                .forEach((name, uses) -> assertThat(allowed.getOrDefault(name, Set.of()))
+                        .as("what %s may import (docs/architecture.md)", name)
+                        .containsAll(uses));
+    }
+
+    @Test
+    void theTableListsNoImportTheCodeDoesNotMake() throws IOException {
+        Map<String, Set<String>> imported = imported();
+        List<String> unused = allowed().entrySet().stream()
+                .flatMap(row -> row.getValue().stream()
+                        .filter(may ->
+                                !imported.getOrDefault(row.getKey(), Set.of()).contains(may))
+                        .map(may -> row.getKey() + " -> " + may))
+                .collect(Collectors.toList());
+        assertThat(unused)
+                .as("rows of docs/architecture.md the code does not need")
+                .isEmpty();
+        assertThat(Arrays.asList("config", "readiness"))
+                .allSatisfy(core -> assertThat(imported.get(core)).isEmpty());
+    }
+}

@@ -1,0 +1,327 @@
+package dev.readygate.evidence;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.restart.RestartAttribution;
+import dev.readygate.restart.RestartPath;
+import dev.readygate.restart.StartEvidence;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Objects;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.unit.DataSize;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The fixture corpus ({@code src/test/resources/vllm-logs}, one file per vLLM version and deployment style, each
+ * saying in its header what it models and from which source), each file through the real parser, the real log window
+ * ({@link EngineLogEvidence}) and the real attribution: the path, the evidence and the figures.
+ */
+class VllmLogCorpusTests {
+
+    /** A day after vLLM 0.31's release: the corpus's 0.31 logs were written the day before. */
+    static final Instant READ_AT = Instant.parse("2026-10-06T18:00:00Z");
+
+    @TempDir
+    Path dir;
+
+    /** One file read as readygate reads an engine log, and its start attributed. */
+    record Replay(LogFindings log, RestartAttribution.Attribution attribution) {
+
+        RestartPath path() {
+            return attribution.path();
+        }
+
+        List<String> evidence() {
+            return attribution.evidence();
+        }
+    }
+
+    static List<String> lines(String file) {
+        try (InputStream in =
+                Objects.requireNonNull(VllmLogCorpusTests.class.getResourceAsStream("/vllm-logs/" + file), file)) {
+            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            // The header comment is the file's description, not log.
+            return text.lines().dropWhile(line -> line.startsWith("#")).toList();
+        } catch (IOException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    Replay replay(String file, Clock clock, VllmLogParser parser) {
+        EngineLogEvidence log = new EngineLogEvidence(
+                new LogTail(
+                        dir.resolve("unused.log"),
+                        Duration.ofHours(1),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.immediate()),
+                parser,
+                clock,
+                Duration.ofSeconds(1));
+        lines(file).forEach(log::line);
+        LogFindings findings = log.current();
+        // No traffic before the first scrape: the counters of a fresh engine are at zero.
+        StartEvidence evidence = new StartEvidence(findings, 0.0, EvidenceSources.Reading.none());
+        return new Replay(findings, RestartAttribution.attribute(evidence));
+    }
+
+    Replay replay(String file) {
+        Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
+        return replay(file, clock, new VllmLogParser(clock));
+    }
+
+    @Test
+    void v031ColdStartIsColdWithEveryFigure() {
+        Replay replay = replay("v0.31-cold.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().vllmVersion()).isEqualTo("0.31.0");
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T14:02:11Z"));
+        assertThat(replay.log().engineArgs()).contains("'revision': 'b968826d9c46dd6066d109eabc6255188de91218'");
+        // The request that echoes "Loading weights took 1.00 seconds" in its prompt changes nothing.
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(4.71);
+        assertThat(replay.log().drafterLoadingWeightsSeconds()).isNull();
+        assertThat(replay.log().modelLoadingGib()).isEqualTo(15.27);
+        assertThat(replay.log().modelLoadingSeconds()).isEqualTo(5.444196);
+        assertThat(replay.log().availableKvCacheGib()).isEqualTo(104.30);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(759_424L);
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(44.67);
+        assertThat(replay.log().startFailure()).isNull();
+        assertThat(replay.log().fatal()).isNull();
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: Loading weights took 4.71 seconds (read from disk)", "metrics: counters started at zero");
+    }
+
+    @Test
+    void v010ColdStartInTheOlderFormatsIsColdWithEveryFigure() {
+        Replay replay = replay("v0.10-cold.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().vllmVersion()).isEqualTo("0.10.1.1");
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-08-12T08:42:32Z"));
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(17.38);
+        assertThat(replay.log().modelLoadingGib()).isEqualTo(14.9889);
+        assertThat(replay.log().modelLoadingSeconds()).isEqualTo(18.104821);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(451_536L);
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(31.04);
+    }
+
+    @Test
+    void composePrefixedColdStartReadsAsTheSameStartWithoutThePrefix() {
+        Replay compose = replay("v0.31-compose-cold.log");
+        Replay plain = replay("v0.31-cold.log");
+
+        assertThat(compose.log()).isEqualTo(plain.log());
+        assertThat(compose.attribution()).isEqualTo(plain.attribution());
+        assertThat(compose.path()).isEqualTo(RestartPath.COLD);
+    }
+
+    @Test
+    void bracketedTimestampPrefixedPreloadHitIsAHitDatedFromThePrefixesYear() {
+        // Read a year and a half later: the prefix's own year dates the lines, not the reading.
+        Clock muchLater = Clock.fixed(Instant.parse("2028-03-01T00:00:00Z"), ZoneOffset.UTC);
+        Replay replay = replay("v0.31-iso-bracket-preload-hit.log", muchLater, new VllmLogParser(muchLater));
+
+        assertThat(replay.path()).isEqualTo(RestartPath.PRELOAD_HIT);
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T14:10:02Z"));
+        assertThat(replay.log().mappedTensors()).isEqualTo(399);
+        assertThat(replay.log().mappedMode()).isEqualTo("zero_copy");
+        assertThat(replay.log().weightsHeldOutside()).isTrue();
+        assertThat(replay.log().weightsHeldOutsideGib()).isEqualTo(15.27);
+        assertThat(replay.log().modelLoadingGib()).isZero();
+        assertThat(replay.log().loadFormat()).isEqualTo("ipc_cache");
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(17.84);
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: Mapped 399 tensors from the weight cache daemon (zero_copy mode)",
+                        "log: no 'Loading weights took' line: nothing read from disk");
+    }
+
+    @Test
+    void dockerDesktopPrefixedFallbackIsAFallbackWithVllmsReason() {
+        Replay replay = replay("v0.31-docker-desktop-preload-fallback.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.PRELOAD_FALLBACK);
+        assertThat(replay.attribution().fallbackReason()).isEqualTo("WeightCacheKey mismatch on fields: ['revision']");
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T21:55:02Z"));
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(5.02);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(648_224L);
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: Weight cache unusable (WeightCacheKey mismatch on fields: ['revision']); falling back to "
+                                + "disk loading",
+                        "log: Loading weights took 5.02 seconds (read from disk)");
+    }
+
+    @Test
+    void runaiStreamerColdStartWithoutALoadingWeightsLineIsColdAndSaysWhy() {
+        Replay replay = replay("v0.31-runai-streamer.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadingWeightsSeconds()).isNull();
+        assertThat(replay.log().loadFormat()).isEqualTo("runai_streamer");
+        assertThat(replay.log().modelLoadingSeconds()).isEqualTo(9.102344);
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: no 'Loading weights took' line: load_format 'runai_streamer' logs none",
+                        "log: Model loading took 15.27 GiB memory and 9.10 seconds (weights loaded by the engine)",
+                        "log: init engine took 21.37 seconds (a full engine initialization)",
+                        "log: no weight-cache line (Mapped N tensors, Weights are held outside this process, Weight "
+                                + "cache unusable): the cache was not used",
+                        "metrics: counters started at zero");
+    }
+
+    @Test
+    void tensorizerColdStartWithoutALoadingWeightsLineIsCold() {
+        Replay replay = replay("v0.31-tensorizer.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadFormat()).isEqualTo("tensorizer");
+        assertThat(replay.evidence())
+                .startsWith("log: no 'Loading weights took' line: load_format 'tensorizer' logs none")
+                .contains("log: init engine took 20.66 seconds (a full engine initialization)");
+    }
+
+    @Test
+    void speculativeDecodingRecordsTheTargetsAndTheDraftersLoadingAndUsesTheTargets() {
+        Replay replay = replay("v0.31-speculative-decoding.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(838.42);
+        assertThat(replay.log().drafterLoadingWeightsSeconds()).isEqualTo(1.13);
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: Loading weights took 838.42 seconds (read from disk)",
+                        "log: the speculative-decoding drafter's Loading weights took 1.13 seconds",
+                        "metrics: counters started at zero");
+    }
+
+    @Test
+    void dataParallelStartKeepsEveryCoresHeaderAndCountsItsApiServers() {
+        Replay replay = replay("v0.31-data-parallel.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().header()).isTrue();
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-06T09:00:00Z"));
+        assertThat(replay.log().engineArgs()).contains("'data_parallel_size': 4");
+        assertThat(replay.log().apiServers()).isEqualTo(4);
+        // Each core loads its own copy: the slowest is the start's.
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(23.55);
+        assertThat(replay.log().drafterLoadingWeightsSeconds()).isNull();
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(1_016_832L);
+    }
+
+    @Test
+    void dataParallelCoreWhoseHeaderComesLateDoesNotResetTheStart() {
+        Replay replay = replay("v0.31-data-parallel-late-header.log");
+
+        assertThat(replay.log().header()).isTrue();
+        assertThat(replay.log().engineArgs()).contains("'data_parallel_size': 2");
+        assertThat(replay.log().apiServers()).isEqualTo(2);
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-06T09:30:00Z"));
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(22.84);
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+    }
+
+    @Test
+    void tensorParallelWorkersEachLoadTheirShardAndTheSlowestCounts() {
+        Replay replay = replay("v0.31-tensor-parallel.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(31.48);
+        assertThat(replay.log().drafterLoadingWeightsSeconds()).isNull();
+        assertThat(replay.log().modelLoadingGib()).isEqualTo(30.59);
+    }
+
+    @Test
+    void rayWorkersLinesBehindTwoProcessPrefixesAreRead() {
+        Replay replay = replay("v0.16-ray-pipeline-parallel.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().vllmVersion()).isEqualTo("0.16.1rc1.dev265+gd106bf39f");
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(1.87);
+        assertThat(replay.log().drafterLoadingWeightsSeconds()).isNull();
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(223_104L);
+    }
+
+    @Test
+    void startThatRunsOutOfGpuMemoryFailsWithTheRootException() {
+        Replay replay = replay("v0.31-startup-failure-oom.log");
+
+        assertThat(replay.log().startFailure())
+                .isEqualTo("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                        + "capacity of 139.81 GiB of which 1.06 GiB is free. Process 3112 has 122.40 GiB memory in use. "
+                        + "Of the allocated memory 15.90 GiB is allocated by PyTorch, and 210.12 MiB is reserved by "
+                        + "PyTorch but unallocated.");
+        assertThat(replay.log().fatal()).isNull();
+        // It loaded its weights from disk before it failed.
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(4.88);
+    }
+
+    @Test
+    void composePrefixedStartThatFindsNoKvCacheMemoryFailsWithTheRootException() {
+        Replay replay = replay("v0.16-compose-startup-failure.log");
+
+        assertThat(replay.log().startFailure())
+                .isEqualTo("ValueError: No available memory for the cache blocks. Try increasing "
+                        + "`gpu_memory_utilization` when initializing the engine. See "
+                        + "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
+        assertThat(replay.log().availableKvCacheGib()).isEqualTo(-8.59);
+        assertThat(replay.log().engineArgs())
+                .contains("'api_key': '<redacted>'")
+                .doesNotContain("EMPTY");
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+    }
+
+    @Test
+    void engineThatDiesWhileServingIsFatalWithTheRootExceptionNotARequestsError() {
+        Replay replay = replay("v0.31-cri-fatal-error.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-06T12:00:00Z"));
+        assertThat(replay.log().fatal())
+                .isEqualTo("torch.AcceleratorError: CUDA error: an illegal memory access was encountered");
+        assertThat(replay.log().startFailure()).isNull();
+    }
+
+    @Test
+    void logReadLongAfterItWasWrittenIsDatedByTheFilesModificationTime() throws IOException {
+        Path file = dir.resolve("engine.log");
+        Files.write(file, lines("v0.31-cold.log"));
+        Files.setLastModifiedTime(file, FileTime.from(Instant.parse("2026-10-05T15:00:00Z")));
+        // Eight months later: the closest 10-05 to now would be next October's.
+        Clock later = Clock.fixed(Instant.parse("2027-06-01T00:00:00Z"), ZoneOffset.UTC);
+        LogTail tail = new LogTail(file, Duration.ofHours(1), DataSize.ofKilobytes(64), Schedulers.boundedElastic());
+        EngineLogEvidence log =
+                new EngineLogEvidence(tail, new VllmLogParser(later, tail::modifiedAt), later, Duration.ofSeconds(1));
+        Disposable following = log.follow();
+        try {
+            LogFindings findings = log.caughtUp("the first start").block(Duration.ofSeconds(10));
+            assertThat(findings.firstLineAt()).isEqualTo(Instant.parse("2026-10-05T14:02:11Z"));
+            assertThat(findings.loadingWeightsSeconds()).isEqualTo(4.71);
+        } finally {
+            following.dispose();
+        }
+    }
+
+    @Test
+    void logReadMoreThanHalfAYearLaterWithoutAModificationTimeIsNotDatedInTheFuture() {
+        Clock later = Clock.fixed(Instant.parse("2027-06-01T00:00:00Z"), ZoneOffset.UTC);
+        Replay replay = replay("v0.31-cold.log", later, new VllmLogParser(later));
+
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T14:02:11Z"));
+    }
+}

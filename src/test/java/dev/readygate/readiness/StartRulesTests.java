@@ -1,0 +1,139 @@
+package dev.readygate.readiness;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.readiness.EngineState.Degraded;
+import dev.readygate.readiness.EngineState.Down;
+import dev.readygate.readiness.EngineState.Healthy;
+import dev.readygate.readiness.EngineState.Listening;
+import dev.readygate.readiness.EngineState.ModelListed;
+import dev.readygate.readiness.EngineState.Ready;
+import dev.readygate.readiness.EngineState.ShuttingDown;
+import dev.readygate.readiness.EngineState.Starting;
+import dev.readygate.readiness.EngineState.VerificationFailed;
+import java.time.Instant;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Where engine starts begin and end: one row per kind of state change. */
+class StartRulesTests {
+
+    static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
+    static final String MODEL = "Qwen/Qwen3-0.6B";
+    static final EngineStart RUNNING = new EngineStart("s1", T0, StartSource.FIRST_OBSERVED, true);
+
+    static Instant t(int seconds) {
+        return T0.plusSeconds(seconds);
+    }
+
+    static Observation ok(int seconds) {
+        return new Observation.HealthOk(t(seconds));
+    }
+
+    /** A start the rules stamp now: always the id {@code s2}. */
+    static EngineStart began(Instant since, StartSource source, boolean firstSeen) {
+        return new EngineStart("s2", since, source, firstSeen);
+    }
+
+    static Stream<Arguments> changes() {
+        return Stream.of(
+                // The first state that answers begins the first start readygate sees, dated when it was seen.
+                Arguments.of(
+                        null,
+                        new Starting(T0),
+                        new Healthy(t(1), Reason.MODEL_NOT_LISTED, ""),
+                        ok(1),
+                        began(t(1), StartSource.FIRST_OBSERVED, true)),
+                Arguments.of(
+                        null,
+                        new Starting(T0),
+                        new Listening(t(1), Reason.HEALTH_FAILED, "503"),
+                        new Observation.CheckFailed(t(1), Reason.HEALTH_FAILED, "503"),
+                        began(t(1), StartSource.FIRST_OBSERVED, true)),
+                // Nothing answers: no start yet.
+                Arguments.of(
+                        null,
+                        new Starting(T0),
+                        new Down(t(1), Reason.ENGINE_DOWN, "refused"),
+                        new Observation.Unreachable(t(1), Reason.ENGINE_DOWN, "refused"),
+                        null),
+                // After the engine went away, a start is dated by when that was seen: it started at or after it.
+                Arguments.of(
+                        null,
+                        new Down(t(5), Reason.ENGINE_DOWN, "refused"),
+                        new Healthy(t(9), Reason.MODEL_NOT_LISTED, ""),
+                        ok(9),
+                        began(t(5), StartSource.OBSERVED_DOWN, false)),
+                Arguments.of(
+                        null,
+                        new Down(t(5), Reason.ENGINE_DEAD, "503"),
+                        new Listening(t(9), Reason.HEALTH_FAILED, "timed out"),
+                        new Observation.CheckFailed(t(9), Reason.HEALTH_FAILED, "timed out"),
+                        began(t(5), StartSource.OBSERVED_DOWN, false)),
+                // Going away, or readygate stopping, ends the start.
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Down(t(9), Reason.ENGINE_DOWN, "refused"),
+                        new Observation.Unreachable(t(9), Reason.ENGINE_DOWN, "refused"),
+                        null),
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Down(t(9), Reason.ENGINE_DEAD, "503"),
+                        new Observation.EngineDead(t(9), "503"),
+                        null),
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new ShuttingDown(t(9)),
+                        new Observation.ShutdownRequested(t(9)),
+                        null),
+                // A new process nobody saw go away: a new start, at its process start time when the metrics say.
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Healthy(t(9), Reason.ENGINE_RESTARTED, "process_start_time_seconds changed"),
+                        new Observation.Restarted(t(9), "process_start_time_seconds changed", t(7)),
+                        began(t(7), StartSource.PROCESS_START_TIME, false)),
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Healthy(t(9), Reason.ENGINE_RESTARTED, "vLLM version changed from 0.31.0 to 0.32.0"),
+                        new Observation.Restarted(t(9), "vLLM version changed from 0.31.0 to 0.32.0"),
+                        began(t(9), StartSource.FIRST_OBSERVED, false)),
+                // Anything else, however bad, is the same start.
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Degraded(t(9), MODEL, 1, Reason.TIMED_OUT, "30s"),
+                        new Observation.VerificationFailed(t(9), Reason.TIMED_OUT, "30s", false),
+                        RUNNING),
+                Arguments.of(
+                        RUNNING,
+                        new ModelListed(t(3), MODEL, Reason.NOT_VERIFIED),
+                        new VerificationFailed(t(9), MODEL, Reason.CANARY_MISMATCH, "wrong", true, 1),
+                        new Observation.VerificationFailed(t(9), Reason.CANARY_MISMATCH, "wrong", true),
+                        RUNNING),
+                Arguments.of(
+                        RUNNING,
+                        new Healthy(t(3), Reason.MODEL_NOT_LISTED, ""),
+                        new Listening(t(9), Reason.HEALTH_FAILED, "timed out"),
+                        new Observation.CheckFailed(t(9), Reason.HEALTH_FAILED, "timed out"),
+                        RUNNING));
+    }
+
+    @ParameterizedTest
+    @MethodSource("changes")
+    void nextDecidesWhereAStartBeginsAndEnds(
+            @Nullable EngineStart start,
+            EngineState previous,
+            EngineState current,
+            Observation cause,
+            @Nullable EngineStart expected) {
+        assertThat(StartRules.next(start, previous, current, cause, () -> "s2")).isEqualTo(expected);
+    }
+}

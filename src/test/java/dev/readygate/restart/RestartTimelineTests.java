@@ -1,0 +1,216 @@
+package dev.readygate.restart;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.probe.ProbeKind;
+import dev.readygate.probe.ProbeReport;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.readiness.Reason;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The restart timeline as a table: each row is what happens to the engine (observations the state machine turns into
+ * state changes, and heavy probe reports), the verdicts the fold asks to record, and the phases of the start in
+ * progress at the end. Times are seconds after T0; starts are stamped s1, s2, ...
+ */
+class RestartTimelineTests {
+
+    static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
+    static final String MODEL = "Qwen/Qwen3-0.6B";
+
+    static Instant t(int seconds) {
+        return T0.plusSeconds(seconds);
+    }
+
+    static Observation down(int s) {
+        return new Observation.Unreachable(t(s), Reason.ENGINE_DOWN, "/health: connection refused");
+    }
+
+    static Observation dead(int s) {
+        return new Observation.EngineDead(t(s), "/health: 503");
+    }
+
+    static Observation ok(int s) {
+        return new Observation.HealthOk(t(s));
+    }
+
+    static Observation failing(int s) {
+        return new Observation.CheckFailed(t(s), Reason.HEALTH_FAILED, "/health: timed out");
+    }
+
+    static Observation listed(int s) {
+        return new Observation.ModelListed(t(s), MODEL);
+    }
+
+    static Observation verified(int s) {
+        return new Observation.Verified(t(s), "ok");
+    }
+
+    static Observation slow(int s) {
+        return new Observation.VerificationFailed(t(s), Reason.SLOW, "ttft 3 s", false);
+    }
+
+    static Observation mismatched(int s) {
+        return new Observation.VerificationFailed(t(s), Reason.CANARY_MISMATCH, "wrong answer", true);
+    }
+
+    static Observation restarted(int s) {
+        return new Observation.Restarted(t(s), "process_start_time_seconds changed", t(s - 1));
+    }
+
+    static Observation shutdown(int s) {
+        return new Observation.ShutdownRequested(t(s));
+    }
+
+    static ProbeReport passed(ProbeKind kind, int s) {
+        return ProbeReport.passed(kind, t(s), "ok", null, null);
+    }
+
+    static ProbeReport canaryMismatch(int s) {
+        return ProbeReport.failed(ProbeKind.CANARY, t(s), Reason.CANARY_MISMATCH, "wrong answer")
+                .latch();
+    }
+
+    static Stream<Arguments> timelines() {
+        ProbeKind rep = ProbeKind.REPRESENTATIVE;
+        ProbeKind canary = ProbeKind.CANARY;
+        return Stream.of(
+                Arguments.of(
+                        "a start verified ready is judged ready once, with every phase",
+                        List.of(
+                                down(0),
+                                ok(2),
+                                listed(3),
+                                passed(rep, 4),
+                                passed(canary, 5),
+                                verified(5),
+                                verified(65)),
+                        List.of("s1 ready"),
+                        "port_listening@2 health_ok@2 model_listed@3 representative_ok@4 canary_ok@5 ready@5"),
+                Arguments.of(
+                        "a port that listens before /health passes is its own phase",
+                        List.of(failing(1), ok(3), listed(3), verified(4)),
+                        List.of("s1 ready"),
+                        "port_listening@1 health_ok@3 model_listed@3 ready@4"),
+                Arguments.of(
+                        "a start that goes away before it is verified is not ready for good, with its last reason",
+                        List.of(ok(1), listed(2), down(3)),
+                        List.of("s1 not_ready(not_verified)"),
+                        ""),
+                Arguments.of(
+                        "a ready start that goes away is judged once only",
+                        List.of(ok(1), listed(1), verified(2), down(9)),
+                        List.of("s1 ready"),
+                        ""),
+                Arguments.of(
+                        "a latched failure is not ready for now; when the engine goes, for good",
+                        List.of(ok(1), listed(1), canaryMismatch(2), mismatched(2), down(9)),
+                        List.of(
+                                "s1 canary_mismatch",
+                                "s1 not_ready(canary_mismatch) for now",
+                                "s1 not_ready(canary_mismatch)"),
+                        ""),
+                Arguments.of(
+                        "a failure that does not latch judges nothing",
+                        List.of(ok(1), listed(1), slow(2)),
+                        List.of(),
+                        "port_listening@1 health_ok@1 model_listed@1"),
+                Arguments.of(
+                        "a canary mismatch is told once per start",
+                        List.of(
+                                ok(1),
+                                listed(1),
+                                canaryMismatch(2),
+                                canaryMismatch(3),
+                                down(5),
+                                ok(7),
+                                canaryMismatch(8)),
+                        List.of("s1 canary_mismatch", "s1 not_ready(not_verified)", "s2 canary_mismatch"),
+                        "port_listening@7 health_ok@7"),
+                Arguments.of(
+                        "a restart nobody saw ends the start and begins the next, already healthy",
+                        List.of(ok(1), listed(1), verified(2), restarted(30), listed(31), verified(32)),
+                        List.of("s1 ready", "s2 ready"),
+                        "port_listening@30 health_ok@30 model_listed@31 ready@32"),
+                Arguments.of(
+                        "a restart before readiness judges the old start not ready",
+                        List.of(ok(1), listed(1), restarted(5)),
+                        List.of("s1 not_ready(not_verified)"),
+                        "port_listening@5 health_ok@5"),
+                Arguments.of(
+                        "readygate stopping ends the start in progress",
+                        List.of(ok(1), listed(1), shutdown(4)),
+                        List.of("s1 not_ready(not_verified)"),
+                        ""),
+                Arguments.of(
+                        "a dead engine ends its start like a gone one",
+                        List.of(ok(1), listed(1), verified(2), dead(5), ok(8)),
+                        List.of("s1 ready"),
+                        "port_listening@8 health_ok@8"),
+                Arguments.of(
+                        "probe reports outside a start are ignored",
+                        List.of(passed(rep, 0), down(1), canaryMismatch(2)),
+                        List.of(),
+                        ""));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("timelines")
+    void nextFoldsEngineEventsIntoPhasesAndVerdicts(
+            String name, List<Object> events, List<String> verdicts, String phases) {
+        List<Object> changes = new ArrayList<>();
+        AtomicInteger ids = new AtomicInteger();
+        EngineStateMachine machine =
+                new EngineStateMachine(new ReadinessRules(1, 3), T0, changes::add, () -> "s" + ids.incrementAndGet());
+        RestartTimeline timeline = RestartTimeline.NONE;
+        List<String> recorded = new ArrayList<>();
+        for (Object event : events) {
+            if (event instanceof Observation observation) {
+                machine.apply(observation);
+            } else {
+                changes.add(event);
+            }
+            for (Object change : changes) {
+                RestartTimeline.Step step =
+                        change instanceof EngineStateChanged c ? timeline.next(c) : timeline.next((ProbeReport) change);
+                timeline = step.timeline();
+                step.verdicts().forEach(verdict -> recorded.add(describe(verdict)));
+            }
+            changes.clear();
+        }
+        assertThat(recorded).as(name).containsExactlyElementsOf(verdicts);
+        assertThat(describe(timeline.phases())).as(name).isEqualTo(phases);
+    }
+
+    static String describe(RestartTimeline.Verdict verdict) {
+        return switch (verdict) {
+            case RestartTimeline.Verdict.Judged judged ->
+                judged.start().id() + " " + judged.outcome().value()
+                        + (judged.reason() == null ? "" : "(" + judged.reason().value() + ")")
+                        + (judged.completed() ? "" : " for now");
+            case RestartTimeline.Verdict.CanaryMismatched mismatch ->
+                mismatch.start().id() + " canary_mismatch";
+        };
+    }
+
+    static String describe(Map<Phase, Instant> phases) {
+        return phases.entrySet().stream()
+                .sorted(Map.Entry.<Phase, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                .map(phase -> phase.getKey().value() + "@"
+                        + Duration.between(T0, phase.getValue()).toSeconds())
+                .collect(Collectors.joining(" "));
+    }
+}
