@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A program that some tests run and that Java does not bring. Each is taken from the system property
- * {@code readygate.test.<name>} (what {@code ./run-tests} passes to Maven), else the environment variable
+ * {@code readygate-test.<name>} (what {@code ./run-tests} passes to Maven), else the environment variable
  * {@code READYGATE_<NAME>}, else the {@code PATH}. A test class that needs one carries the tag of the same name, which
  * {@code ./mvnw verify -Pjava-only} leaves out (the pom's {@code readygate.test.tool-tags}); in every other run a
  * missing tool fails the test that needs it, saying where it looked and how to install it. Never a silent skip.
@@ -42,9 +42,12 @@ public enum ExternalTool {
         return name;
     }
 
-    /** {@code readygate.test.<name>}: the system property that names the program's path. */
+    /**
+     * {@code readygate-test.<name>}: the system property that names the program's path. Not under {@code readygate.}:
+     * readygate refuses to start with a system property there that is none of its settings.
+     */
     public String property() {
-        return "readygate.test." + name;
+        return "readygate-test." + name;
     }
 
     /** {@code READYGATE_<NAME>}: the environment variable that names the program's path. */

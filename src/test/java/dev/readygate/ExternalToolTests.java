@@ -36,6 +36,14 @@ class ExternalToolTests {
         assertThat(new TreeSet<>(Arrays.asList(tags.group(1).split(",")))).isEqualTo(expected);
     }
 
+    /** readygate refuses a system property under {@code readygate.} that is none of its settings (issue 13). */
+    @Test
+    void theToolPropertiesAreNoneOfReadygatesSettings() {
+        for (ExternalTool tool : ExternalTool.values()) {
+            assertThat(tool.property()).doesNotStartWith("readygate.");
+        }
+    }
+
     @Test
     void runTestsProvidesEveryTool() throws IOException {
         Set<String> provided = Pattern.compile("(?m)^tool (\\S+) (apt|run):\\S+$")

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Prometheus's {@code promtool} ({@link ExternalTool#PROMTOOL}: {@code -Dreadygate.test.promtool} or the PATH; Debian's
+ * Prometheus's {@code promtool} ({@link ExternalTool#PROMTOOL}: {@code -Dreadygate-test.promtool} or the PATH; Debian's
  * {@code prometheus} package, which {@code ./run-tests} installs), run on files or on standard input. Tests that use
  * it carry the tag {@code promtool}.
  */
