@@ -1,6 +1,7 @@
 package dev.readygate;
 
 import dev.readygate.check.CheckLauncher;
+import dev.readygate.demo.DemoBuiltAtRunTime;
 import dev.readygate.simulator.SimulatorLauncher;
 import java.util.Arrays;
 import org.springframework.aot.AotDetector;
@@ -34,6 +35,8 @@ public class ReadygateApplication {
             CheckLauncher.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
-        SpringApplication.run(ReadygateApplication.class, args);
+        SpringApplication application = new SpringApplication(ReadygateApplication.class);
+        application.addListeners(new DemoBuiltAtRunTime());
+        application.run(args);
     }
 }

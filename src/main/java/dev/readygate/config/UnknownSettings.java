@@ -11,14 +11,9 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 
 /**
  * The {@code readygate.*} names in the environment that bind to nothing: typos, and settings that do not exist.
- * Names of other prefixes ({@code spring.}, {@code server.}, {@code management.}, {@code logging.}) are not looked at,
- * nor {@code readygate.test.*}: where the test suite finds its tools ({@code -Dreadygate.test.llama-server=...}, system
- * properties every JVM of a test run gets), not settings of readygate.
+ * Names of other prefixes ({@code spring.}, {@code server.}, {@code management.}, {@code logging.}) are not looked at.
  */
 final class UnknownSettings {
-
-    /** The test suite's tool locations, never a setting. */
-    static final ConfigurationPropertyName TEST_TOOLS = ConfigurationPropertyName.of("readygate.test");
 
     /**
      * A name that binds to nothing.
@@ -54,7 +49,7 @@ final class UnknownSettings {
             }
             for (ConfigurationPropertyName name : iterable.filter(SettingsMetadata.ROOT::isAncestorOf)) {
                 ConfigurationProperty property = source.getConfigurationProperty(name);
-                if (metadata.isKnown(name) || property == null || TEST_TOOLS.isAncestorOf(name)) {
+                if (metadata.isKnown(name) || property == null) {
                     continue;
                 }
                 WrittenSetting written = WrittenSetting.of(property, source);

@@ -47,18 +47,6 @@ class SettingProblemsTests {
     }
 
     @Test
-    void theTestSuitesToolLocationsAreNotSettings(CapturedOutput output) {
-        // Every JVM of a test run gets -Dreadygate.test.llama-server=... (README, "The real-engine suite").
-        settings()
-                .args(
-                        "--readygate.test.llama-server=/opt/llama/llama-server",
-                        "--readygate.test.llama-server.required=true")
-                .start()
-                .started();
-        assertThat(output).doesNotContain("Unknown setting");
-    }
-
-    @Test
     void unknownSettingsInAFileAreAllNamedWithTheirLines() {
         Failed failed = settings().yaml(dir, """
                         readygate:

@@ -1,17 +1,14 @@
 package dev.readygate.e2e;
 
-import static org.assertj.core.api.Assertions.fail;
-
+import dev.readygate.ExternalTool;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -19,23 +16,15 @@ import org.jspecify.annotations.Nullable;
  * llama.cpp's {@code llama-server} as a process on a loopback port: started with the given flags, its output captured to
  * a log file, stopped (SIGTERM, then SIGKILL), killed, paused and resumed by signal.
  *
- * <p>Where the binary comes from, in order: the system property {@value #PROPERTY}, the environment variable
- * {@value #ENVIRONMENT}, a {@code llama-server} on the PATH. {@code .ci/run} builds one from llama.cpp's source and
- * passes it with the property (README, "The real-engine suite").
+ * <p>Where the binary comes from: {@link ExternalTool#LLAMA_SERVER} (the system property
+ * {@code readygate-test.llama-server}, the environment variable {@code READYGATE_LLAMA_SERVER}, a {@code llama-server}
+ * on the PATH). {@code ./run-tests} builds one from llama.cpp's source when none is there and passes it with the
+ * property (README, "The real-engine suite").
  *
  * <p>llama-server sets {@code SO_REUSEPORT}: two servers can listen on one port at once. So a port is used once: every
  * start takes a fresh one, except {@link #restart()}, which waits until the old process is gone first.
  */
 final class LlamaServer implements AutoCloseable {
-
-    /** The system property naming the binary. */
-    static final String PROPERTY = "readygate.test.llama-server";
-
-    /** The environment variable naming the binary. */
-    static final String ENVIRONMENT = "READYGATE_LLAMA_SERVER";
-
-    /** With this system property set to true, a missing binary fails the suite instead of skipping it (CI). */
-    static final String REQUIRED = "readygate.test.llama-server.required";
 
     private final Path binary;
     private final Path model;
@@ -55,24 +44,9 @@ final class LlamaServer implements AutoCloseable {
         this.port = Loopback.freePort();
     }
 
-    /** The binary, or empty when none is configured or on the PATH. */
-    static Optional<Path> binary() {
-        String configured = System.getProperty(PROPERTY);
-        if (configured == null || configured.isBlank()) {
-            configured = System.getenv(ENVIRONMENT);
-        }
-        if (configured != null && !configured.isBlank()) {
-            Path path = Path.of(configured);
-            if (!Files.isExecutable(path)) {
-                fail(PROPERTY + " / " + ENVIRONMENT + " names " + path + ", which is not an executable file");
-            }
-            return Optional.of(path);
-        }
-        return Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
-                .filter(entry -> !entry.isBlank())
-                .map(entry -> Path.of(entry, "llama-server"))
-                .filter(Files::isExecutable)
-                .findFirst();
+    /** The binary, or a failed test saying where it was looked for ({@link ExternalTool#LLAMA_SERVER}). */
+    static Path binary() {
+        return ExternalTool.LLAMA_SERVER.path();
     }
 
     /**
