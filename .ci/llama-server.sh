@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's llama-server (CPU only) from llama.cpp's source tarball and prints the binary's path on stdout:
 # ./run-tests runs it when no llama-server is given (READYGATE_LLAMA_SERVER) or on the PATH. The tarball is
-# LLAMA_CPP_TARBALL, else the one this project's build machines keep beside the checkout (../shared/engines/llama.cpp/). The build is cached under ~/.cache/readygate/llama-server/<tarball sha256>/ (override the
+# LLAMA_CPP_TARBALL (.ci/run names the one this project's machines keep beside the checkout). The build is cached under ~/.cache/readygate/llama-server/<tarball sha256>/ (override the
 # root with READYGATE_CACHE), so it runs once per machine: bin/llama-server (statically linked) and the marker
 # `complete`, written last.
 # Everything else (progress, compiler output) goes to stderr. The tests themselves take the binary from
@@ -9,9 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tarball="${LLAMA_CPP_TARBALL:-../shared/engines/llama.cpp/llama.cpp-c392e509.tar.gz}"
+tarball="${LLAMA_CPP_TARBALL:-}"
 if [ ! -f "$tarball" ]; then
-  echo "llama-server: no llama.cpp source tarball at $tarball: set LLAMA_CPP_TARBALL to one (llama.cpp's source," >&2
+  echo "llama-server: no llama.cpp source tarball (LLAMA_CPP_TARBALL=${tarball:-unset}): set it to one (llama.cpp's source," >&2
   echo "  e.g. https://github.com/ggml-org/llama.cpp/archive/c392e509.tar.gz), or READYGATE_LLAMA_SERVER to a built llama-server" >&2
   exit 1
 fi

@@ -46,7 +46,7 @@ class ExternalToolTests {
 
     @Test
     void runTestsProvidesEveryTool() throws IOException {
-        Set<String> provided = Pattern.compile("(?m)^tool (\\S+) (apt|run):\\S+$")
+        Set<String> provided = Pattern.compile("(?m)^tool (\\S+) (apt|run|optional):\\S+$")
                 .matcher(Files.readString(Path.of("run-tests")))
                 .results()
                 .map(match -> match.group(1))
