@@ -61,7 +61,9 @@ class ReadygateCheckIT {
     void checkWithoutAnEngineExitsOneAfterWaiting() {
         ReadygateJar.Result check = check(
                 "--readygate.engine.base-url=http://127.0.0.1:" + Loopback.freePort(),
-                "--readygate.check.wait-for-engine=1s");
+                // Long enough for more than one attempt: on a loaded machine the first one can time out before
+                // the refused connection is seen.
+                "--readygate.check.wait-for-engine=5s");
 
         assertThat(check.exitCode()).as(check.output()).isEqualTo(1);
         assertThat(check.output())
