@@ -132,7 +132,9 @@ class VerifiedReadinessTests {
         assertThat(status.at("/engine/model").asString()).isEqualTo("Qwen/Qwen3-0.6B");
         assertThat(status.at("/engine/maxModelLen").intValue()).isEqualTo(4096);
         assertThat(status.at("/engine/vllmVersion").asString()).isEqualTo("0.31.0");
-        assertThat(status.at("/engine/endpoints/tokenize").asString()).isEqualTo("available");
+        assertThat(status.at("/engine/endpoints/tokenize").asString()).startsWith("usable: gave");
+        assertThat(status.at("/engine/dialect").asString()).isEqualTo("vllm");
+        assertThat(status.at("/engine/capabilities/promptTokens").asString()).startsWith("exact:");
         assertThat(status.at("/probes/circuitBreaker/state").asString()).isEqualTo("closed");
         assertThat(status.at("/probes/tokenBudget/tokensPerMinute").intValue()).isPositive();
         assertThat(status.at("/probes/tokenBudget/tokensLeftThisMinute").isInt())
@@ -171,7 +173,9 @@ class VerifiedReadinessTests {
         awaitReady();
         engine.fault("wrong-weights", false);
         Verdict verdict = awaitNotReady("canary_mismatch");
-        assertThat(verdict.state()).isEqualTo("verification_failed");
+        // The start had been ready: not "verification_failed" (which means never ready), but not_ready, latched.
+        assertThat(verdict.state()).isEqualTo("not_ready");
+        assertThat(status().path("latched").asBoolean()).isTrue();
         JsonNode canary = status().at("/probes/canary/lastFailure/canary");
         assertThat(canary.get("expected").asString())
                 .isNotEqualTo(canary.get("actual").asString());

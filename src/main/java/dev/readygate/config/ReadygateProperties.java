@@ -1,5 +1,6 @@
 package dev.readygate.config;
 
+import dev.readygate.secret.SecretRedaction;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.nio.file.Path;
@@ -23,6 +24,8 @@ import org.springframework.validation.annotation.Validated;
  * @param node facts about the node readygate runs on
  * @param gpu where readygate reads GPU memory
  * @param memory what readygate calls a leak, a stale cache or memory held after a stop
+ * @param server readygate's own HTTP server: how many connections it holds and for how long
+ * @param check the one-shot {@code readygate check} command
  */
 @ConfigurationProperties("readygate")
 @Validated
@@ -34,7 +37,9 @@ public record ReadygateProperties(
         @DefaultValue Restart restart,
         @DefaultValue Node node,
         @DefaultValue Gpu gpu,
-        @DefaultValue Memory memory) {
+        @DefaultValue Memory memory,
+        @DefaultValue Server server,
+        @DefaultValue Check check) {
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
@@ -55,6 +60,10 @@ public record ReadygateProperties(
      * @param apiKeyFile a file holding the engine's API key (vLLM's {@code --api-key}), sent as {@code Authorization:
      *     Bearer}; read at start, never logged
      * @param apiKeyEnv the name of an environment variable holding the API key (used when no file is set)
+     * @param dialect which engine it is: {@code auto} (found out at run time: docs/engines.md), {@code vllm},
+     *     {@code llama-cpp}, {@code sglang}, {@code tgi} or {@code openai} (any other OpenAI-compatible server)
+     * @param maxModelLen the engine's context length (prompt plus output tokens of one request), for engines that do
+     *     not report it; what the engine reports wins (vLLM's {@code max_model_len}, llama.cpp's {@code /props})
      */
     public record Engine(
             @Nullable URI baseUrl,
@@ -62,7 +71,13 @@ public record ReadygateProperties(
             @DefaultValue("800ms") Duration requestTimeout,
             @DefaultValue("4MB") DataSize maxBodySize,
             @Nullable Path apiKeyFile,
-            @Nullable String apiKeyEnv) {
+            @Nullable String apiKeyEnv,
+            @DefaultValue("auto") String dialect,
+            @Nullable Integer maxModelLen) {
+
+        /** The names {@code readygate.engine.dialect} accepts (dots and underscores read as dashes). */
+        public static final java.util.Set<String> DIALECTS =
+                java.util.Set.of("auto", "vllm", "llama-cpp", "sglang", "tgi", "openai");
 
         public Engine {
             if (baseUrl == null) {
@@ -73,13 +88,24 @@ public record ReadygateProperties(
             String scheme = baseUrl.getScheme();
             if (scheme == null || baseUrl.getHost() == null || !(scheme.equals("http") || scheme.equals("https"))) {
                 throw new IllegalArgumentException("readygate.engine.base-url must be an http(s) URL with a host, e.g."
-                        + " http://127.0.0.1:8000 (was " + baseUrl + ")");
+                        + " http://127.0.0.1:8000 (was " + SecretRedaction.redact(baseUrl) + ")");
             }
             requirePositive("readygate.engine.connect-timeout", connectTimeout);
             requirePositive("readygate.engine.request-timeout", requestTimeout);
             if (maxBodySize.toBytes() < 1024) {
                 throw new IllegalArgumentException(
                         "readygate.engine.max-body-size must be at least 1KB (was " + maxBodySize + ")");
+            }
+            String normalized = dialect.strip()
+                    .toLowerCase(java.util.Locale.ROOT)
+                    .replace('.', '-')
+                    .replace('_', '-');
+            if (!DIALECTS.contains(normalized)) {
+                throw new IllegalArgumentException("readygate.engine.dialect must be auto, vllm, llama-cpp, sglang,"
+                        + " tgi or openai (was " + dialect + ")");
+            }
+            if (maxModelLen != null) {
+                requireAtLeast("readygate.engine.max-model-len", maxModelLen, 1);
             }
         }
 
@@ -418,7 +444,7 @@ public record ReadygateProperties(
                     && (dcgmUrl.getHost() == null
                             || !("http".equals(dcgmUrl.getScheme()) || "https".equals(dcgmUrl.getScheme())))) {
                 throw new IllegalArgumentException("readygate.gpu.dcgm-url must be an http(s) URL with a host, e.g."
-                        + " http://dcgm-exporter:9400/metrics (was " + dcgmUrl + ")");
+                        + " http://dcgm-exporter:9400/metrics (was " + SecretRedaction.redact(dcgmUrl) + ")");
             }
         }
     }
@@ -466,6 +492,44 @@ public record ReadygateProperties(
             if (!(kvShrinkFraction > 0 && kvShrinkFraction < 1)) {
                 throw new IllegalArgumentException(
                         "readygate.memory.kv-shrink-fraction must be between 0 and 1 (was " + kvShrinkFraction + ")");
+            }
+        }
+    }
+
+    /**
+     * readygate's own HTTP server ({@code /readyz}, {@code /livez}, {@code /status}, the metrics), so that no client
+     * can make it unanswerable: idle connections are closed, and at the cap the least recently active connection
+     * makes room for a new one, so the kubelet's probes are answered through a flood of idle sockets. The listen
+     * address is Spring Boot's {@code server.address} (all interfaces by default: in a pod, its IP and loopback).
+     *
+     * @param idleTimeout how long a connection may stay open without a request before it is closed (overrides Spring
+     *     Boot's {@code server.netty.idle-timeout})
+     * @param maxConnections the most connections held open at once; a new one beyond it closes the least recently
+     *     active other one
+     */
+    public record Server(
+            @DefaultValue("60s") Duration idleTimeout,
+            @DefaultValue("256") int maxConnections) {
+
+        public Server {
+            requirePositive("readygate.server.idle-timeout", idleTimeout);
+            requireAtLeast("readygate.server.max-connections", maxConnections, 8);
+        }
+    }
+
+    /**
+     * {@code readygate check}: runs every probe once against a live engine and says whether readygate would gate it
+     * correctly (docs/engines.md).
+     *
+     * @param waitForEngine how long it waits for the engine to answer {@code /health} 200 and list its model (an
+     *     engine that is still starting), before it gives up
+     */
+    public record Check(@DefaultValue("60s") Duration waitForEngine) {
+
+        public Check {
+            if (waitForEngine.isNegative()) {
+                throw new IllegalArgumentException(
+                        "readygate.check.wait-for-engine must not be negative (was " + waitForEngine + ")");
             }
         }
     }

@@ -106,12 +106,13 @@ final class CanaryProbe {
         // What the canary cost (tokens, time), whatever its verdict: the probe metrics count it like the other probe.
         ProbeReport.Measurement measurement =
                 ProbeReport.Measurement.of(answer.promptTokens() == null ? 0 : answer.promptTokens(), answer);
-        if (answer.errorEvent() != null) {
+        String error = answer.errorEvent();
+        if (error != null) {
             return Mono.fromSupplier(() -> ProbeReport.failed(
                             ProbeKind.CANARY,
                             clock.instant(),
                             Reason.ERROR_EVENT,
-                            "the canary stream carried an error event")
+                            "the canary stream carried an error event: " + error)
                     .withMeasurement(measurement));
         }
         CanaryAnswer actual = new CanaryAnswer(
@@ -222,14 +223,14 @@ final class CanaryProbe {
         boolean trusted = current == StartTrust.Trust.TRUSTED
                 || (current == StartTrust.Trust.UNKNOWN && config.learnWhenStartPathUnknown());
         if (config.learnBaseline() && trusted && !underLoad) {
-            baselines.save(key, actual, clock.instant());
+            boolean kept = baselines.save(key, actual, clock.instant());
             return ProbeReport.passed(
                     ProbeKind.CANARY,
                     clock.instant(),
                     "no expected answer yet: learned "
                             + actual.describe() + " as the baseline (start "
                             + current.name().toLowerCase(Locale.ROOT)
-                            + ")",
+                            + (kept ? ")" : "; kept in memory only: the state directory cannot be written)"),
                     null,
                     new CanaryComparison(CanaryExpectation.Source.NONE, null, actual, true));
         }

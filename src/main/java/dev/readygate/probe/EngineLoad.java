@@ -6,9 +6,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * What the engine's metrics say about its other work between two scrapes: progress of real traffic is evidence that
  * the engine is busy, not broken. Progress is its generated and prompt tokens moving (vLLM's
- * {@code vllm:generation_tokens_total} and {@code vllm:prompt_tokens_total}, llama.cpp's
- * {@code llamacpp:tokens_predicted_total} and {@code llamacpp:prompt_tokens_total}, ...); work is requests running
- * or waiting. Pure.
+ * {@code vllm:generation_tokens_total} and {@code vllm:prompt_tokens_total}, SGLang's and TGI's alike), or llama.cpp's
+ * decode steps ({@code llamacpp:n_decode_total}: llama-server adds to its token counters only when a request ends);
+ * work is requests running or waiting. Pure.
  */
 enum EngineLoad {
     /** Nothing else runs or waits. */
@@ -28,11 +28,15 @@ enum EngineLoad {
         if (!working) {
             return IDLE;
         }
-        double progress = before == null
-                ? 0
-                : delta(before.generationTokens(), after.generationTokens())
-                        + delta(before.promptTokens(), after.promptTokens());
-        return progress > ownTokens ? BUSY : STALLED;
+        if (before == null) {
+            return STALLED;
+        }
+        double progress = delta(before.generationTokens(), after.generationTokens())
+                + delta(before.promptTokens(), after.promptTokens());
+        // llama.cpp's decode steps: a probe waiting behind another request adds none of its own (at most one to
+        // evaluate its prompt, one per token it generated).
+        double steps = delta(before.decodeSteps(), after.decodeSteps());
+        return progress > ownTokens || steps > ownTokens ? BUSY : STALLED;
     }
 
     /** Whether a sample shows other requests running or waiting (the probe's own not yet counted). */

@@ -3,10 +3,13 @@ package dev.readygate.probe;
 import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.RestartLoop;
+import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -17,6 +20,7 @@ import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -113,9 +117,8 @@ class ProbeConfiguration {
     }
 
     @Bean
-    CanaryBaselineStore canaryBaselineStore(ReadygateProperties properties) {
-        return new CanaryBaselineStore(
-                properties.stateDir(), JsonMapper.builder().build());
+    CanaryBaselineStore canaryBaselineStore(StateDir stateDir) {
+        return new CanaryBaselineStore(stateDir, JsonMapper.builder().build());
     }
 
     @Bean
@@ -133,24 +136,8 @@ class ProbeConfiguration {
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
-        RepresentativeProbe representative = probe.representative().enabled()
-                ? new RepresentativeProbe(
-                        probe.representative(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout())
-                : null;
-        CanaryProbe canary = probe.canary().enabled()
-                ? new CanaryProbe(
-                        probe.canary(),
-                        properties.node().gpuName(),
-                        client,
-                        facts,
-                        new SnapshotOracle(
-                                properties.evidence().snapshotDir(),
-                                JsonMapper.builder().build()),
-                        baselines,
-                        startTrust,
-                        clock,
-                        Schedulers.boundedElastic())
-                : null;
+        RepresentativeProbe representative = representativeProbe(properties, client, facts, clock);
+        CanaryProbe canary = canaryProbe(properties, client, facts, baselines, startTrust, clock);
         Verifier verifier = new Verifier(
                 representative,
                 canary,
@@ -169,7 +156,49 @@ class ProbeConfiguration {
                         history,
                         publisher::publishEvent)
                 : null;
-        return new ProbeSchedule(probe, client, machine, verifier, light, facts, clock, probeScheduler);
+        return new ProbeSchedule(
+                probe, client, machine, verifier, light, facts, discovery(properties, client), clock, probeScheduler);
+    }
+
+    /** The representative probe as configured, or null when it is disabled (here and in {@code readygate check}). */
+    static @Nullable RepresentativeProbe representativeProbe(
+            ReadygateProperties properties, EngineClient client, EngineFactsHolder facts, Clock clock) {
+        ReadygateProperties.Probe probe = properties.probe();
+        return probe.representative().enabled()
+                ? new RepresentativeProbe(
+                        probe.representative(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout())
+                : null;
+    }
+
+    /** The canary as configured, or null when it is disabled (here and in {@code readygate check}). */
+    static @Nullable CanaryProbe canaryProbe(
+            ReadygateProperties properties,
+            EngineClient client,
+            EngineFactsHolder facts,
+            CanaryBaselineStore baselines,
+            StartTrust startTrust,
+            Clock clock) {
+        ReadygateProperties.Probe probe = properties.probe();
+        return probe.canary().enabled()
+                ? new CanaryProbe(
+                        probe.canary(),
+                        properties.node().gpuName(),
+                        client,
+                        facts,
+                        new SnapshotOracle(
+                                properties.evidence().snapshotDir(),
+                                JsonMapper.builder().build()),
+                        baselines,
+                        startTrust,
+                        clock,
+                        Schedulers.boundedElastic())
+                : null;
+    }
+
+    /** What finds out, once per engine start, what the engine offers. */
+    static EngineDiscovery discovery(ReadygateProperties properties, EngineClient client) {
+        ReadygateProperties.Engine engine = properties.engine();
+        return new EngineDiscovery(client, EngineDialect.setting(engine.dialect()), engine.maxModelLen());
     }
 
     /** Probes run from the start of the application to its end (readiness drops first on shutdown). */

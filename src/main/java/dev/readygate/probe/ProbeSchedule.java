@@ -3,9 +3,12 @@ package dev.readygate.probe;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -51,7 +54,9 @@ final class ProbeSchedule {
     private final Verifier verifier;
     private final @Nullable LightChecks lightChecks;
     private final EngineFactsHolder facts;
+    private final EngineDiscovery discovery;
     private final Clock clock;
+    private final RateLimitedLog unexpected;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
     private final AtomicBoolean heavyInFlight = new AtomicBoolean();
@@ -64,8 +69,10 @@ final class ProbeSchedule {
             Verifier verifier,
             @Nullable LightChecks lightChecks,
             EngineFactsHolder facts,
+            EngineDiscovery discovery,
             Clock clock,
             Scheduler scheduler) {
+        this.discovery = discovery;
         this.config = config;
         this.client = client;
         this.machine = machine;
@@ -73,6 +80,7 @@ final class ProbeSchedule {
         this.lightChecks = lightChecks;
         this.facts = facts;
         this.clock = clock;
+        this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
         this.scheduler = scheduler;
     }
 
@@ -83,8 +91,9 @@ final class ProbeSchedule {
      */
     public Flux<Observation> observations() {
         Flux<Observation> cycle = Flux.defer(this::cycle).onErrorResume(error -> {
-            // Every expected failure is an observation; this is a bug, and the loop must outlive it.
-            logger.warn("Probe cycle failed unexpectedly", error);
+            // Every expected failure is an observation; this is a bug, and the loop must outlive it. It may happen on
+            // every tick: once a minute, with a count.
+            unexpected.warn("probe-cycle", "Probe cycle failed unexpectedly", error);
             return Flux.empty();
         });
         Mono<Observation> pause =
@@ -128,6 +137,7 @@ final class ProbeSchedule {
                         Mono.fromSupplier(() -> applied(new Observation.HealthOk(clock.instant()))),
                         Mono.defer(this::scrape),
                         Mono.defer(this::listModel),
+                        Mono.defer(this::discover),
                         Mono.defer(this::readVersion),
                         Mono.defer(this::launchDue));
             case EngineCall.Failure<Void> failure -> apply(healthFailed(failure.failure()));
@@ -154,6 +164,8 @@ final class ProbeSchedule {
         return switch (failure.kind()) {
             // The engine went away: whatever comes back on the port is a new start (maybe another server).
             case REFUSED -> new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
+            // The port answers, the model is not loaded yet (llama.cpp's 503 "Loading model"): listening, not dead.
+            case LOADING -> new Observation.Loading(now, detail);
             case HTTP_STATUS ->
                 Objects.equals(failure.httpStatus(), 503)
                         ? new Observation.EngineDead(now, detail)
@@ -244,7 +256,11 @@ final class ProbeSchedule {
                         "/v1/models lists " + listed.value().id() + ", not the served " + known.id()));
             case EngineCall.Success<ModelCard> listed -> {
                 if (!serving) {
-                    facts.learn(f -> f.withCard(listed.value()));
+                    // What discovery learned of this start (its context length) completes the card.
+                    facts.learn(f -> {
+                        EngineSurface surface = f.capabilities().surface();
+                        return f.withCard(surface == null ? listed.value() : surface.applyTo(listed.value()));
+                    });
                 }
                 yield applied(new Observation.ModelListed(
                         clock.instant(), listed.value().id()));
@@ -255,6 +271,36 @@ final class ProbeSchedule {
                         Check.MODEL,
                         Reason.MODEL_NOT_LISTED,
                         "/v1/models: " + failure.failure().detail()));
+        });
+    }
+
+    /**
+     * Once per engine start, after the model is listed and before any heavy probe: finds out what the engine offers
+     * (dialect, endpoints, context length, version). Its context length completes the model card, its version is the
+     * start's version (a server without {@code /version} keeps the one its server information gave).
+     */
+    private Mono<Observation> discover() {
+        EngineFacts current = facts.current();
+        ModelCard card = current.card();
+        if (card == null || current.capabilities().surface() != null) {
+            return Mono.empty();
+        }
+        String startId = current.startId();
+        return discovery.discover(card).flatMap(surface -> {
+            facts.learn(
+                    startId,
+                    f -> f.withCapabilities(f.capabilities().withSurface(surface))
+                            .withCard(surface.applyTo(Objects.requireNonNullElse(f.card(), card)))
+                            .withVllmVersion(surface.version() != null ? surface.version() : "unknown"));
+            logger.info(
+                    "Engine at {} speaks {} ({}); max_model_len {} ({}); {}",
+                    card.id(),
+                    surface.dialect().value(),
+                    surface.dialectEvidence(),
+                    surface.maxModelLen(),
+                    surface.maxModelLenSource(),
+                    surface.describeEndpoints());
+            return Mono.<Observation>empty();
         });
     }
 
@@ -328,7 +374,9 @@ final class ProbeSchedule {
                     facts.learn(startId, f -> f.withSuccessesAtLastHeavy(f.successes()));
                 })
                 .doFinally(signal -> heavyInFlight.set(false))
-                .subscribe(observation -> {}, error -> logger.warn("Heavy probes failed unexpectedly", error));
+                .subscribe(
+                        observation -> {},
+                        error -> unexpected.warn("heavy-probes", "Heavy probes failed unexpectedly", error));
     }
 
     /**
@@ -364,7 +412,9 @@ final class ProbeSchedule {
                         current.lastSample())
                 .doOnNext(observation -> machine.apply(observation, startId))
                 .doFinally(signal -> lightInFlight.set(false))
-                .subscribe(observation -> {}, error -> logger.warn("Light check failed unexpectedly", error));
+                .subscribe(
+                        observation -> {},
+                        error -> unexpected.warn("light-check", "Light check failed unexpectedly", error));
     }
 
     private boolean heavyDue(EngineState state, EngineFacts current, Instant now) {
@@ -372,7 +422,7 @@ final class ProbeSchedule {
             case EngineState.ModelListed m -> true;
             case EngineState.Verifying v -> true;
             case EngineState.VerificationFailed f -> !f.latched() && elapsed(current, now, config.heavyRetryInterval());
-            case EngineState.NotReady n -> elapsed(current, now, config.heavyRetryInterval());
+            case EngineState.NotReady n -> !n.latched() && elapsed(current, now, config.heavyRetryInterval());
             // Degraded by a verification: retried to confirm or clear (the other checks clear themselves).
             case EngineState.Degraded d ->
                 d.failing().containsKey(Check.VERIFICATION) && elapsed(current, now, config.heavyRetryInterval());

@@ -62,7 +62,7 @@ final class TimeoutVerdict {
             EngineMetricsSample after = success.value();
             double running = after.requestsRunning() == null ? 0 : after.requestsRunning();
             double waiting = after.requestsWaiting() == null ? 0 : after.requestsWaiting();
-            double progress = tokens(after) - tokens(before);
+            String progress = progress(before, after);
             return switch (EngineLoad.between(before, after, ownTokens)) {
                 case BUSY ->
                     new ProbeReport(
@@ -70,8 +70,7 @@ final class TimeoutVerdict {
                             clock.instant(),
                             ProbeReport.Outcome.BUSY,
                             null,
-                            ("%s while the engine was busy: %.0f requests running, %.0f waiting, %.0f tokens "
-                                            + "processed meanwhile")
+                            "%s while the engine was busy: %.0f requests running, %.0f waiting, %s meanwhile"
                                     .formatted(timeout.detail(), running, waiting, progress),
                             false,
                             null,
@@ -81,11 +80,19 @@ final class TimeoutVerdict {
                             kind,
                             clock.instant(),
                             reasons.stalled(),
-                            "%s with %.0f requests running, %.0f waiting and no progress (%.0f tokens processed meanwhile)"
+                            "%s with %.0f requests running, %.0f waiting and no progress (%s meanwhile)"
                                     .formatted(timeout.detail(), running, waiting, progress));
                 case IDLE -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
             };
         });
+    }
+
+    /** The progress between two samples, in the engine's own terms: tokens, and llama.cpp's decode steps. */
+    private static String progress(EngineMetricsSample before, EngineMetricsSample after) {
+        String tokens = "%.0f tokens processed".formatted(Math.max(0, tokens(after) - tokens(before)));
+        Double from = before.decodeSteps();
+        Double to = after.decodeSteps();
+        return from == null || to == null ? tokens : tokens + ", %.0f decode steps".formatted(Math.max(0, to - from));
     }
 
     private static double tokens(EngineMetricsSample sample) {

@@ -18,6 +18,12 @@ public sealed interface Observation {
     record EngineDead(Instant at, String detail) implements Observation {}
 
     /**
+     * The engine answered, but says it is still loading its model (llama.cpp's 503 {@code Loading model}): the port
+     * listens, nothing can be served yet, readiness drops at once.
+     */
+    record Loading(Instant at, String detail) implements Observation {}
+
+    /**
      * A check failed otherwise (timeout, 5xx, malformed, a generation that failed): counts toward the failure
      * threshold, until that check passes again.
      *

@@ -26,12 +26,13 @@ import org.jspecify.annotations.Nullable;
  * The pure transition function: {@code step(state, observation, heldUntil)}. No I/O, no clock reads (time comes in on
  * the observation), no side effects, so it can be retried under contention and tested as a table.
  *
- * <p>Rules: an unreachable or dead engine drops readiness at once; other failures of a ready engine count toward
- * {@code failureThreshold} ({@link Degraded} keeps serving until then), per {@link Check}: a check's run of failures
- * ends at its own next pass, and a verification clears them all; readiness, first or regained, needs
- * {@code successThreshold} consecutive verifications; latched verification failures (canary mismatch, probe exceeding
- * the context) hold until the engine restarts; a start verified during a restart loop is {@link Held} until it has
- * stayed up; a shutdown is final.
+ * <p>Rules: an unreachable, dead or loading engine drops readiness at once (a loading one is {@link Listening}); other
+ * failures of a ready engine count toward {@code failureThreshold} ({@link Degraded} keeps serving until then), per
+ * {@link Check}: a check's run of failures ends at its own next pass, and a verification clears them all; readiness,
+ * first or regained, needs {@code successThreshold} consecutive verifications; latched verification failures (canary
+ * mismatch, probe exceeding the context) hold until the engine restarts, as {@link NotReady} when the start had been
+ * ready and as {@link VerificationFailed} when it never was; a start verified during a restart loop is {@link Held}
+ * until it has stayed up; a shutdown is final.
  *
  * <p>The rules are loud: an observation they cannot use (one of another phase, one a latch or the shutdown holds off)
  * comes back as {@link Step#ignored()}, for the metrics to count, never dropped silently.
@@ -124,6 +125,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.ShutdownRequested o -> used(new ShuttingDown(o.at()));
             case Observation.Unreachable o -> used(down(current, o.at(), o.reason(), o.detail()));
             case Observation.EngineDead o -> used(down(current, o.at(), Reason.ENGINE_DEAD, o.detail()));
+            case Observation.Loading o -> used(loading(current, o));
             case Observation.Restarted o -> used(new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail()));
             case Observation.HealthOk o -> healthOk(current, o);
             case Observation.ModelListed o -> modelListed(current, o);
@@ -166,6 +168,14 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             return new Down(down.since(), reason, detail);
         }
         return new Down(at, reason, detail);
+    }
+
+    /** A loading engine listens and serves nothing: the state says so, from the first such answer. */
+    private static EngineState loading(EngineState current, Observation.Loading o) {
+        if (current instanceof Listening l && l.cause() == Reason.ENGINE_LOADING) {
+            return new Listening(l.since(), Reason.ENGINE_LOADING, o.detail());
+        }
+        return new Listening(o.at(), Reason.ENGINE_LOADING, o.detail());
     }
 
     private static Step healthOk(EngineState current, Observation.HealthOk o) {
@@ -229,6 +239,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Ready r -> used(failed(r.model(), null, Map.of(), o.check(), o.at(), o.reason(), o.detail()));
             case Degraded d ->
                 used(failed(d.model(), d.since(), d.failing(), o.check(), o.at(), o.reason(), o.detail()));
+            case NotReady n when n.latched() -> ignored(n, Ignored.LATCHED);
             case NotReady n -> used(new NotReady(n.since(), n.model(), 0, o.reason(), o.detail()));
             case VerificationFailed f when f.latched() -> ignored(f, Ignored.LATCHED);
             case VerificationFailed f -> used(new Listening(o.at(), o.reason(), o.detail()));
@@ -247,6 +258,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
                                 ? new Ready(o.at(), v.model())
                                 : new Verifying(v.since(), v.model(), v.successes() + 1, Reason.NOT_VERIFIED));
             case Degraded d -> used(new Ready(o.at(), d.model()));
+            case NotReady n when n.latched() -> ignored(n, Ignored.LATCHED);
             case NotReady n ->
                 used(
                         n.successes() + 1 >= successThreshold
@@ -272,12 +284,10 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             return ignored(current, Ignored.STALE);
         }
         if (o.latched()) {
-            return used(
-                    current instanceof VerificationFailed f && f.latched() && f.cause() == o.reason()
-                            ? new VerificationFailed(f.since(), model, o.reason(), o.detail(), true, f.failures() + 1)
-                            : new VerificationFailed(o.at(), model, o.reason(), o.detail(), true, 1));
+            return latched(current, model, o);
         }
         return switch (current) {
+            case NotReady n when n.latched() -> ignored(n, Ignored.LATCHED);
             case Ready r -> used(failed(model, null, Map.of(), Check.VERIFICATION, o.at(), o.reason(), o.detail()));
             case Degraded d ->
                 used(failed(model, d.since(), d.failing(), Check.VERIFICATION, o.at(), o.reason(), o.detail()));
@@ -293,6 +303,24 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
                         f.failures() + 1));
             default -> used(new VerificationFailed(o.at(), model, o.reason(), o.detail(), false, 1));
         };
+    }
+
+    /**
+     * A latched failure: {@link NotReady} when this engine start had been ready (it was serving, then failed its
+     * canary), {@link VerificationFailed} when it never was; either holds until the engine restarts.
+     */
+    private static Step latched(EngineState current, String model, Observation.VerificationFailed o) {
+        return used(
+                switch (current) {
+                    case NotReady n when n.latched() && n.cause() == o.reason() -> n;
+                    case Ready r -> new NotReady(o.at(), model, 0, o.reason(), o.detail(), true);
+                    case Degraded d -> new NotReady(o.at(), model, 0, o.reason(), o.detail(), true);
+                    case NotReady n -> new NotReady(o.at(), model, 0, o.reason(), o.detail(), true);
+                    case VerificationFailed f
+                    when f.latched() && f.cause() == o.reason() ->
+                        new VerificationFailed(f.since(), model, o.reason(), o.detail(), true, f.failures() + 1);
+                    default -> new VerificationFailed(o.at(), model, o.reason(), o.detail(), true, 1);
+                });
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.statedir.StateDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -48,7 +49,7 @@ class CanaryProbeTests {
                 engine,
                 new EngineFactsHolder(new EngineStateMachine(new ReadinessRules(1, 3), clock.instant(), change -> {})),
                 new SnapshotOracle(snapshot, json),
-                new CanaryBaselineStore(stateDir, json),
+                new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
                 () -> trust,
                 clock,
                 Schedulers.immediate());

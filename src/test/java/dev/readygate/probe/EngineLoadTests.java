@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.engine.EngineMetricsSample;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +13,12 @@ class EngineLoadTests {
 
     static EngineMetricsSample vllm(double running, double waiting, double generated, double prompt) {
         return new EngineMetricsSample(1.0, running, waiting, generated, prompt, 0.0, Map.of());
+    }
+
+    /** llama-server's series: its token counters rise only when a request ends, its decode steps all along. */
+    static EngineMetricsSample llama(double processing, double deferred, double predicted, double decodes) {
+        return new EngineMetricsSample(
+                null, processing, deferred, predicted, 2.0, null, Map.of(), Set.of("llamacpp:"), decodes);
     }
 
     static @Nullable EngineMetricsSample none() {
@@ -60,5 +67,19 @@ class EngineLoadTests {
         assertThat(EngineLoad.working(vllm(1, 0, 0, 0))).isTrue();
         assertThat(EngineLoad.working(vllm(0, 0, 0, 0))).isFalse();
         assertThat(EngineLoad.working(none())).isFalse();
+    }
+
+    @Test
+    void llamaServersDecodeStepsAreProgressWhileItsTokenCountersStandStill() {
+        // One slot busy on a long request, the probe deferred behind it: tokens_predicted_total stays 0 until the
+        // request ends (measured on llama-server: 0 throughout, n_decode_total 123, then 336, two seconds later).
+        assertThat(EngineLoad.between(llama(1, 1, 0, 123), llama(1, 1, 0, 336), 10))
+                .isEqualTo(EngineLoad.BUSY);
+        // No decode step meanwhile: a stall.
+        assertThat(EngineLoad.between(llama(1, 1, 0, 336), llama(1, 1, 0, 336), 10))
+                .isEqualTo(EngineLoad.STALLED);
+        // The probe's own steps (its prompt, its two tokens) are no progress of other work.
+        assertThat(EngineLoad.between(llama(1, 0, 0, 336), llama(1, 0, 0, 339), 10))
+                .isEqualTo(EngineLoad.STALLED);
     }
 }

@@ -6,6 +6,7 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
 import dev.readygate.engine.CompletionRequest;
 import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
@@ -13,6 +14,7 @@ import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import java.nio.file.Path;
@@ -127,7 +129,9 @@ class ProbeScheduleTests {
                 engine,
                 facts,
                 new SnapshotOracle(null, JsonMapper.builder().build()),
-                new CanaryBaselineStore(stateDir, JsonMapper.builder().build()),
+                new CanaryBaselineStore(
+                        new StateDir(stateDir, Clock.systemUTC()),
+                        JsonMapper.builder().build()),
                 () -> StartTrust.Trust.TRUSTED,
                 clock,
                 Schedulers.immediate());
@@ -147,7 +151,16 @@ class ProbeScheduleTests {
                         history,
                         report -> {})
                 : null;
-        ProbeSchedule schedule = new ProbeSchedule(config, engine, machine, verifier, light, facts, clock, time);
+        ProbeSchedule schedule = new ProbeSchedule(
+                config,
+                engine,
+                machine,
+                verifier,
+                light,
+                facts,
+                new EngineDiscovery(engine, java.util.Optional.empty(), null),
+                clock,
+                time);
         loop = schedule.observations().subscribe();
     }
 
