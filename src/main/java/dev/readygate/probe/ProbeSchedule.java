@@ -246,7 +246,11 @@ final class ProbeSchedule {
         if (known != null && !(state instanceof EngineState.Healthy) && !serving) {
             return Mono.empty();
         }
-        return client.model().map(call -> switch (call) {
+        return client.model().mapNotNull(call -> switch (call) {
+            // An engine that serves may answer late when it is busy: no answer says nothing of its model (a hang is
+            // /health's and the light checks' to see).
+            case EngineCall.Failure<ModelCard> failure
+            when serving && failure.failure().kind() == EngineFailure.Kind.TIMED_OUT -> null;
             case EngineCall.Success<ModelCard> listed
             when serving && known != null && !known.id().equals(listed.value().id()) ->
                 applied(new Observation.CheckFailed(

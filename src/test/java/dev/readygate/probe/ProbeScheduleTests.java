@@ -456,6 +456,19 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void aBusyEngineWhoseModelListingAnswersLateIsStillReady() {
+        // A saturated engine can answer /v1/models after the cheap checks' timeout: no answer says nothing of its
+        // model (llama-server on a loaded machine, one slot busy, went not_ready model_not_listed before).
+        start(probe(1, 100_000));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        int before = states.size();
+        engine.model = ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "GET /v1/models: no complete answer");
+        advance(Duration.ofSeconds(10));
+        assertThat(states.subList(before, states.size())).allMatch(EngineState::acceptsTraffic);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+    }
+
+    @Test
     void attemptsTheSuspensionRefusesTakeNoTokenBudget() {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));
         start(probe(1, 100_000));
