@@ -3,6 +3,7 @@ package dev.readygate.evidence;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.Observation;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -10,11 +11,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.event.EventListener;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 
 /**
@@ -22,6 +25,14 @@ import reactor.core.publisher.Mono;
  * (the findings of the few starts before it as they stood when each ended). The engine starts are readiness's: a start's
  * window opens when the engine goes away, when it restarts (events read before the new process started are dropped), or
  * when a start-up header follows evidence of an earlier start in the same window.
+ *
+ * <p>The log is also the only evidence of a start whose port never opens, so it tells readiness of starts: once the
+ * lines already in the file when readygate came up were read, a new server process's header is a
+ * {@link Observation.ProcessStarted} (unless it is the header of the start readiness already follows, whose port
+ * opened before the line was read), and vLLM's {@code Engine core initialization failed} a
+ * {@link Observation.StartFailed} with vLLM's reason. A start found loading in those first lines is told once they
+ * were read. Observations are applied outside this object's lock (the state machine publishes to listeners that read
+ * the findings).
  */
 final class EngineLogEvidence implements StartLog {
 
@@ -38,44 +49,162 @@ final class EngineLogEvidence implements StartLog {
     private final Map<String, LogFindings> ended = new LinkedHashMap<>();
     /** When the current start was verified ready: lines read before then cannot be the next start's. */
     private @Nullable Instant verifiedAt;
+    /** Where the log's news of engine starts goes: the state machine. */
+    private final Consumer<Observation> observations;
+    /** The id of the start readiness is in, as it last said (null while there is none). */
+    private @Nullable String startId;
+    /** Whether the lines the file held when readygate came up were read: a header is news from then on. */
+    private boolean live;
+    /** The start whose failure was told (vLLM may say it more than once). */
+    private @Nullable String failureTold;
 
     private record Received(LogEvent event, Instant receivedAt) {}
+
+    /** Evidence that tells readiness nothing (tests of the windows alone). */
+    EngineLogEvidence(LogTail tail, VllmLogParser parser, Clock clock, Duration lag) {
+        this(tail, parser, clock, lag, observation -> {});
+    }
 
     /**
      * @param lag how late readygate may notice that the engine went away (the cheap-check interval plus the log poll
      *     interval): lines read within that time before it noticed may already be the next start's
+     * @param observations where the log's news of engine starts goes (the state machine's {@code apply})
      */
-    public EngineLogEvidence(LogTail tail, VllmLogParser parser, Clock clock, Duration lag) {
+    public EngineLogEvidence(
+            LogTail tail, VllmLogParser parser, Clock clock, Duration lag, Consumer<Observation> observations) {
         this.tail = tail;
         this.parser = parser;
         this.clock = clock;
         this.lag = lag;
+        this.observations = observations;
     }
 
-    /** Reads the log, from the beginning of the file so the start in progress is found too, until disposed. */
+    /**
+     * Reads the log, from the beginning of the file so the start in progress is found too, until disposed; once the
+     * lines the file holds now were read, the log's news of starts goes to readiness.
+     */
     public Disposable follow() {
-        return tail.lines(true)
+        Disposable lines = tail.lines(true)
                 .subscribe(this::line, error -> logger.warn("Engine log tail stopped: {}", error.toString()));
+        Disposable backlog = tail.catchUp()
+                .subscribe(null, error -> logger.warn("Engine log not read: {}", error.toString()), this::backlogRead);
+        return Disposables.composite(lines, backlog);
     }
 
     void line(String line) {
         LogEvent event = parser.parse(line);
         if (event != null) {
-            accept(event, clock.instant());
+            tell(accept(event, clock.instant()));
         }
     }
 
-    synchronized void accept(LogEvent event, Instant receivedAt) {
+    private void tell(@Nullable Observation news) {
+        if (news != null) {
+            observations.accept(news);
+        }
+    }
+
+    /**
+     * Adds an event to the current start's window.
+     *
+     * @return what it tells readiness of the engine's starts (once live), or null
+     */
+    synchronized @Nullable Observation accept(LogEvent event, Instant receivedAt) {
+        Observation news = null;
         if (startsProcess(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
+            news = newProcess(event, receivedAt);
             events.clear();
+        } else if (startsProcess(event) && events.isEmpty()) {
+            news = newProcess(event, receivedAt);
         }
         if (event instanceof LogEvent.ExceptionRaised && !LogFindings.needsException(events())) {
             // A serving engine's request errors are not evidence of its start.
-            return;
+            return news;
         }
         if (events.size() < MAX_EVENTS) {
             events.add(new Received(event, receivedAt));
+        }
+        if (event instanceof LogEvent.InitializationFailed failed) {
+            news = startFailed(failed, receivedAt);
+        }
+        return news;
+    }
+
+    /**
+     * A server process's first header line (the window before it is the earlier start's): news of a new start, unless
+     * readiness follows a start whose window shows no header and no serving yet (the header is that start's own: its
+     * port opened before the line was read).
+     */
+    private @Nullable Observation newProcess(LogEvent header, Instant receivedAt) {
+        if (!live) {
+            return null;
+        }
+        String current = startId;
+        if (current == null) {
+            return processStarted(header, receivedAt, null, false);
+        }
+        boolean started = events.stream()
+                .map(Received::event)
+                .anyMatch(event -> startsProcess(event) || event instanceof LogEvent.ApplicationStartup);
+        if (!started) {
+            return null;
+        }
+        // The start readiness follows is over: its findings as they stand, before the window opens for the next.
+        keepEnded(current, current());
+        return processStarted(header, receivedAt, current, false);
+    }
+
+    private static Observation processStarted(
+            LogEvent header, Instant receivedAt, @Nullable String follows, boolean inProgress) {
+        return new Observation.ProcessStarted(
+                receivedAt,
+                header.at(),
+                follows,
+                inProgress,
+                "engine log: a new engine process started"
+                        + (header.at() == null ? "" : " (its header is dated " + header.at() + ")")
+                        + "; vLLM opens its port once initialized");
+    }
+
+    /** vLLM gave up on the start readiness follows: news of its failure, with vLLM's reason, told once. */
+    private @Nullable Observation startFailed(LogEvent.InitializationFailed failed, Instant receivedAt) {
+        String current = startId;
+        if (!live || current == null || current.equals(failureTold)) {
+            return null;
+        }
+        failureTold = current;
+        String reason = current().startFailure();
+        return new Observation.StartFailed(receivedAt, current, reason != null ? reason : failed.detail());
+    }
+
+    /**
+     * The lines the file held when readygate came up were read: a start they show loading (a header, not served, not
+     * failed) is in progress, and is told unless readiness already follows one.
+     */
+    void backlogRead() {
+        Observation news;
+        synchronized (this) {
+            live = true;
+            LogFindings window = current();
+            LogEvent header = events.stream()
+                    .map(Received::event)
+                    .filter(EngineLogEvidence::startsProcess)
+                    .findFirst()
+                    .orElse(null);
+            boolean served =
+                    events.stream().anyMatch(received -> received.event() instanceof LogEvent.ApplicationStartup);
+            news = startId == null && header != null && !served && window.startFailure() == null
+                    ? processStarted(header, clock.instant(), null, true)
+                    : null;
+        }
+        tell(news);
+    }
+
+    private void keepEnded(String start, LogFindings findings) {
+        ended.putIfAbsent(start, findings);
+        while (ended.size() > KEPT_STARTS) {
+            ended.remove(ended.keySet().iterator().next());
         }
     }
 
@@ -100,12 +229,11 @@ final class EngineLogEvidence implements StartLog {
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         EngineStart over = change.ended();
         if (over != null) {
-            ended.put(over.id(), current());
-            while (ended.size() > KEPT_STARTS) {
-                ended.remove(ended.keySet().iterator().next());
-            }
+            // Kept already when a new process's header ended it: those findings stop before that header.
+            keepEnded(over.id(), current());
         }
         EngineStart start = change.start();
+        startId = start == null ? null : start.id();
         if (change.current() instanceof EngineState.Down) {
             wentAway();
         } else if (over != null && start != null) {

@@ -90,7 +90,7 @@ final class CycleMemories {
         EngineStart stopped = change.ended();
         EngineStart begun = change.start();
         synchronized (this) {
-            if (stopped != null && change.current() instanceof EngineState.Down) {
+            if (stopped != null && change.current() instanceof EngineState.Down && begun == null) {
                 Gap opened = new Gap(++gaps, stopped.id(), null, null);
                 gap = opened;
                 readAfterStop(opened);
@@ -100,7 +100,8 @@ final class CycleMemories {
                     gap = new Gap(open.number(), open.stoppedId(), begun.id(), open.reading());
                 }
             } else if (stopped != null) {
-                // A new process nobody saw go away: no reading shows the GPU between the two.
+                // A new process nobody saw go away (a restart, or the log's header of the next start): no reading
+                // shows the GPU between the two.
                 Gap open = gap;
                 if (open != null && open.nextId() == null) {
                     gap = null;

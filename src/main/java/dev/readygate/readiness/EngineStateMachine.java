@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Holds the current {@link EngineState} and the {@link EngineStart} it belongs to, applies observations through
  * {@link ReadinessRules} and {@link StartRules}, and publishes an {@link EngineStateChanged} after each change of kind,
- * reason or start. Reading never blocks and never triggers a probe.
+ * reason or start. Observations come from the probe loop and from the engine log (a start's header, a start that
+ * failed); {@link #apply} is safe from any thread. Reading never blocks and never triggers a probe.
  */
 public final class EngineStateMachine {
 
@@ -60,11 +61,13 @@ public final class EngineStateMachine {
         Current next;
         do {
             previous = current.get();
+            if (!StartRules.concerns(previous.start(), observation)) {
+                // The log's news of a start that is no longer current (another began or ended meanwhile).
+                logger.debug("Ignored, about another engine start than the current one: {}", observation);
+                return previous.state();
+            }
             EngineState state = rules.next(previous.state(), observation);
-            boolean changed = changed(previous.state(), state) || observation instanceof Observation.Restarted;
-            EngineStart start = changed
-                    ? StartRules.next(previous.start(), previous.state(), state, observation, startIds)
-                    : previous.start();
+            EngineStart start = StartRules.next(previous.start(), previous.state(), state, observation, startIds);
             next = new Current(state, start);
         } while (!current.compareAndSet(previous, next));
         boolean startChanged = previous.start() != next.start();

@@ -175,6 +175,34 @@ class CycleMemoriesTests {
         assertThat(memory(third).beforeStart()).isNull();
     }
 
+    @Test
+    void aNewProcessInTheLogAfterAReadyStartTakesNoAfterStopReadingWhileTheNewOneLoads() {
+        gpuNow = Mono.just(gpu(10, 100, 7688));
+        String first = startsAndIsVerified(10);
+
+        // The port's gap went unseen: the next start's header is the first sign; it already loads on the GPU.
+        gpuNow = Mono.just(gpu(31, 200, 7688));
+        observe(new Observation.ProcessStarted(T0.plusSeconds(30), T0.plusSeconds(30), first, false, "header"));
+        time.advanceTimeBy(AFTER_STOP_DELAY.multipliedBy(2));
+
+        assertThat(machine.start().id()).isNotEqualTo(first);
+        assertThat(memory(first).afterStop()).isNull();
+    }
+
+    @Test
+    void aStartThatFailedBeforeServingIsReadAfterItStopped() {
+        observe(new Observation.ProcessStarted(T0.plusSeconds(1), T0.plusSeconds(1), null, false, "header"));
+        String failed = machine.start().id();
+        gpuNow = Mono.just(gpu(9, 0, 0));
+        observe(new Observation.StartFailed(T0.plusSeconds(8), failed, "torch.OutOfMemoryError: CUDA out of memory."));
+        cycles.onRestartRecorded(
+                new RestartRecorded(records.keep(record(failed, T0.plusSeconds(1), Outcome.FAILED)), true));
+        time.advanceTimeBy(AFTER_STOP_DELAY);
+
+        assertThat(memory(failed).afterStop()).isEqualTo(gpu(9, 0, 0));
+        assertThat(memory(failed).atReady()).isNull();
+    }
+
     static Stream<Arguments> beforeStartCandidates() {
         Instant start = T0.plusSeconds(20);
         return Stream.of(
@@ -226,6 +254,7 @@ class CycleMemoriesTests {
                 Map.of(),
                 Map.of(),
                 outcome,
+                null,
                 null,
                 null,
                 "0.31.0",
