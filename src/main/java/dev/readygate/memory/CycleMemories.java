@@ -90,8 +90,9 @@ final class CycleMemories {
         EngineStart stopped = change.ended();
         EngineStart begun = change.start();
         synchronized (this) {
-            if (stopped != null && change.current() instanceof EngineState.Down && begun == null) {
-                Gap opened = new Gap(++gaps, stopped.id(), null, null);
+            if (stopped != null && change.current() instanceof EngineState.Down) {
+                // The engine went away, or the log's header of the next start came first (that start is loading).
+                Gap opened = new Gap(++gaps, stopped.id(), begun == null ? null : begun.id(), null);
                 gap = opened;
                 readAfterStop(opened);
             } else if (change.startBegan() && stopped == null && begun != null) {
@@ -100,8 +101,7 @@ final class CycleMemories {
                     gap = new Gap(open.number(), open.stoppedId(), begun.id(), open.reading());
                 }
             } else if (stopped != null) {
-                // A new process nobody saw go away (a restart, or the log's header of the next start): no reading
-                // shows the GPU between the two.
+                // A new process nobody saw go away: no reading shows the GPU between the two.
                 Gap open = gap;
                 if (open != null && open.nextId() == null) {
                     gap = null;

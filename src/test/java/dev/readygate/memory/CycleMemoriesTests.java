@@ -176,17 +176,22 @@ class CycleMemoriesTests {
     }
 
     @Test
-    void aNewProcessInTheLogAfterAReadyStartTakesNoAfterStopReadingWhileTheNewOneLoads() {
+    void aNewProcessInTheLogBeforeThePortWasSeenClosingOpensTheGapBetweenTheTwoStarts() {
         gpuNow = Mono.just(gpu(10, 100, 7688));
         String first = startsAndIsVerified(10);
 
-        // The port's gap went unseen: the next start's header is the first sign; it already loads on the GPU.
-        gpuNow = Mono.just(gpu(31, 200, 7688));
-        observe(new Observation.ProcessStarted(T0.plusSeconds(30), T0.plusSeconds(30), first, false, "header"));
-        time.advanceTimeBy(AFTER_STOP_DELAY.multipliedBy(2));
+        // The next start's header is read before the probes see the old engine's port closed.
+        gpuNow = Mono.just(gpu(21, 0, 0));
+        observe(new Observation.ProcessStarted(T0.plusSeconds(20), T0.plusSeconds(20), first, false, "header"));
+        String second = machine.start().id();
+        time.advanceTimeBy(AFTER_STOP_DELAY);
+        gpuNow = Mono.just(gpu(25, 200, 7688));
+        observe(new Observation.Unreachable(T0.plusSeconds(21), Reason.ENGINE_DOWN, "/health: refused"));
+        String verified = startsAndIsVerified(25);
 
-        assertThat(machine.start().id()).isNotEqualTo(first);
-        assertThat(memory(first).afterStop()).isNull();
+        assertThat(verified).isEqualTo(second).isNotEqualTo(first);
+        assertThat(memory(first).afterStop()).isEqualTo(gpu(21, 0, 0));
+        assertThat(memory(second).beforeStart()).isEqualTo(gpu(21, 0, 0));
     }
 
     @Test
