@@ -4,6 +4,7 @@ import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.Observation;
+import dev.readygate.secret.SecretRedaction;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -175,7 +176,9 @@ final class EngineLogEvidence implements StartLog {
         }
         failureTold = current;
         String reason = current().startFailure();
-        return new Observation.StartFailed(receivedAt, current, reason != null ? reason : failed.detail());
+        // vLLM's reason becomes readiness's detail, shown on /readyz and /status: never with a secret in it.
+        return new Observation.StartFailed(
+                receivedAt, current, SecretRedaction.redact(reason != null ? reason : failed.detail()));
     }
 
     /**

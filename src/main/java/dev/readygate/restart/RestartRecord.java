@@ -1,6 +1,7 @@
 package dev.readygate.restart;
 
 import dev.readygate.readiness.StartSource;
+import dev.readygate.secret.SecretRedaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -31,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  *     torch.OutOfMemoryError: CUDA out of memory. ...}), when the log gave one
  * @param readinessLatency from engine start to verified ready, when it became ready
  * @param vllmVersion the engine's version
- * @param engineArgs the engine's {@code non-default args} log line
+ * @param engineArgs the engine's {@code non-default args} log line, secrets redacted
  * @param model the served model
  * @param modelRoot the model path or hub id
  * @param revision the model revision (from the engine arguments), when known
@@ -70,7 +71,11 @@ public record RestartRecord(
         CycleMemory memory) {
 
     public RestartRecord {
-        evidence = List.copyOf(evidence);
+        // Text from the engine's log: no record, kept or shown, ever holds a secret (SecretRedaction).
+        evidence = evidence.stream().map(SecretRedaction::redact).toList();
+        fallbackReason = SecretRedaction.redactNullable(fallbackReason);
+        startFailure = SecretRedaction.redactNullable(startFailure);
+        engineArgs = SecretRedaction.redactNullable(engineArgs);
         phases = Map.copyOf(phases);
         loggedDurations = Map.copyOf(loggedDurations);
         node = Map.copyOf(node);
