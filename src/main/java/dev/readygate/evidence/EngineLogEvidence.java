@@ -213,11 +213,14 @@ final class EngineLogEvidence implements StartLog {
 
     /**
      * A header that only a new server process logs: an engine core's {@code Initializing a V1 LLM engine} belongs to the
-     * start of the server that spawned it, and a data-parallel core may log it after another core loaded its weights.
+     * start of the server that spawned it, and a data-parallel core may log it after another core loaded its weights;
+     * so does whatever the API server processes of {@code --api-server-count} above 1 ({@code ApiServer_N}) log, which
+     * the launching server spawns once its own header is out.
      */
     private static boolean startsProcess(LogEvent event) {
         String process = event.process();
-        return isHeader(event) && (process == null || !process.startsWith("EngineCore"));
+        return isHeader(event)
+                && (process == null || !(process.startsWith("EngineCore") || process.startsWith("ApiServer_")));
     }
 
     /** What a process logs as it starts, before any evidence of how it loads (the API server count comes with args). */

@@ -222,6 +222,27 @@ class EngineLogEvidenceTests {
     }
 
     @Test
+    void headersOfAnEngineCoreOrAnotherApiServerProcessAreTheStartsOwn() {
+        List<Observation> told = new ArrayList<>();
+        EngineLogEvidence log = live(T0.plusSeconds(60), told);
+        log.accept(banner(T0), T0);
+        log.onEngineStateChanged(new EngineStateChanged(
+                DOWN,
+                DOWN,
+                new Observation.ProcessStarted(T0, T0, null, false, "header"),
+                null,
+                new EngineStart("s1", T0, StartSource.LOG, false)));
+        log.accept(loaded(T0.plusSeconds(20)), T0.plusSeconds(20));
+
+        // A data-parallel core's late header, and an API server process of --api-server-count 2 (should it log one).
+        assertThat(log.accept(new LogEvent.ServerVersion(T0.plusSeconds(35), "EngineCore_DP1", 121, "0.31.0"), T0))
+                .isNull();
+        assertThat(log.accept(new LogEvent.ServerVersion(T0.plusSeconds(50), "ApiServer_1", 151, "0.31.0"), T0))
+                .isNull();
+        assertThat(log.findings("s1").loadingWeightsSeconds()).isEqualTo(4.88);
+    }
+
+    @Test
     void engineCoreInitializationFailedTellsTheStartFailedWithTheRootExceptionOnce() {
         List<Observation> told = new ArrayList<>();
         EngineLogEvidence log = live(T0.plusSeconds(10), told);
