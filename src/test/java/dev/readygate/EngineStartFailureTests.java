@@ -70,8 +70,12 @@ class EngineStartFailureTests {
 
     @Test
     void startThatDiesBeforeServingIsRecordedAsFailedWithVllmsReasonCountedAndShown() throws Exception {
+        // The container starts the engine again 3 s after it died: long enough to see the failed start's state.
         try (RunningSimulator engine = RunningSimulator.serving(
-                        workDir.resolve("engine"), "preload.enabled=false", "deployment.log-prefix=docker-desktop");
+                        workDir.resolve("engine"),
+                        "preload.enabled=false",
+                        "deployment.log-prefix=docker-desktop",
+                        "auto-restart-delay=3s");
                 ConfigurableApplicationContext readygate = readygate(engine)) {
             WebTestClient client = client(readygate);
             assertThat(awaitRecords(client, 1).get(0).get("outcome").asString()).isEqualTo("ready");
@@ -80,8 +84,11 @@ class EngineStartFailureTests {
             // profiles: its port never opens.
             engine.fault("startup-failure", false);
             engine.crash();
-            await().atMost(Duration.ofSeconds(20))
-                    .until(() -> !failed(history(client)).isEmpty());
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                JsonNode now = status(client);
+                return !failed(now.at("/restarts/history")).isEmpty()
+                        && now.get("reason").asString().equals("start_failed");
+            });
             JsonNode status = status(client);
             engine.clearFault("startup-failure");
 
@@ -96,10 +103,17 @@ class EngineStartFailureTests {
             assertThat(failure.at("/loggedDurations/weights_loading").isNumber())
                     .isTrue();
             // The engine is down with vLLM's reason until the next start.
-            if (status.get("state").asString().equals("down")
-                    && status.get("reason").asString().equals("start_failed")) {
-                assertThat(status.get("detail").asString()).startsWith(OOM);
-            }
+            assertThat(status.get("state").asString()).isEqualTo("down");
+            assertThat(status.get("detail").asString()).startsWith(OOM);
+            assertThat(client.get()
+                            .uri("/readyz")
+                            .exchange()
+                            .expectStatus()
+                            .isEqualTo(503)
+                            .expectBody(String.class)
+                            .returnResult()
+                            .getResponseBody())
+                    .contains("start_failed");
             String metrics = ReadygateClients.prometheus(client);
             assertThat(counter(metrics, "readygate_engine_start_failures_total{path=\"cold\"}"))
                     .isGreaterThanOrEqualTo(1);
@@ -188,8 +202,11 @@ class EngineStartFailureTests {
                 assertThat(latest.get("path").asString()).isEqualTo("cold");
                 assertThat(latest.get("firstSeen").booleanValue()).isFalse();
                 assertThat(latest.get("engineStartSource").asString()).isEqualTo("log");
-                // One start per restart: the engine cores' own headers, the API servers' lines are this start's.
+                // One start per restart: the engine cores' own headers (the second core's late, after the first
+                // core's weights), the API servers' lines are this start's, and they reset none of its evidence.
                 assertThat(history).hasSize(restarts + 1);
+                assertThat(latest.get("engineArgs").asString()).contains("'data_parallel_size': 2");
+                assertThat(latest.get("vllmVersion").asString()).isEqualTo("0.31.0");
                 assertThat(latest.get("loggedDurations").get("weights_loading").isNumber())
                         .isTrue();
             }

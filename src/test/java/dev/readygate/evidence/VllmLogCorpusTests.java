@@ -336,8 +336,11 @@ class VllmLogCorpusTests {
         assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T14:02:11Z"));
     }
 
-    /** The engine starts readiness saw while the lines of {@code files} were read live (after readygate came up). */
-    record Starts(int began, List<String> failures, EngineState state) {}
+    /**
+     * The engine starts readiness saw while the lines of {@code files} were read live (after readygate came up), and
+     * the log window's findings at the end.
+     */
+    record Starts(int began, List<String> failures, EngineState state, LogFindings findings) {}
 
     Starts live(List<String> lines) {
         Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
@@ -370,7 +373,10 @@ class VllmLogCorpusTests {
                 .map(change -> change.ended().id() + " " + ((Observation.StartFailed) change.cause()).detail())
                 .toList();
         return new Starts(
-                (int) changes.stream().filter(EngineStateChanged::startBegan).count(), failures, machine.current());
+                (int) changes.stream().filter(EngineStateChanged::startBegan).count(),
+                failures,
+                machine.current(),
+                log.current());
     }
 
     @ParameterizedTest
@@ -392,6 +398,9 @@ class VllmLogCorpusTests {
 
         assertThat(seen.began()).as(file).isEqualTo(starts);
         assertThat(seen.failures()).as(file).isEmpty();
+        // The start the log began keeps all of its evidence: a core's late header, the API servers' lines reset
+        // nothing.
+        assertThat(seen.findings()).as(file).isEqualTo(replay(file).log());
         // Loading: its port is not open yet (no probe in this test).
         assertThat(seen.state().kind()).as(file).isEqualTo(EngineState.Kind.DOWN);
     }
