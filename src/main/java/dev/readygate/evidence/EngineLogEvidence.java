@@ -58,6 +58,11 @@ final class EngineLogEvidence implements StartLog {
     private boolean live;
     /** The start whose failure was told (vLLM may say it more than once). */
     private @Nullable String failureTold;
+    /**
+     * The findings of the window a new process's header closed before readygate saw the current start end: that start's,
+     * since the header was the next process's.
+     */
+    private @Nullable LogFindings closedByHeader;
 
     private record Received(LogEvent event, Instant receivedAt) {}
 
@@ -115,6 +120,10 @@ final class EngineLogEvidence implements StartLog {
         if (startsProcess(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
             news = newProcess(event, receivedAt);
+            if (windowStarted()) {
+                // The window of a start that may not be seen ending yet: its findings, for when it is.
+                closedByHeader = current();
+            }
             events.clear();
         } else if (startsProcess(event) && events.isEmpty()) {
             news = newProcess(event, receivedAt);
@@ -145,15 +154,19 @@ final class EngineLogEvidence implements StartLog {
         if (current == null) {
             return processStarted(header, receivedAt, null, false);
         }
-        boolean started = events.stream()
-                .map(Received::event)
-                .anyMatch(event -> startsProcess(event) || event instanceof LogEvent.ApplicationStartup);
-        if (!started) {
+        if (!windowStarted()) {
             return null;
         }
         // The start readiness follows is over: its findings as they stand, before the window opens for the next.
         keepEnded(current, current());
         return processStarted(header, receivedAt, current, false);
+    }
+
+    /** Whether the window shows a start of its own: a server's header, or serving. */
+    private boolean windowStarted() {
+        return events.stream()
+                .map(Received::event)
+                .anyMatch(event -> startsProcess(event) || event instanceof LogEvent.ApplicationStartup);
     }
 
     private static Observation processStarted(
@@ -235,8 +248,13 @@ final class EngineLogEvidence implements StartLog {
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         EngineStart over = change.ended();
         if (over != null) {
-            // Kept already when a new process's header ended it: those findings stop before that header.
-            keepEnded(over.id(), current());
+            // Kept already when a new process's header ended it; else those findings stop before the header that closed
+            // its window, if one did.
+            keepEnded(over.id(), closedByHeader != null ? closedByHeader : current());
+            closedByHeader = null;
+        } else if (change.startBegan()) {
+            // A start began while none was current: a window a header closed meanwhile held an ended start's leftovers.
+            closedByHeader = null;
         }
         EngineStart start = change.start();
         startId = start == null ? null : start.id();

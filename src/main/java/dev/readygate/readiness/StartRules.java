@@ -18,7 +18,9 @@ import org.jspecify.annotations.Nullable;
  * {@code Starting} (the first start readygate sees). Going {@code Down} from a state that answered ends the start, and
  * so does readygate stopping ({@link ShuttingDown}). A {@link Observation.Restarted} (a new process readygate did not
  * see go away) ends the start and begins the next at once, dated by the new process's start time when the observation
- * carries it; so does a new process's header in the log while a start runs. Any other change keeps the start.
+ * carries it; so does a new process's header in the log while a start runs, and an engine that says it is loading its
+ * model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered {@code /health}: a new process on
+ * the port that readygate did not see go away. Any other change keeps the start.
  */
 final class StartRules {
 
@@ -79,6 +81,9 @@ final class StartRules {
             // is still loading.
             return answers(previous) ? null : start;
         }
+        if (start != null && loadingAgain(previous, current)) {
+            return new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
+        }
         if (start != null) {
             return start;
         }
@@ -92,5 +97,16 @@ final class StartRules {
     /** Whether the engine answered in {@code state}: anything but {@link Starting}, {@link Down}, {@link ShuttingDown}. */
     static boolean answers(EngineState state) {
         return !(state instanceof Starting || state instanceof Down || state instanceof ShuttingDown);
+    }
+
+    /** Loading after the engine had passed {@code /health}: only a new process loads its model. */
+    private static boolean loadingAgain(EngineState previous, EngineState current) {
+        boolean loading =
+                current instanceof EngineState.Listening listening && listening.cause() == Reason.ENGINE_LOADING;
+        boolean pastLoading = !(previous instanceof EngineState.Listening
+                || previous instanceof Starting
+                || previous instanceof Down
+                || previous instanceof ShuttingDown);
+        return loading && pastLoading;
     }
 }

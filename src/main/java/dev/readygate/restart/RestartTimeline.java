@@ -116,13 +116,15 @@ record RestartTimeline(
         boolean answers = !(state instanceof EngineState.Down || state instanceof EngineState.Starting);
         if (change.startBegan()) {
             Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
-            if (answers && ended != null) {
-                // A new process nobody saw go away: it answers /health already.
+            if (answers) {
                 phases.put(Phase.PORT_LISTENING, at);
+            }
+            if (answers && ended != null && !(state instanceof EngineState.Listening)) {
+                // A new process nobody saw go away: it answers /health already (unless it is still loading).
                 phases.put(Phase.HEALTH_OK, at);
                 return new Step(new RestartTimeline(current, phases, null, false, false), verdicts);
             }
-            // A start the log began is loading: its port opens later.
+            // A start the log began is loading (its port opens later), or the first start answers.
             timeline = new RestartTimeline(current, phases, null, false, false);
         }
         if (timeline.start == null) {
