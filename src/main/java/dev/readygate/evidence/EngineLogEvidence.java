@@ -202,6 +202,8 @@ final class EngineLogEvidence implements StartLog {
         Observation news;
         synchronized (this) {
             live = true;
+            // A window a header closed in those lines was an earlier process's: the start in progress is the last.
+            closedByHeader = null;
             LogFindings window = current();
             LogEvent header = events.stream()
                     .map(Received::event)

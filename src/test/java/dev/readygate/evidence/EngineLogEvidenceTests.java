@@ -307,6 +307,42 @@ class EngineLogEvidenceTests {
                                 + "); vLLM opens its port once initialized"));
     }
 
+    /**
+     * The probes may begin the start in progress before the lines already in the file are read: a header in those
+     * lines closes an earlier process's window, not this start's, so the start keeps the last window when it ends.
+     */
+    @Test
+    void aWindowClosedInTheBacklogIsAnEarlierProcesssNotTheStartInProgress() {
+        EngineLogEvidence log = telling(T0.plusSeconds(30), new ArrayList<>());
+        log.onEngineStateChanged(
+                began(S1, new EngineState.Starting(T0), new EngineState.Healthy(T0, Reason.MODEL_NOT_LISTED, "")));
+        log.accept(banner(T0), T0.plusSeconds(30));
+        log.accept(serving(T0.plusSeconds(5)), T0.plusSeconds(30));
+        log.accept(banner(T0.plusSeconds(20)), T0.plusSeconds(30));
+        log.accept(loaded(T0.plusSeconds(25)), T0.plusSeconds(30));
+        log.backlogRead();
+
+        log.onEngineStateChanged(wentAway(S1));
+
+        assertThat(log.findings("s1").loadingWeightsSeconds()).isEqualTo(4.88);
+        assertThat(log.findings("s1").firstLineAt()).isEqualTo(T0.plusSeconds(20));
+    }
+
+    /** A start that begins while none is current was not the one a header closed a window of meanwhile. */
+    @Test
+    void aWindowClosedWhileNoStartWasCurrentIsNotTheNextStarts() {
+        EngineLogEvidence log = telling(T0.plusSeconds(30), new ArrayList<>());
+        log.accept(banner(T0), T0.plusSeconds(30));
+        log.accept(serving(T0.plusSeconds(5)), T0.plusSeconds(30));
+        log.accept(banner(T0.plusSeconds(20)), T0.plusSeconds(30));
+        log.onEngineStateChanged(began(S1, DOWN, new EngineState.Healthy(T0, Reason.MODEL_NOT_LISTED, "")));
+        log.accept(loaded(T0.plusSeconds(25)), T0.plusSeconds(30));
+
+        log.onEngineStateChanged(wentAway(S1));
+
+        assertThat(log.findings("s1").loadingWeightsSeconds()).isEqualTo(4.88);
+    }
+
     @Test
     void backlogThatEndsServingOrFailedTellsNothing() {
         for (LogEvent last : List.of(
