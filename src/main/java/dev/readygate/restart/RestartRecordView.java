@@ -118,6 +118,7 @@ public final class RestartRecordView {
                         .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
         node.put("outcome", record.outcome().value());
         node.put("notReadyReason", record.notReadyReason());
+        node.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         node.put("readinessLatency", latency == null ? null : latency.toString());
         node.put("vllmVersion", record.vllmVersion());
@@ -177,6 +178,7 @@ public final class RestartRecordView {
         out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
         out.put("outcome", record.outcome().value());
         out.put("notReadyReason", record.notReadyReason());
+        out.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
         Map<String, Double> phases = new LinkedHashMap<>();
@@ -224,7 +226,7 @@ public final class RestartRecordView {
     private static List<String> csvHeader() {
         List<String> header = new ArrayList<>(List.of((""
                         + "id,engine_start,engine_start_source,first_seen,path,fallback_reason,wrong_weights_from_cache,"
-                        + "outcome,not_ready_reason,readiness_latency_seconds")
+                        + "outcome,not_ready_reason,start_failure,readiness_latency_seconds")
                 .split(",")));
         for (Phase phase : Phase.values()) {
             header.add(phase.value() + "_seconds");
@@ -251,6 +253,7 @@ public final class RestartRecordView {
         row.add(String.valueOf(record.wrongWeightsFromCache()));
         row.add(record.outcome().value());
         row.add(text(record.notReadyReason()));
+        row.add(text(record.startFailure()));
         row.add(seconds(record.readinessLatency()));
         Map<Phase, Duration> offsets = phaseOffsets();
         for (Phase phase : Phase.values()) {
