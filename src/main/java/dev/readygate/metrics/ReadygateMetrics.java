@@ -84,10 +84,13 @@ class ReadygateMetrics {
     /** Tokens the heavy probes made the engine process (prompt plus output), tag {@code kind}. */
     public static final String PROBE_TOKENS = "readygate.probe.tokens";
 
-    /** Engine starts by restart path, tag {@code path}. */
+    /** Engine starts by restart path, tag {@code path}; a start readygate did not see begin is not counted. */
     public static final String ENGINE_STARTS = "readygate.engine.starts";
 
-    /** From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. */
+    /**
+     * From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. Only starts readygate saw
+     * begin ({@link RestartRecord#comparable()}).
+     */
     public static final String READINESS_LATENCY = "readygate.readiness.latency";
 
     /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
@@ -415,7 +418,8 @@ class ReadygateMetrics {
                                 "readygate_version", readygateVersion),
                         1)),
                 true);
-        if (!recorded.completed()) {
+        if (!recorded.completed() || !record.comparable()) {
+            // A start readygate did not see begin is no engine start: its latency would be the engine's uptime.
             return;
         }
         StartMeters meters = starts.get(record.path());

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
@@ -79,8 +80,11 @@ final class StartRecorder {
 
     /** The path of a start from what is known without I/O (its log so far and its metrics). */
     RestartPath provisionalPath(@Nullable EngineStart start) {
-        String id = start == null ? "" : start.id();
-        return provisionalPath(log.findings(id), facts.of(id).firstSample());
+        if (start == null) {
+            return RestartAttribution.attribute(StartEvidence.none()).path();
+        }
+        return provisionalPath(
+                start, log.findings(start.id()), facts.of(start.id()).firstSample());
     }
 
     private void canaryMismatch(EngineStart start) {
@@ -88,7 +92,7 @@ final class StartRecorder {
         EngineMetricsSample first = facts.of(start.id()).firstSample();
         log.caughtUp(start.id())
                 .onErrorResume(error -> Mono.fromSupplier(() -> log.findings(start.id())))
-                .map(findings -> provisionalPath(findings, first))
+                .map(findings -> provisionalPath(start, findings, first))
                 .subscribe(
                         path -> publisher.accept(new CanaryMismatched(path)),
                         error -> logger.warn(
@@ -104,10 +108,13 @@ final class StartRecorder {
                 : Mono.fromSupplier(() -> log.findings(start.id()));
         findings.flatMap(logged -> {
                     EngineFacts known = facts.of(start.id());
-                    Dated dated = dated(start, known.firstSample(), logged);
+                    // A start readygate did not see begin: the log's latest lines may be an earlier process's.
+                    LogFindings own = evidence(start, logged, known.firstSample(), EvidenceSources.Reading.none())
+                            .log();
+                    Dated dated = dated(start, known.firstSample(), own);
                     return sources.read(dated.at())
                             .onErrorReturn(EvidenceSources.Reading.none())
-                            .map(reading -> build(verdict, known, logged, dated, reading));
+                            .map(reading -> build(verdict, known, own, dated, reading));
                 })
                 .map(records::keep)
                 .subscribe(
@@ -116,10 +123,12 @@ final class StartRecorder {
                                     "Engine start {}: {} ({}), {}",
                                     record.outcome().value(),
                                     record.path().value(),
-                                    record.readinessLatency() == null
-                                            ? "not ready"
-                                            : "verified ready "
-                                                    + record.readinessLatency().toMillis() + " ms after engine start",
+                                    record.readinessLatency() != null
+                                            ? "verified ready "
+                                                    + record.readinessLatency().toMillis() + " ms after engine start"
+                                            : record.firstSeen() && record.outcome() == Outcome.READY
+                                                    ? "verified ready; first seen, so no readiness latency"
+                                                    : "not ready",
                                     String.join("; ", record.evidence()));
                             publisher.accept(new RestartRecorded(record, verdict.completed()));
                         },
@@ -131,13 +140,9 @@ final class StartRecorder {
 
     /** The best date of a start: its process start time, else its log's first line, else what readiness saw. */
     static Dated dated(EngineStart start, @Nullable EngineMetricsSample first, LogFindings logged) {
-        if (first != null && first.processStartTimeSeconds() != null) {
-            return new Dated(
-                    Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000)),
-                    StartSource.PROCESS_START_TIME);
-        }
-        if (start.source() == StartSource.PROCESS_START_TIME) {
-            return new Dated(start.since(), StartSource.PROCESS_START_TIME);
+        Instant processStart = processStart(start, first);
+        if (processStart != null) {
+            return new Dated(processStart, StartSource.PROCESS_START_TIME);
         }
         if (logged.firstLineAt() != null) {
             return new Dated(logged.firstLineAt(), StartSource.LOG);
@@ -153,7 +158,7 @@ final class StartRecorder {
             EvidenceSources.Reading reading) {
         EngineStart start = verdict.start();
         RestartAttribution.Attribution attribution =
-                RestartAttribution.attribute(evidence(f, known.firstSample(), reading));
+                RestartAttribution.attribute(evidence(start, f, known.firstSample(), reading));
         Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
         phases.putAll(verdict.phases());
         phases.put(Phase.ENGINE_START, dated.at());
@@ -175,7 +180,8 @@ final class StartRecorder {
                 logged(f),
                 verdict.outcome(),
                 verdict.reason() == null ? null : verdict.reason().value(),
-                ready == null ? null : Duration.between(dated.at(), ready),
+                // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
+                ready == null || start.firstSeen() ? null : Duration.between(dated.at(), ready),
                 known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion(),
                 f.engineArgs(),
                 card == null ? null : card.id(),
@@ -216,13 +222,28 @@ final class StartRecorder {
         return matcher.find() ? matcher.group(1) : null;
     }
 
-    private static RestartPath provisionalPath(LogFindings findings, @Nullable EngineMetricsSample first) {
-        return RestartAttribution.attribute(evidence(findings, first, EvidenceSources.Reading.none()))
+    private RestartPath provisionalPath(EngineStart start, LogFindings findings, @Nullable EngineMetricsSample first) {
+        return RestartAttribution.attribute(evidence(start, findings, first, EvidenceSources.Reading.none()))
                 .path();
     }
 
-    private static StartEvidence evidence(
-            LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
-        return new StartEvidence(f, first == null ? null : first.requestSuccess(), read);
+    private StartEvidence evidence(
+            EngineStart start, LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
+        Instant processStart = processStart(start, first);
+        return StartEvidence.of(
+                start.firstSeen(),
+                processStart,
+                f,
+                first == null ? null : first.requestSuccess(),
+                read,
+                start.firstSeen() && processStart != null ? records.history() : List.of());
+    }
+
+    /** When the start's process started, if the process itself said so. */
+    private static @Nullable Instant processStart(EngineStart start, @Nullable EngineMetricsSample first) {
+        if (first != null && first.processStartTimeSeconds() != null) {
+            return Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000));
+        }
+        return start.source() == StartSource.PROCESS_START_TIME ? start.since() : null;
     }
 }
