@@ -11,6 +11,7 @@ import dev.readygate.memory.MemoryAssessed;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.MetricsEvidence;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
@@ -110,6 +111,12 @@ class ReadygateMetrics {
 
     /** The engine's KV cache size in tokens ({@code kv_cache_size_tokens} of {@code vllm:cache_config_info}). */
     public static final String KV_CACHE_SIZE = "readygate.kv.cache.size.tokens";
+
+    /**
+     * 1 while evidence restart or busy detection needs is lost from the engine's {@code /metrics}, tag {@code evidence}
+     * ({@link MetricsEvidence.Part#value()}: {@code metrics}, {@code process_start_time}, ...).
+     */
+    public static final String EVIDENCE_LOST = "readygate.engine.evidence.lost";
 
     /** 1, with the engine's vLLM version and model and readygate's version as tags. */
     public static final String ENGINE_INFO = "readygate.engine.info";
@@ -220,6 +227,15 @@ class ReadygateMetrics {
                 })
                 .description("The engine's KV cache size in tokens")
                 .register(registry);
+        for (MetricsEvidence.Part part : MetricsEvidence.Part.values()) {
+            Gauge.builder(
+                            EVIDENCE_LOST,
+                            facts,
+                            f -> f.current().metricsEvidence().lost().containsKey(part) ? 1 : 0)
+                    .description("Whether evidence restart or busy detection needs is lost from the engine's /metrics")
+                    .tag("evidence", part.value())
+                    .register(registry);
+        }
     }
 
     private Counter transition(EngineState.Kind from, EngineState.Kind to) {

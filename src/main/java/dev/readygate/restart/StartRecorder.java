@@ -83,16 +83,15 @@ final class StartRecorder {
         if (start == null) {
             return RestartAttribution.attribute(StartEvidence.none()).path();
         }
-        return provisionalPath(
-                start, log.findings(start.id()), facts.of(start.id()).firstSample());
+        return provisionalPath(start, log.findings(start.id()), facts.of(start.id()));
     }
 
     private void canaryMismatch(EngineStart start) {
         // The path from every log line written so far: the tail's last poll may not have read the start's lines.
-        EngineMetricsSample first = facts.of(start.id()).firstSample();
+        EngineFacts known = facts.of(start.id());
         log.caughtUp(start.id())
                 .onErrorResume(error -> Mono.fromSupplier(() -> log.findings(start.id())))
-                .map(findings -> provisionalPath(start, findings, first))
+                .map(findings -> provisionalPath(start, findings, known))
                 .subscribe(
                         path -> publisher.accept(new CanaryMismatched(path)),
                         error -> logger.warn(
@@ -109,7 +108,7 @@ final class StartRecorder {
         findings.flatMap(logged -> {
                     EngineFacts known = facts.of(start.id());
                     // A start readygate did not see begin: the log's latest lines may be an earlier process's.
-                    LogFindings own = evidence(start, logged, known.firstSample(), EvidenceSources.Reading.none())
+                    LogFindings own = evidence(start, logged, known, EvidenceSources.Reading.none())
                             .log();
                     Dated dated = dated(start, known.firstSample(), own);
                     return sources.read(dated.at())
@@ -157,8 +156,7 @@ final class StartRecorder {
             Dated dated,
             EvidenceSources.Reading reading) {
         EngineStart start = verdict.start();
-        RestartAttribution.Attribution attribution =
-                RestartAttribution.attribute(evidence(start, f, known.firstSample(), reading));
+        RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(start, f, known, reading));
         Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
         phases.putAll(verdict.phases());
         phases.put(Phase.ENGINE_START, dated.at());
@@ -222,19 +220,18 @@ final class StartRecorder {
         return matcher.find() ? matcher.group(1) : null;
     }
 
-    private RestartPath provisionalPath(EngineStart start, LogFindings findings, @Nullable EngineMetricsSample first) {
-        return RestartAttribution.attribute(evidence(start, findings, first, EvidenceSources.Reading.none()))
+    private RestartPath provisionalPath(EngineStart start, LogFindings findings, EngineFacts known) {
+        return RestartAttribution.attribute(evidence(start, findings, known, EvidenceSources.Reading.none()))
                 .path();
     }
 
-    private StartEvidence evidence(
-            EngineStart start, LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
-        Instant processStart = processStart(start, first);
+    private StartEvidence evidence(EngineStart start, LogFindings f, EngineFacts known, EvidenceSources.Reading read) {
+        Instant processStart = processStart(start, known.firstSample());
         return StartEvidence.of(
                 start.firstSeen(),
                 processStart,
                 f,
-                first == null ? null : first.requestSuccess(),
+                known.requestsAtFirstScrape(),
                 read,
                 start.firstSeen() && processStart != null ? records.history() : List.of());
     }
