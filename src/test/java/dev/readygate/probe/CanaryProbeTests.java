@@ -6,6 +6,7 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
+import dev.readygate.statedir.StateDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -44,7 +45,7 @@ class CanaryProbeTests {
                 "NVIDIA H200",
                 engine,
                 new SnapshotOracle(snapshot, json),
-                new CanaryBaselineStore(stateDir, json),
+                new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
                 () -> trust,
                 clock,
                 Duration.ofSeconds(5),
