@@ -47,6 +47,8 @@ final class ProbeSchedule {
     private final EngineFactsHolder facts;
     private final Clock clock;
     private final RateLimitedLog unexpected;
+    // A part of /metrics that comes and goes (a body just over max-body-size) is said once a minute, with a count.
+    private final RateLimitedLog evidenceLost;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
 
@@ -65,6 +67,7 @@ final class ProbeSchedule {
         this.facts = facts;
         this.clock = clock;
         this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
+        this.evidenceLost = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
         this.scheduler = scheduler;
     }
 
@@ -190,14 +193,15 @@ final class ProbeSchedule {
         });
     }
 
-    /** Learns from a scrape, and says once when evidence readygate relies on is lost or back. */
+    /** Learns from a scrape, and says when evidence readygate relies on is lost (at most once a minute per part). */
     private void learnEvidence(java.util.function.UnaryOperator<EngineFacts> scrape) {
         MetricsEvidence before = facts.current().metricsEvidence();
         facts.learn(scrape);
         MetricsEvidence after = facts.current().metricsEvidence();
         after.lost().forEach((part, loss) -> {
             if (!before.lost().containsKey(part)) {
-                logger.warn(
+                evidenceLost.warn(
+                        part.value(),
                         "Engine evidence lost: {} ({}): readygate now has {}",
                         part.source(),
                         loss.why(),
@@ -206,7 +210,7 @@ final class ProbeSchedule {
         });
         before.lost().keySet().stream()
                 .filter(part -> !after.lost().containsKey(part))
-                .forEach(part -> logger.info("Engine evidence back: {}", part.source()));
+                .forEach(part -> logger.debug("Engine evidence back: {}", part.source()));
     }
 
     /**
