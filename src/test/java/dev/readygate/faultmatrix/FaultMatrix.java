@@ -215,9 +215,17 @@ final class FaultMatrix {
                             .plus(MatrixSettings.AUTO_RESTART_DELAY)
                             .plusSeconds(1)
                     : Duration.ofSeconds(1);
-            Lane.Change back = awaitBack(lane, clearedFrom, limit(backBound).plus(settle), settle);
-            Duration backToReady = back == null ? null : Duration.between(clearedFrom, back.at());
-            long drops = back == null ? 0 : lane.dropsAfter(back.at());
+            Duration backToReady;
+            long drops;
+            if (out == null && lane.ready()) {
+                // Never out (slow without an objective): nothing to come back from.
+                backToReady = Duration.ZERO;
+                drops = lane.dropsAfter(clearedFrom);
+            } else {
+                Lane.Change back = awaitBack(lane, clearedFrom, limit(backBound).plus(settle), settle);
+                backToReady = back == null ? null : Duration.between(clearedFrom, back.at());
+                drops = back == null ? 0 : lane.dropsAfter(back.at());
+            }
             return new Result(
                     row,
                     toNotReady,
@@ -330,7 +338,12 @@ final class FaultMatrix {
                     .append(" | ")
                     .append(promisedNotReady(r))
                     .append(" | ")
-                    .append(r.backToReady() == null ? "not back" : seconds(r.backToReady()))
+                    .append(
+                            r.backToReady() == null
+                                    ? "not back"
+                                    : r.toNotReady() == null && r.problem() == null
+                                            ? "never left 200"
+                                            : seconds(r.backToReady()))
                     .append(r.dropsAfterBack() > 0 ? " (then dropped " + r.dropsAfterBack() + "x)" : "")
                     .append(" | ")
                     .append("≤ ")
