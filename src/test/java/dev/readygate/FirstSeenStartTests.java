@@ -129,6 +129,40 @@ class FirstSeenStartTests {
         }
     }
 
+    /**
+     * A loaded machine: readygate's first looks at a running engine time out ({@code /health} accepts the connection
+     * and answers nothing within {@code request-timeout}). That is the same engine start, seen late, not a start of its
+     * own that never became ready: one first-seen record, ready, and no {@code not_ready} record before it.
+     */
+    @Test
+    void firstLooksThatTimeOutAreNoStartOfTheirOwn() {
+        try (RunningSimulator engine = servingEngine(workDir.resolve("engine"))) {
+            engine.fault("hang", true);
+            try (ConfigurableApplicationContext readygate = readygate(engine, false)) {
+                WebTestClient client = client(readygate);
+                await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                    JsonNode status = status(client);
+                    assertThat(status.get("state").asString()).isEqualTo("listening");
+                    assertThat(status.get("detail").asString()).contains("/health");
+                });
+                engine.clearFaults();
+                await().atMost(Duration.ofSeconds(20))
+                        .until(() -> status(client)
+                                .at("/restarts/history")
+                                .valueStream()
+                                .anyMatch(r -> r.get("outcome").asString().equals("ready")));
+                JsonNode history = status(client).at("/restarts/history");
+                assertThat(history.valueStream().map(r -> r.get("outcome").asString() + " " + r.get("notReadyReason")))
+                        .as("the timed-out first looks were the same engine start, not one that never became ready")
+                        .containsExactly("ready null");
+                JsonNode only = history.get(0);
+                assertThat(only.get("path").asString()).isEqualTo("unknown");
+                assertThat(only.get("engineStartSource").asString()).isEqualTo("process_start_time");
+                assertFirstSeenAndKeptOutOfComparisons(only, ReadygateClients.prometheus(client));
+            }
+        }
+    }
+
     @Test
     void restartedBesideARunningEngineWithItsStateDirTakesThePathItRecordedWhenItSawTheStartBegin() {
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"))) {
