@@ -75,12 +75,12 @@ class FirstSeenStartTests {
     }
 
     static void assertFirstSeenAndKeptOutOfComparisons(JsonNode record, String prometheus) {
-        assertThat(record.get("firstSeen").booleanValue()).isTrue();
-        assertThat(record.get("comparable").booleanValue()).isFalse();
         assertThat(record.get("outcome").asString()).isEqualTo("ready");
         assertThat(record.get("readinessLatencySeconds").isNull())
                 .as("a first-seen start's 'latency' would be the engine's uptime")
                 .isTrue();
+        assertThat(record.get("firstSeen").booleanValue()).isTrue();
+        assertThat(record.get("comparable").booleanValue()).isFalse();
         assertThat(record.get("evidence").valueStream().map(JsonNode::asString))
                 .anyMatch(line -> line.startsWith("first seen: readygate did not see this start begin"))
                 .noneMatch(line -> line.contains("restored from a snapshot image"));
