@@ -148,6 +148,11 @@ class LostEvidenceTests {
             // Not "available" while nothing usable comes; the values shown are the last usable scrape's, said stale.
             assertThat(status.at("/engine/endpoints/metrics").asString()).startsWith("lost since ");
             assertThat(status.at("/engine/metrics/stale").booleanValue()).isTrue();
+            // What readygate can see is not read from that stale scrape.
+            assertThat(status.at("/engine/capabilities/busyDetection").asString())
+                    .startsWith("no, for now: /metrics lost since ");
+            assertThat(status.at("/engine/capabilities/restartDetection").asString())
+                    .startsWith("nothing from /metrics for now");
         }
         if (kind.equals("no-vllm")) {
             assertThat(lost())

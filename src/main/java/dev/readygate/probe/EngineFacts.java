@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * What readygate learned about one engine start, as one immutable value: its model card, its vLLM version, its metrics
  * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest, and what of
- * them is lost), which endpoints it has, the representative prompt calibrated for it, and when the heavy probes last ran
- * on it. A new start
+ * them is lost), which endpoints it has (what discovery found, and what the probes learned since), and when the heavy
+ * probes last ran on it. A new start
  * begins with {@link #fresh}: nothing is forgotten, the value is swapped ({@link EngineFactsHolder}). Written by the
  * probes, read by restart tracking, metrics and {@code /status}.
  *
@@ -20,8 +20,7 @@ import org.jspecify.annotations.Nullable;
  * @param firstSample the first usable {@code /metrics} scrape of this start
  * @param lastSample the latest usable scrape (one that failed or had none of the series readygate reads is not kept:
  *     {@code metricsEvidence} says so)
- * @param capabilities which of vLLM's extra endpoints the engine has
- * @param calibration a prompt text whose token count the engine reported, for servers without {@code /tokenize}
+ * @param capabilities what the engine offers (its dialect and endpoints, as discovery found them)
  * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
  * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
@@ -34,7 +33,6 @@ public record EngineFacts(
         @Nullable EngineMetricsSample firstSample,
         @Nullable EngineMetricsSample lastSample,
         EngineCapabilities capabilities,
-        @Nullable PromptCalibration calibration,
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
         int cyclesSinceVersion,
@@ -43,19 +41,10 @@ public record EngineFacts(
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
 
-    /**
-     * A representative prompt text whose token count the engine reported.
-     *
-     * @param plannedTokens the prompt tokens it was built for
-     * @param text the text
-     * @param tokens the prompt tokens the engine counted
-     */
-    public record PromptCalibration(int plannedTokens, String text, int tokens) {}
-
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
         return new EngineFacts(
-                startId, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0, MetricsEvidence.NONE);
+                startId, null, null, null, null, EngineCapabilities.ALL, null, null, 0, MetricsEvidence.NONE);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -104,10 +93,6 @@ public record EngineFacts(
         return with(draft -> draft.capabilities = value);
     }
 
-    EngineFacts withCalibration(PromptCalibration value) {
-        return with(draft -> draft.calibration = value);
-    }
-
     EngineFacts withLastHeavy(Instant at) {
         return with(draft -> draft.lastHeavy = at);
     }
@@ -137,7 +122,6 @@ public record EngineFacts(
                 draft.firstSample,
                 draft.lastSample,
                 draft.capabilities,
-                draft.calibration,
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
                 draft.cyclesSinceVersion,
@@ -161,9 +145,6 @@ public record EngineFacts(
         EngineCapabilities capabilities;
 
         @Nullable
-        PromptCalibration calibration;
-
-        @Nullable
         Instant lastHeavy;
 
         @Nullable
@@ -179,7 +160,6 @@ public record EngineFacts(
             firstSample = facts.firstSample;
             lastSample = facts.lastSample;
             capabilities = facts.capabilities;
-            calibration = facts.calibration;
             lastHeavy = facts.lastHeavy;
             successesAtLastHeavy = facts.successesAtLastHeavy;
             cyclesSinceVersion = facts.cyclesSinceVersion;

@@ -12,9 +12,10 @@ import org.jspecify.annotations.Nullable;
  * <p>There is no start while nothing answers ({@link Starting}, {@link Down}) or once readygate stops
  * ({@link ShuttingDown}): going there ends the start. The first state after those begins one: after {@code Down} it is
  * dated by when the old engine was seen going away, after {@code Starting} by when it was first seen (the first start
- * readygate sees). A {@link Observation.Restarted} (a new process readygate did not see go away) ends the start and
- * begins the next at once, dated by the new process's start time when the observation carries it. Any other change
- * keeps the start.
+ * readygate sees: first seen, not an engine restart, unless the engine says it is still loading its model). A {@link Observation.Restarted} (a new process readygate did not see go away) ends the start and
+ * begins the next at once, dated by the new process's start time when the observation carries it. So does an engine
+ * that says it is loading its model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered
+ * {@code /health}: a new process on the port that readygate did not see go away. Any other change keeps the start.
  */
 final class StartRules {
 
@@ -40,13 +41,33 @@ final class StartRules {
                     ? new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false)
                     : new EngineStart(ids.get(), restarted.processStart(), StartSource.PROCESS_START_TIME, false);
         }
+        if (start != null && loadingAgain(previous, current)) {
+            return new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
+        }
         if (start != null) {
             return start;
         }
         return switch (previous) {
             case Down down -> new EngineStart(ids.get(), down.since(), StartSource.OBSERVED_DOWN, false);
-            case Starting starting -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, true);
+            // The engine says it is loading its model (llama.cpp's 503) at readygate's first look: a start readygate
+            // sees before it served, as a refused port is for vLLM; anything else that answers was up already.
+            case Starting starting ->
+                new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, !loading(current));
             default -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
         };
+    }
+
+    private static boolean loading(EngineState state) {
+        return state instanceof EngineState.Listening listening && listening.cause() == Reason.ENGINE_LOADING;
+    }
+
+    /** Loading after the engine had passed {@code /health}: only a new process loads its model. */
+    private static boolean loadingAgain(EngineState previous, EngineState current) {
+        boolean loading = loading(current);
+        boolean pastLoading = !(previous instanceof EngineState.Listening
+                || previous instanceof Starting
+                || previous instanceof Down
+                || previous instanceof ShuttingDown);
+        return loading && pastLoading;
     }
 }

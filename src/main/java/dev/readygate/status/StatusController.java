@@ -2,6 +2,7 @@ package dev.readygate.status;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.gpu.GpuMemory;
@@ -196,9 +197,15 @@ class StatusController {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", SecretRedaction.redact(properties.engine().requiredBaseUrl()));
         ModelCard card = facts.card();
+        EngineSurface surface = facts.capabilities().surface();
+        engine.put("dialect", surface == null ? null : surface.dialect().value());
+        engine.put("dialectEvidence", surface == null ? null : surface.dialectEvidence());
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
         engine.put("maxModelLen", card == null ? null : card.maxModelLen());
+        engine.put("maxModelLenSource", surface == null ? null : surface.maxModelLenSource());
+        engine.put("version", surface == null ? facts.vllmVersion() : surface.version());
+        engine.put("versionSource", surface == null ? null : surface.versionSource());
         engine.put("vllmVersion", facts.vllmVersion());
         EngineMetricsSample metrics = facts.lastSample();
         MetricsEvidence evidence = facts.metricsEvidence();
@@ -212,14 +219,24 @@ class StatusController {
             m.put("sampledAt", sampled == null ? null : sampled.toString());
             // The values above are of the last usable scrape: say so when the latest gave nothing usable.
             m.put("stale", !evidence.usable());
+            m.put("families", List.copyOf(new java.util.TreeSet<>(metrics.families())));
             engine.put("metrics", m);
         }
         Map<String, String> endpoints = new LinkedHashMap<>(facts.capabilities().describe());
+        Map<String, String> capabilities =
+                new LinkedHashMap<>(facts.capabilities().capabilities(metrics));
         MetricsEvidence.Loss whole = evidence.lost().get(MetricsEvidence.Part.METRICS);
         if (whole != null && endpoints.containsKey("metrics")) {
-            endpoints.put("metrics", "lost since " + whole.since() + ": " + whole.why());
+            String lost = "lost since " + whole.since() + ": " + whole.why();
+            endpoints.put("metrics", lost);
+            // What readygate can see was read from the last usable scrape: not while nothing usable comes.
+            capabilities.computeIfPresent("busyDetection", (key, was) -> "no, for now: /metrics " + lost);
+            capabilities.computeIfPresent(
+                    "restartDetection", (key, was) -> "nothing from /metrics for now (" + lost + "); otherwise " + was);
         }
         engine.put("endpoints", endpoints);
+        engine.put("capabilities", capabilities);
+        engine.put("problems", surface == null ? List.of() : surface.problems());
         engine.put("lostEvidence", lostEvidence(evidence));
         return engine;
     }
