@@ -11,6 +11,7 @@ import dev.readygate.memory.MemoryAssessed;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.MetricsEvidence;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
@@ -85,13 +86,16 @@ class ReadygateMetrics {
     /** Tokens the heavy probes made the engine process (prompt plus output), tag {@code kind}. */
     public static final String PROBE_TOKENS = "readygate.probe.tokens";
 
-    /** Engine starts by restart path, tag {@code path}. */
+    /** Engine starts by restart path, tag {@code path}; a start readygate did not see begin is not counted. */
     public static final String ENGINE_STARTS = "readygate.engine.starts";
 
     /** Engine starts that died before serving ({@code outcome} {@code failed}), tag {@code path}; also in the starts. */
     public static final String ENGINE_START_FAILURES = "readygate.engine.start.failures";
 
-    /** From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. */
+    /**
+     * From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. Only starts readygate saw
+     * begin ({@link RestartRecord#comparable()}).
+     */
     public static final String READINESS_LATENCY = "readygate.readiness.latency";
 
     /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
@@ -111,6 +115,12 @@ class ReadygateMetrics {
 
     /** The engine's KV cache size in tokens ({@code kv_cache_size_tokens} of {@code vllm:cache_config_info}). */
     public static final String KV_CACHE_SIZE = "readygate.kv.cache.size.tokens";
+
+    /**
+     * 1 while evidence restart or busy detection needs is lost from the engine's {@code /metrics}, tag {@code evidence}
+     * ({@link MetricsEvidence.Part#value()}: {@code metrics}, {@code process_start_time}, ...).
+     */
+    public static final String EVIDENCE_LOST = "readygate.engine.evidence.lost";
 
     /** 1, with the engine's vLLM version and model and readygate's version as tags. */
     public static final String ENGINE_INFO = "readygate.engine.info";
@@ -225,6 +235,15 @@ class ReadygateMetrics {
                 })
                 .description("The engine's KV cache size in tokens")
                 .register(registry);
+        for (MetricsEvidence.Part part : MetricsEvidence.Part.values()) {
+            Gauge.builder(
+                            EVIDENCE_LOST,
+                            facts,
+                            f -> f.current().metricsEvidence().lost().containsKey(part) ? 1 : 0)
+                    .description("Whether evidence restart or busy detection needs is lost from the engine's /metrics")
+                    .tag("evidence", part.value())
+                    .register(registry);
+        }
     }
 
     private Counter transition(EngineState.Kind from, EngineState.Kind to) {
@@ -428,7 +447,8 @@ class ReadygateMetrics {
                                 "readygate_version", readygateVersion),
                         1)),
                 true);
-        if (!recorded.completed()) {
+        if (!recorded.completed() || !record.comparable()) {
+            // A start readygate did not see begin is no engine start: its latency would be the engine's uptime.
             return;
         }
         StartMeters meters = starts.get(record.path());

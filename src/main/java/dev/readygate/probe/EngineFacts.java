@@ -8,20 +8,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What readygate learned about one engine start, as one immutable value: its model card, its vLLM version, its metrics
- * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest), which
- * endpoints it has (what discovery found, and what the probes learned since), and when the heavy probes last ran on it. A new start
+ * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest, and what of
+ * them is lost), which endpoints it has (what discovery found, and what the probes learned since), and when the heavy
+ * probes last ran on it. A new start
  * begins with {@link #fresh}: nothing is forgotten, the value is swapped ({@link EngineFactsHolder}). Written by the
  * probes, read by restart tracking, metrics and {@code /status}.
  *
  * @param startId the engine start these facts are of (empty for none)
  * @param card the model card {@code /v1/models} listed
  * @param vllmVersion what {@code /version} said ({@code unknown} without it)
- * @param firstSample the first {@code /metrics} scrape of this start
- * @param lastSample the latest scrape
+ * @param firstSample the first usable {@code /metrics} scrape of this start
+ * @param lastSample the latest usable scrape (one that failed or had none of the series readygate reads is not kept:
+ *     {@code metricsEvidence} says so)
  * @param capabilities what the engine offers (its dialect and endpoints, as discovery found them)
  * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
  * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
+ * @param metricsEvidence what the scrapes of this start give restart and busy detection, and what of it is lost
  */
 public record EngineFacts(
         String startId,
@@ -32,14 +35,16 @@ public record EngineFacts(
         EngineCapabilities capabilities,
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
-        int cyclesSinceVersion) {
+        int cyclesSinceVersion,
+        MetricsEvidence metricsEvidence) {
 
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
 
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
-        return new EngineFacts(startId, null, null, null, null, EngineCapabilities.ALL, null, null, 0);
+        return new EngineFacts(
+                startId, null, null, null, null, EngineCapabilities.ALL, null, null, 0, MetricsEvidence.NONE);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -50,11 +55,38 @@ public record EngineFacts(
         return with(draft -> draft.vllmVersion = value);
     }
 
-    EngineFacts scraped(EngineMetricsSample sample) {
+    /** A scrape parsed at {@code at}: kept when it has any of the series readygate reads. */
+    EngineFacts scraped(EngineMetricsSample sample, Instant at) {
+        MetricsEvidence evidence = metricsEvidence.scraped(sample, at);
         return with(draft -> {
-            draft.firstSample = firstSample == null ? sample : firstSample;
-            draft.lastSample = sample;
+            draft.metricsEvidence = evidence;
+            if (evidence.usable()) {
+                draft.firstSample = firstSample == null ? sample : firstSample;
+                draft.lastSample = sample;
+            }
         });
+    }
+
+    /** A scrape failed at {@code at}, as {@code why} says; the last usable sample stays, for what it was. */
+    EngineFacts scrapeFailed(String why, Instant at) {
+        return with(draft -> draft.metricsEvidence = metricsEvidence.failed(why, at));
+    }
+
+    /**
+     * {@code vllm:request_success_total} as this start began, or null when unknown: its first scrape, unless scrapes
+     * failed before the first usable one (by then real traffic may have been counted).
+     */
+    public @Nullable Double requestsAtFirstScrape() {
+        return firstSample == null || metricsEvidence.firstScrapeMissed() ? null : firstSample.requestSuccess();
+    }
+
+    /**
+     * The latest sample, when the latest scrape gave it: null while {@code /metrics} gives nothing usable, so a decision
+     * on load (idle, busy) is not made on a stale sample.
+     */
+    @Nullable
+    EngineMetricsSample freshSample() {
+        return metricsEvidence.usable() ? lastSample : null;
     }
 
     EngineFacts withCapabilities(EngineCapabilities value) {
@@ -92,7 +124,8 @@ public record EngineFacts(
                 draft.capabilities,
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
-                draft.cyclesSinceVersion);
+                draft.cyclesSinceVersion,
+                draft.metricsEvidence);
     }
 
     /** The facts being changed. */
@@ -119,6 +152,8 @@ public record EngineFacts(
 
         int cyclesSinceVersion;
 
+        MetricsEvidence metricsEvidence;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -128,12 +163,14 @@ public record EngineFacts(
             lastHeavy = facts.lastHeavy;
             successesAtLastHeavy = facts.successesAtLastHeavy;
             cyclesSinceVersion = facts.cyclesSinceVersion;
+            metricsEvidence = facts.metricsEvidence;
         }
     }
 
-    /** {@code vllm:request_success_total} at the latest scrape. */
+    /** {@code vllm:request_success_total} at the latest scrape, when it gave it. */
     @Nullable
     Double successes() {
-        return lastSample == null ? null : lastSample.requestSuccess();
+        EngineMetricsSample fresh = freshSample();
+        return fresh == null ? null : fresh.requestSuccess();
     }
 }

@@ -54,6 +54,8 @@ final class ProbeSchedule {
     private final EngineDiscovery discovery;
     private final Clock clock;
     private final RateLimitedLog unexpected;
+    // A part of /metrics that comes and goes (a body just over max-body-size) is said once a minute, with a count.
+    private final RateLimitedLog evidenceLost;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
     private final Sinks.Many<Boolean> wakeUps = Sinks.many().multicast().directBestEffort();
@@ -75,6 +77,7 @@ final class ProbeSchedule {
         this.facts = facts;
         this.clock = clock;
         this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
+        this.evidenceLost = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
         this.scheduler = scheduler;
     }
 
@@ -191,16 +194,20 @@ final class ProbeSchedule {
             return Mono.empty();
         }
         return client.metrics().flatMap(call -> {
+            Instant at = clock.instant();
             if (call instanceof EngineCall.Failure<EngineMetricsSample> failure) {
                 if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
                     facts.learn(f -> f.withCapabilities(f.capabilities().withoutMetrics()));
+                } else {
+                    learnEvidence(f -> f.scrapeFailed(failure.failure().detail(), at));
                 }
                 return Mono.empty();
             }
             EngineMetricsSample sample = ((EngineCall.Success<EngineMetricsSample>) call).value();
+            // Compared with the last usable scrape: a restart while nothing usable came is seen once it comes again.
             String restarted = restartSignal(known.lastSample(), sample);
             if (restarted == null) {
-                facts.learn(f -> f.scraped(sample));
+                learnEvidence(f -> f.scraped(sample, at));
                 return Mono.empty();
             }
             Double started = sample.processStartTimeSeconds();
@@ -209,9 +216,29 @@ final class ProbeSchedule {
                     restarted,
                     started == null ? null : Instant.ofEpochMilli(Math.round(started * 1000))));
             // The sample is the new process's: the start the restart began learns it.
-            facts.learn(f -> f.scraped(sample));
+            learnEvidence(f -> f.scraped(sample, at));
             return Mono.just(restart);
         });
+    }
+
+    /** Learns from a scrape, and says when evidence readygate relies on is lost (at most once a minute per part). */
+    private void learnEvidence(java.util.function.UnaryOperator<EngineFacts> scrape) {
+        MetricsEvidence before = facts.current().metricsEvidence();
+        facts.learn(scrape);
+        MetricsEvidence after = facts.current().metricsEvidence();
+        after.lost().forEach((part, loss) -> {
+            if (!before.lost().containsKey(part)) {
+                evidenceLost.warn(
+                        part.value(),
+                        "Engine evidence lost: {} ({}): readygate now has {}",
+                        part.source(),
+                        loss.why(),
+                        part.cannot());
+            }
+        });
+        before.lost().keySet().stream()
+                .filter(part -> !after.lost().containsKey(part))
+                .forEach(part -> logger.debug("Engine evidence back: {}", part.source()));
     }
 
     /**
@@ -352,7 +379,8 @@ final class ProbeSchedule {
                         current.startId(),
                         listed,
                         Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
-                        current.lastSample())
+                        // Busy detection compares with this cycle's scrape, never with a stale one.
+                        current.freshSample())
                 .map(this::applied)
                 .doOnNext(observation -> facts.learn(f -> f.withSuccessesAtLastHeavy(f.successes())));
     }
@@ -377,9 +405,9 @@ final class ProbeSchedule {
         return last == null || !now.isBefore(last.plus(interval));
     }
 
-    /** No request running or waiting (or no way to know). */
+    /** No request running or waiting (or no way to know: a stale sample says nothing of now). */
     private static boolean idle(EngineFacts current) {
-        EngineMetricsSample sample = current.lastSample();
+        EngineMetricsSample sample = current.freshSample();
         if (sample == null || !current.capabilities().metrics()) {
             return true;
         }

@@ -21,6 +21,10 @@ import org.jspecify.annotations.Nullable;
  * carries it; so does a new process's header in the log while a start runs, and an engine that says it is loading its
  * model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered {@code /health}: a new process on
  * the port that readygate did not see go away. Any other change keeps the start.
+ *
+ * <p>A start that began before readygate's first look is first seen ({@link EngineStart#firstSeen()}): not an engine
+ * restart, unless the engine says at that look that it is still loading its model (llama.cpp's 503), which is a start
+ * readygate sees before it served, as a refused port is for vLLM.
  */
 final class StartRules {
 
@@ -89,7 +93,10 @@ final class StartRules {
         }
         return switch (previous) {
             case Down down -> new EngineStart(ids.get(), down.since(), StartSource.OBSERVED_DOWN, false);
-            case Starting starting -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, true);
+            // The engine says it is loading its model (llama.cpp's 503) at readygate's first look: a start readygate
+            // sees before it served, as a refused port is for vLLM; anything else that answers was up already.
+            case Starting starting ->
+                new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, !loading(current));
             default -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
         };
     }
@@ -99,10 +106,13 @@ final class StartRules {
         return !(state instanceof Starting || state instanceof Down || state instanceof ShuttingDown);
     }
 
+    private static boolean loading(EngineState state) {
+        return state instanceof EngineState.Listening listening && listening.cause() == Reason.ENGINE_LOADING;
+    }
+
     /** Loading after the engine had passed {@code /health}: only a new process loads its model. */
     private static boolean loadingAgain(EngineState previous, EngineState current) {
-        boolean loading =
-                current instanceof EngineState.Listening listening && listening.cause() == Reason.ENGINE_LOADING;
+        boolean loading = loading(current);
         boolean pastLoading = !(previous instanceof EngineState.Listening
                 || previous instanceof Starting
                 || previous instanceof Down

@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * @param engineStart when the engine process started
  * @param engineStartSource where {@code engineStart} came from: the process start time, the log, when readygate saw
  *     the old engine go away, or when it first saw this one
- * @param firstSeen whether this is the first start readygate saw (readygate started while the engine ran or loaded)
+ * @param firstSeen whether readygate did not see this start begin (it started while the engine already answered): not
+ *     an engine restart; its path is {@code unknown} unless its own evidence says otherwise, it has no readiness
+ *     latency and it is not {@link #comparable()}
  * @param path the restart path
  * @param evidence what the path was concluded from, one short line each
  * @param fallbackReason the reason from vLLM's fallback warning, for {@code preload_fallback}
@@ -30,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  *     said the start failed)
  * @param startFailure vLLM's reason for a failed start, the root exception of its traceback (e.g. {@code
  *     torch.OutOfMemoryError: CUDA out of memory. ...}), when the log gave one
- * @param readinessLatency from engine start to verified ready, when it became ready
+ * @param readinessLatency from engine start to verified ready, when it became ready (never for a first-seen start)
  * @param vllmVersion the engine's version
  * @param engineArgs the engine's {@code non-default args} log line, secrets redacted
  * @param model the served model
@@ -109,6 +111,14 @@ public record RestartRecord(
                 readygateVersion,
                 node,
                 memory);
+    }
+
+    /**
+     * Whether this start may be compared with others (readiness latency, phase durations, per-path figures): only a
+     * start readygate saw begin. A first-seen start's "latency" would be the engine's uptime when readygate started.
+     */
+    public boolean comparable() {
+        return !firstSeen;
     }
 
     /** The checkpoint this start served: model, root and revision (a change of any is a checkpoint switch). */

@@ -100,6 +100,7 @@ public final class RestartRecordView {
         node.put("engineStart", record.engineStart().toString());
         node.put("engineStartSource", record.engineStartSource().value());
         node.put("firstSeen", record.firstSeen());
+        node.put("comparable", record.comparable());
         node.put("path", record.path().value());
         ArrayNode evidence = node.putArray("evidence");
         record.evidence().forEach(evidence::add);
@@ -172,6 +173,7 @@ public final class RestartRecordView {
         out.put("engineStart", record.engineStart().toString());
         out.put("engineStartSource", record.engineStartSource().value());
         out.put("firstSeen", record.firstSeen());
+        out.put("comparable", record.comparable());
         out.put("path", record.path().value());
         out.put("evidence", record.evidence());
         out.put("fallbackReason", record.fallbackReason());
@@ -225,8 +227,8 @@ public final class RestartRecordView {
 
     private static List<String> csvHeader() {
         List<String> header = new ArrayList<>(List.of((""
-                        + "id,engine_start,engine_start_source,first_seen,path,fallback_reason,wrong_weights_from_cache,"
-                        + "outcome,not_ready_reason,start_failure,readiness_latency_seconds")
+                        + "id,engine_start,engine_start_source,first_seen,comparable,path,fallback_reason,"
+                        + "wrong_weights_from_cache,outcome,not_ready_reason,start_failure,readiness_latency_seconds")
                 .split(",")));
         for (Phase phase : Phase.values()) {
             header.add(phase.value() + "_seconds");
@@ -248,6 +250,7 @@ public final class RestartRecordView {
         row.add(record.engineStart().toString());
         row.add(record.engineStartSource().value());
         row.add(String.valueOf(record.firstSeen()));
+        row.add(String.valueOf(record.comparable()));
         row.add(record.path().value());
         row.add(text(record.fallbackReason()));
         row.add(String.valueOf(record.wrongWeightsFromCache()));

@@ -6,6 +6,7 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
 import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
@@ -60,6 +61,7 @@ class ProbeScheduleTests {
     EngineStateMachine machine;
     CircuitBreaker breaker;
     ProbeHistory history = new ProbeHistory();
+    EngineFactsHolder facts;
     Disposable loop;
     ProbeSchedule schedule;
 
@@ -98,7 +100,7 @@ class ProbeScheduleTests {
                 });
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
         RateLimiter limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
-        EngineFactsHolder facts = new EngineFactsHolder(machine);
+        facts = new EngineFactsHolder(machine);
         RepresentativeProbe representative = new RepresentativeProbe(
                 config.representative(), engine, facts, new SplittableRandom(1), clock, config.heavyTimeout());
         CanaryProbe canary = new CanaryProbe(
@@ -240,6 +242,41 @@ class ProbeScheduleTests {
         advance(Duration.ofSeconds(31));
         assertThat(machine.current()).isInstanceOf(EngineState.Degraded.class);
         assertThat(machine.current().reason()).isEqualTo(Reason.STALLED);
+    }
+
+    @Test
+    void heavyProbesAreNotDeferredForeverOnTheLoadOfAScrapeThatIsNoLongerAnswered() {
+        start(probe(1, 100_000));
+        int heavy = engine.completionCalls.get();
+        engine.running = 4;
+        advance(Duration.ofSeconds(30));
+        // The exposition grows past max-body-size: the last sample that came still says 4 requests run.
+        engine.metricsAnswer = ScriptedEngine.failure(
+                EngineFailure.Kind.BODY_TOO_LARGE,
+                "GET /metrics: body larger than readygate.engine.max-body-size (4MB); abandoned");
+        advance(Duration.ofSeconds(31));
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy + 2);
+        MetricsEvidence evidence = facts.current().metricsEvidence();
+        assertThat(evidence.lost()).containsOnlyKeys(MetricsEvidence.Part.METRICS);
+        assertThat(evidence.lost().get(MetricsEvidence.Part.METRICS).why()).contains("max-body-size");
+        assertThat(evidence.lost().get(MetricsEvidence.Part.METRICS).since())
+                .isBetween(Instant.ofEpochSecond(30), Instant.ofEpochSecond(31));
+        assertThat(facts.current().lastSample().requestsRunning()).isEqualTo(4.0);
+    }
+
+    @Test
+    void restartWhileTheScrapesShowedForeignSeriesIsSeenWhenTheEnginesSeriesComeBack() {
+        start(probe(1, 100_000));
+        engine.metricsAnswer =
+                ScriptedEngine.ok(new EngineMetricsSample(null, null, null, null, null, null, java.util.Map.of()));
+        advance(Duration.ofSeconds(2));
+        assertThat(facts.current().metricsEvidence().lost()).containsOnlyKeys(MetricsEvidence.Part.METRICS);
+        // The engine restarted meanwhile; its own series come back with a new process start time.
+        engine.processStart = 2000.0;
+        engine.metricsAnswer = null;
+        advance(Duration.ofSeconds(1));
+        assertThat(states).extracting(EngineState::reason).contains(Reason.ENGINE_RESTARTED);
+        assertThat(facts.current().metricsEvidence().lost()).isEmpty();
     }
 
     @Test

@@ -65,6 +65,15 @@ class StartRulesTests {
                         new Listening(t(1), Reason.HEALTH_FAILED, "503"),
                         new Observation.CheckFailed(t(1), Reason.HEALTH_FAILED, "503"),
                         began(t(1), StartSource.FIRST_OBSERVED, true)),
+                // An engine loading its model at readygate's first look (llama.cpp's 503) had not served: readygate
+                // sees
+                // this start before it is ready, so it is no first-seen start (vLLM refuses the port while loading).
+                Arguments.of(
+                        null,
+                        new Starting(T0),
+                        new Listening(t(1), Reason.ENGINE_LOADING, "503 Loading model"),
+                        new Observation.Loading(t(1), "503 Loading model"),
+                        began(t(1), StartSource.FIRST_OBSERVED, false)),
                 // Nothing answers: no start yet.
                 Arguments.of(
                         null,

@@ -257,6 +257,7 @@ class RestartHistoryTests {
                         "engineStart",
                         "engineStartSource",
                         "firstSeen",
+                        "comparable",
                         "path",
                         "evidence",
                         "fallbackReason",
@@ -557,6 +558,7 @@ class RestartHistoryTests {
                         "engine_start",
                         "engine_start_source",
                         "first_seen",
+                        "comparable",
                         "path",
                         "fallback_reason",
                         "wrong_weights_from_cache",
@@ -599,6 +601,7 @@ class RestartHistoryTests {
                         "2026-11-30T12:00:00Z",
                         "process_start_time",
                         "true",
+                        "false",
                         "preload_fallback",
                         "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
                         "true",
@@ -636,8 +639,8 @@ class RestartHistoryTests {
                         "log: weight cache requested | log: falling back to disk",
                         "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
-        assertThat(rows.get(2).get(9)).isEmpty();
-        assertThat(rows.get(2).subList(10, 21))
+        assertThat(rows.get(2).get(10)).isEmpty();
+        assertThat(rows.get(2).subList(11, 22))
                 .allSatisfy(field -> assertThat(field).isEmpty());
     }
 
@@ -673,7 +676,7 @@ class RestartHistoryTests {
         List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
 
         assertThat(rows).hasSize(2);
-        assertThat(rows.get(1).get(8)).isEqualTo("canary mismatch:\nexpected Paris");
+        assertThat(rows.get(1).get(9)).isEqualTo("canary mismatch:\nexpected Paris");
     }
 
     @Test
