@@ -28,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  *       configuration (model, root, revision, engine arguments, version) and the same restart path; with at least
  *       {@code leak-cycles} of them, a least-squares growth per cycle above {@code drift-threshold} (and the last
  *       cycle above the first by as much) is a leak. Paths are kept apart: a cold start holds its weights in the
- *       engine, a preload hit in the daemon.
+ *       engine, a preload hit in the daemon. A start readygate did not see begin ({@code comparable} false) is no cycle.
  *   <li><b>Held after stop</b>: after the latest stop, an engine process that was serving at readiness and still holds
  *       memory, a process of another owner that appeared with the engine and stayed, or a preload daemon holding more
  *       than before the start (by more than {@code tolerance}). A daemon holding what it held before is expected: that
@@ -110,8 +110,9 @@ public final class MemorySignals {
     // ---- leak across restarts
 
     private static MemoryAssessment.@Nullable Drift drift(List<RestartRecord> ready, ReadygateProperties.Memory s) {
+        // A start readygate did not see begin is no restart cycle: its reading is of an engine that was up already.
         List<RestartRecord> measured = ready.stream()
-                .filter(record -> record.memory().atReady() != null)
+                .filter(record -> record.comparable() && record.memory().atReady() != null)
                 .toList();
         if (measured.isEmpty()) {
             return null;

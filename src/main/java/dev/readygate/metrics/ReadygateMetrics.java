@@ -11,6 +11,7 @@ import dev.readygate.memory.MemoryAssessed;
 import dev.readygate.memory.MemoryAssessment;
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.MetricsEvidence;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
@@ -23,6 +24,7 @@ import dev.readygate.readiness.Reason;
 import dev.readygate.restart.CanaryMismatched;
 import dev.readygate.restart.CycleMemory;
 import dev.readygate.restart.FallbackReason;
+import dev.readygate.restart.Outcome;
 import dev.readygate.restart.Phase;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
@@ -92,10 +94,16 @@ class ReadygateMetrics {
     /** Tokens the heavy probes made the engine process (prompt plus output), tag {@code kind}. */
     public static final String PROBE_TOKENS = "readygate.probe.tokens";
 
-    /** Engine starts by restart path, tag {@code path}. */
+    /** Engine starts by restart path, tag {@code path}; a start readygate did not see begin is not counted. */
     public static final String ENGINE_STARTS = "readygate.engine.starts";
 
-    /** From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. */
+    /** Engine starts that died before serving ({@code outcome} {@code failed}), tag {@code path}; also in the starts. */
+    public static final String ENGINE_START_FAILURES = "readygate.engine.start.failures";
+
+    /**
+     * From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. Only starts readygate saw
+     * begin ({@link RestartRecord#comparable()}).
+     */
     public static final String READINESS_LATENCY = "readygate.readiness.latency";
 
     /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
@@ -115,6 +123,12 @@ class ReadygateMetrics {
 
     /** The engine's KV cache size in tokens ({@code kv_cache_size_tokens} of {@code vllm:cache_config_info}). */
     public static final String KV_CACHE_SIZE = "readygate.kv.cache.size.tokens";
+
+    /**
+     * 1 while evidence restart or busy detection needs is lost from the engine's {@code /metrics}, tag {@code evidence}
+     * ({@link MetricsEvidence.Part#value()}: {@code metrics}, {@code process_start_time}, ...).
+     */
+    public static final String EVIDENCE_LOST = "readygate.engine.evidence.lost";
 
     /** 1, with the engine's vLLM version and model and readygate's version as tags. */
     public static final String ENGINE_INFO = "readygate.engine.info";
@@ -174,7 +188,11 @@ class ReadygateMetrics {
 
     /** A restart path's meters. */
     private record StartMeters(
-            Counter starts, Timer readinessLatency, Map<Phase, Timer> phases, Counter canaryMismatches) {}
+            Counter starts,
+            Counter failures,
+            Timer readinessLatency,
+            Map<Phase, Timer> phases,
+            Counter canaryMismatches) {}
 
     public ReadygateMetrics(
             MeterRegistry registry,
@@ -240,6 +258,15 @@ class ReadygateMetrics {
                 })
                 .description("The engine's KV cache size in tokens")
                 .register(registry);
+        for (MetricsEvidence.Part part : MetricsEvidence.Part.values()) {
+            Gauge.builder(
+                            EVIDENCE_LOST,
+                            facts,
+                            f -> f.current().metricsEvidence().lost().containsKey(part) ? 1 : 0)
+                    .description("Whether evidence restart or busy detection needs is lost from the engine's /metrics")
+                    .tag("evidence", part.value())
+                    .register(registry);
+        }
     }
 
     private Counter transition(EngineState.Kind from, EngineState.Kind to) {
@@ -314,6 +341,11 @@ class ReadygateMetrics {
                     path,
                     new StartMeters(
                             counter(ENGINE_STARTS, "Engine starts by restart path", "path", path.value()),
+                            counter(
+                                    ENGINE_START_FAILURES,
+                                    "Engine starts that died before serving, by restart path",
+                                    "path",
+                                    path.value()),
                             Timer.builder(READINESS_LATENCY)
                                     .description("From engine start to verified ready")
                                     .tag("path", path.value())
@@ -443,11 +475,15 @@ class ReadygateMetrics {
                                 "readygate_version", readygateVersion),
                         1)),
                 true);
-        if (!recorded.completed()) {
+        if (!recorded.completed() || !record.comparable()) {
+            // A start readygate did not see begin is no engine start: its latency would be the engine's uptime.
             return;
         }
         StartMeters meters = starts.get(record.path());
         meters.starts().increment();
+        if (record.outcome() == Outcome.FAILED) {
+            meters.failures().increment();
+        }
         if (record.readinessLatency() != null) {
             meters.readinessLatency().record(record.readinessLatency());
         }

@@ -8,20 +8,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What readygate learned about one engine start, as one immutable value: its model card, its vLLM version, its metrics
- * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest), which
- * endpoints it has (what discovery found, and what the probes learned since), and when the heavy probes last ran on it. A new start
+ * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest, and what of
+ * them is lost), which endpoints it has (what discovery found, and what the probes learned since), and when the heavy
+ * probes last ran on it. A new start
  * begins with {@link #fresh}: nothing is forgotten, the value is swapped ({@link EngineFactsHolder}). Written by the
  * probes, read by restart tracking, metrics and {@code /status}.
  *
  * @param startId the engine start these facts are of (empty for none)
  * @param card the model card {@code /v1/models} listed
  * @param vllmVersion what {@code /version} said ({@code unknown} without it)
- * @param firstSample the first {@code /metrics} scrape of this start
- * @param lastSample the latest scrape
+ * @param firstSample the first usable {@code /metrics} scrape of this start
+ * @param lastSample the latest usable scrape (one that failed or had none of the series readygate reads is not kept:
+ *     {@code metricsEvidence} says so)
  * @param capabilities what the engine offers (its dialect and endpoints, as discovery found them)
  * @param lastHeavy when the heavy probes last ran
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
  * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
+ * @param metricsEvidence what the scrapes of this start give restart and busy detection, and what of it is lost
  * @param lastLight when the last light check (generation check or canary) started
  * @param lightChecks how many light checks ran on this start (every {@code canary-every}-th is the canary)
  * @param lightChecksAtLastHeavy {@code lightChecks} when the heavy probes last ran (their successes are readygate's
@@ -37,6 +40,7 @@ public record EngineFacts(
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
         int cyclesSinceVersion,
+        MetricsEvidence metricsEvidence,
         @Nullable Instant lastLight,
         int lightChecks,
         int lightChecksAtLastHeavy) {
@@ -46,7 +50,20 @@ public record EngineFacts(
 
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
-        return new EngineFacts(startId, null, null, null, null, EngineCapabilities.ALL, null, null, 0, null, 0, 0);
+        return new EngineFacts(
+                startId,
+                null,
+                null,
+                null,
+                null,
+                EngineCapabilities.ALL,
+                null,
+                null,
+                0,
+                MetricsEvidence.NONE,
+                null,
+                0,
+                0);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -57,11 +74,38 @@ public record EngineFacts(
         return with(draft -> draft.vllmVersion = value);
     }
 
-    EngineFacts scraped(EngineMetricsSample sample) {
+    /** A scrape parsed at {@code at}: kept when it has any of the series readygate reads. */
+    EngineFacts scraped(EngineMetricsSample sample, Instant at) {
+        MetricsEvidence evidence = metricsEvidence.scraped(sample, at);
         return with(draft -> {
-            draft.firstSample = firstSample == null ? sample : firstSample;
-            draft.lastSample = sample;
+            draft.metricsEvidence = evidence;
+            if (evidence.usable()) {
+                draft.firstSample = firstSample == null ? sample : firstSample;
+                draft.lastSample = sample;
+            }
         });
+    }
+
+    /** A scrape failed at {@code at}, as {@code why} says; the last usable sample stays, for what it was. */
+    EngineFacts scrapeFailed(String why, Instant at) {
+        return with(draft -> draft.metricsEvidence = metricsEvidence.failed(why, at));
+    }
+
+    /**
+     * {@code vllm:request_success_total} as this start began, or null when unknown: its first scrape, unless scrapes
+     * failed before the first usable one (by then real traffic may have been counted).
+     */
+    public @Nullable Double requestsAtFirstScrape() {
+        return firstSample == null || metricsEvidence.firstScrapeMissed() ? null : firstSample.requestSuccess();
+    }
+
+    /**
+     * The latest sample, when the latest scrape gave it: null while {@code /metrics} gives nothing usable, so a decision
+     * on load (idle, busy) is not made on a stale sample.
+     */
+    @Nullable
+    EngineMetricsSample freshSample() {
+        return metricsEvidence.usable() ? lastSample : null;
     }
 
     EngineFacts withCapabilities(EngineCapabilities value) {
@@ -111,6 +155,7 @@ public record EngineFacts(
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
                 draft.cyclesSinceVersion,
+                draft.metricsEvidence,
                 draft.lastLight,
                 draft.lightChecks,
                 draft.lightChecksAtLastHeavy);
@@ -140,6 +185,8 @@ public record EngineFacts(
 
         int cyclesSinceVersion;
 
+        MetricsEvidence metricsEvidence;
+
         @Nullable
         Instant lastLight;
 
@@ -156,15 +203,17 @@ public record EngineFacts(
             lastHeavy = facts.lastHeavy;
             successesAtLastHeavy = facts.successesAtLastHeavy;
             cyclesSinceVersion = facts.cyclesSinceVersion;
+            metricsEvidence = facts.metricsEvidence;
             lastLight = facts.lastLight;
             lightChecks = facts.lightChecks;
             lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
         }
     }
 
-    /** {@code vllm:request_success_total} at the latest scrape. */
+    /** {@code vllm:request_success_total} at the latest scrape, when it gave it. */
     @Nullable
     Double successes() {
-        return lastSample == null ? null : lastSample.requestSuccess();
+        EngineMetricsSample fresh = freshSample();
+        return fresh == null ? null : fresh.requestSuccess();
     }
 }

@@ -11,6 +11,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.Reason;
@@ -22,8 +23,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.context.event.EventListener;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -35,7 +38,8 @@ import reactor.core.scheduler.Scheduler;
  * verification fails, and every {@code heavy-interval} on a ready engine (deferred while it is busy or real traffic
  * succeeds, by at most another interval, then run under load); and on an engine that serves, the light checks every
  * {@code generation.interval} (at once again after a failed one). Each observation goes to the state machine as it
- * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry.
+ * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry. A pause
+ * ends early when the engine log changes readiness (a new engine process, a start that failed).
  */
 final class ProbeSchedule {
 
@@ -57,10 +61,13 @@ final class ProbeSchedule {
     private final EngineDiscovery discovery;
     private final Clock clock;
     private final RateLimitedLog unexpected;
+    // A part of /metrics that comes and goes (a body just over max-body-size) is said once a minute, with a count.
+    private final RateLimitedLog evidenceLost;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
     private final AtomicBoolean heavyInFlight = new AtomicBoolean();
     private final AtomicBoolean lightInFlight = new AtomicBoolean();
+    private final Sinks.Many<Boolean> wakeUps = Sinks.many().multicast().directBestEffort();
 
     public ProbeSchedule(
             ReadygateProperties.Probe config,
@@ -81,6 +88,7 @@ final class ProbeSchedule {
         this.facts = facts;
         this.clock = clock;
         this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
+        this.evidenceLost = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
         this.scheduler = scheduler;
     }
 
@@ -96,9 +104,24 @@ final class ProbeSchedule {
             unexpected.warn("probe-cycle", "Probe cycle failed unexpectedly", error);
             return Flux.empty();
         });
-        Mono<Observation> pause =
-                Mono.defer(() -> Mono.delay(interval(), scheduler)).then(Mono.empty());
+        // A pause ends early when the engine log changed readiness meanwhile: a new process's header takes a ready
+        // engine down, to be checked at the down interval rather than after the ready one.
+        Mono<Observation> pause = Mono.defer(() -> Mono.firstWithSignal(
+                        Mono.delay(interval(), scheduler), wakeUps.asFlux().next()))
+                .then(Mono.empty());
         return cycle.concatWith(pause).repeat();
+    }
+
+    /**
+     * Readiness changed outside the loop (the engine log began or ended a start): the pause in progress ends now, so the
+     * next check comes at the interval of the new state.
+     */
+    @EventListener
+    public void onEngineStateChanged(EngineStateChanged change) {
+        if (change.cause() instanceof Observation.ProcessStarted || change.cause() instanceof Observation.StartFailed) {
+            // Best effort: a wake-up while a cycle runs is not needed (the pause after it reads the new state).
+            wakeUps.tryEmitNext(true);
+        }
     }
 
     /** Applies an observation now and hands it on. */
@@ -182,16 +205,20 @@ final class ProbeSchedule {
             return Mono.empty();
         }
         return client.metrics().flatMap(call -> {
+            Instant at = clock.instant();
             if (call instanceof EngineCall.Failure<EngineMetricsSample> failure) {
                 if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
                     facts.learn(f -> f.withCapabilities(f.capabilities().withoutMetrics()));
+                } else {
+                    learnEvidence(f -> f.scrapeFailed(failure.failure().detail(), at));
                 }
                 return Mono.empty();
             }
             EngineMetricsSample sample = ((EngineCall.Success<EngineMetricsSample>) call).value();
+            // Compared with the last usable scrape: a restart while nothing usable came is seen once it comes again.
             String restarted = restartSignal(known.lastSample(), sample);
             if (restarted == null) {
-                facts.learn(f -> f.scraped(sample));
+                learnEvidence(f -> f.scraped(sample, at));
                 return Mono.empty();
             }
             Double started = sample.processStartTimeSeconds();
@@ -200,9 +227,29 @@ final class ProbeSchedule {
                     restarted,
                     started == null ? null : Instant.ofEpochMilli(Math.round(started * 1000))));
             // The sample is the new process's: the start the restart began learns it.
-            facts.learn(f -> f.scraped(sample));
+            learnEvidence(f -> f.scraped(sample, at));
             return Mono.just(restart);
         });
+    }
+
+    /** Learns from a scrape, and says when evidence readygate relies on is lost (at most once a minute per part). */
+    private void learnEvidence(java.util.function.UnaryOperator<EngineFacts> scrape) {
+        MetricsEvidence before = facts.current().metricsEvidence();
+        facts.learn(scrape);
+        MetricsEvidence after = facts.current().metricsEvidence();
+        after.lost().forEach((part, loss) -> {
+            if (!before.lost().containsKey(part)) {
+                evidenceLost.warn(
+                        part.value(),
+                        "Engine evidence lost: {} ({}): readygate now has {}",
+                        part.source(),
+                        loss.why(),
+                        part.cannot());
+            }
+        });
+        before.lost().keySet().stream()
+                .filter(part -> !after.lost().containsKey(part))
+                .forEach(part -> logger.debug("Engine evidence back: {}", part.source()));
     }
 
     /**
@@ -372,7 +419,8 @@ final class ProbeSchedule {
                         startId,
                         listed,
                         Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
-                        current.lastSample())
+                        // Busy detection compares with this cycle's scrape, never with a stale one.
+                        current.freshSample())
                 .doOnNext(observation -> {
                     machine.apply(observation, startId);
                     facts.learn(startId, f -> f.withSuccessesAtLastHeavy(f.successes()));
@@ -413,7 +461,7 @@ final class ProbeSchedule {
                         current.lightChecks(),
                         card,
                         Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
-                        current.lastSample())
+                        current.freshSample())
                 .doOnNext(observation -> machine.apply(observation, startId))
                 .doFinally(signal -> lightInFlight.set(false))
                 .subscribe(
@@ -456,9 +504,9 @@ final class ProbeSchedule {
                 || elapsed(current, now, config.heavyInterval().multipliedBy(2));
     }
 
-    /** No request running or waiting (or no way to know). */
+    /** No request running or waiting (or no way to know: a stale sample says nothing of now). */
     private static boolean idle(EngineFacts current) {
-        EngineMetricsSample sample = current.lastSample();
+        EngineMetricsSample sample = current.freshSample();
         if (sample == null || !current.capabilities().metrics()) {
             return true;
         }

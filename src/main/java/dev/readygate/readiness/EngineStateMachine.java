@@ -1,6 +1,8 @@
 package dev.readygate.readiness;
 
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
@@ -14,7 +16,12 @@ import org.slf4j.LoggerFactory;
  * Holds the current {@link EngineState}, the {@link EngineStart} it belongs to and the {@link RestartLoop} of recent
  * starts, applies observations through {@link ReadinessRules} and {@link StartRules}, and publishes an
  * {@link EngineStateChanged} after each change of kind, reason or start, and an {@link ObservationIgnored} for each
- * observation the rules could not use. Reading never blocks and never triggers a probe.
+ * observation the rules could not use. Observations come from the probe loop and from the engine log (a start's
+ * header, a start that failed), on different threads: {@link #apply} takes them one at a time and every listener gets
+ * the changes in the order they were applied (a listener that folds them, like the restart timeline, would otherwise
+ * lose a start when the log's header and the probes' closed port come together). Listeners are cheap and
+ * synchronous; a change that a listener causes on the same thread goes out after the one it is handling. Reading never
+ * blocks and never triggers a probe.
  */
 public final class EngineStateMachine {
 
@@ -45,6 +52,14 @@ public final class EngineStateMachine {
     private final Consumer<ObservationIgnored> ignoredPublisher;
     private final Supplier<String> startIds;
     private final AtomicReference<Current> current;
+    /** Applies and publishes one observation at a time. */
+    private final Object applying = new Object();
+    /** Changes applied but not yet published (guarded by {@code applying}). */
+    private final Queue<EngineStateChanged> unpublished = new ArrayDeque<>();
+    /** Observations the rules could not use, not yet published (guarded by {@code applying}). */
+    private final Queue<ObservationIgnored> unpublishedIgnored = new ArrayDeque<>();
+    /** Whether a thread is publishing (guarded by {@code applying}): a listener's own change waits its turn. */
+    private boolean publishing;
 
     public EngineStateMachine(ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher) {
         this(rules, NO_LOOP, start, publisher, ignored -> {}, RANDOM_IDS);
@@ -98,23 +113,23 @@ public final class EngineStateMachine {
      * start that is over changes nothing and is counted as ignored ({@link ReadinessRules.Ignored#STALE}).
      */
     public EngineState apply(Observation observation, @Nullable String startId) {
-        Current previous;
-        Current next;
-        ReadinessRules.Ignored ignored;
-        do {
-            previous = current.get();
+        synchronized (applying) {
+            Current previous = current.get();
             EngineStart start = previous.start();
-            if (startId != null && (start == null || !start.id().equals(startId))) {
-                ignoredPublisher.accept(
+            if ((startId != null && (start == null || !start.id().equals(startId)))
+                    || !StartRules.concerns(start, observation)) {
+                // Made for, or the log's news of, a start that is no longer current (another began or ended).
+                unpublishedIgnored.add(
                         new ObservationIgnored(observation, previous.state(), ReadinessRules.Ignored.STALE));
+                if (!publishing) {
+                    publish();
+                }
                 return previous.state();
             }
             ReadinessRules.Step step = rules.step(previous.state(), observation, previous.heldUntil());
-            ignored = step.ignored();
             EngineState state = step.state();
-            boolean changed = changed(previous.state(), state) || observation instanceof Observation.Restarted;
-            EngineStart nextStart =
-                    changed ? StartRules.next(start, previous.state(), state, observation, startIds) : start;
+            EngineStart nextStart = StartRules.next(start, previous.state(), state, observation, startIds);
+            Current next;
             if (nextStart == null || nextStart == start) {
                 next = new Current(state, nextStart, previous.loop(), nextStart == null ? null : previous.heldUntil());
             } else {
@@ -122,17 +137,37 @@ public final class EngineStateMachine {
                 RestartLoop loop = previous.loop().started(observation.at());
                 next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()));
             }
-        } while (!current.compareAndSet(previous, next));
-        if (ignored != null) {
-            ignoredPublisher.accept(new ObservationIgnored(observation, previous.state(), ignored));
+            current.set(next);
+            if (step.ignored() != null) {
+                unpublishedIgnored.add(new ObservationIgnored(observation, previous.state(), step.ignored()));
+            }
+            if (changed(previous.state(), next.state()) || previous.start() != next.start()) {
+                log(previous.state(), next.state());
+                unpublished.add(new EngineStateChanged(
+                        previous.state(), next.state(), observation, previous.start(), next.start()));
+            }
+            if (!publishing) {
+                publish();
+            }
+            return next.state();
         }
-        boolean startChanged = previous.start() != next.start();
-        if (changed(previous.state(), next.state()) || startChanged) {
-            log(previous.state(), next.state());
-            publisher.accept(new EngineStateChanged(
-                    previous.state(), next.state(), observation, previous.start(), next.start()));
+    }
+
+    /** Hands the changes to the listeners in the order they were applied (holding {@code applying}). */
+    private void publish() {
+        publishing = true;
+        try {
+            for (ObservationIgnored ignored = unpublishedIgnored.poll();
+                    ignored != null;
+                    ignored = unpublishedIgnored.poll()) {
+                ignoredPublisher.accept(ignored);
+            }
+            for (EngineStateChanged change = unpublished.poll(); change != null; change = unpublished.poll()) {
+                publisher.accept(change);
+            }
+        } finally {
+            publishing = false;
         }
-        return next.state();
     }
 
     private static boolean changed(EngineState previous, EngineState current) {

@@ -31,8 +31,9 @@ import org.jspecify.annotations.Nullable;
  * {@link Check}: a check's run of failures ends at its own next pass, and a verification clears them all; readiness,
  * first or regained, needs {@code successThreshold} consecutive verifications; latched verification failures (canary
  * mismatch, probe exceeding the context) hold until the engine restarts, as {@link NotReady} when the start had been
- * ready and as {@link VerificationFailed} when it never was; a start verified during a restart loop is {@link Held}
- * until it has stayed up; a shutdown is final.
+ * ready and as {@link VerificationFailed} when it never was; a new engine process in the log is down until it listens,
+ * and a start that failed before serving stays down with vLLM's reason while its port stays closed; a start verified
+ * during a restart loop is {@link Held} until it has stayed up; a shutdown is final.
  *
  * <p>The rules are loud: an observation they cannot use (one of another phase, one a latch or the shutdown holds off)
  * comes back as {@link Step#ignored()}, for the metrics to count, never dropped silently.
@@ -127,6 +128,9 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.EngineDead o -> used(down(current, o.at(), Reason.ENGINE_DEAD, o.detail()));
             case Observation.Loading o -> used(loading(current, o));
             case Observation.Restarted o -> used(new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail()));
+            // A new engine process is loading: nothing serves until it listens.
+            case Observation.ProcessStarted o -> used(new Down(o.at(), Reason.ENGINE_DOWN, o.detail()));
+            case Observation.StartFailed o -> used(new Down(o.at(), Reason.START_FAILED, o.detail()));
             case Observation.HealthOk o -> healthOk(current, o);
             case Observation.ModelListed o -> modelListed(current, o);
             case Observation.Generated o -> generated(current, o);
@@ -164,6 +168,10 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
     }
 
     private static EngineState down(EngineState current, Instant at, Reason reason, String detail) {
+        if (current instanceof Down down && down.cause() == Reason.START_FAILED && reason == Reason.ENGINE_DOWN) {
+            // A port still closed after a failed start says nothing new: vLLM's reason stays until the next start.
+            return current;
+        }
         if (current instanceof Down down && down.cause() == reason) {
             return new Down(down.since(), reason, detail);
         }

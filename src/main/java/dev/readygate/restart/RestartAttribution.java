@@ -15,6 +15,11 @@ import org.jspecify.annotations.Nullable;
  * and so is an engine initialized in its own process without any weight-cache line (a loader that logs no {@code
  * Loading weights took}, such as {@code runai_streamer} or {@code tensorizer}: {@code Model loading took} or {@code
  * init engine} instead); anything else is {@code unknown}.
+ *
+ * <p>A start readygate did not see begin (it found the engine already answering) is not taken for a restart: its
+ * counters at the first scrape count the requests it served before readygate looked, so they prove nothing; only its
+ * own log lines, a {@code release.json} written for it, or the record of an earlier readygate that saw it begin say
+ * its path, and without them it is {@code unknown}.
  */
 public final class RestartAttribution {
 
@@ -39,6 +44,13 @@ public final class RestartAttribution {
 
     public static Attribution attribute(StartEvidence e) {
         List<String> evidence = new ArrayList<>();
+        if (e.firstSeen()) {
+            evidence.add("first seen: readygate did not see this start begin (the engine already answered when"
+                    + " readygate started), so it is kept out of readiness latency and per-path comparisons");
+        }
+        if (e.logNotThisStart() != null) {
+            evidence.add(e.logNotThisStart());
+        }
         RestartPath path = path(e, evidence);
         daemon(e.sources(), evidence);
         if (!e.engineLogConfigured()) {
@@ -71,7 +83,8 @@ public final class RestartAttribution {
             noInitLines(e, evidence);
             return RestartPath.SNAPSHOT_RESTORE;
         }
-        if (e.requestsAtFirstScrape() != null
+        if (!e.firstSeen()
+                && e.requestsAtFirstScrape() != null
                 && e.requestsAtFirstScrape() > 0
                 && log.loadingWeightsSeconds() == null
                 && !e.engineInitLogged()) {
@@ -88,6 +101,15 @@ public final class RestartAttribution {
             initializedHere(log, evidence);
             counters(e, evidence);
             return RestartPath.COLD;
+        }
+        RestartRecord before = e.recordedBefore();
+        if (before != null && before.path() != RestartPath.UNKNOWN) {
+            evidence.add("history: an earlier readygate saw this engine start begin (process started "
+                    + before.engineStart() + ") and recorded it as "
+                    + before.path().value() + " (record "
+                    + before.id() + ")");
+            counters(e, evidence);
+            return before.path();
         }
         missing(e, evidence);
         return RestartPath.UNKNOWN;
@@ -166,7 +188,13 @@ public final class RestartAttribution {
 
     private static void counters(StartEvidence e, List<String> evidence) {
         Double requests = e.requestsAtFirstScrape();
-        if (requests != null && requests > 0) {
+        if (requests != null && requests > 0 && e.firstSeen()) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "metrics: vllm:request_success_total was %.0f at the first scrape: requests served before readygate"
+                            + " looked (not proof of a snapshot restore)",
+                    requests));
+        } else if (requests != null && requests > 0) {
             evidence.add(String.format(
                     Locale.ROOT,
                     "metrics: vllm:request_success_total was %.0f at the first "

@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * @param engineStart when the engine process started
  * @param engineStartSource where {@code engineStart} came from: the process start time, the log, when readygate saw
  *     the old engine go away, or when it first saw this one
- * @param firstSeen whether this is the first start readygate saw (readygate started while the engine ran or loaded)
+ * @param firstSeen whether readygate did not see this start begin (it started while the engine already answered): not
+ *     an engine restart; its path is {@code unknown} unless its own evidence says otherwise, it has no readiness
+ *     latency and it is not {@link #comparable()}
  * @param path the restart path
  * @param evidence what the path was concluded from, one short line each
  * @param fallbackReason the reason from vLLM's fallback warning, for {@code preload_fallback}
@@ -25,9 +27,12 @@ import org.jspecify.annotations.Nullable;
  * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
  *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
  *     {@code weights_held_outside_gib}
- * @param outcome ready, or never ready (see {@code notReadyReason})
- * @param notReadyReason the last not-ready reason, when the start never became ready
- * @param readinessLatency from engine start to verified ready, when it became ready
+ * @param outcome ready, never ready (see {@code notReadyReason}), or failed: died before serving
+ * @param notReadyReason the last not-ready reason, when the start never became ready ({@code start_failed} when vLLM
+ *     said the start failed)
+ * @param startFailure vLLM's reason for a failed start, the root exception of its traceback (e.g. {@code
+ *     torch.OutOfMemoryError: CUDA out of memory. ...}), when the log gave one
+ * @param readinessLatency from engine start to verified ready, when it became ready (never for a first-seen start)
  * @param vllmVersion the engine's version
  * @param engineArgs the engine's {@code non-default args} log line, secrets redacted
  * @param model the served model
@@ -53,6 +58,7 @@ public record RestartRecord(
         Map<String, Double> loggedDurations,
         Outcome outcome,
         @Nullable String notReadyReason,
+        @Nullable String startFailure,
         @Nullable Duration readinessLatency,
         @Nullable String vllmVersion,
         @Nullable String engineArgs,
@@ -70,6 +76,7 @@ public record RestartRecord(
         // Text from the engine's log: no record, kept or shown, ever holds a secret (SecretRedaction).
         evidence = evidence.stream().map(SecretRedaction::redact).toList();
         fallbackReason = SecretRedaction.redactNullable(fallbackReason);
+        startFailure = SecretRedaction.redactNullable(startFailure);
         engineArgs = SecretRedaction.redactNullable(engineArgs);
         phases = Map.copyOf(phases);
         loggedDurations = Map.copyOf(loggedDurations);
@@ -91,6 +98,7 @@ public record RestartRecord(
                 loggedDurations,
                 outcome,
                 notReadyReason,
+                startFailure,
                 readinessLatency,
                 vllmVersion,
                 engineArgs,
@@ -103,6 +111,14 @@ public record RestartRecord(
                 readygateVersion,
                 node,
                 memory);
+    }
+
+    /**
+     * Whether this start may be compared with others (readiness latency, phase durations, per-path figures): only a
+     * start readygate saw begin. A first-seen start's "latency" would be the engine's uptime when readygate started.
+     */
+    public boolean comparable() {
+        return !firstSeen;
     }
 
     /** The checkpoint this start served: model, root and revision (a change of any is a checkpoint switch). */

@@ -100,6 +100,7 @@ public final class RestartRecordView {
         node.put("engineStart", record.engineStart().toString());
         node.put("engineStartSource", record.engineStartSource().value());
         node.put("firstSeen", record.firstSeen());
+        node.put("comparable", record.comparable());
         node.put("path", record.path().value());
         ArrayNode evidence = node.putArray("evidence");
         record.evidence().forEach(evidence::add);
@@ -118,6 +119,7 @@ public final class RestartRecordView {
                         .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
         node.put("outcome", record.outcome().value());
         node.put("notReadyReason", record.notReadyReason());
+        node.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         node.put("readinessLatency", latency == null ? null : latency.toString());
         node.put("vllmVersion", record.vllmVersion());
@@ -171,12 +173,14 @@ public final class RestartRecordView {
         out.put("engineStart", record.engineStart().toString());
         out.put("engineStartSource", record.engineStartSource().value());
         out.put("firstSeen", record.firstSeen());
+        out.put("comparable", record.comparable());
         out.put("path", record.path().value());
         out.put("evidence", record.evidence());
         out.put("fallbackReason", record.fallbackReason());
         out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
         out.put("outcome", record.outcome().value());
         out.put("notReadyReason", record.notReadyReason());
+        out.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
         Map<String, Double> phases = new LinkedHashMap<>();
@@ -223,8 +227,8 @@ public final class RestartRecordView {
 
     private static List<String> csvHeader() {
         List<String> header = new ArrayList<>(List.of((""
-                        + "id,engine_start,engine_start_source,first_seen,path,fallback_reason,wrong_weights_from_cache,"
-                        + "outcome,not_ready_reason,readiness_latency_seconds")
+                        + "id,engine_start,engine_start_source,first_seen,comparable,path,fallback_reason,"
+                        + "wrong_weights_from_cache,outcome,not_ready_reason,start_failure,readiness_latency_seconds")
                 .split(",")));
         for (Phase phase : Phase.values()) {
             header.add(phase.value() + "_seconds");
@@ -246,11 +250,13 @@ public final class RestartRecordView {
         row.add(record.engineStart().toString());
         row.add(record.engineStartSource().value());
         row.add(String.valueOf(record.firstSeen()));
+        row.add(String.valueOf(record.comparable()));
         row.add(record.path().value());
         row.add(text(record.fallbackReason()));
         row.add(String.valueOf(record.wrongWeightsFromCache()));
         row.add(record.outcome().value());
         row.add(text(record.notReadyReason()));
+        row.add(text(record.startFailure()));
         row.add(seconds(record.readinessLatency()));
         Map<Phase, Duration> offsets = phaseOffsets();
         for (Phase phase : Phase.values()) {

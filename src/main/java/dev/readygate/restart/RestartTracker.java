@@ -14,7 +14,8 @@ import org.springframework.context.event.EventListener;
  * {@link RestartTimeline} and hands the verdicts to the recorder; the restart loop is readiness's (the state machine
  * counts the starts, and holds a start that began in a loop out of service). Tells the
  * canary whether the start may teach it a baseline (only weights loaded from disk). Cheap and synchronous: recording
- * happens asynchronously.
+ * happens asynchronously. Every start counts toward the restart loop, those that died before serving (begun and ended
+ * by the engine log) too.
  */
 public final class RestartTracker implements StartTrust {
 
@@ -64,7 +65,10 @@ public final class RestartTracker implements StartTrust {
         return timeline().phases();
     }
 
-    /** Whether {@code loop-starts} starts happened within {@code loop-window}. */
+    /**
+     * Whether {@code loop-starts} starts happened within {@code loop-window}: starts that served and starts that died
+     * before serving alike (the state machine counts every start it begins, those the engine log began too).
+     */
     public boolean restartLoop() {
         return machine.restartLoop().looping(clock.instant());
     }

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
@@ -79,16 +80,18 @@ final class StartRecorder {
 
     /** The path of a start from what is known without I/O (its log so far and its metrics). */
     RestartPath provisionalPath(@Nullable EngineStart start) {
-        String id = start == null ? "" : start.id();
-        return provisionalPath(log.findings(id), facts.of(id).firstSample());
+        if (start == null) {
+            return RestartAttribution.attribute(StartEvidence.none()).path();
+        }
+        return provisionalPath(start, log.findings(start.id()), facts.of(start.id()));
     }
 
     private void canaryMismatch(EngineStart start) {
         // The path from every log line written so far: the tail's last poll may not have read the start's lines.
-        EngineMetricsSample first = facts.of(start.id()).firstSample();
+        EngineFacts known = facts.of(start.id());
         log.caughtUp(start.id())
                 .onErrorResume(error -> Mono.fromSupplier(() -> log.findings(start.id())))
-                .map(findings -> provisionalPath(findings, first))
+                .map(findings -> provisionalPath(start, findings, known))
                 .subscribe(
                         path -> publisher.accept(new CanaryMismatched(path)),
                         error -> logger.warn(
@@ -104,10 +107,13 @@ final class StartRecorder {
                 : Mono.fromSupplier(() -> log.findings(start.id()));
         findings.flatMap(logged -> {
                     EngineFacts known = facts.of(start.id());
-                    Dated dated = dated(start, known.firstSample(), logged);
+                    // A start readygate did not see begin: the log's latest lines may be an earlier process's.
+                    LogFindings own = evidence(start, logged, known, EvidenceSources.Reading.none())
+                            .log();
+                    Dated dated = dated(start, known.firstSample(), own);
                     return sources.read(dated.at())
                             .onErrorReturn(EvidenceSources.Reading.none())
-                            .map(reading -> build(verdict, known, logged, dated, reading));
+                            .map(reading -> build(verdict, known, own, dated, reading));
                 })
                 .map(records::keep)
                 .subscribe(
@@ -116,14 +122,25 @@ final class StartRecorder {
                                     "Engine start {}: {} ({}), {}",
                                     record.outcome().value(),
                                     record.path().value(),
-                                    record.readinessLatency() == null
-                                            ? "not ready"
-                                            : "verified ready "
-                                                    + record.readinessLatency().toMillis() + " ms after engine start",
+                                    verdictText(record),
                                     String.join("; ", record.evidence()));
                             publisher.accept(new RestartRecorded(record, verdict.completed()));
                         },
                         error -> logger.warn("Cannot record engine start {}", start.id(), error));
+    }
+
+    private static String verdictText(RestartRecord record) {
+        if (record.readinessLatency() != null) {
+            return "verified ready " + record.readinessLatency().toMillis() + " ms after engine start";
+        }
+        if (record.outcome() == Outcome.FAILED) {
+            return "died before serving: "
+                    + (record.startFailure() == null ? "vLLM logged no reason" : record.startFailure());
+        }
+        if (record.firstSeen() && record.outcome() == Outcome.READY) {
+            return "verified ready; first seen, so no readiness latency";
+        }
+        return "not ready";
     }
 
     /** When the engine process started, and how that is known. */
@@ -131,13 +148,9 @@ final class StartRecorder {
 
     /** The best date of a start: its process start time, else its log's first line, else what readiness saw. */
     static Dated dated(EngineStart start, @Nullable EngineMetricsSample first, LogFindings logged) {
-        if (first != null && first.processStartTimeSeconds() != null) {
-            return new Dated(
-                    Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000)),
-                    StartSource.PROCESS_START_TIME);
-        }
-        if (start.source() == StartSource.PROCESS_START_TIME) {
-            return new Dated(start.since(), StartSource.PROCESS_START_TIME);
+        Instant processStart = processStart(start, first);
+        if (processStart != null) {
+            return new Dated(processStart, StartSource.PROCESS_START_TIME);
         }
         if (logged.firstLineAt() != null) {
             return new Dated(logged.firstLineAt(), StartSource.LOG);
@@ -152,8 +165,7 @@ final class StartRecorder {
             Dated dated,
             EvidenceSources.Reading reading) {
         EngineStart start = verdict.start();
-        RestartAttribution.Attribution attribution =
-                RestartAttribution.attribute(evidence(f, known.firstSample(), reading));
+        RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(start, f, known, reading));
         Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
         phases.putAll(verdict.phases());
         phases.put(Phase.ENGINE_START, dated.at());
@@ -175,7 +187,9 @@ final class StartRecorder {
                 logged(f),
                 verdict.outcome(),
                 verdict.reason() == null ? null : verdict.reason().value(),
-                ready == null ? null : Duration.between(dated.at(), ready),
+                verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
+                // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
+                ready == null || start.firstSeen() ? null : Duration.between(dated.at(), ready),
                 known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion(),
                 f.engineArgs(),
                 card == null ? null : card.id(),
@@ -187,6 +201,11 @@ final class StartRecorder {
                 stamp.readygateVersion(),
                 stamp.node(),
                 CycleMemory.NONE);
+    }
+
+    /** vLLM's reason for a start that died before serving: its start failure, else a fatal error it logged. */
+    private static @Nullable String startFailure(LogFindings f) {
+        return f.startFailure() != null ? f.startFailure() : f.fatal();
     }
 
     /** The durations (seconds) and memory (GiB) the engine logged. */
@@ -216,13 +235,27 @@ final class StartRecorder {
         return matcher.find() ? matcher.group(1) : null;
     }
 
-    private static RestartPath provisionalPath(LogFindings findings, @Nullable EngineMetricsSample first) {
-        return RestartAttribution.attribute(evidence(findings, first, EvidenceSources.Reading.none()))
+    private RestartPath provisionalPath(EngineStart start, LogFindings findings, EngineFacts known) {
+        return RestartAttribution.attribute(evidence(start, findings, known, EvidenceSources.Reading.none()))
                 .path();
     }
 
-    private static StartEvidence evidence(
-            LogFindings f, @Nullable EngineMetricsSample first, EvidenceSources.Reading read) {
-        return new StartEvidence(f, first == null ? null : first.requestSuccess(), read);
+    private StartEvidence evidence(EngineStart start, LogFindings f, EngineFacts known, EvidenceSources.Reading read) {
+        Instant processStart = processStart(start, known.firstSample());
+        return StartEvidence.of(
+                start.firstSeen(),
+                processStart,
+                f,
+                known.requestsAtFirstScrape(),
+                read,
+                start.firstSeen() && processStart != null ? records.history() : List.of());
+    }
+
+    /** When the start's process started, if the process itself said so. */
+    private static @Nullable Instant processStart(EngineStart start, @Nullable EngineMetricsSample first) {
+        if (first != null && first.processStartTimeSeconds() != null) {
+            return Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000));
+        }
+        return start.source() == StartSource.PROCESS_START_TIME ? start.since() : null;
     }
 }

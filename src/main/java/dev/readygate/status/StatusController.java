@@ -15,6 +15,7 @@ import dev.readygate.memory.MemoryWatch;
 import dev.readygate.probe.CanaryComparison;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.MetricsEvidence;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
@@ -211,19 +212,52 @@ class StatusController {
         engine.put("versionSource", surface == null ? null : surface.versionSource());
         engine.put("vllmVersion", facts.vllmVersion());
         EngineMetricsSample metrics = facts.lastSample();
+        MetricsEvidence evidence = facts.metricsEvidence();
         if (metrics != null) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("processStartTimeSeconds", metrics.processStartTimeSeconds());
             m.put("requestsRunning", metrics.requestsRunning());
             m.put("requestsWaiting", metrics.requestsWaiting());
             m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
+            Instant sampled = evidence.lastUsableAt();
+            m.put("sampledAt", sampled == null ? null : sampled.toString());
+            // The values above are of the last usable scrape: say so when the latest gave nothing usable.
+            m.put("stale", !evidence.usable());
             m.put("families", List.copyOf(new java.util.TreeSet<>(metrics.families())));
             engine.put("metrics", m);
         }
-        engine.put("endpoints", facts.capabilities().describe());
-        engine.put("capabilities", facts.capabilities().capabilities(metrics));
+        Map<String, String> endpoints = new LinkedHashMap<>(facts.capabilities().describe());
+        Map<String, String> capabilities =
+                new LinkedHashMap<>(facts.capabilities().capabilities(metrics));
+        MetricsEvidence.Loss whole = evidence.lost().get(MetricsEvidence.Part.METRICS);
+        if (whole != null && endpoints.containsKey("metrics")) {
+            String lost = "lost since " + whole.since() + ": " + whole.why();
+            endpoints.put("metrics", lost);
+            // What readygate can see was read from the last usable scrape: not while nothing usable comes.
+            capabilities.computeIfPresent("busyDetection", (key, was) -> "no, for now: /metrics " + lost);
+            capabilities.computeIfPresent(
+                    "restartDetection", (key, was) -> "nothing from /metrics for now (" + lost + "); otherwise " + was);
+        }
+        engine.put("endpoints", endpoints);
+        engine.put("capabilities", capabilities);
         engine.put("problems", surface == null ? List.of() : surface.problems());
+        engine.put("lostEvidence", lostEvidence(evidence));
         return engine;
+    }
+
+    /** What restart and busy detection lost from {@code /metrics}: each part, since when, why, what it costs. */
+    private static List<Map<String, String>> lostEvidence(MetricsEvidence evidence) {
+        return evidence.lost().entrySet().stream()
+                .map(lost -> {
+                    Map<String, String> out = new LinkedHashMap<>();
+                    out.put("evidence", lost.getKey().value());
+                    out.put("source", lost.getKey().source());
+                    out.put("since", lost.getValue().since().toString());
+                    out.put("why", lost.getValue().why());
+                    out.put("readygateCannot", lost.getKey().cannot());
+                    return out;
+                })
+                .toList();
     }
 
     private Map<String, Object> probes(EngineFacts facts) {

@@ -59,6 +59,14 @@ final class LlamaServer implements AutoCloseable {
         return server;
     }
 
+    /**
+     * A server on a fresh port that is not started yet: {@link #restart()} starts it. For a test that must have readygate
+     * watching the port before the engine begins to load.
+     */
+    static LlamaServer notStarted(Path binary, Path model, Path log, Map<String, String> environment, String... flags) {
+        return new LlamaServer(binary, model, List.of(flags), environment, log);
+    }
+
     int port() {
         return port;
     }
@@ -118,7 +126,7 @@ final class LlamaServer implements AutoCloseable {
         awaitExit(p);
     }
 
-    /** Starts the server again on the same port, once the previous process is gone. */
+    /** Starts the server (again) on its port, once the previous process, if any, is gone. */
     void restart() {
         Process previous = process;
         if (previous != null && previous.isAlive()) {

@@ -164,8 +164,13 @@ class LlamaServerIT {
     @Test
     void loadingPhaseIsListeningAndNeverReadyBeforeACompletionAnswers() {
         Path large = GgufModel.large(3).writeTo(dir.resolve("large.gguf"));
-        LlamaServer engine = llama(large, "-c", "1024", "--no-mmap");
+        // readygate first, then the engine: on a quiet machine the model loads before a readygate started after it
+        // takes its first look, and the loading phase would go unseen.
+        LlamaServer engine = LlamaServer.notStarted(
+                LlamaServer.binary(), large, dir.resolve("llama-loading.log"), Map.of(), "-c", "1024", "--no-mmap");
+        running.add(engine);
         WebTestClient client = readygate(engine.baseUrl(), "--readygate.probe.representative.prompt-tokens=64");
+        engine.restart();
 
         // While llama-server answers 503 "Loading model", readygate says listening/engine_loading, never engine_dead.
         List<String> whileLoading = new ArrayList<>();

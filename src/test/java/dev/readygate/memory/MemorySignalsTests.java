@@ -219,6 +219,51 @@ class MemorySignalsTests {
         assertThat(assessment.active()).isEmpty();
     }
 
+    @Test
+    void aStartReadygateDidNotSeeBeginIsNoCycleOfTheLeak() {
+        // Two cycles, then readygate restarted twice beside the same engine, which had grown meanwhile: the first-seen
+        // records are readings of that engine at readygate's start, not at its readiness after a restart.
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
+                readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836),
+                firstSeen(readyWith(RestartPath.PRELOAD_HIT, 2, 1668 + 512, 8836)),
+                firstSeen(readyWith(RestartPath.PRELOAD_HIT, 3, 1668 + 1024, 8836)));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
+
+        assertThat(assessment.drift()).as("two comparable cycles are too few").isNull();
+        assertThat(assessment.active()).doesNotContain(MemorySignal.LEAK_ACROSS_RESTARTS);
+    }
+
+    static RestartRecord firstSeen(RestartRecord r) {
+        return new RestartRecord(
+                r.id(),
+                r.engineStart(),
+                r.engineStartSource(),
+                true,
+                r.path(),
+                r.evidence(),
+                r.fallbackReason(),
+                r.wrongWeightsFromCache(),
+                r.phases(),
+                r.loggedDurations(),
+                r.outcome(),
+                r.notReadyReason(),
+                r.startFailure(),
+                null,
+                r.vllmVersion(),
+                r.engineArgs(),
+                r.model(),
+                r.modelRoot(),
+                r.revision(),
+                r.maxModelLen(),
+                r.kvCacheSizeTokens(),
+                r.probeConfigHash(),
+                r.readygateVersion(),
+                r.node(),
+                r.memory());
+    }
+
     // ---- stale cache
 
     @Test
@@ -511,6 +556,7 @@ class MemorySignalsTests {
                 logged,
                 Outcome.READY,
                 null,
+                null,
                 Duration.ofSeconds(20),
                 "0.31.0",
                 "{'model': 'Qwen/Qwen3-0.6B'}",
@@ -567,6 +613,7 @@ class MemorySignalsTests {
                 r.loggedDurations(),
                 r.outcome(),
                 r.notReadyReason(),
+                r.startFailure(),
                 r.readinessLatency(),
                 r.vllmVersion(),
                 r.engineArgs(),

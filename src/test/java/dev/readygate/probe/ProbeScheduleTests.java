@@ -8,10 +8,12 @@ import dev.readygate.engine.CompletionRequest;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import dev.readygate.statedir.StateDir;
@@ -65,7 +67,9 @@ class ProbeScheduleTests {
     CircuitBreaker breaker;
     RateLimiter limiter;
     ProbeHistory history = new ProbeHistory();
+    EngineFactsHolder facts;
     Disposable loop;
+    ProbeSchedule schedule;
 
     /** No light checks: the tests of the cheap checks and the heavy probes alone. */
     static final ReadygateProperties.Generation NO_LIGHT_CHECKS =
@@ -115,12 +119,15 @@ class ProbeScheduleTests {
 
     void start(ReadygateProperties.Probe config) {
         machine = new EngineStateMachine(
-                new ReadinessRules(config.successThreshold(), config.failureThreshold()),
-                clock.instant(),
-                change -> states.add(change.current()));
+                new ReadinessRules(config.successThreshold(), config.failureThreshold()), clock.instant(), change -> {
+                    states.add(change.current());
+                    if (schedule != null) {
+                        schedule.onEngineStateChanged(change);
+                    }
+                });
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
         limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
-        EngineFactsHolder facts = new EngineFactsHolder(machine);
+        facts = new EngineFactsHolder(machine);
         RepresentativeProbe representative = new RepresentativeProbe(
                 config.representative(), engine, facts, new SplittableRandom(1), clock, config.heavyTimeout());
         CanaryProbe canary = new CanaryProbe(
@@ -151,7 +158,7 @@ class ProbeScheduleTests {
                         history,
                         report -> {})
                 : null;
-        ProbeSchedule schedule = new ProbeSchedule(
+        schedule = new ProbeSchedule(
                 config,
                 engine,
                 machine,
@@ -174,6 +181,25 @@ class ProbeScheduleTests {
 
     void advance(Duration duration) {
         time.advanceTimeBy(duration);
+    }
+
+    @Test
+    void newEngineProcessInTheLogEndsThePauseOfAReadyEngineAtOnce() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofSeconds(1)));
+        advance(Duration.ofMillis(100));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        int before = engine.healthCalls.get();
+
+        // The log tail reads a new server's header in the middle of the ready engine's 1 s pause.
+        machine.apply(new Observation.ProcessStarted(
+                clock.instant(), clock.instant(), machine.start().id(), false, "engine log: a new process"));
+
+        // Checked now, and then at the down interval, not a second later.
+        assertThat(engine.healthCalls.get()).isEqualTo(before + 1);
+        advance(Duration.ofMillis(100));
+        assertThat(engine.healthCalls.get()).isEqualTo(before + 6);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
     }
 
     @Test
@@ -267,6 +293,41 @@ class ProbeScheduleTests {
         advance(Duration.ofSeconds(31));
         assertThat(machine.current()).isInstanceOf(EngineState.Degraded.class);
         assertThat(machine.current().reason()).isEqualTo(Reason.STALLED);
+    }
+
+    @Test
+    void heavyProbesAreNotDeferredForeverOnTheLoadOfAScrapeThatIsNoLongerAnswered() {
+        start(probe(1, 100_000));
+        int heavy = engine.completionCalls.get();
+        engine.running = 4;
+        advance(Duration.ofSeconds(30));
+        // The exposition grows past max-body-size: the last sample that came still says 4 requests run.
+        engine.metricsAnswer = ScriptedEngine.failure(
+                EngineFailure.Kind.BODY_TOO_LARGE,
+                "GET /metrics: body larger than readygate.engine.max-body-size (4MB); abandoned");
+        advance(Duration.ofSeconds(31));
+        assertThat(engine.completionCalls.get()).isEqualTo(heavy + 2);
+        MetricsEvidence evidence = facts.current().metricsEvidence();
+        assertThat(evidence.lost()).containsOnlyKeys(MetricsEvidence.Part.METRICS);
+        assertThat(evidence.lost().get(MetricsEvidence.Part.METRICS).why()).contains("max-body-size");
+        assertThat(evidence.lost().get(MetricsEvidence.Part.METRICS).since())
+                .isBetween(Instant.ofEpochSecond(30), Instant.ofEpochSecond(31));
+        assertThat(facts.current().lastSample().requestsRunning()).isEqualTo(4.0);
+    }
+
+    @Test
+    void restartWhileTheScrapesShowedForeignSeriesIsSeenWhenTheEnginesSeriesComeBack() {
+        start(probe(1, 100_000));
+        engine.metricsAnswer =
+                ScriptedEngine.ok(new EngineMetricsSample(null, null, null, null, null, null, java.util.Map.of()));
+        advance(Duration.ofSeconds(2));
+        assertThat(facts.current().metricsEvidence().lost()).containsOnlyKeys(MetricsEvidence.Part.METRICS);
+        // The engine restarted meanwhile; its own series come back with a new process start time.
+        engine.processStart = 2000.0;
+        engine.metricsAnswer = null;
+        advance(Duration.ofSeconds(1));
+        assertThat(states).extracting(EngineState::reason).contains(Reason.ENGINE_RESTARTED);
+        assertThat(facts.current().metricsEvidence().lost()).isEmpty();
     }
 
     @Test

@@ -42,6 +42,9 @@ final class ScriptedEngine implements EngineClient {
     volatile boolean metricsSupported = true;
     volatile boolean tokenizeSupported = true;
     volatile boolean processStartKnown = true;
+    /** What {@code /metrics} answers instead of the scripted sample, when set. */
+    volatile EngineCall<EngineMetricsSample> metricsAnswer;
+
     volatile String version = "0.31.0";
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
@@ -134,6 +137,10 @@ final class ScriptedEngine implements EngineClient {
         if (!metricsSupported) {
             return Mono.just(new EngineCall.Failure<>(
                     new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
+        }
+        EngineCall<EngineMetricsSample> answer = metricsAnswer;
+        if (answer != null) {
+            return Mono.just(answer);
         }
         return Mono.fromSupplier(() -> ok(new EngineMetricsSample(
                 processStartKnown ? processStart : null,

@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogEvent;
 import dev.readygate.evidence.LogFindings;
+import dev.readygate.readiness.StartSource;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class RestartAttributionTests {
@@ -86,6 +88,116 @@ class RestartAttributionTests {
         RestartAttribution.Attribution a = RestartAttribution.attribute(StartEvidence.none());
         assertThat(a.path()).isEqualTo(RestartPath.UNKNOWN);
         assertThat(a.evidence()).anyMatch(line -> line.startsWith("no engine log configured"));
+    }
+
+    /** The same evidence, of a start readygate did not see begin. */
+    static StartEvidence firstSeen(StartEvidence e, RestartRecord recordedBefore) {
+        return new StartEvidence(e.log(), e.requestsAtFirstScrape(), e.sources(), true, recordedBefore, null);
+    }
+
+    static RestartRecord recorded(String id, RestartPath path, boolean firstSeen) {
+        return recorded(id, T.minusSeconds(600), path, firstSeen);
+    }
+
+    static RestartRecord recorded(String id, Instant engineStart, RestartPath path, boolean firstSeen) {
+        return new RestartRecord(
+                id,
+                engineStart,
+                StartSource.PROCESS_START_TIME,
+                firstSeen,
+                path,
+                List.of(),
+                null,
+                false,
+                Map.of(),
+                Map.of(),
+                Outcome.READY,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                "hash",
+                "dev",
+                Map.of(),
+                CycleMemory.NONE);
+    }
+
+    @Test
+    void attributeWhenFirstSeenWithNonZeroCountersIsUnknownNotASnapshotRestore() {
+        // readygate started beside an engine that had served 41 requests: no engine log, no release.json.
+        StartEvidence e = new StartEvidence(
+                LogFindings.none(), 41.0, new EvidenceSources.Reading(null, null, -1, null), true, null, null);
+        RestartAttribution.Attribution a = RestartAttribution.attribute(e);
+        assertThat(a.path()).isEqualTo(RestartPath.UNKNOWN);
+        assertThat(a.evidence())
+                .anyMatch(line -> line.startsWith("first seen: readygate did not see this start begin"))
+                .anyMatch(line -> line.contains("was 41 at the first scrape: requests served before readygate looked"))
+                .noneMatch(line -> line.contains("restored from a snapshot"));
+    }
+
+    @Test
+    void attributeWhenFirstSeenTakesItsOwnLogAndReleaseJsonAsProof() {
+        assertThat(RestartAttribution.attribute(firstSeen(evidence(2.7, null, null, true, null, 41.0), null))
+                        .path())
+                .isEqualTo(RestartPath.COLD);
+        assertThat(RestartAttribution.attribute(firstSeen(evidence(null, 339, null, true, null, 41.0), null))
+                        .path())
+                .isEqualTo(RestartPath.PRELOAD_HIT);
+        assertThat(RestartAttribution.attribute(firstSeen(evidence(null, null, null, false, T, 41.0), null))
+                        .path())
+                .isEqualTo(RestartPath.SNAPSHOT_RESTORE);
+        assertThat(RestartAttribution.attribute(firstSeen(evidence(null, null, null, false, null, 41.0), null))
+                        .path())
+                .isEqualTo(RestartPath.UNKNOWN);
+    }
+
+    @Test
+    void attributeWhenFirstSeenTakesThePathAnEarlierReadygateRecordedWhenItSawTheStartBegin() {
+        RestartAttribution.Attribution a = RestartAttribution.attribute(firstSeen(
+                new StartEvidence(LogFindings.none(), 41.0, EvidenceSources.Reading.none()),
+                recorded("earlier", RestartPath.PRELOAD_HIT, false)));
+        assertThat(a.path()).isEqualTo(RestartPath.PRELOAD_HIT);
+        assertThat(a.evidence())
+                .anyMatch(line -> line.startsWith("history: an earlier readygate saw this engine start begin")
+                        && line.contains("recorded it as preload_hit (record earlier)"));
+    }
+
+    @Test
+    void evidenceOfAFirstSeenStartSetsAsideLogLinesOlderThanItsProcessAndFindsItsEarlierRecord() {
+        Instant processStart = T;
+        LogFindings earlierProcess = LogFindings.of(List.of(
+                new LogEvent.ServerVersion(T.minusSeconds(300), "APIServer", 1, "0.31.0"),
+                new LogEvent.LoadingWeights(T.minusSeconds(290), "EngineCore_DP0", 2, 2.7)));
+        LogFindings thisProcess = LogFindings.of(List.of(
+                new LogEvent.ServerVersion(T.minusSeconds(1), "APIServer", 1, "0.31.0"),
+                new LogEvent.LoadingWeights(T.plusSeconds(10), "EngineCore_DP0", 2, 2.7)));
+        RestartRecord same = recorded("earlier", processStart, RestartPath.COLD, false);
+        List<RestartRecord> history = List.of(recorded("other", RestartPath.SNAPSHOT_RESTORE, false), same);
+
+        StartEvidence restored =
+                StartEvidence.of(true, processStart, earlierProcess, 3.0, EvidenceSources.Reading.none(), history);
+        assertThat(restored.log().loadingWeightsSeconds()).isNull();
+        assertThat(restored.log().configured()).isTrue();
+        assertThat(restored.logNotThisStart()).contains("an earlier process's, set aside");
+        assertThat(restored.recordedBefore()).isSameAs(same);
+
+        StartEvidence own =
+                StartEvidence.of(true, processStart, thisProcess, 3.0, EvidenceSources.Reading.none(), history);
+        assertThat(own.log()).isEqualTo(thisProcess);
+        assertThat(own.logNotThisStart()).isNull();
+
+        // A start readygate saw begin keeps its window as the log evidence cut it, and its counters count.
+        StartEvidence seen =
+                StartEvidence.of(false, processStart, earlierProcess, 3.0, EvidenceSources.Reading.none(), history);
+        assertThat(seen.firstSeen()).isFalse();
+        assertThat(seen.recordedBefore()).isNull();
+        assertThat(seen.log()).isEqualTo(earlierProcess);
     }
 
     @Test

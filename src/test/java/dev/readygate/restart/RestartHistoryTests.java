@@ -77,6 +77,7 @@ class RestartHistoryTests {
                 Map.of("weights_loading", 12.5, "model_loading", 14.25, "model_loading_gib", 1.12, "engine_init", 9.0),
                 Outcome.READY,
                 null,
+                null,
                 Duration.ofMillis(33_600),
                 "0.31.0",
                 "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}",
@@ -126,6 +127,7 @@ class RestartHistoryTests {
                 null,
                 null,
                 null,
+                null,
                 "9f86d081",
                 "0.1.0",
                 Map.of(),
@@ -146,6 +148,7 @@ class RestartHistoryTests {
                 record.loggedDurations(),
                 outcome,
                 record.notReadyReason(),
+                record.startFailure(),
                 record.readinessLatency(),
                 record.vllmVersion(),
                 record.engineArgs(),
@@ -179,6 +182,55 @@ class RestartHistoryTests {
         assertThat(lines(file())).hasSize(1);
     }
 
+    /** A start that died before serving, with vLLM's reason. */
+    static RestartRecord failed(String id, String reason) {
+        RestartRecord minimal = minimal(id);
+        return new RestartRecord(
+                minimal.id(),
+                minimal.engineStart(),
+                StartSource.LOG,
+                false,
+                RestartPath.COLD,
+                List.of("log: Loading weights took 4.88 seconds (read from disk)"),
+                null,
+                false,
+                Map.of(Phase.ENGINE_START, START),
+                Map.of("weights_loading", 4.88),
+                Outcome.FAILED,
+                "start_failed",
+                reason,
+                null,
+                "0.31.0",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                minimal.probeConfigHash(),
+                minimal.readygateVersion(),
+                Map.of(),
+                CycleMemory.NONE);
+    }
+
+    @Test
+    void appendWhenStartFailedLoadsItsOutcomeAndVllmsReasonBack() throws IOException {
+        RestartRecord failed =
+                failed("start-1", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
+
+        history().append(failed);
+
+        assertThat(history().load()).containsExactly(failed);
+        JsonNode line = json.readTree(lines(file()).getFirst());
+        assertThat(line.get("outcome").asString()).isEqualTo("failed");
+        assertThat(line.get("startFailure").asString()).startsWith("torch.OutOfMemoryError: CUDA out of memory.");
+        assertThat(RestartRecordView.csv(List.of(failed)).lines().skip(1))
+                .singleElement()
+                .asString()
+                .contains(
+                        ",failed,start_failed,torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.,");
+    }
+
     @Test
     void appendWhenRecordIsMinimalLoadsNullsAndEmptyCollections() {
         RestartRecord record = minimal("start-1");
@@ -205,6 +257,7 @@ class RestartHistoryTests {
                         "engineStart",
                         "engineStartSource",
                         "firstSeen",
+                        "comparable",
                         "path",
                         "evidence",
                         "fallbackReason",
@@ -213,6 +266,7 @@ class RestartHistoryTests {
                         "loggedDurations",
                         "outcome",
                         "notReadyReason",
+                        "startFailure",
                         "readinessLatency",
                         "vllmVersion",
                         "engineArgs",
@@ -233,6 +287,7 @@ class RestartHistoryTests {
         assertThat(line.get("readinessLatency").asString()).isEqualTo("PT33.6S");
         assertThat(line.get("path").asString()).isEqualTo("preload_fallback");
         assertThat(line.get("notReadyReason").isNull()).isTrue();
+        assertThat(line.get("startFailure").isNull()).isTrue();
         assertThat(line.get("phases").properties().stream().map(Map.Entry::getKey))
                 .containsExactly(
                         "engine_start",
@@ -381,6 +436,7 @@ class RestartHistoryTests {
                         null,
                         null,
                         null,
+                        null,
                         "h",
                         "9.9.9",
                         Map.of(),
@@ -502,11 +558,13 @@ class RestartHistoryTests {
                         "engine_start",
                         "engine_start_source",
                         "first_seen",
+                        "comparable",
                         "path",
                         "fallback_reason",
                         "wrong_weights_from_cache",
                         "outcome",
                         "not_ready_reason",
+                        "start_failure",
                         "readiness_latency_seconds",
                         "engine_start_seconds",
                         "port_listening_seconds",
@@ -543,10 +601,12 @@ class RestartHistoryTests {
                         "2026-11-30T12:00:00Z",
                         "process_start_time",
                         "true",
+                        "false",
                         "preload_fallback",
                         "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
                         "true",
                         "ready",
+                        "",
                         "",
                         "33.6",
                         "0",
@@ -579,8 +639,8 @@ class RestartHistoryTests {
                         "log: weight cache requested | log: falling back to disk",
                         "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
-        assertThat(rows.get(2).get(9)).isEmpty();
-        assertThat(rows.get(2).subList(10, 21))
+        assertThat(rows.get(2).get(10)).isEmpty();
+        assertThat(rows.get(2).subList(11, 22))
                 .allSatisfy(field -> assertThat(field).isEmpty());
     }
 
@@ -607,6 +667,7 @@ class RestartHistoryTests {
                 null,
                 null,
                 null,
+                null,
                 "h",
                 "0.1.0",
                 Map.of(),
@@ -615,7 +676,7 @@ class RestartHistoryTests {
         List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
 
         assertThat(rows).hasSize(2);
-        assertThat(rows.get(1).get(8)).isEqualTo("canary mismatch:\nexpected Paris");
+        assertThat(rows.get(1).get(9)).isEqualTo("canary mismatch:\nexpected Paris");
     }
 
     @Test

@@ -1,0 +1,143 @@
+package dev.readygate.faultmatrix;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The readygate and simulator settings a fault matrix runs with: the defaults (the promise as shipped), or compressed
+ * intervals for CI. Every bound of {@link FaultCase} is a formula over these settings, so a compressed run checks the
+ * same promise at a smaller scale: each interval and timeout below is the default divided by the factor its comment
+ * gives, and the bounds scale with them.
+ *
+ * @param name {@code compressed} or {@code defaults}
+ * @param requestTimeout {@code readygate.engine.request-timeout}
+ * @param healthInterval {@code readygate.probe.health-interval}
+ * @param readyInterval {@code readygate.probe.ready-interval}
+ * @param notReadyInterval {@code readygate.probe.not-ready-interval}
+ * @param downInterval {@code readygate.probe.down-interval}
+ * @param heavyInterval {@code readygate.probe.heavy-interval}
+ * @param heavyTimeout {@code readygate.probe.heavy-timeout}
+ * @param heavyRetryInterval {@code readygate.probe.heavy-retry-interval}
+ * @param failureThreshold {@code readygate.probe.failure-threshold}
+ * @param timeToFirstTokenObjective {@code readygate.probe.representative.max-time-to-first-token}, or null (the default:
+ *     then {@code slow} cannot be seen)
+ * @param loadWindow how long load runs with a fault before the run stops it (a fault readygate does not see under load
+ *     today must still be seen once the load stops)
+ * @param loadRequestTimeout the load clients' request timeout
+ * @param verification an allowance for one cheap check and one verification (the probes' own durations on the
+ *     simulator: a few tens of milliseconds, more on a busy machine)
+ * @param simulator the simulator's settings (relative keys), besides the test timings of {@code RunningSimulator}
+ * @param readygate the readygate settings, besides those above
+ */
+record MatrixSettings(
+        String name,
+        Duration requestTimeout,
+        Duration healthInterval,
+        Duration readyInterval,
+        Duration notReadyInterval,
+        Duration downInterval,
+        Duration heavyInterval,
+        Duration heavyTimeout,
+        Duration heavyRetryInterval,
+        int failureThreshold,
+        @Nullable Duration timeToFirstTokenObjective,
+        Duration loadWindow,
+        Duration loadRequestTimeout,
+        Duration verification,
+        List<String> simulator,
+        List<String> readygate) {
+
+    /** The simulator's start, shutdown and restart timings (they bound the restart rows). */
+    static final Duration LOAD_TIME = Duration.ofMillis(300);
+
+    static final Duration AUTO_RESTART_DELAY = Duration.ofMillis(200);
+    static final Duration CRASH_LOOP_UPTIME = Duration.ofSeconds(1);
+
+    private static final List<String> SIMULATOR = List.of(
+            "preload.enabled=false",
+            "load-time=" + LOAD_TIME.toMillis() + "ms",
+            "auto-restart-delay=" + AUTO_RESTART_DELAY.toMillis() + "ms",
+            "faults.crash-loop-uptime=" + CRASH_LOOP_UPTIME.toMillis() + "ms",
+            "timing.ttft-base=20ms",
+            "timing.decode-per-token=1ms");
+
+    /**
+     * readygate's defaults: every timing as shipped. {@code slow} is not seen (there is no latency objective by
+     * default), and a fault that only a heavy probe sees takes up to a minute and a half on an idle engine.
+     */
+    static MatrixSettings defaults() {
+        return new MatrixSettings(
+                "defaults",
+                Duration.ofMillis(800),
+                Duration.ofMillis(200),
+                Duration.ofSeconds(1),
+                Duration.ofMillis(100),
+                Duration.ofMillis(20),
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(1),
+                3,
+                null,
+                Duration.ofSeconds(120),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(1),
+                SIMULATOR,
+                List.of());
+    }
+
+    /**
+     * For CI: the heavy-probe cadence 30 times faster (heavy-interval 2 s), its timeout 20 times shorter (1.5 s),
+     * request-timeout 800 ms to 300 ms, health-interval 200 to 100 ms and ready-interval 1 s to 500 ms; thresholds,
+     * not-ready-interval and down-interval as shipped. A latency objective (500 ms to the first token) lets {@code slow}
+     * be seen; the token budget and the breaker are opened wide so that the many verifications of one run are never
+     * throttled or suspended (the defaults' 20,000 tokens a minute and 5 failures are not what is measured here).
+     */
+    static MatrixSettings compressed() {
+        List<String> simulator = new ArrayList<>(SIMULATOR);
+        simulator.addAll(
+                List.of("faults.truncate-prompt-limit=128", "faults.kv-too-small-tokens=150", "faults.slow-factor=40"));
+        return new MatrixSettings(
+                "compressed",
+                Duration.ofMillis(300),
+                Duration.ofMillis(100),
+                Duration.ofMillis(500),
+                Duration.ofMillis(100),
+                Duration.ofMillis(20),
+                Duration.ofSeconds(2),
+                Duration.ofMillis(1500),
+                Duration.ofMillis(300),
+                3,
+                Duration.ofMillis(500),
+                Duration.ofSeconds(5),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(1),
+                List.copyOf(simulator),
+                List.of(
+                        "--readygate.probe.max-tokens-per-minute=10000000",
+                        "--readygate.probe.suspend-after-failures=1000",
+                        "--readygate.probe.representative.prompt-tokens=200",
+                        "--readygate.probe.representative.output-tokens=8"));
+    }
+
+    /** The command-line arguments of a readygate with these settings. */
+    List<String> readygateArguments() {
+        List<String> args = new ArrayList<>(List.of(
+                "--readygate.engine.request-timeout=" + requestTimeout.toMillis() + "ms",
+                "--readygate.probe.health-interval=" + healthInterval.toMillis() + "ms",
+                "--readygate.probe.ready-interval=" + readyInterval.toMillis() + "ms",
+                "--readygate.probe.not-ready-interval=" + notReadyInterval.toMillis() + "ms",
+                "--readygate.probe.down-interval=" + downInterval.toMillis() + "ms",
+                "--readygate.probe.heavy-interval=" + heavyInterval.toMillis() + "ms",
+                "--readygate.probe.heavy-timeout=" + heavyTimeout.toMillis() + "ms",
+                "--readygate.probe.heavy-retry-interval=" + heavyRetryInterval.toMillis() + "ms",
+                "--readygate.probe.failure-threshold=" + failureThreshold));
+        if (timeToFirstTokenObjective != null) {
+            args.add("--readygate.probe.representative.max-time-to-first-token=" + timeToFirstTokenObjective.toMillis()
+                    + "ms");
+        }
+        args.addAll(readygate);
+        return args;
+    }
+}
