@@ -18,6 +18,7 @@ import org.jspecify.annotations.Nullable;
  * @param vllmVersion what {@code /version} said ({@code unknown} without it)
  * @param firstSample the first {@code /metrics} scrape of this start
  * @param lastSample the latest scrape
+ * @param lastSampleAt when the latest scrape was answered
  * @param capabilities which of vLLM's extra endpoints the engine has
  * @param calibration a prompt text whose token count the engine reported, for servers without {@code /tokenize}
  * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
@@ -30,6 +31,7 @@ public record EngineFacts(
         @Nullable String vllmVersion,
         @Nullable EngineMetricsSample firstSample,
         @Nullable EngineMetricsSample lastSample,
+        @Nullable Instant lastSampleAt,
         EngineCapabilities capabilities,
         @Nullable PromptCalibration calibration,
         @Nullable Instant lastHeavy,
@@ -50,7 +52,7 @@ public record EngineFacts(
 
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
-        return new EngineFacts(startId, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0);
+        return new EngineFacts(startId, null, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -61,10 +63,11 @@ public record EngineFacts(
         return with(draft -> draft.vllmVersion = value);
     }
 
-    EngineFacts scraped(EngineMetricsSample sample) {
+    EngineFacts scraped(EngineMetricsSample sample, Instant at) {
         return with(draft -> {
             draft.firstSample = firstSample == null ? sample : firstSample;
             draft.lastSample = sample;
+            draft.lastSampleAt = at;
         });
     }
 
@@ -104,6 +107,7 @@ public record EngineFacts(
                 draft.vllmVersion,
                 draft.firstSample,
                 draft.lastSample,
+                draft.lastSampleAt,
                 draft.capabilities,
                 draft.calibration,
                 draft.lastHeavy,
@@ -125,6 +129,9 @@ public record EngineFacts(
         @Nullable
         EngineMetricsSample lastSample;
 
+        @Nullable
+        Instant lastSampleAt;
+
         EngineCapabilities capabilities;
 
         @Nullable
@@ -143,6 +150,7 @@ public record EngineFacts(
             vllmVersion = facts.vllmVersion;
             firstSample = facts.firstSample;
             lastSample = facts.lastSample;
+            lastSampleAt = facts.lastSampleAt;
             capabilities = facts.capabilities;
             calibration = facts.calibration;
             lastHeavy = facts.lastHeavy;

@@ -121,6 +121,7 @@ class ProbeConfiguration {
             RateLimiter heavyProbeRateLimiter,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
+            ManifestTrust manifestTrust,
             ApplicationEventPublisher publisher,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
@@ -136,7 +137,8 @@ class ProbeConfiguration {
                         client,
                         new SnapshotOracle(
                                 properties.evidence().snapshotDir(),
-                                JsonMapper.builder().build()),
+                                JsonMapper.builder().build(),
+                                manifestTrust),
                         baselines,
                         startTrust,
                         clock,

@@ -166,9 +166,10 @@ final class ProbeSchedule {
                 return Mono.empty();
             }
             EngineMetricsSample sample = ((EngineCall.Success<EngineMetricsSample>) call).value();
+            Instant scrapedAt = clock.instant();
             String restarted = restartSignal(known.lastSample(), sample);
             if (restarted == null) {
-                facts.learn(f -> f.scraped(sample));
+                facts.learn(f -> f.scraped(sample, scrapedAt));
                 return Mono.empty();
             }
             Double started = sample.processStartTimeSeconds();
@@ -177,7 +178,7 @@ final class ProbeSchedule {
                     restarted,
                     started == null ? null : Instant.ofEpochMilli(Math.round(started * 1000))));
             // The sample is the new process's: the start the restart began learns it.
-            facts.learn(f -> f.scraped(sample));
+            facts.learn(f -> f.scraped(sample, scrapedAt));
             return Mono.just(restart);
         });
     }

@@ -3,7 +3,9 @@ package dev.readygate.restart;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.StartLog;
+import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.ManifestTrust;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -20,6 +22,7 @@ import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -51,6 +54,24 @@ class RestartConfiguration implements DisposableBean {
         return new RestartRecords(history.load(), record -> historyWriter.execute(() -> history.append(record)));
     }
 
+    /** Where each start runs; the boot id is read once, here. */
+    @Bean
+    HostFacts hostFacts(ReadygateProperties properties, EvidenceSources sources, GpuMemoryMonitor gpu) {
+        return new HostFacts(
+                properties.node(),
+                properties.gpu().uuids(),
+                HostFacts.bootId(properties.node().bootIdFile()),
+                sources,
+                gpu,
+                Schedulers.boundedElastic());
+    }
+
+    /** The canary's question whether the snapshot manifest may vouch for this engine on this node. */
+    @Bean
+    ManifestTrust manifestTrust(EvidenceSources sources, HostFacts hosts) {
+        return new SnapshotManifestTrust(sources, hosts);
+    }
+
     @Bean
     RestartTracker restartTracker(
             ReadygateProperties properties,
@@ -58,6 +79,7 @@ class RestartConfiguration implements DisposableBean {
             StartLog startLog,
             EvidenceSources sources,
             RestartRecords records,
+            HostFacts hosts,
             ApplicationEventPublisher publisher,
             ObjectProvider<BuildProperties> build,
             Clock clock) {
@@ -67,7 +89,7 @@ class RestartConfiguration implements DisposableBean {
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
                 node(properties.node()));
         return new RestartTracker(
-                new StartRecorder(facts, startLog, sources, records, publisher::publishEvent, stamp),
+                new StartRecorder(facts, startLog, sources, records, hosts, publisher::publishEvent, stamp),
                 new RestartLoop(
                         properties.restart().loopWindow(), properties.restart().loopStarts()),
                 clock);

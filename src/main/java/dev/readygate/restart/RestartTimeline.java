@@ -22,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Verdicts: a start is judged ready when it is verified, not ready for now when a failure latches while its engine
  * runs (the verdict may change), and not ready for good when it ends without having been judged (the engine went away,
- * restarted, or readygate stops). A start is judged for good once.
+ * restarted, or readygate stops). A start is judged for good once. A start whose engine went away, or was replaced by a
+ * new process, is also {@link Verdict.Stopped stopped} (its work in flight is lost); one that ends because readygate
+ * stops is not: the engine may well go on serving.
  *
  * @param start the start in progress, or null
  * @param phases when each phase after {@code engine_start} was first reached
@@ -79,6 +81,14 @@ record RestartTimeline(
 
         /** The start's canary mismatched, the first time. */
         record CanaryMismatched(EngineStart start) implements Verdict {}
+
+        /**
+         * The start's engine went away or was replaced by a new process.
+         *
+         * @param at when readygate saw it
+         * @param how how it ended
+         */
+        record Stopped(EngineStart start, Instant at, Stop.How how) implements Verdict {}
     }
 
     /** A step of the fold: the next timeline, and what to record. */
@@ -97,6 +107,11 @@ record RestartTimeline(
         if (ended != null && start != null && start.id().equals(ended.id())) {
             // The start is over: one not judged yet never became ready.
             timeline = timeline.judge(Outcome.NOT_READY, true, verdicts);
+            if (change.current() instanceof EngineState.Down) {
+                verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.WENT_AWAY));
+            } else if (change.start() != null) {
+                verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.REPLACED));
+            }
             timeline = NONE;
         }
         EngineStart current = change.start();

@@ -4,6 +4,8 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.evidence.SnapshotManifest;
+import dev.readygate.evidence.StartLog;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
@@ -17,14 +19,23 @@ import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.EngineArguments;
+import dev.readygate.restart.HostFacts;
+import dev.readygate.restart.RestartComparison;
 import dev.readygate.restart.RestartHistory;
+import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartRecordView;
 import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
+import dev.readygate.restart.SnapshotMismatch;
+import dev.readygate.restart.SnapshotScope;
+import dev.readygate.restart.Stop;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Collection;
@@ -33,11 +44,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
@@ -51,6 +65,15 @@ import tools.jackson.databind.json.JsonMapper;
 @RestController
 class StatusController {
 
+    /** The comparison of the whole restart history, as CSV. */
+    static final String COMPARISON_CSV = "/status/comparison.csv";
+
+    /** What {@code /status} and the docs say of requests in flight when an engine goes away. */
+    static final String RESUMES_NOTHING = "No restart path resumes requests in flight: a preload hit maps weights and a"
+            + " snapshot restores an initialized engine (weights, KV cache, compiled graphs), never the requests the"
+            + " engine was serving when it went away. Clients must retry them; each stop records how many were running"
+            + " and waiting at readygate's last look.";
+
     private final EngineStateMachine machine;
     private final EngineFactsHolder facts;
     private final ProbeHistory history;
@@ -62,6 +85,8 @@ class StatusController {
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
     private final MemoryWatch memoryWatch;
+    private final HostFacts hosts;
+    private final StartLog startLog;
     private final Clock clock;
 
     public StatusController(
@@ -76,6 +101,8 @@ class StatusController {
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
             MemoryWatch memoryWatch,
+            HostFacts hosts,
+            StartLog startLog,
             Clock clock) {
         this.machine = machine;
         this.facts = facts;
@@ -88,6 +115,8 @@ class StatusController {
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
         this.memoryWatch = memoryWatch;
+        this.hosts = hosts;
+        this.startLog = startLog;
         this.clock = clock;
     }
 
@@ -130,6 +159,18 @@ class StatusController {
     public Mono<String> restartsCsv() {
         return Mono.fromCallable(() -> RestartRecordView.csv(restartHistory.load()))
                 .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /**
+     * The comparison of the whole restart history (every kept file) as CSV, one row per version, revision,
+     * configuration, path and recovery kind, streamed line by line once the history is read.
+     */
+    @GetMapping(path = COMPARISON_CSV, produces = "text/csv")
+    public Flux<DataBuffer> comparisonCsv() {
+        return Mono.fromCallable(() -> RestartComparison.of(restartHistory.load()))
+                .subscribeOn(Schedulers.boundedElastic())
+                .flatMapIterable(RestartComparison::csvLines)
+                .map(line -> DefaultDataBufferFactory.sharedInstance.wrap(line.getBytes(StandardCharsets.UTF_8)));
     }
 
     private Map<String, Object> engine(EngineFacts facts) {
@@ -228,7 +269,90 @@ class StatusController {
                 records.history().reversed().stream()
                         .map(record -> new RestartRecordView(record).status())
                         .toList());
+        out.put("comparison", comparison());
+        out.put("workLost", workLost());
+        out.put("snapshot", snapshot(now));
         out.put("evidence", evidence(now));
+        return out;
+    }
+
+    /** Restarts side by side, over the starts kept at hand; the CSV export has the whole history. */
+    private Map<String, Object> comparison() {
+        List<RestartRecord> kept = records.history();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("over", "the last " + kept.size() + " recorded starts (the CSV export compares the whole history)");
+        out.put("csv", COMPARISON_CSV);
+        out.putAll(RestartComparison.of(kept).status());
+        return out;
+    }
+
+    /** What no restart path does, and what the latest stop lost. */
+    private Map<String, Object> workLost() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("resumesInFlight", false);
+        out.put("statement", RESUMES_NOTHING);
+        RestartRecord stopped = records.history().reversed().stream()
+                .filter(record -> record.stop() != null)
+                .findFirst()
+                .orElse(null);
+        Stop stop = stopped == null ? null : stopped.stop();
+        if (stop == null) {
+            out.put("lastStop", null);
+        } else {
+            Map<String, Object> last = new LinkedHashMap<>();
+            last.put("start", stopped.id());
+            last.put("path", stopped.path().value());
+            last.put("at", stop.at().toString());
+            last.put("how", stop.how().value());
+            last.put("requestsRunning", stop.requestsRunning());
+            last.put("requestsWaiting", stop.requestsWaiting());
+            last.put(
+                    "observedAt",
+                    stop.observedAt() == null ? null : stop.observedAt().toString());
+            out.put("lastStop", last);
+        }
+        return out;
+    }
+
+    /**
+     * The snapshot directory's manifest against the engine and node now (a mismatch is named before the manifest is
+     * trusted), and an engine configuration snapshots cannot restore (wider than one GPU).
+     */
+    private Map<String, Object> snapshot(EvidenceSources.Reading now) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        boolean configured = properties.evidence().snapshotDir() != null;
+        out.put("configured", configured);
+        EngineStart start = machine.start();
+        String args = start == null ? null : startLog.findings(start.id()).engineArgs();
+        if (args == null) {
+            args = records.history().reversed().stream()
+                    .map(RestartRecord::engineArgs)
+                    .filter(java.util.Objects::nonNull)
+                    .findFirst()
+                    .orElse(null);
+        }
+        List<String> unsupported = SnapshotScope.unsupported(EngineArguments.parse(args), configured);
+        out.put("supported", unsupported.isEmpty());
+        out.put("unsupported", unsupported);
+        SnapshotManifest manifest = now.manifest();
+        if (manifest == null) {
+            out.put("manifest", configured ? "none readable in the snapshot directory" : null);
+            return out;
+        }
+        Map<String, Object> read = new LinkedHashMap<>();
+        read.put("createdAt", manifest.createdAt());
+        read.put("modelRevision", manifest.modelRevision());
+        read.put("vllmVersion", manifest.vllmVersion());
+        read.put("gpuUuid", manifest.gpuUuid());
+        read.put("gpuName", manifest.gpuName());
+        read.put("driverVersion", manifest.driverVersion());
+        out.put("manifest", read);
+        List<SnapshotMismatch> mismatches =
+                SnapshotMismatch.of(manifest, hosts.latest(), facts.current().vllmVersion());
+        out.put("matchesThisEngine", mismatches.isEmpty());
+        out.put(
+                "mismatches",
+                mismatches.stream().map(SnapshotMismatch::describe).toList());
         return out;
     }
 
