@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -20,15 +18,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 class TrafficAndContainerTests {
 
-    private static final Pattern RUNNING = Pattern.compile("(?m)^vllm:num_requests_running\\{[^}]*} ([0-9.]+)$");
-
     @TempDir
     Path workDir;
-
-    static double running(RunningSimulator simulator) {
-        Matcher matcher = RUNNING.matcher(simulator.metricsText());
-        return matcher.find() ? Double.parseDouble(matcher.group(1)) : -1;
-    }
 
     static String container(Path workDir) throws Exception {
         JsonNode doc = JsonMapper.builder()
@@ -42,16 +33,16 @@ class TrafficAndContainerTests {
         // Decode at 10 ms a token: each request runs for about 15 s.
         try (RunningSimulator simulator =
                 RunningSimulator.serving(workDir.resolve("sim"), "timing.decode-per-token=10ms")) {
-            simulator.simulator.apply(Scenario.traffic(3)).block(Duration.ofSeconds(5));
-            await().atMost(Duration.ofSeconds(10)).until(() -> running(simulator) == 3);
+            simulator.traffic(3);
+            await().atMost(Duration.ofSeconds(10)).until(() -> simulator.requestsRunning() == 3);
             assertThat(simulator.simulator.state())
                     .extracting("engine")
                     .asString()
                     .contains("trafficClients=3");
 
-            simulator.simulator.apply(Scenario.traffic(0)).block(Duration.ofSeconds(5));
+            simulator.traffic(0);
 
-            await().atMost(Duration.ofSeconds(10)).until(() -> running(simulator) == 0);
+            await().atMost(Duration.ofSeconds(10)).until(() -> simulator.requestsRunning() == 0);
         }
     }
 
