@@ -342,9 +342,22 @@ class HelmChartTests {
         Map<String, Object> file = Chart.load(Files.readString(Chart.DIRECTORY.resolve("files/readygate-rules.yaml")));
         List<String> fileAlerts = PrometheusRulesTests.alerts(file);
         List<Rule> rules = rule.getSpec().getGroups().stream()
+                .filter(group -> group.getName().equals("readygate"))
                 .flatMap(group -> group.getRules().stream())
                 .toList();
         assertThat(rules).extracting(Rule::getAlert).containsExactlyElementsOf(fileAlerts);
+        // Beside the alerts, the recording rules that compare restarts across the fleet, as the file has them.
+        Map<String, Object> comparison =
+                Chart.load(Files.readString(Chart.DIRECTORY.resolve("files/readygate-comparison-rules.yaml")));
+        List<Rule> records = rule.getSpec().getGroups().stream()
+                .filter(group -> group.getName().equals("readygate-comparison"))
+                .flatMap(group -> group.getRules().stream())
+                .toList();
+        assertThat(records)
+                .extracting(Rule::getRecord)
+                .containsExactlyElementsOf(ComparisonRulesTests.records(comparison));
+        assertThat(records)
+                .allSatisfy(recorded -> assertThat(recorded.getAlert()).isNull());
         assertThat(rules).allSatisfy(alert -> {
             assertThat(alert.getLabels()).containsEntry("team", "llm").containsKey("severity");
             assertThat(alert.getAnnotations().get("runbook_url"))
