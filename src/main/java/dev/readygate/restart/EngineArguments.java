@@ -137,11 +137,22 @@ public record EngineArguments(Map<String, String> values) {
         Map<String, String> configuration = new TreeMap<>();
         values.forEach((name, value) -> {
             boolean loader = weightCache && (name.equals("load_format") || name.equals("model_loader_extra_config"));
-            if (!NOT_CONFIGURATION.contains(name) && !loader) {
+            if (!NOT_CONFIGURATION.contains(name) && !loader && !isDefault(name, value)) {
                 configuration.put(name, value);
             }
         });
         return configuration;
+    }
+
+    /**
+     * Whether an argument has the value vLLM gives it anyway, which its {@code non-default args} line leaves out and a
+     * command line may spell: a served model name that is the model's.
+     */
+    private boolean isDefault(String name, String value) {
+        String model = values.get("model");
+        return name.equals("served_model_name")
+                && model != null
+                && (value.equals(model) || value.equals("['" + model + "']"));
     }
 
     /** A short, stable hash of the configuration ({@value #UNKNOWN_CONFIGURATION} when no argument is known). */

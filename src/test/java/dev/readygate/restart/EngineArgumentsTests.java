@@ -88,6 +88,24 @@ class EngineArgumentsTests {
     }
 
     @Test
+    void configurationLeavesOutAServedModelNameThatIsTheModelsAsTheLogDoes() {
+        EngineArguments argv = EngineArguments.ofArgv(List.of(
+                "vllm",
+                "serve",
+                "Qwen/Qwen3-0.6B",
+                "--max-model-len",
+                "4096",
+                "--served-model-name",
+                "Qwen/Qwen3-0.6B"));
+        EngineArguments renamed = EngineArguments.ofArgv(
+                List.of("vllm", "serve", "Qwen/Qwen3-0.6B", "--max-model-len", "4096", "--served-model-name", "qwen"));
+
+        assertThat(argv.configurationHash())
+                .isEqualTo(EngineArguments.parse(COLD).configurationHash());
+        assertThat(renamed.configuration()).containsEntry("served_model_name", "qwen");
+    }
+
+    @Test
     void ofArgvReadsFlagsWithoutValueAndWithEquals() {
         EngineArguments argv =
                 EngineArguments.ofArgv(List.of("vllm", "serve", "m", "--enforce-eager", "--dtype=float16"));
