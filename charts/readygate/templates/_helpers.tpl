@@ -79,7 +79,11 @@ readygate.dev/mode: {{ .Values.mode }}
 {{- $_ := set $readygate "gpu" (dict "nvidia-smi" .Values.readygate.gpu.nvidiaSmi) }}
 {{- end }}
 {{- $merged := mergeOverwrite $readygate (deepCopy .Values.readygate.config) }}
-{{- toYaml (dict "readygate" $merged "server" (dict "port" (int .Values.readygate.port))) }}
+{{- $server := dict "port" (int .Values.readygate.port) }}
+{{- with .Values.readygate.listenAddress }}
+{{- $_ := set $server "address" . }}
+{{- end }}
+{{- toYaml (dict "readygate" $merged "server" $server) }}
 {{- end }}
 
 {{/* vllm serve's arguments in this mode (the model first). */}}

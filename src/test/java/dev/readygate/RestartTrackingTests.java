@@ -115,6 +115,31 @@ class RestartTrackingTests {
                 assertThat(evidenceNow.get("daemonSocketsNow").intValue()).isEqualTo(1);
                 assertThat(evidenceNow.get("snapshotReleasedAt").asString()).doesNotStartWith("never");
                 assertThat(csv.lines().skip(1)).anyMatch(line -> line.contains(",snapshot_restore,"));
+                // Pages: the first two starts, and where the next page begins.
+                var firstPage = client.get()
+                        .uri("/status/restarts.json?limit=2")
+                        .exchange()
+                        .expectStatus()
+                        .isOk()
+                        .expectHeader()
+                        .contentTypeCompatibleWith("application/json")
+                        .expectBody(String.class)
+                        .returnResult();
+                JsonNode page =
+                        tools.jackson.databind.json.JsonMapper.builder().build().readTree(firstPage.getResponseBody());
+                assertThat(page.size()).isEqualTo(2);
+                assertThat(firstPage.getResponseHeaders().getFirst("Link"))
+                        .isEqualTo("</status/restarts.json?since="
+                                + page.get(1).get("id").asString() + "&limit=2>; rel=\"next\"");
+                client.get()
+                        .uri("/status/restarts.csv?limit=0")
+                        .exchange()
+                        .expectStatus()
+                        .isBadRequest()
+                        .expectBody(String.class)
+                        .value(message -> assertThat(message).contains("limit must be at least 1"));
+                assertThat(status(client).at("/restarts/historyExport/json").asString())
+                        .isEqualTo("/status/restarts.json");
             }
             assertThat(paths).containsExactly("preload_hit", "preload_fallback", "snapshot_restore", "cold");
             assertThat(fallbackReasons).singleElement().asString().startsWith("Cannot connect to weight cache daemon");

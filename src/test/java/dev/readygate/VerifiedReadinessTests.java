@@ -168,7 +168,9 @@ class VerifiedReadinessTests {
         awaitReady();
         engine.fault("wrong-weights", false);
         Verdict verdict = awaitNotReady("canary_mismatch");
-        assertThat(verdict.state()).isEqualTo("verification_failed");
+        // The start had been ready: not "verification_failed" (which means never ready), but not_ready, latched.
+        assertThat(verdict.state()).isEqualTo("not_ready");
+        assertThat(status().path("latched").asBoolean()).isTrue();
         JsonNode canary = status().at("/probes/canary/lastFailure/canary");
         assertThat(canary.get("expected").asString())
                 .isNotEqualTo(canary.get("actual").asString());

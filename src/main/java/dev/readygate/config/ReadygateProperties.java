@@ -1,5 +1,6 @@
 package dev.readygate.config;
 
+import dev.readygate.secret.SecretRedaction;
 import jakarta.validation.Valid;
 import java.net.URI;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import org.springframework.validation.annotation.Validated;
  * @param node facts about the node readygate runs on
  * @param gpu where readygate reads GPU memory
  * @param memory what readygate calls a leak, a stale cache or memory held after a stop
+ * @param server readygate's own HTTP server: how many connections it holds and for how long
  */
 @ConfigurationProperties("readygate")
 @Validated
@@ -34,7 +36,8 @@ public record ReadygateProperties(
         @DefaultValue Restart restart,
         @DefaultValue Node node,
         @DefaultValue Gpu gpu,
-        @DefaultValue Memory memory) {
+        @DefaultValue Memory memory,
+        @DefaultValue Server server) {
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
@@ -73,7 +76,7 @@ public record ReadygateProperties(
             String scheme = baseUrl.getScheme();
             if (scheme == null || baseUrl.getHost() == null || !(scheme.equals("http") || scheme.equals("https"))) {
                 throw new IllegalArgumentException("readygate.engine.base-url must be an http(s) URL with a host, e.g."
-                        + " http://127.0.0.1:8000 (was " + baseUrl + ")");
+                        + " http://127.0.0.1:8000 (was " + SecretRedaction.redact(baseUrl) + ")");
             }
             requirePositive("readygate.engine.connect-timeout", connectTimeout);
             requirePositive("readygate.engine.request-timeout", requestTimeout);
@@ -366,7 +369,7 @@ public record ReadygateProperties(
                     && (dcgmUrl.getHost() == null
                             || !("http".equals(dcgmUrl.getScheme()) || "https".equals(dcgmUrl.getScheme())))) {
                 throw new IllegalArgumentException("readygate.gpu.dcgm-url must be an http(s) URL with a host, e.g."
-                        + " http://dcgm-exporter:9400/metrics (was " + dcgmUrl + ")");
+                        + " http://dcgm-exporter:9400/metrics (was " + SecretRedaction.redact(dcgmUrl) + ")");
             }
         }
     }
@@ -415,6 +418,27 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException(
                         "readygate.memory.kv-shrink-fraction must be between 0 and 1 (was " + kvShrinkFraction + ")");
             }
+        }
+    }
+
+    /**
+     * readygate's own HTTP server ({@code /readyz}, {@code /livez}, {@code /status}, the metrics), so that no client
+     * can make it unanswerable: idle connections are closed, and at the cap the least recently active connection
+     * makes room for a new one, so the kubelet's probes are answered through a flood of idle sockets. The listen
+     * address is Spring Boot's {@code server.address} (all interfaces by default: in a pod, its IP and loopback).
+     *
+     * @param idleTimeout how long a connection may stay open without a request before it is closed (overrides Spring
+     *     Boot's {@code server.netty.idle-timeout})
+     * @param maxConnections the most connections held open at once; a new one beyond it closes the least recently
+     *     active other one
+     */
+    public record Server(
+            @DefaultValue("60s") Duration idleTimeout,
+            @DefaultValue("256") int maxConnections) {
+
+        public Server {
+            requirePositive("readygate.server.idle-timeout", idleTimeout);
+            requireAtLeast("readygate.server.max-connections", maxConnections, 8);
         }
     }
 

@@ -23,9 +23,7 @@ public final class SettingsGuard implements ApplicationContextInitializer<Config
 
     @Override
     public void initialize(ConfigurableApplicationContext context) {
-        long t0 = System.nanoTime();
         SettingsMetadata metadata = SettingsMetadata.load(context.getClassLoader());
-        long t1 = System.nanoTime();
         List<UnknownSettings.Unknown> unknown =
                 UnknownSettings.find(ConfigurationPropertySources.get(context.getEnvironment()), metadata);
         unknown.stream()
@@ -38,7 +36,6 @@ public final class SettingsGuard implements ApplicationContextInitializer<Config
         if (!fatal.isEmpty()) {
             throw new InvalidSettingsException(fatal);
         }
-        log.warn("TIMING load " + (t1 - t0) / 1000000 + " ms, check " + (System.nanoTime() - t1) / 1000000 + " ms");
         ConfigurationPropertiesBindHandlerAdvisor advisor = parent -> new SettingsBindHandler(parent, metadata);
         context.getBeanFactory().registerSingleton("readygateSettingsBindHandlerAdvisor", advisor);
     }

@@ -1,6 +1,7 @@
 package dev.readygate.engine;
 
 import dev.readygate.config.ReadygateProperties;
+import java.time.Clock;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -32,7 +33,9 @@ class EngineClientConfiguration {
     WebClientEngineClient engineClient(
             ReadygateProperties properties,
             EngineApiKey engineApiKey,
-            @Qualifier(TIMEOUT_SCHEDULER) Scheduler engineTimeoutScheduler) {
-        return new WebClientEngineClient(properties.engine(), engineApiKey, System::nanoTime, engineTimeoutScheduler);
+            @Qualifier(TIMEOUT_SCHEDULER) Scheduler engineTimeoutScheduler,
+            Clock clock) {
+        return new WebClientEngineClient(
+                properties.engine(), engineApiKey, System::nanoTime, engineTimeoutScheduler, clock);
     }
 }

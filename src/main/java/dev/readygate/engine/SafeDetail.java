@@ -1,11 +1,13 @@
 package dev.readygate.engine;
 
+import dev.readygate.secret.SecretRedaction;
 import java.util.Collection;
 import java.util.regex.Pattern;
 
 /**
  * Turns text from the engine (an error message) into a short, one-line detail that is safe to log and show: secrets
- * the call knows of (the prompt, the API key) and echoed request values are redacted, and the length is capped.
+ * the call knows of (the prompt, the API key), echoed request values and whatever {@link SecretRedaction} calls a
+ * secret are redacted, and the length is capped.
  */
 final class SafeDetail {
 
@@ -36,6 +38,7 @@ final class SafeDetail {
             }
         }
         text = ECHOED_INPUT.matcher(text).replaceAll("input_value=" + REDACTED);
+        text = SecretRedaction.redact(text);
         text = CONTROL_OR_SPACE_RUN.matcher(text).replaceAll(" ").strip();
         if (text.length() > MAX_LENGTH) {
             text = text.substring(0, MAX_LENGTH - 3) + "...";

@@ -1,8 +1,10 @@
 package dev.readygate.engine;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.logging.RateLimitedLog;
 import io.netty.channel.ChannelOption;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -46,10 +48,14 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
      */
     private static final Duration MAX_IDLE = Duration.ofSeconds(3);
 
+    /** A failure that repeats on every probe (a TLS error) is logged once per this window, with a count. */
+    private static final Duration WARNING_WINDOW = Duration.ofMinutes(1);
+
     private final WebClient webClient;
     private final ConnectionProvider connections;
     private final LoopResources loops;
     private final EngineApiKey apiKey;
+    private final RateLimitedLog warnings;
     private final Duration connectTimeout;
     private final Duration requestTimeout;
     private final int maxBodyBytes;
@@ -63,10 +69,16 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
      * @param apiKey sent as {@code Authorization: Bearer} on every request when present
      * @param ticker a nanosecond time source ({@code System::nanoTime} outside tests) for elapsed times and TTFT
      * @param scheduler the scheduler the timeouts run on
+     * @param clock the time a repeated warning is rate-limited by
      */
     public WebClientEngineClient(
-            ReadygateProperties.Engine engine, EngineApiKey apiKey, LongSupplier ticker, Scheduler scheduler) {
+            ReadygateProperties.Engine engine,
+            EngineApiKey apiKey,
+            LongSupplier ticker,
+            Scheduler scheduler,
+            Clock clock) {
         this.apiKey = apiKey;
+        this.warnings = new RateLimitedLog(logger, clock, WARNING_WINDOW);
         this.connectTimeout = engine.connectTimeout();
         this.requestTimeout = engine.requestTimeout();
         this.maxBodyBytes = (int) Math.min(engine.maxBodySize().toBytes(), Integer.MAX_VALUE - 8);
@@ -382,7 +394,12 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
      * DEBUG only: failures are expected outcomes that the caller (the prober) reports, and this runs on event-loop
      * threads. The exception comes along only for the unexpected kind, IO_ERROR.
      */
-    private static void log(Route route, EngineFailure failure, Throwable error) {
+    private void log(Route route, EngineFailure failure, Throwable error) {
+        if (failure.kind() == EngineFailure.Kind.IO_ERROR) {
+            // Not the engine's state (refused, reset and timeouts are, and the state machine logs their changes): a
+            // failure of the connection itself, such as an untrusted certificate. One line, never a stack trace.
+            warnings.warn(failure.kind().reason(), "Engine calls fail: {}", failure.detail());
+        }
         if (!logger.isDebugEnabled()) {
             return;
         }

@@ -1,5 +1,6 @@
 package dev.readygate.evidence;
 
+import dev.readygate.secret.SecretRedaction;
 import java.time.Instant;
 import org.jspecify.annotations.Nullable;
 
@@ -37,8 +38,8 @@ public sealed interface LogEvent {
             String version) implements LogEvent {}
 
     /**
-     * The engine's {@code non-default args: {...}} line, as logged except for the value of an {@code api_key} entry,
-     * which is replaced by {@code '<redacted>'} whoever builds the record.
+     * The engine's {@code non-default args: {...}} line, as logged except for the values of secret-named entries
+     * ({@code api_key}, {@code hf_token}, ...: {@link SecretRedaction}), which are redacted whoever builds the record.
      */
     record NonDefaultArgs(
             @Nullable Instant at,
@@ -47,7 +48,7 @@ public sealed interface LogEvent {
             String args) implements LogEvent {
 
         public NonDefaultArgs {
-            args = ApiKeyRedaction.redact(args);
+            args = SecretRedaction.redact(args);
         }
     }
 

@@ -1,11 +1,15 @@
 package dev.readygate.probe;
 
+import dev.readygate.statedir.StateDir;
+import dev.readygate.statedir.Store;
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,14 +22,18 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Learned canary baselines, one per {@link BaselineKey}, kept in {@code <state-dir>/canary-baselines.json} so they
- * survive readygate's restarts. Written atomically (temporary file, then rename). Blocking file I/O: callers run it
- * on a blocking-capable scheduler.
+ * survive readygate's restarts. Written atomically: a temporary file, forced to disk, then renamed over the file, so
+ * a full disk or a crash leaves the old file whole (and no temporary file). A write that fails (a read-only, full or
+ * vanished state directory, or another readygate holding it) keeps the baseline in memory and is the
+ * {@link StateDir}'s degraded reason: it never fails the canary. Blocking file I/O: callers run it on a
+ * blocking-capable scheduler.
  */
 final class CanaryBaselineStore {
 
     private static final Logger logger = LoggerFactory.getLogger(CanaryBaselineStore.class);
     static final String FILE = "canary-baselines.json";
 
+    private final StateDir stateDir;
     private final Path file;
     private final JsonMapper json;
     private @Nullable Map<String, Baseline> baselines;
@@ -33,8 +41,9 @@ final class CanaryBaselineStore {
     /** A learned answer and when it was learned. */
     public record Baseline(CanaryAnswer answer, Instant learnedAt) {}
 
-    public CanaryBaselineStore(Path stateDir, JsonMapper json) {
-        this.file = stateDir.resolve(FILE);
+    public CanaryBaselineStore(StateDir stateDir, JsonMapper json) {
+        this.stateDir = stateDir;
+        this.file = stateDir.directory().resolve(FILE);
         this.json = json;
     }
 
@@ -42,11 +51,16 @@ final class CanaryBaselineStore {
         return load().get(key.value());
     }
 
-    public synchronized void save(BaselineKey key, CanaryAnswer answer, Instant at) {
+    /**
+     * Keeps {@code answer} as the baseline of {@code key}, in memory and, when it can, in the file.
+     *
+     * @return whether it was written to the file
+     */
+    public synchronized boolean save(BaselineKey key, CanaryAnswer answer, Instant at) {
         Map<String, Baseline> all = new LinkedHashMap<>(load());
         all.put(key.value(), new Baseline(answer, at));
-        write(all);
         baselines = all;
+        return stateDir.write(Store.CANARY_BASELINES, () -> write(all));
     }
 
     private Map<String, Baseline> load() {
@@ -83,7 +97,7 @@ final class CanaryBaselineStore {
         return loaded;
     }
 
-    private void write(Map<String, Baseline> all) {
+    private void write(Map<String, Baseline> all) throws IOException {
         Map<String, Object> doc = new LinkedHashMap<>();
         all.forEach((key, baseline) -> {
             Map<String, Object> entry = new LinkedHashMap<>();
@@ -93,17 +107,33 @@ final class CanaryBaselineStore {
             entry.put("learnedAt", baseline.learnedAt().toString());
             doc.put(key, entry);
         });
+        byte[] bytes = json.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc);
+        Path temporary = file.resolveSibling(FILE + ".tmp");
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
-            Path temporary = file.resolveSibling(FILE + ".tmp");
-            Files.writeString(temporary, json.writerWithDefaultPrettyPrinter().writeValueAsString(doc));
+            try (FileChannel channel = FileChannel.open(
+                    temporary,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer buffer = ByteBuffer.wrap(bytes);
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+                channel.force(true);
+            }
             try {
                 Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException ex) {
                 Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
             }
         } catch (IOException ex) {
-            throw new UncheckedIOException("cannot write " + file, ex);
+            try {
+                Files.deleteIfExists(temporary);
+            } catch (IOException suppressed) {
+                ex.addSuppressed(suppressed);
+            }
+            throw ex;
         }
     }
 }

@@ -177,14 +177,14 @@ final class CanaryProbe {
         boolean trusted = current == StartTrust.Trust.TRUSTED
                 || (current == StartTrust.Trust.UNKNOWN && config.learnWhenStartPathUnknown());
         if (config.learnBaseline() && trusted) {
-            baselines.save(key, actual, clock.instant());
+            boolean kept = baselines.save(key, actual, clock.instant());
             return ProbeReport.passed(
                     ProbeKind.CANARY,
                     clock.instant(),
                     "no expected answer yet: learned "
                             + actual.describe() + " as the baseline (start "
                             + current.name().toLowerCase(java.util.Locale.ROOT)
-                            + ")",
+                            + (kept ? ")" : "; kept in memory only: the state directory cannot be written)"),
                     null,
                     new CanaryComparison(CanaryExpectation.Source.NONE, null, actual, true));
         }

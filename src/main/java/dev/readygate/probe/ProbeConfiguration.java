@@ -6,6 +6,7 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -105,9 +106,8 @@ class ProbeConfiguration {
     }
 
     @Bean
-    CanaryBaselineStore canaryBaselineStore(ReadygateProperties properties) {
-        return new CanaryBaselineStore(
-                properties.stateDir(), JsonMapper.builder().build());
+    CanaryBaselineStore canaryBaselineStore(StateDir stateDir) {
+        return new CanaryBaselineStore(stateDir, JsonMapper.builder().build());
     }
 
     @Bean

@@ -6,6 +6,7 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
@@ -45,6 +46,7 @@ final class ProbeSchedule {
     private final Verifier verifier;
     private final EngineFactsHolder facts;
     private final Clock clock;
+    private final RateLimitedLog unexpected;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
 
@@ -62,6 +64,7 @@ final class ProbeSchedule {
         this.verifier = verifier;
         this.facts = facts;
         this.clock = clock;
+        this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
         this.scheduler = scheduler;
     }
 
@@ -72,8 +75,9 @@ final class ProbeSchedule {
      */
     public Flux<Observation> observations() {
         Flux<Observation> cycle = Flux.defer(this::cycle).onErrorResume(error -> {
-            // Every expected failure is an observation; this is a bug, and the loop must outlive it.
-            logger.warn("Probe cycle failed unexpectedly", error);
+            // Every expected failure is an observation; this is a bug, and the loop must outlive it. It may happen on
+            // every tick: once a minute, with a count.
+            unexpected.warn("probe-cycle", "Probe cycle failed unexpectedly", error);
             return Flux.empty();
         });
         Mono<Observation> pause =
@@ -297,7 +301,7 @@ final class ProbeSchedule {
             case EngineState.ModelListed m -> true;
             case EngineState.Verifying v -> true;
             case EngineState.VerificationFailed f -> !f.latched() && elapsed(current, now, config.heavyRetryInterval());
-            case EngineState.NotReady n -> elapsed(current, now, config.heavyRetryInterval());
+            case EngineState.NotReady n -> !n.latched() && elapsed(current, now, config.heavyRetryInterval());
             case EngineState.Degraded d ->
                 d.cause() != Reason.HEALTH_FAILED
                         && d.cause() != Reason.MODEL_NOT_LISTED

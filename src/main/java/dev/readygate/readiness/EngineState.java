@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
  * Where the engine stands, from readygate's point of view. The phases from engine start to ready are
  * {@link Down}, {@link Listening}, {@link Healthy}, {@link ModelListed}, {@link Verifying} and {@link Ready}; a ready
  * engine that fails goes {@link Degraded} (still serving, below the failure threshold) then {@link NotReady};
- * verification that fails before readiness is {@link VerificationFailed}.
+ * verification that fails before readiness is {@link VerificationFailed}, and a latched failure after readiness is a
+ * latched {@link NotReady}.
  */
 public sealed interface EngineState {
 
@@ -127,8 +128,19 @@ public sealed interface EngineState {
         }
     }
 
-    /** Was ready, failed the failure threshold; needs the success threshold of verifications to recover. */
-    record NotReady(Instant since, String model, int successes, Reason cause, String detail) implements EngineState {
+    /**
+     * Was ready in this engine start, then failed: {@code failure-threshold} consecutive failures, after which it needs
+     * the success threshold of verifications to recover; or a {@code latched} failure (canary mismatch, probe exceeding
+     * the context), which holds until the engine restarts.
+     */
+    record NotReady(Instant since, String model, int successes, Reason cause, String detail, boolean latched)
+            implements EngineState {
+
+        /** Not ready after failures that are not latched. */
+        public NotReady(Instant since, String model, int successes, Reason cause, String detail) {
+            this(since, model, successes, cause, detail, false);
+        }
+
         public Kind kind() {
             return Kind.NOT_READY;
         }

@@ -85,7 +85,9 @@ public final class EngineStateMachine {
             case EngineState.Degraded d ->
                 " after " + d.failures() + " consecutive failure(s) (last: "
                         + d.cause().value() + ": " + d.detail() + ")";
-            case EngineState.NotReady n -> ": " + n.cause().value() + " (" + n.detail() + ")";
+            case EngineState.NotReady n ->
+                ": " + n.cause().value() + " (" + n.detail() + ")"
+                        + (n.latched() ? ", held until the engine restarts" : "");
             case EngineState.VerificationFailed f ->
                 ": " + f.cause().value() + " (" + f.detail() + ")"
                         + (f.latched() ? ", held until the engine restarts" : "");

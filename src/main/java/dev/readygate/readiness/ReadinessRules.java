@@ -25,7 +25,8 @@ import java.util.Set;
  * <p>Rules: an unreachable or dead engine drops readiness at once; other failures of a ready engine count toward
  * {@code failureThreshold} ({@link Degraded} keeps serving until then); readiness, first or regained, needs
  * {@code successThreshold} consecutive verifications; latched verification failures (canary mismatch, probe exceeding
- * the context) hold until the engine restarts; a shutdown is final.
+ * the context) hold until the engine restarts, as {@link NotReady} when the start had been ready and as
+ * {@link VerificationFailed} when it never was; a shutdown is final.
  *
  * @param successThreshold consecutive verifications needed to become ready
  * @param failureThreshold consecutive failures that take a ready engine out of service
@@ -130,6 +131,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Verifying v -> new Listening(o.at(), o.reason(), o.detail());
             case Ready r -> failed(r.model(), 0, o.at(), o.reason(), o.detail());
             case Degraded d -> failed(d.model(), d.failures(), o.at(), o.reason(), o.detail());
+            case NotReady n when n.latched() -> n;
             case NotReady n -> new NotReady(n.since(), n.model(), 0, o.reason(), o.detail());
             case VerificationFailed f -> f;
             case ShuttingDown s -> s;
@@ -145,6 +147,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
                         ? new Ready(o.at(), v.model())
                         : new Verifying(v.since(), v.model(), v.successes() + 1, Reason.NOT_VERIFIED);
             case Degraded d -> new Ready(o.at(), d.model());
+            case NotReady n when n.latched() -> n;
             case NotReady n ->
                 n.successes() + 1 >= successThreshold
                         ? new Ready(o.at(), n.model())
@@ -165,11 +168,10 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             return current;
         }
         if (o.latched()) {
-            return current instanceof VerificationFailed f && f.latched() && f.cause() == o.reason()
-                    ? new VerificationFailed(f.since(), model, o.reason(), o.detail(), true, f.failures() + 1)
-                    : new VerificationFailed(o.at(), model, o.reason(), o.detail(), true, 1);
+            return latched(current, model, o);
         }
         return switch (current) {
+            case NotReady n when n.latched() -> n;
             case Ready r -> failed(model, 0, o.at(), o.reason(), o.detail());
             case Degraded d -> failed(model, d.failures(), o.at(), o.reason(), o.detail());
             case NotReady n -> new NotReady(n.since(), model, 0, o.reason(), o.detail());
@@ -183,6 +185,23 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
                         false,
                         f.failures() + 1);
             default -> new VerificationFailed(o.at(), model, o.reason(), o.detail(), false, 1);
+        };
+    }
+
+    /**
+     * A latched failure: {@link NotReady} when this engine start had been ready (it was serving, then failed its
+     * canary), {@link VerificationFailed} when it never was; either holds until the engine restarts.
+     */
+    private static EngineState latched(EngineState current, String model, Observation.VerificationFailed o) {
+        return switch (current) {
+            case NotReady n when n.latched() && n.cause() == o.reason() -> n;
+            case Ready r -> new NotReady(o.at(), model, 0, o.reason(), o.detail(), true);
+            case Degraded d -> new NotReady(o.at(), model, 0, o.reason(), o.detail(), true);
+            case NotReady n -> new NotReady(o.at(), model, 0, o.reason(), o.detail(), true);
+            case VerificationFailed f
+            when f.latched() && f.cause() == o.reason() ->
+                new VerificationFailed(f.since(), model, o.reason(), o.detail(), true, f.failures() + 1);
+            default -> new VerificationFailed(o.at(), model, o.reason(), o.detail(), true, 1);
         };
     }
 

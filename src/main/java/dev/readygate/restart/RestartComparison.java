@@ -120,78 +120,84 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
 
     /** The comparison of the records (any order; the oldest first gives the groups' order). */
     public static RestartComparison of(List<RestartRecord> records) {
-        List<RestartRecord> compared = records.stream()
-                .filter(RestartComparison::seenBeginning)
+        Builder builder = new Builder();
+        records.stream()
                 .sorted(Comparator.comparing(RestartRecord::engineStart))
-                .toList();
-        Map<Key, List<RestartRecord>> byKey = new LinkedHashMap<>();
-        Map<String, EngineArguments> configurations = new LinkedHashMap<>();
-        Map<String, Integer> releaseOrder = new LinkedHashMap<>();
-        for (RestartRecord record : compared) {
+                .forEach(builder::add);
+        return builder.build();
+    }
+
+    /**
+     * The comparison as a fold, for a history read record by record: each record is reduced to its figures as it is
+     * added (the record itself is not kept), so memory grows with the numbers, not the records. Not thread-safe.
+     */
+    public static final class Builder {
+
+        private final Map<Key, Figures> byKey = new LinkedHashMap<>();
+        private final Map<String, EngineArguments> configurations = new LinkedHashMap<>();
+        private final Map<String, Integer> releaseOrder = new LinkedHashMap<>();
+        private int compared;
+        private int excluded;
+
+        /** Adds a record (in the order recorded: the first of a release places its groups). */
+        public Builder add(RestartRecord record) {
+            if (!seenBeginning(record)) {
+                excluded++;
+                return this;
+            }
+            compared++;
             EngineArguments arguments = record.arguments();
             Key key = key(record, arguments);
-            byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(record);
+            byKey.computeIfAbsent(key, k -> new Figures()).add(record);
             configurations.putIfAbsent(key.configuration(), arguments);
             releaseOrder.putIfAbsent(key.release(), releaseOrder.size());
+            return this;
         }
-        Map<String, List<String>> differs = EngineArguments.differences(configurations.values());
-        Map<String, Double> coldMedians = new LinkedHashMap<>();
-        Map<String, List<Double>> coldLatencies = new LinkedHashMap<>();
-        byKey.forEach((key, group) -> {
-            if (key.path() == RestartPath.COLD) {
-                coldLatencies
-                        .computeIfAbsent(key.release(), k -> new ArrayList<>())
-                        .addAll(latencies(group));
+
+        /** The comparison of the records added so far. */
+        public RestartComparison build() {
+            Map<String, List<String>> differs = EngineArguments.differences(configurations.values());
+            Map<String, List<Double>> coldLatencies = new LinkedHashMap<>();
+            byKey.forEach((key, figures) -> {
+                if (key.path() == RestartPath.COLD) {
+                    coldLatencies
+                            .computeIfAbsent(key.release(), k -> new ArrayList<>())
+                            .addAll(figures.latencies);
+                }
+            });
+            List<Group> groups = new ArrayList<>();
+            byKey.entrySet().stream()
+                    .sorted(Comparator.<Map.Entry<Key, Figures>>comparingInt(
+                                    entry -> releaseOrder.get(entry.getKey().release()))
+                            .thenComparing(entry -> entry.getKey().path())
+                            .thenComparing(entry -> entry.getKey().recovery()))
+                    .forEach(entry -> groups.add(entry.getValue()
+                            .group(
+                                    entry.getKey(),
+                                    differs.getOrDefault(entry.getKey().configuration(), List.of()),
+                                    percentile(
+                                            coldLatencies.getOrDefault(
+                                                    entry.getKey().release(), List.of()),
+                                            0.5))));
+            return new RestartComparison(groups, compared, excluded);
+        }
+    }
+
+    /** One group's numbers so far: what each record added to it. */
+    private static final class Figures {
+        int starts;
+        final List<Double> latencies = new ArrayList<>();
+        final Map<Phase, List<Double>> phases = new EnumMap<>(Phase.class);
+        final Map<String, List<Double>> logged = new LinkedHashMap<>();
+        final List<Double> atReady = new ArrayList<>();
+        final List<Double> afterStop = new ArrayList<>();
+
+        void add(RestartRecord record) {
+            starts++;
+            Duration latency = record.readinessLatency();
+            if (record.outcome() == Outcome.READY && latency != null && !latency.isNegative()) {
+                latencies.add(latency.toNanos() / 1e9);
             }
-        });
-        coldLatencies.forEach((release, latencies) -> {
-            Double median = percentile(latencies, 0.5);
-            if (median != null) {
-                coldMedians.put(release, median);
-            }
-        });
-        List<Group> groups = new ArrayList<>();
-        byKey.entrySet().stream()
-                .sorted(Comparator.<Map.Entry<Key, List<RestartRecord>>>comparingInt(
-                                entry -> releaseOrder.get(entry.getKey().release()))
-                        .thenComparing(entry -> entry.getKey().path())
-                        .thenComparing(entry -> entry.getKey().recovery()))
-                .forEach(entry -> groups.add(group(
-                        entry.getKey(),
-                        entry.getValue(),
-                        differs.getOrDefault(entry.getKey().configuration(), List.of()),
-                        coldMedians.get(entry.getKey().release()))));
-        return new RestartComparison(groups, compared.size(), records.size() - compared.size());
-    }
-
-    private static Key key(RestartRecord record, EngineArguments arguments) {
-        return new Key(
-                known(record.vllmVersion()),
-                known(record.revision()),
-                arguments.configurationHash(),
-                record.path(),
-                record.recovery().kind());
-    }
-
-    private static String known(@Nullable String value) {
-        return value == null || value.isBlank() ? "unknown" : value;
-    }
-
-    private static Group group(
-            Key key, List<RestartRecord> records, List<String> differs, @Nullable Double coldMedian) {
-        List<Double> latencies = latencies(records);
-        int ready = latencies.size();
-        Latency latency = ready == 0
-                ? null
-                : new Latency(
-                        rounded(percentile(latencies, 0.5)),
-                        rounded(percentile(latencies, 0.95)),
-                        rounded(percentile(latencies, 1.0)));
-        Map<Phase, List<Double>> phases = new EnumMap<>(Phase.class);
-        Map<String, List<Double>> logged = new LinkedHashMap<>();
-        List<Double> atReady = new ArrayList<>();
-        List<Double> afterStop = new ArrayList<>();
-        for (RestartRecord record : records) {
             record.phaseDurations().forEach((phase, duration) -> {
                 if (PHASES.contains(phase)) {
                     phases.computeIfAbsent(phase, p -> new ArrayList<>()).add(duration.toNanos() / 1e9);
@@ -206,44 +212,54 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
             addMib(atReady, record.memory().atReady());
             addMib(afterStop, record.memory().afterStop());
         }
-        Map<Phase, Double> phaseMedians = new EnumMap<>(Phase.class);
-        phases.forEach((phase, values) -> phaseMedians.put(phase, rounded(percentile(values, 0.5))));
-        Map<String, Double> loggedMedians = new LinkedHashMap<>();
-        for (String name : LOGGED) {
-            List<Double> values = logged.get(name);
-            if (values != null) {
-                loggedMedians.put(name, rounded(percentile(values, 0.5)));
+
+        Group group(Key key, List<String> differs, @Nullable Double coldMedian) {
+            int ready = latencies.size();
+            Double median = percentile(latencies, 0.5);
+            Latency latency = median == null
+                    ? null
+                    : new Latency(
+                            rounded(median), rounded(percentile(latencies, 0.95)), rounded(percentile(latencies, 1.0)));
+            Map<Phase, Double> phaseMedians = new EnumMap<>(Phase.class);
+            phases.forEach((phase, values) -> phaseMedians.put(phase, rounded(percentile(values, 0.5))));
+            Map<String, Double> loggedMedians = new LinkedHashMap<>();
+            for (String name : LOGGED) {
+                List<Double> values = logged.get(name);
+                if (values != null) {
+                    loggedMedians.put(name, rounded(percentile(values, 0.5)));
+                }
             }
+            Double speedup = coldMedian == null || median == null || median <= 0
+                    ? null
+                    : BigDecimal.valueOf(coldMedian / median)
+                            .setScale(2, RoundingMode.HALF_UP)
+                            .doubleValue();
+            return new Group(
+                    key,
+                    differs,
+                    starts,
+                    ready,
+                    starts - ready,
+                    latency,
+                    phaseMedians,
+                    loggedMedians,
+                    mib(percentile(atReady, 0.5)),
+                    mib(percentile(afterStop, 0.5)),
+                    speedup);
         }
-        Double speedup = coldMedian == null || latency == null || latency.p50() <= 0
-                ? null
-                : BigDecimal.valueOf(coldMedian / percentile(latencies, 0.5))
-                        .setScale(2, RoundingMode.HALF_UP)
-                        .doubleValue();
-        return new Group(
-                key,
-                differs,
-                records.size(),
-                ready,
-                records.size() - ready,
-                latency,
-                phaseMedians,
-                loggedMedians,
-                mib(percentile(atReady, 0.5)),
-                mib(percentile(afterStop, 0.5)),
-                speedup);
     }
 
-    /** The readiness latencies of the records verified ready, in seconds. */
-    private static List<Double> latencies(List<RestartRecord> records) {
-        List<Double> latencies = new ArrayList<>();
-        for (RestartRecord record : records) {
-            Duration latency = record.readinessLatency();
-            if (record.outcome() == Outcome.READY && latency != null && !latency.isNegative()) {
-                latencies.add(latency.toNanos() / 1e9);
-            }
-        }
-        return latencies;
+    private static Key key(RestartRecord record, EngineArguments arguments) {
+        return new Key(
+                known(record.vllmVersion()),
+                known(record.revision()),
+                arguments.configurationHash(),
+                record.path(),
+                record.recovery().kind());
+    }
+
+    private static String known(@Nullable String value) {
+        return value == null || value.isBlank() ? "unknown" : value;
     }
 
     private static void addMib(List<Double> values, @Nullable MemoryMoment moment) {

@@ -6,16 +6,22 @@ import dev.readygate.evidence.StartLog;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ManifestTrust;
+import dev.readygate.statedir.StateDir;
+import dev.readygate.statedir.Store;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.info.BuildProperties;
@@ -31,6 +37,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @Configuration(proxyBeanMethods = false)
 class RestartConfiguration implements DisposableBean {
+
+    private static final Logger logger = LoggerFactory.getLogger(RestartConfiguration.class);
 
     private final ExecutorService historyWriter = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "readygate-restart-history");
@@ -48,10 +56,32 @@ class RestartConfiguration implements DisposableBean {
                 JsonMapper.builder().build());
     }
 
-    /** Read once at start, on the main thread: earlier starts survive readygate's own restarts. */
+    /**
+     * Read once at start, on the main thread: earlier starts survive readygate's own restarts. A failed write is the
+     * state directory's degraded reason, never an error of the recorder.
+     */
     @Bean
-    RestartRecords restartRecords(RestartHistory history) {
-        return new RestartRecords(history.load(), record -> historyWriter.execute(() -> history.append(record)));
+    RestartRecords restartRecords(RestartHistory history, StateDir stateDir) {
+        return new RestartRecords(
+                loadHistory(history),
+                record -> historyWriter.execute(
+                        () -> stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))));
+    }
+
+    /**
+     * The latest records kept in memory, read line by line (the whole history would not fit a small heap); none when
+     * the history cannot be read (readygate starts and gates all the same).
+     */
+    private static List<RestartRecord> loadHistory(RestartHistory history) {
+        try {
+            return history.latest(RestartRecords.KEPT);
+        } catch (UncheckedIOException ex) {
+            logger.warn(
+                    "Cannot read the restart history {}: {}; starting without earlier records",
+                    history.file(),
+                    ex.getMessage());
+            return List.of();
+        }
     }
 
     /** Where each start runs; the boot id is read once, here. */

@@ -1,6 +1,7 @@
 package dev.readygate.restart;
 
 import dev.readygate.readiness.StartSource;
+import dev.readygate.secret.SecretRedaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
@@ -29,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  * @param notReadyReason the last not-ready reason, when the start never became ready
  * @param readinessLatency from engine start to verified ready, when it became ready
  * @param vllmVersion the engine's version
- * @param engineArgs the engine's {@code non-default args} log line
+ * @param engineArgs the engine's {@code non-default args} log line, secrets redacted
  * @param model the served model
  * @param modelRoot the model path or hub id
  * @param revision the model revision (from the engine arguments), when known
@@ -75,7 +76,10 @@ public record RestartRecord(
         List<SnapshotMismatch> snapshotMismatches) {
 
     public RestartRecord {
-        evidence = List.copyOf(evidence);
+        // Text from the engine's log: no record, kept or shown, ever holds a secret (SecretRedaction).
+        evidence = evidence.stream().map(SecretRedaction::redact).toList();
+        fallbackReason = SecretRedaction.redactNullable(fallbackReason);
+        engineArgs = SecretRedaction.redactNullable(engineArgs);
         phases = Map.copyOf(phases);
         loggedDurations = Map.copyOf(loggedDurations);
         node = Map.copyOf(node);

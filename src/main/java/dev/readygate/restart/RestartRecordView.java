@@ -49,6 +49,20 @@ public final class RestartRecordView {
         return csv.toString();
     }
 
+    /** The CSV header line, with its CRLF: how a streamed export starts. */
+    static String csvHeaderLine() {
+        StringBuilder csv = new StringBuilder();
+        csvLine(csv, CSV_HEADER);
+        return csv.toString();
+    }
+
+    /** This record's CSV row, with its CRLF: one record of a streamed export. */
+    String csvLine() {
+        StringBuilder csv = new StringBuilder();
+        csvLine(csv, csvRow());
+        return csv.toString();
+    }
+
     /** The records as a JSON array of the history's objects. */
     public static String json(List<RestartRecord> records, JsonMapper json) {
         ArrayNode array = json.createArrayNode();

@@ -353,8 +353,12 @@ final class SimulatedEngine implements AutoCloseable {
                     .append(deployment.loadFormat().vllmName())
                     .append("'");
         }
+        // vLLM logs its arguments as given, secrets included: readygate must redact them.
         if (properties.apiKey() != null) {
-            args.append(", 'api_key': ['<redacted>']");
+            args.append(", 'api_key': ['").append(properties.apiKey()).append("']");
+        }
+        if (properties.hfToken() != null) {
+            args.append(", 'hf_token': '").append(properties.hfToken()).append("'");
         }
         return args.append('}').toString();
     }

@@ -24,6 +24,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param apiKey when set, {@code /v1/*} requires {@code Authorization: Bearer <key>} (vLLM's {@code --api-key})
  * @param apiKeyProtectsHealth whether the API key also guards {@code /health}, {@code /metrics} and the rest
  *     (unconfirmed for 0.31; vLLM historically guarded {@code /v1/*} only)
+ * @param hfToken the Hugging Face token the engine is started with (vLLM's {@code --hf-token}); it only shows in the
+ *     engine's {@code non-default args} log line, as vLLM logs it (in clear, like the API key)
  * @param vllmVersion the version {@code /version} reports and the log lines print
  * @param pid the simulated engine's first process id (each start takes the next one)
  * @param autoRestart whether a crashed engine is started again (as a container restart policy would)
@@ -54,6 +56,7 @@ public record SimulatorProperties(
         @DefaultValue("true") boolean logToStdout,
         @Nullable String apiKey,
         @DefaultValue("false") boolean apiKeyProtectsHealth,
+        @Nullable String hfToken,
         @DefaultValue("0.31.0") String vllmVersion,
         @DefaultValue("4242") int pid,
         @DefaultValue("true") boolean autoRestart,

@@ -53,6 +53,7 @@ class EngineHealthIndicator implements ReactiveHealthIndicator {
             }
             case EngineState.NotReady n -> {
                 details.put("detail", n.detail());
+                details.put("latched", n.latched());
                 details.put("consecutiveSuccesses", n.successes());
             }
             case EngineState.VerificationFailed f -> {

@@ -25,6 +25,7 @@ import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.restart.EngineArguments;
 import dev.readygate.restart.HostFacts;
 import dev.readygate.restart.RestartComparison;
+import dev.readygate.restart.RestartExport;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartRecordView;
@@ -33,6 +34,8 @@ import dev.readygate.restart.RestartTracker;
 import dev.readygate.restart.SnapshotMismatch;
 import dev.readygate.restart.SnapshotScope;
 import dev.readygate.restart.Stop;
+import dev.readygate.secret.SecretRedaction;
+import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
@@ -50,11 +53,11 @@ import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
@@ -74,6 +77,14 @@ class StatusController {
             + " engine was serving when it went away. Clients must retry them; each stop records how many were running"
             + " and waiting at readygate's last look.";
 
+    static final String RESTARTS_JSON = "/status/restarts.json";
+    static final String RESTARTS_CSV = "/status/restarts.csv";
+
+    /** How many of the latest starts {@code /status} shows; the exports hold them all. */
+    static final int HISTORY_SHOWN = 100;
+
+    private static final MediaType CSV = MediaType.parseMediaType("text/csv");
+
     private final EngineStateMachine machine;
     private final EngineFactsHolder facts;
     private final ProbeHistory history;
@@ -82,11 +93,13 @@ class StatusController {
     private final RestartTracker restarts;
     private final RestartRecords records;
     private final RestartHistory restartHistory;
+    private final RestartExport restartExport;
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
     private final MemoryWatch memoryWatch;
     private final HostFacts hosts;
     private final StartLog startLog;
+    private final StateDir stateDir;
     private final Clock clock;
 
     public StatusController(
@@ -103,6 +116,7 @@ class StatusController {
             MemoryWatch memoryWatch,
             HostFacts hosts,
             StartLog startLog,
+            StateDir stateDir,
             Clock clock) {
         this.machine = machine;
         this.facts = facts;
@@ -112,11 +126,13 @@ class StatusController {
         this.restarts = restarts;
         this.records = records;
         this.restartHistory = restartHistory;
+        this.restartExport = new RestartExport(restartHistory, Schedulers.boundedElastic());
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
         this.memoryWatch = memoryWatch;
         this.hosts = hosts;
         this.startLog = startLog;
+        this.stateDir = stateDir;
         this.clock = clock;
     }
 
@@ -142,40 +158,93 @@ class StatusController {
         status.put("restarts", restarts(now));
         status.put("gpu", gpu());
         status.put("memory", memory());
+        status.put("stateDir", stateDir());
         status.put("configuration", configuration(properties));
         return status;
     }
 
-    /** The whole restart history (every kept file), as JSON, for comparing runs. */
-    @GetMapping(path = "/status/restarts.json", produces = MediaType.APPLICATION_JSON_VALUE)
-    public Mono<String> restartsJson() {
-        JsonMapper json = JsonMapper.builder().build();
-        return Mono.fromCallable(() -> RestartRecordView.json(restartHistory.load(), json))
-                .subscribeOn(Schedulers.boundedElastic());
+    /**
+     * The restart history (every kept file) as a JSON array, streamed record by record, for comparing runs.
+     * {@code since} (an instant, or the id of the last record already read) and {@code limit} pick the records; a
+     * {@code Link: <...>; rel="next"} header gives the next page when {@code limit} left some out.
+     */
+    @GetMapping(path = RESTARTS_JSON, produces = MediaType.APPLICATION_JSON_VALUE)
+    public Mono<ResponseEntity<Flux<DataBuffer>>> restartsJson(
+            @RequestParam(required = false) @Nullable String since,
+            @RequestParam(required = false) @Nullable String limit) {
+        return export(RestartExport.Format.JSON, RESTARTS_JSON, MediaType.APPLICATION_JSON, since, limit);
     }
 
-    /** The whole restart history as CSV, one row per engine start. */
-    @GetMapping(path = "/status/restarts.csv", produces = "text/csv")
-    public Mono<String> restartsCsv() {
-        return Mono.fromCallable(() -> RestartRecordView.csv(restartHistory.load()))
-                .subscribeOn(Schedulers.boundedElastic());
+    /** The restart history as CSV, one row per engine start, streamed; {@code since} and {@code limit} as for JSON. */
+    @GetMapping(path = RESTARTS_CSV, produces = "text/csv")
+    public Mono<ResponseEntity<Flux<DataBuffer>>> restartsCsv(
+            @RequestParam(required = false) @Nullable String since,
+            @RequestParam(required = false) @Nullable String limit) {
+        return export(RestartExport.Format.CSV, RESTARTS_CSV, CSV, since, limit);
+    }
+
+    private Mono<ResponseEntity<Flux<DataBuffer>>> export(
+            RestartExport.Format format, String path, MediaType type, @Nullable String since, @Nullable String limit) {
+        RestartExport.Query query;
+        try {
+            query = RestartExport.Query.of(since, limit);
+        } catch (IllegalArgumentException ex) {
+            return Mono.just(badRequest(ex.getMessage()));
+        }
+        return restartExport
+                .export(format, query)
+                .map(streamed -> {
+                    ResponseEntity.BodyBuilder response = ResponseEntity.ok()
+                            .contentType(type)
+                            .header("X-Readygate-Records", String.valueOf(streamed.records()));
+                    if (streamed.continueAfter() != null) {
+                        response.header(
+                                HttpHeaders.LINK,
+                                "<" + path + "?since=" + streamed.continueAfter() + "&limit=" + query.limit()
+                                        + ">; rel=\"next\"");
+                    }
+                    return response.body(streamed.body());
+                })
+                .onErrorResume(
+                        RestartExport.UnknownRecordException.class, ex -> Mono.just(badRequest(ex.getMessage())));
+    }
+
+    private static ResponseEntity<Flux<DataBuffer>> badRequest(String message) {
+        return ResponseEntity.badRequest()
+                .contentType(MediaType.TEXT_PLAIN)
+                .body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(
+                        (message + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8))));
     }
 
     /**
-     * The comparison of the whole restart history (every kept file) as CSV, one row per version, revision,
-     * configuration, path and recovery kind, streamed line by line once the history is read.
+     * The comparison of the restart history (every kept file) as CSV, one row per version, revision, configuration,
+     * path and recovery kind: the records are read one by one and folded in (only the figures are held), then the rows
+     * are streamed. {@code since} and {@code limit} pick the records as for the exports.
      */
     @GetMapping(path = COMPARISON_CSV, produces = "text/csv")
-    public Flux<DataBuffer> comparisonCsv() {
-        return Mono.fromCallable(() -> RestartComparison.of(restartHistory.load()))
-                .subscribeOn(Schedulers.boundedElastic())
-                .flatMapIterable(RestartComparison::csvLines)
-                .map(line -> DefaultDataBufferFactory.sharedInstance.wrap(line.getBytes(StandardCharsets.UTF_8)));
+    public Mono<ResponseEntity<Flux<DataBuffer>>> comparisonCsv(
+            @RequestParam(required = false) @Nullable String since,
+            @RequestParam(required = false) @Nullable String limit) {
+        RestartExport.Query query;
+        try {
+            query = RestartExport.Query.of(since, limit);
+        } catch (IllegalArgumentException ex) {
+            return Mono.just(badRequest(ex.getMessage()));
+        }
+        return restartExport
+                .comparison(query)
+                .map(comparison -> ResponseEntity.ok()
+                        .contentType(CSV)
+                        .body(Flux.fromIterable(comparison.csvLines())
+                                .<DataBuffer>map(line -> DefaultDataBufferFactory.sharedInstance.wrap(
+                                        line.getBytes(StandardCharsets.UTF_8)))))
+                .onErrorResume(
+                        RestartExport.UnknownRecordException.class, ex -> Mono.just(badRequest(ex.getMessage())));
     }
 
     private Map<String, Object> engine(EngineFacts facts) {
         Map<String, Object> engine = new LinkedHashMap<>();
-        engine.put("baseUrl", properties.engine().requiredBaseUrl().toString());
+        engine.put("baseUrl", SecretRedaction.redact(properties.engine().requiredBaseUrl()));
         ModelCard card = facts.card();
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
@@ -264,11 +333,17 @@ class StatusController {
         current.put("phases", phases);
         out.put("current", current);
         out.put("restartLoop", restarts.restartLoop());
-        out.put(
-                "history",
-                records.history().reversed().stream()
-                        .map(record -> new RestartRecordView(record).status())
-                        .toList());
+        List<RestartRecord> latest = records.history().reversed();
+        List<Map<String, Object>> shown = latest.stream()
+                .limit(HISTORY_SHOWN)
+                .map(record -> new RestartRecordView(record).status())
+                .toList();
+        out.put("history", shown);
+        // The whole history is in the exports; this page shows the latest only, and says how many it leaves out.
+        long kept = Math.max(restartHistory.count(), latest.size());
+        out.put("historyShown", shown.size());
+        out.put("historyOmitted", Math.max(0, kept - shown.size()));
+        out.put("historyExport", Map.of("json", RESTARTS_JSON, "csv", RESTARTS_CSV));
         out.put("comparison", comparison());
         out.put("workLost", workLost());
         out.put("snapshot", snapshot(now));
@@ -368,7 +443,7 @@ class StatusController {
                 "daemonHealthUrl",
                 evidence.daemonHealthUrl() == null
                         ? "not configured"
-                        : evidence.daemonHealthUrl().toString());
+                        : SecretRedaction.redact(evidence.daemonHealthUrl()));
         out.put(
                 "daemonSocketDir",
                 evidence.daemonSocketDir() == null
@@ -432,8 +507,47 @@ class StatusController {
     }
 
     /**
-     * The configuration in effect, {@code readygate.*} as bound. It holds no secret: the API key is read from a file
-     * or an environment variable, and only their names appear here.
+     * The state directory: whether this readygate writes it (or runs read-only beside another), and how each store's
+     * writes stand; {@code degraded} names what fails ({@code state_dir_read_only}, {@code state_dir_full}, ...).
+     * Readiness never depends on it.
+     */
+    private Map<String, Object> stateDir() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("path", stateDir.directory().toString());
+        out.put(
+                "mode",
+                stateDir.readOnly()
+                        ? "read_only: another readygate holds the lock"
+                                + (stateDir.holder() == null ? "" : " (" + stateDir.holder() + ")")
+                        : "writer");
+        Map<String, Object> stores = new LinkedHashMap<>();
+        java.util.Set<String> degraded = new java.util.LinkedHashSet<>();
+        stateDir.status().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(entry -> {
+            StateDir.StoreStatus store = entry.getValue();
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("file", entry.getKey().file());
+            s.put("status", store.problem() == null ? "ok" : "failing");
+            if (store.problem() != null) {
+                degraded.add(store.problem().value());
+                s.put("reason", store.problem().value());
+                s.put("since", store.since().toString());
+                s.put("detail", store.detail());
+            }
+            s.put(
+                    "lastWrite",
+                    store.lastWrite() == null ? null : store.lastWrite().toString());
+            stores.put(entry.getKey().value(), s);
+        });
+        out.put("degraded", List.copyOf(degraded));
+        out.put("stores", stores);
+        return out;
+    }
+
+    /**
+     * The configuration in effect, {@code readygate.*} as bound, without secrets: the API key is read from a file or
+     * an environment variable, and only their names appear here; a setting whose name says it is a secret shows
+     * {@value SecretRedaction#REDACTED}, and every other value is shown through {@link SecretRedaction} (a URL's user
+     * information, a query's token).
      */
     static @Nullable Object configuration(@Nullable Object value) {
         if (value == null || value instanceof Boolean || value instanceof Number) {
@@ -443,9 +557,12 @@ class StatusController {
             Map<String, Object> out = new LinkedHashMap<>();
             for (RecordComponent component : record.getClass().getRecordComponents()) {
                 try {
+                    Object setting = component.getAccessor().invoke(record);
                     out.put(
                             kebab(component.getName()),
-                            configuration(component.getAccessor().invoke(record)));
+                            setting != null && SecretRedaction.isSecretName(component.getName())
+                                    ? SecretRedaction.REDACTED
+                                    : configuration(setting));
                 } catch (ReflectiveOperationException ex) {
                     out.put(kebab(component.getName()), "(unreadable)");
                 }
@@ -455,7 +572,16 @@ class StatusController {
         if (value instanceof Collection<?> values) {
             return values.stream().map(StatusController::configuration).toList();
         }
-        return value.toString();
+        if (value instanceof Map<?, ?> entries) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            entries.forEach((key, entry) -> out.put(
+                    String.valueOf(key),
+                    entry != null && SecretRedaction.isSecretName(String.valueOf(key))
+                            ? SecretRedaction.REDACTED
+                            : configuration(entry)));
+            return out;
+        }
+        return SecretRedaction.redact(value.toString());
     }
 
     private static String kebab(String name) {

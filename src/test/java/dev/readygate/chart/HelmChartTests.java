@@ -2,6 +2,7 @@ package dev.readygate.chart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.InstanceOfAssertFactories.MAP;
 
 import com.marcnuri.helm.LintResult;
 import dev.readygate.config.ReadygateProperties;
@@ -436,6 +437,32 @@ class HelmChartTests {
         assertThat(catchThrowable(() -> Chart.template(
                         workDir, Chart.values("snapshot", false) + "engine:\n  apiKey:\n    secretName: vllm-key\n")))
                 .hasMessageContaining("vLLM restores snapshots of unauthenticated servers only");
+    }
+
+    @Test
+    void listenAddressIsEveryInterfaceByDefaultAndCanBeThePodIp() throws IOException {
+        String byDefault = readygateConfig(StrictManifests.read(Chart.template(workDir, "")));
+        assertThat(Chart.load(byDefault))
+                .extractingByKey("server")
+                .asInstanceOf(MAP)
+                .doesNotContainKey("address");
+        List<HasMetadata> objects =
+                StrictManifests.read(Chart.template(workDir, "readygate:\n  listenAddress: \"${POD_IP}\"\n"));
+        assertThat(Chart.load(readygateConfig(objects)))
+                .extractingByKey("server")
+                .asInstanceOf(MAP)
+                .containsEntry("address", "${POD_IP}")
+                .containsEntry("port", 8090);
+        assertThat(container(pod(objects), "readygate").getEnv()).anySatisfy(env -> {
+            assertThat(env.getName()).isEqualTo("POD_IP");
+            assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("status.podIP");
+        });
+        // The server settings go through readygate.config and bind.
+        ReadygateProperties properties = bindStrictly(readygateConfig(StrictManifests.read(Chart.template(
+                workDir,
+                "readygate:\n  config:\n    server:\n      max-connections: 512\n      idle-timeout: 30s\n"))));
+        assertThat(properties.server().maxConnections()).isEqualTo(512);
+        assertThat(properties.server().idleTimeout()).isEqualTo(Duration.ofSeconds(30));
     }
 
     @Test

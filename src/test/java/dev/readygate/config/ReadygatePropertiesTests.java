@@ -35,6 +35,8 @@ class ReadygatePropertiesTests {
             assertThat(properties.probe().canary().prompt()).isEqualTo("The capital of France is");
             assertThat(properties.probe().canary().configured()).isFalse();
             assertThat(properties.engine().requestTimeout()).isEqualTo(Duration.ofMillis(800));
+            assertThat(properties.server().idleTimeout()).isEqualTo(Duration.ofSeconds(60));
+            assertThat(properties.server().maxConnections()).isEqualTo(256);
         });
     }
 
@@ -114,7 +116,9 @@ class ReadygatePropertiesTests {
                 "readygate.memory.after-stop-delay=-1s|readygate.memory.after-stop-delay must not be negative",
                 "readygate.memory.kv-shrink-fraction=1.5|readygate.memory.kv-shrink-fraction must be between 0 and 1",
                 "readygate.restart.readiness-objectives.warm=1m|readygate.restart.readiness-objectives.warm is not a restart path",
-                "readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold must be positive"
+                "readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold must be positive",
+                "readygate.server.idle-timeout=0s|readygate.server.idle-timeout must be positive",
+                "readygate.server.max-connections=2|readygate.server.max-connections must be at least 8"
             })
     void badValueFailsAtStartNamingItsKey(String property, String message) {
         runner.withPropertyValues(property)

@@ -2,6 +2,7 @@ package dev.readygate.engine;
 
 import dev.readygate.config.ReadygateProperties;
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.springframework.util.unit.DataSize;
@@ -19,7 +20,7 @@ final class EngineCalls {
     static WebClientEngineClient client(URI baseUrl, Duration requestTimeout, EngineApiKey apiKey) {
         ReadygateProperties.Engine engine =
                 new ReadygateProperties.Engine(baseUrl, Duration.ofMillis(500), requestTimeout, MAX_BODY, null, null);
-        return new WebClientEngineClient(engine, apiKey, System::nanoTime, Schedulers.parallel());
+        return new WebClientEngineClient(engine, apiKey, System::nanoTime, Schedulers.parallel(), Clock.systemUTC());
     }
 
     static WebClientEngineClient client(URI baseUrl) {

@@ -21,6 +21,7 @@ class EngineClientConfigurationTests {
 
     final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withUserConfiguration(Properties.class, TokenBudgetConverter.class, EngineClientConfiguration.class)
+            .withBean(java.time.Clock.class, java.time.Clock::systemUTC)
             .withPropertyValues("readygate.engine.base-url=http://127.0.0.1:8000");
 
     @Configuration(proxyBeanMethods = false)

@@ -636,7 +636,10 @@ class VllmLogParserTests {
         return Stream.of(
                 arguments("{'api_key': 's3cret', 'port': 8000}", "{'api_key': '<redacted>', 'port': 8000}"),
                 arguments("{'port': 8000, 'api_key': ['k1', 'k]2']}", "{'port': 8000, 'api_key': '<redacted>'}"),
-                arguments("{\"api_key\": \"s3cret\", \"port\": 8000}", "{\"api_key\": '<redacted>', \"port\": 8000}"),
+                arguments("{\"api_key\": \"s3cret\", \"port\": 8000}", "{\"api_key\": \"<redacted>\", \"port\": 8000}"),
+                arguments(
+                        "{'model_tag': 'm', 'hf_token': 'hf_SECRETTOKEN123', 'max_num_batched_tokens': 8192}",
+                        "{'model_tag': 'm', 'hf_token': '<redacted>', 'max_num_batched_tokens': 8192}"),
                 arguments("{'api_key': 's3\\'cret', 'port': 8000}", "{'api_key': '<redacted>', 'port': 8000}"),
                 arguments("{'api_key':'s3cret'}", "{'api_key':'<redacted>'}"),
                 arguments("{'api_key': None, 'port': 8000}", "{'api_key': None, 'port': 8000}"),

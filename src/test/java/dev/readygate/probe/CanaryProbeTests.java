@@ -6,6 +6,7 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
+import dev.readygate.statedir.StateDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -44,7 +45,7 @@ class CanaryProbeTests {
                 "NVIDIA H200",
                 engine,
                 new SnapshotOracle(snapshot, json),
-                new CanaryBaselineStore(stateDir, json),
+                new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
                 () -> trust,
                 clock,
                 Duration.ofSeconds(5),
@@ -172,7 +173,7 @@ class CanaryProbeTests {
                     askedFor.add(vllmVersion);
                     return why;
                 }),
-                new CanaryBaselineStore(stateDir, json),
+                new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
                 () -> StartTrust.Trust.UNTRUSTED,
                 clock,
                 Duration.ofSeconds(5),
@@ -187,7 +188,7 @@ class CanaryProbeTests {
                 .isEqualTo("no expected answer and this start is not trusted to learn one: the canary checks only that"
                         + " the engine answers; the snapshot manifest's oracle was not used (" + why + ")");
         assertThat(askedFor).containsExactly("0.31.0");
-        assertThat(new CanaryBaselineStore(stateDir, json)
+        assertThat(new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json)
                         .find(new BaselineKey(
                                 "Qwen/Qwen3-0.6B",
                                 "Qwen/Qwen3-0.6B",

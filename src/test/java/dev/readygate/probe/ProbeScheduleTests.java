@@ -9,6 +9,7 @@ import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import java.nio.file.Path;
@@ -99,7 +100,9 @@ class ProbeScheduleTests {
                 "H200",
                 engine,
                 new SnapshotOracle(null, JsonMapper.builder().build()),
-                new CanaryBaselineStore(stateDir, JsonMapper.builder().build()),
+                new CanaryBaselineStore(
+                        new StateDir(stateDir, Clock.systemUTC()),
+                        JsonMapper.builder().build()),
                 () -> StartTrust.Trust.TRUSTED,
                 clock,
                 config.heavyTimeout(),

@@ -178,6 +178,77 @@ class ReadinessRulesTests {
         assertThat(rules.next(wentDown, ok(8)).kind()).isEqualTo(Kind.HEALTHY);
     }
 
+    /** Where a latched failure finds the start, and what the state must then say: was it ever ready? */
+    static Stream<Arguments> latchedFailures() {
+        ReadinessRules rules = new ReadinessRules(2, 3);
+        EngineState modelListed = replay(rules, ok(1), listed(2));
+        EngineState verifying = replay(rules, ok(1), listed(2), verified(3));
+        EngineState failedBefore = replay(rules, ok(1), listed(2), failed(3, Reason.TIMED_OUT));
+        EngineState ready = replay(rules, ok(1), listed(2), verified(3), verified(4));
+        EngineState degraded = rules.next(ready, failed(5, Reason.SLOW));
+        EngineState notReady = replay(
+                rules,
+                ok(1),
+                listed(2),
+                verified(3),
+                verified(4),
+                failed(5, Reason.TIMED_OUT),
+                failed(6, Reason.TIMED_OUT),
+                failed(7, Reason.TIMED_OUT));
+        return Stream.of(
+                Arguments.of("model listed, never verified", modelListed, Kind.VERIFICATION_FAILED),
+                Arguments.of("verifying, never ready", verifying, Kind.VERIFICATION_FAILED),
+                Arguments.of("failed before ever ready", failedBefore, Kind.VERIFICATION_FAILED),
+                Arguments.of("ready", ready, Kind.NOT_READY),
+                Arguments.of("degraded (was ready)", degraded, Kind.NOT_READY),
+                Arguments.of("not ready after failures (was ready)", notReady, Kind.NOT_READY));
+    }
+
+    static EngineState replay(ReadinessRules rules, Observation... observations) {
+        EngineState state = new EngineState.Starting(T0);
+        for (Observation observation : observations) {
+            state = rules.next(state, observation);
+        }
+        return state;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("latchedFailures")
+    void nextWhenLatchedFailureSaysWhetherTheStartHadBeenReady(String where, EngineState before, Kind expected) {
+        EngineState latched = rules.next(before, latched(20, Reason.CANARY_MISMATCH));
+        assertThat(latched.kind()).as(where).isEqualTo(expected);
+        assertThat(latched.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(latched.since()).isEqualTo(t(20));
+        assertThat(latched.acceptsTraffic()).isFalse();
+        boolean isLatched = switch (latched) {
+            case EngineState.NotReady n -> n.latched();
+            case EngineState.VerificationFailed f -> f.latched();
+            default -> false;
+        };
+        assertThat(isLatched).as("latched").isTrue();
+        // Held until the engine restarts: verifications, cheap checks and other failures change nothing.
+        EngineState held = rules.next(
+                rules.next(
+                        rules.next(rules.next(latched, verified(21)), verified(22)),
+                        new Observation.CheckFailed(t(23), Reason.HEALTH_FAILED, "500")),
+                failed(24, Reason.TIMED_OUT));
+        assertThat(held).isEqualTo(latched);
+        assertThat(rules.next(held, ok(25))).isEqualTo(latched);
+        assertThat(rules.next(held, new Observation.Restarted(t(26), "new process")))
+                .isEqualTo(new EngineState.Healthy(t(26), Reason.ENGINE_RESTARTED, "new process"));
+        assertThat(rules.next(held, new Observation.Unreachable(t(26), Reason.ENGINE_DOWN, "refused"))
+                        .kind())
+                .isEqualTo(Kind.DOWN);
+    }
+
+    @Test
+    void nextWhenAReadyStartLatchesTheStateIsNotVerificationFailed() {
+        // The finding: a wrong-weights start that had been ready read "verification_failed" (before ever ready).
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+        assertThat(rules.next(ready, latched(5, Reason.CANARY_MISMATCH)))
+                .isEqualTo(new EngineState.NotReady(t(5), MODEL, 0, Reason.CANARY_MISMATCH, "x", true));
+    }
+
     @Test
     void latchedFailureTakesAReadyEngineOutAtOnce() {
         EngineState ready = run(ok(1), listed(2), verified(3), verified(4));

@@ -2,10 +2,12 @@ package dev.readygate.restart;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners.Owner;
 import dev.readygate.readiness.StartSource;
+import dev.readygate.statedir.Tmpfs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.util.unit.DataSize;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -658,7 +661,9 @@ class RestartHistoryTests {
         history.append(full("start-1"));
         history.append(minimal("start-2"));
 
-        JsonNode exported = json.readTree(RestartRecordView.json(history.load(), json));
+        JsonNode exported = json.readTree(RestartExportTests.body(new RestartExport(history, Schedulers.immediate())
+                .export(RestartExport.Format.JSON, RestartExport.Query.ALL)
+                .block()));
 
         assertThat(exported.isArray()).isTrue();
         List<JsonNode> lines = lines(file()).stream().map(json::readTree).toList();
@@ -720,5 +725,36 @@ class RestartHistoryTests {
         }
         assertThat(row).as("csv ends with CRLF").isEmpty();
         return rows;
+    }
+
+    @Test
+    void appendWhenTheDiskFillsMidRecordLeavesNoTornLine(CapturedOutput output) throws IOException {
+        try (Tmpfs fs = Tmpfs.mount(stateDir.resolve("mnt"), "64k")) {
+            RestartHistory history =
+                    new RestartHistory(fs.path().resolve(RestartHistory.FILE_NAME), DataSize.ofMegabytes(1), 3, json);
+            history.append(full("start-0"));
+            fs.fill();
+            // The file's last page holds what is left: the record that does not fit is written in part, then fails.
+            List<String> written = new ArrayList<>(List.of("start-0"));
+            assertThatThrownBy(() -> {
+                        for (int i = 1; i < 100; i++) {
+                            history.append(full("start-" + i));
+                            written.add("start-" + i);
+                        }
+                    })
+                    .isInstanceOf(java.io.UncheckedIOException.class)
+                    .hasRootCauseMessage("No space left on device");
+            byte[] content = Files.readAllBytes(history.file());
+            assertThat(content[content.length - 1])
+                    .as("the file ends with a whole line")
+                    .isEqualTo((byte) '\n');
+            assertThat(history.load()).extracting(RestartRecord::id).containsExactlyElementsOf(written);
+            assertThat(output.getAll()).doesNotContain("Skipped");
+
+            fs.free();
+            history.append(full("start-after"));
+            written.add("start-after");
+            assertThat(history.load()).extracting(RestartRecord::id).containsExactlyElementsOf(written);
+        }
     }
 }

@@ -1,0 +1,258 @@
+package dev.readygate.restart;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferFactory;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * The restart history's exports ({@code /status/restarts.json}, {@code /status/restarts.csv}), streamed: memory stays
+ * bounded whatever the history's size. The history's files are opened and indexed first (the place of each kept
+ * record, about 200 bytes each, {@link RestartHistory#export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
+ * each read again from its line, rendered and handed on as its own buffer, as fast as the client takes them
+ * (backpressure: a slow client holds the reading back, not the heap). A query picks which records: {@code since} (an
+ * instant: records of engine starts at or after it; or a record id: the records after that one) and {@code limit}
+ * (at most that many, oldest first; {@link Streamed#continueAfter()} says where the next page starts).
+ */
+public final class RestartExport {
+
+    private static final DataBufferFactory buffers = DefaultDataBufferFactory.sharedInstance;
+    private static final Pattern RECORD_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+    private final RestartHistory history;
+    private final Scheduler blocking;
+
+    /** The two formats, as each frames its records. */
+    public enum Format {
+        /** A JSON array of the history's record objects. */
+        JSON("[", ",", "]"),
+        /** RFC 4180 CSV: a header line, then one row per record. */
+        CSV(RestartRecordView.csvHeaderLine(), "", "");
+
+        private final String prefix;
+        private final String separator;
+        private final String suffix;
+
+        Format(String prefix, String separator, String suffix) {
+            this.prefix = prefix;
+            this.separator = separator;
+            this.suffix = suffix;
+        }
+    }
+
+    /**
+     * Which records an export holds.
+     *
+     * @param since records of engine starts at or after this instant; null: from the oldest kept
+     * @param after records after the one with this id (in the history's order); null: from the oldest kept
+     * @param limit at most this many, oldest first
+     */
+    public record Query(@Nullable Instant since, @Nullable String after, int limit) {
+
+        /** Every record. */
+        public static final Query ALL = new Query(null, null, Integer.MAX_VALUE);
+
+        public Query {
+            if (limit < 1) {
+                throw new IllegalArgumentException("limit must be at least 1 (was " + limit + ")");
+            }
+        }
+
+        /**
+         * A query from the request's parameters.
+         *
+         * @param since an ISO-8601 instant ({@code 2026-11-30T12:00:00Z}) or a record id; null or blank for none
+         * @param limit a positive number; null for no limit
+         * @throws IllegalArgumentException naming the parameter when one is not valid
+         */
+        public static Query of(@Nullable String since, @Nullable String limit) {
+            int max = Integer.MAX_VALUE;
+            if (limit != null && !limit.isBlank()) {
+                try {
+                    max = Integer.parseInt(limit.strip());
+                } catch (NumberFormatException ex) {
+                    throw new IllegalArgumentException("limit must be a positive number (was " + limit + ")");
+                }
+                if (max < 1) {
+                    throw new IllegalArgumentException("limit must be at least 1 (was " + limit + ")");
+                }
+            }
+            if (since == null || since.isBlank()) {
+                return new Query(null, null, max);
+            }
+            String value = since.strip();
+            if (Character.isDigit(value.charAt(0))
+                    && value.toUpperCase(Locale.ROOT).endsWith("Z")) {
+                try {
+                    return new Query(Instant.parse(value), null, max);
+                } catch (DateTimeParseException ex) {
+                    throw new IllegalArgumentException(
+                            "since must be an ISO-8601 instant such as 2026-11-30T12:00:00Z, or a record id (was "
+                                    + value + ")");
+                }
+            }
+            if (!RECORD_ID.matcher(value).matches()) {
+                throw new IllegalArgumentException(
+                        "since must be an ISO-8601 instant such as 2026-11-30T12:00:00Z, or a record id");
+            }
+            return new Query(null, value, max);
+        }
+    }
+
+    /**
+     * An export, decided before its first byte.
+     *
+     * @param records how many records the body holds
+     * @param continueAfter when {@code limit} left records out: the id of the body's last record, to pass as the next
+     *     page's {@code since}; null when the body holds the rest of the history
+     * @param body the body, written record by record as it is read; it reads the files only when subscribed
+     */
+    public record Streamed(int records, @Nullable String continueAfter, Flux<DataBuffer> body) {}
+
+    /** Thrown when a query's {@code since} names a record the history does not hold. */
+    public static final class UnknownRecordException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        UnknownRecordException(String id) {
+            super("since names no record the history keeps (" + id + "): it was rotated away, or never there;"
+                    + " use an instant instead");
+        }
+    }
+
+    /**
+     * @param history the history to export
+     * @param blocking where the files are read (never an event loop)
+     */
+    public RestartExport(RestartHistory history, Scheduler blocking) {
+        this.history = history;
+        this.blocking = blocking;
+    }
+
+    /** Opens and indexes the history (off the event loop), and gives the body that streams the chosen records. */
+    public Mono<Streamed> export(Format format, Query query) {
+        Function<RestartRecord, byte[]> render = switch (format) {
+            case JSON -> history::json;
+            case CSV -> record -> new RestartRecordView(record).csvLine().getBytes(StandardCharsets.UTF_8);
+        };
+        return Mono.fromCallable(history::export).subscribeOn(blocking).flatMap(export -> {
+            try {
+                return Mono.just(streamed(export, format, query, render));
+            } catch (RuntimeException ex) {
+                export.close();
+                return Mono.error(ex);
+            }
+        });
+    }
+
+    /**
+     * The comparison of the chosen records ({@code since} and {@code limit} as for the exports), each read from its line
+     * and folded in as it is read (off the event loop): only the figures stay in memory, never the records.
+     */
+    public Mono<RestartComparison> comparison(Query query) {
+        return Mono.fromCallable(() -> {
+                    try (RestartHistory.Export export = history.export()) {
+                        RestartComparison.Builder comparison = new RestartComparison.Builder();
+                        for (RestartHistory.Location location :
+                                chosen(export, query).records()) {
+                            RestartRecord record = export.read(location);
+                            if (record != null) {
+                                comparison.add(record);
+                            }
+                        }
+                        return comparison.build();
+                    }
+                })
+                .subscribeOn(blocking);
+    }
+
+    /** The locations a query picks, and where the next page would start. */
+    private record Chosen(
+            List<RestartHistory.Location> records, @Nullable String continueAfter) {}
+
+    private static Chosen chosen(RestartHistory.Export export, Query query) {
+        List<RestartHistory.Location> all = export.locations();
+        int from = 0;
+        if (query.after() != null) {
+            from = -1;
+            for (int i = 0; i < all.size(); i++) {
+                if (all.get(i).id().equals(query.after())) {
+                    from = i + 1;
+                    break;
+                }
+            }
+            if (from < 0) {
+                throw new UnknownRecordException(query.after());
+            }
+        }
+        List<RestartHistory.Location> chosen = all.subList(from, all.size());
+        if (query.since() != null) {
+            Instant since = query.since();
+            chosen = chosen.stream()
+                    .filter(location -> !location.engineStart().isBefore(since))
+                    .toList();
+        }
+        String continueAfter = null;
+        if (chosen.size() > query.limit()) {
+            chosen = chosen.subList(0, query.limit());
+            continueAfter = chosen.getLast().id();
+        }
+        return new Chosen(chosen, continueAfter);
+    }
+
+    private Streamed streamed(
+            RestartHistory.Export export, Format format, Query query, Function<RestartRecord, byte[]> render) {
+        Chosen chosen = chosen(export, query);
+        String continueAfter = chosen.continueAfter();
+        List<RestartHistory.Location> records = chosen.records();
+        Flux<DataBuffer> body = Flux.using(
+                () -> export,
+                opened -> Flux.concat(
+                        Mono.fromSupplier(() -> buffer(format.prefix.getBytes(StandardCharsets.UTF_8))),
+                        rows(opened, records, format, render),
+                        Mono.fromSupplier(() -> buffer(format.suffix.getBytes(StandardCharsets.UTF_8)))),
+                RestartHistory.Export::close);
+        return new Streamed(records.size(), continueAfter, body.subscribeOn(blocking));
+    }
+
+    /** One buffer per record, read and rendered only when the client asks for more. */
+    private static Flux<DataBuffer> rows(
+            RestartHistory.Export export,
+            List<RestartHistory.Location> records,
+            Format format,
+            Function<RestartRecord, byte[]> render) {
+        byte[] separator = format.separator.getBytes(StandardCharsets.UTF_8);
+        return Flux.generate(() -> new int[] {0, 0}, (state, sink) -> {
+            // state[0]: the next record; state[1]: how many were written (a separator goes before each but
+            // the first).
+            while (state[0] < records.size()) {
+                RestartRecord record = export.read(records.get(state[0]++));
+                if (record == null) {
+                    continue;
+                }
+                byte[] row = render.apply(record);
+                DataBuffer buffer = buffers.allocateBuffer(row.length + separator.length);
+                if (state[1]++ > 0) {
+                    buffer.write(separator);
+                }
+                sink.next(buffer.write(row));
+                return state;
+            }
+            sink.complete();
+            return state;
+        });
+    }
+
+    private static DataBuffer buffer(byte[] bytes) {
+        return buffers.wrap(bytes);
+    }
+}
