@@ -50,6 +50,40 @@ class RecoveryAndWorkLostTests {
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
     }
 
+    static List<String> comparisonCsv(WebTestClient client, String query) {
+        return client.get()
+                .uri("/status/comparison.csv" + query)
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody()
+                .lines()
+                .toList();
+    }
+
+    /**
+     * vLLM's snapshots restore a TP1 engine only: snapshot evidence configured for a data-parallel engine is named as an
+     * unsupported configuration on {@code /status}, from the engine's own arguments; the same engine without snapshot
+     * evidence is no concern of the snapshot scope.
+     */
+    @Test
+    void aSnapshotConfigurationWiderThanOneGpuIsNamedOnStatus() throws Exception {
+        try (RunningSimulator engine = RunningSimulator.serving(
+                        workDir.resolve("engine"), "preload.enabled=false", "deployment.data-parallel-size=2");
+                ConfigurableApplicationContext readygate = readygate(engine)) {
+            WebTestClient client = client(readygate);
+            awaitRecords(client, 1);
+            JsonNode snapshot = status(client).at("/restarts/snapshot");
+            assertThat(snapshot.get("configured").booleanValue()).isTrue();
+            assertThat(snapshot.get("supported").booleanValue()).isFalse();
+            assertThat(snapshot.get("unsupported").valueStream().map(JsonNode::asString))
+                    .containsExactly("data_parallel_size is 2: vLLM's snapshots restore one GPU (TP1) engines only,"
+                            + " so readygate.evidence.snapshot-dir cannot describe this engine's starts");
+        }
+    }
+
     static JsonNode awaitRecords(WebTestClient client, int count) {
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> status(client).at("/restarts/history").size() >= count);
@@ -194,6 +228,19 @@ class RecoveryAndWorkLostTests {
             assertThat(lines).hasSize(3);
             assertThat(lines.get(0)).startsWith("vllm_version,revision,configuration,");
             assertThat(lines.get(2)).contains(",cold,container_restarted,1,1,0,");
+            // ?since= and ?limit= pick the records as for the exports: after the restarted start, only the recovered
+            // one; the first record alone (not seen beginning) leaves no group; a bad limit is refused.
+            assertThat(comparisonCsv(client, "?since=" + restarted.get("id").asString()))
+                    .hasSize(2)
+                    .last()
+                    .asString()
+                    .contains(",cold,container_restarted,1,1,0,");
+            assertThat(comparisonCsv(client, "?limit=1")).hasSize(1);
+            client.get()
+                    .uri("/status/comparison.csv?limit=zero")
+                    .exchange()
+                    .expectStatus()
+                    .isBadRequest();
 
             String metrics = ReadygateClients.prometheus(client);
             assertThat(metrics)
