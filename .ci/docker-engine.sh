@@ -9,6 +9,16 @@ if docker info >/dev/null 2>&1; then
   exit 0
 fi
 log="${READYGATE_DOCKERD_LOG:-/var/log/dockerd.log}"
+# A dockerd that was killed (kill -9, a machine stopped) leaves its pid file behind, and a new one refuses to start
+# ("pid file found"). Remove it when no process of that pid is a dockerd.
+pidfile=/var/run/docker.pid
+if [ -f "$pidfile" ]; then
+  old="$(cat "$pidfile" 2>/dev/null || true)"
+  if [ -z "$old" ] || ! grep -qs dockerd "/proc/$old/comm"; then
+    echo "docker engine: removing the stale $pidfile (pid ${old:-none} is no dockerd)" >&2
+    rm -f "$pidfile"
+  fi
+fi
 dockerd --storage-driver=vfs --bridge=none --iptables=false --ip6tables=false >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 1 120); do

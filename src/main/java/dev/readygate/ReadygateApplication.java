@@ -1,5 +1,7 @@
 package dev.readygate;
 
+import dev.readygate.check.CheckLauncher;
+import dev.readygate.demo.DemoBuiltAtRunTime;
 import dev.readygate.simulator.SimulatorLauncher;
 import java.util.Arrays;
 import org.springframework.aot.AotDetector;
@@ -10,13 +12,14 @@ import org.springframework.context.annotation.ComponentScan;
 import org.springframework.context.annotation.FilterType;
 
 /**
- * readygate's entry point: the verified-readiness sidecar, or, with {@code simulate} as first argument, the
- * standalone vLLM engine simulator.
+ * readygate's entry point: the verified-readiness sidecar; with {@code simulate} as first argument, the standalone vLLM
+ * engine simulator; with {@code check}, the one-shot check of an engine ({@link CheckLauncher}).
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan(basePackages = "dev.readygate.config")
 @ComponentScan(
-        excludeFilters = @ComponentScan.Filter(type = FilterType.REGEX, pattern = "dev\\.readygate\\.simulator\\..*"))
+        excludeFilters =
+                @ComponentScan.Filter(type = FilterType.REGEX, pattern = "dev\\.readygate\\.(simulator|check)\\..*"))
 public class ReadygateApplication {
 
     public static void main(String[] args) {
@@ -26,6 +29,14 @@ public class ReadygateApplication {
             SimulatorLauncher.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
-        SpringApplication.run(ReadygateApplication.class, args);
+        if (args.length > 0 && args[0].equals(CheckLauncher.COMMAND)) {
+            // As for the simulator: the check's own small context is not the AOT-processed sidecar's.
+            System.setProperty(AotDetector.AOT_ENABLED, "false");
+            CheckLauncher.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
+        SpringApplication application = new SpringApplication(ReadygateApplication.class);
+        application.addListeners(new DemoBuiltAtRunTime());
+        application.run(args);
     }
 }

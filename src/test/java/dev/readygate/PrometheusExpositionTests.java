@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.readygate.chart.Promtool;
 import dev.readygate.simulator.RunningSimulator;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -16,6 +17,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * readygate's real Prometheus exposition, from a readygate gating the simulator: {@code promtool check metrics} finds
  * nothing to say about it, and the series the alerts need are there from the start.
  */
+@Tag("promtool")
 class PrometheusExpositionTests {
 
     @TempDir

@@ -133,7 +133,9 @@ class VerifiedReadinessTests {
         assertThat(status.at("/engine/model").asString()).isEqualTo("Qwen/Qwen3-0.6B");
         assertThat(status.at("/engine/maxModelLen").intValue()).isEqualTo(4096);
         assertThat(status.at("/engine/vllmVersion").asString()).isEqualTo("0.31.0");
-        assertThat(status.at("/engine/endpoints/tokenize").asString()).isEqualTo("available");
+        assertThat(status.at("/engine/endpoints/tokenize").asString()).startsWith("usable: gave");
+        assertThat(status.at("/engine/dialect").asString()).isEqualTo("vllm");
+        assertThat(status.at("/engine/capabilities/promptTokens").asString()).startsWith("exact:");
         client.get().uri("/livez").exchange().expectStatus().isOk();
     }
 

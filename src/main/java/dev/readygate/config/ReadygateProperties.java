@@ -25,6 +25,7 @@ import org.springframework.validation.annotation.Validated;
  * @param gpu where readygate reads GPU memory
  * @param memory what readygate calls a leak, a stale cache or memory held after a stop
  * @param server readygate's own HTTP server: how many connections it holds and for how long
+ * @param check the one-shot {@code readygate check} command
  */
 @ConfigurationProperties("readygate")
 @Validated
@@ -37,7 +38,8 @@ public record ReadygateProperties(
         @DefaultValue Node node,
         @DefaultValue Gpu gpu,
         @DefaultValue Memory memory,
-        @DefaultValue Server server) {
+        @DefaultValue Server server,
+        @DefaultValue Check check) {
 
     public ReadygateProperties {
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
@@ -58,6 +60,10 @@ public record ReadygateProperties(
      * @param apiKeyFile a file holding the engine's API key (vLLM's {@code --api-key}), sent as {@code Authorization:
      *     Bearer}; read at start, never logged
      * @param apiKeyEnv the name of an environment variable holding the API key (used when no file is set)
+     * @param dialect which engine it is: {@code auto} (found out at run time: docs/engines.md), {@code vllm},
+     *     {@code llama-cpp}, {@code sglang}, {@code tgi} or {@code openai} (any other OpenAI-compatible server)
+     * @param maxModelLen the engine's context length (prompt plus output tokens of one request), for engines that do
+     *     not report it; what the engine reports wins (vLLM's {@code max_model_len}, llama.cpp's {@code /props})
      */
     public record Engine(
             @Nullable URI baseUrl,
@@ -65,7 +71,13 @@ public record ReadygateProperties(
             @DefaultValue("800ms") Duration requestTimeout,
             @DefaultValue("4MB") DataSize maxBodySize,
             @Nullable Path apiKeyFile,
-            @Nullable String apiKeyEnv) {
+            @Nullable String apiKeyEnv,
+            @DefaultValue("auto") String dialect,
+            @Nullable Integer maxModelLen) {
+
+        /** The names {@code readygate.engine.dialect} accepts (dots and underscores read as dashes). */
+        public static final java.util.Set<String> DIALECTS =
+                java.util.Set.of("auto", "vllm", "llama-cpp", "sglang", "tgi", "openai");
 
         public Engine {
             if (baseUrl == null) {
@@ -83,6 +95,17 @@ public record ReadygateProperties(
             if (maxBodySize.toBytes() < 1024) {
                 throw new IllegalArgumentException(
                         "readygate.engine.max-body-size must be at least 1KB (was " + maxBodySize + ")");
+            }
+            String normalized = dialect.strip()
+                    .toLowerCase(java.util.Locale.ROOT)
+                    .replace('.', '-')
+                    .replace('_', '-');
+            if (!DIALECTS.contains(normalized)) {
+                throw new IllegalArgumentException("readygate.engine.dialect must be auto, vllm, llama-cpp, sglang,"
+                        + " tgi or openai (was " + dialect + ")");
+            }
+            if (maxModelLen != null) {
+                requireAtLeast("readygate.engine.max-model-len", maxModelLen, 1);
             }
         }
 
@@ -439,6 +462,23 @@ public record ReadygateProperties(
         public Server {
             requirePositive("readygate.server.idle-timeout", idleTimeout);
             requireAtLeast("readygate.server.max-connections", maxConnections, 8);
+        }
+    }
+
+    /**
+     * {@code readygate check}: runs every probe once against a live engine and says whether readygate would gate it
+     * correctly (docs/engines.md).
+     *
+     * @param waitForEngine how long it waits for the engine to answer {@code /health} 200 and list its model (an
+     *     engine that is still starting), before it gives up
+     */
+    public record Check(@DefaultValue("60s") Duration waitForEngine) {
+
+        public Check {
+            if (waitForEngine.isNegative()) {
+                throw new IllegalArgumentException(
+                        "readygate.check.wait-for-engine must not be negative (was " + waitForEngine + ")");
+            }
         }
     }
 

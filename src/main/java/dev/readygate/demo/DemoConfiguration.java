@@ -10,6 +10,10 @@ import org.springframework.context.annotation.Profile;
  * one machine. The only place gateway code touches the simulator.
  */
 @Configuration(proxyBeanMethods = false)
-@Profile("demo")
+@Profile(DemoConfiguration.PROFILE)
 @Import(SimulatorConfiguration.class)
-public class DemoConfiguration {}
+public class DemoConfiguration {
+
+    /** The profile's name: {@code --spring.profiles.active=demo}. */
+    public static final String PROFILE = "demo";
+}

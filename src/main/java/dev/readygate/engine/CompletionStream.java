@@ -60,7 +60,24 @@ final class CompletionStream {
     }
 
     /**
-     * Takes the data of the next event.
+     * Takes the next event: an error event (llama.cpp's {@code error:} line, or {@code event: error}) records the
+     * engine's message; any other is a completion chunk, an error chunk or {@code [DONE]}.
+     *
+     * @return true at {@code [DONE]}, the end of the answer
+     * @throws EngineCallException {@code MALFORMED_BODY} when a data event is not a completion chunk or an error
+     */
+    boolean accept(ServerSentEvents.Event event) {
+        if (!event.isError()) {
+            return accept(event.data());
+        }
+        events = events + 1;
+        lastEventNanos = ticker.getAsLong();
+        recordErrorEvent(event.data());
+        return false;
+    }
+
+    /**
+     * Takes the data of the next (unnamed) event.
      *
      * @return true at {@code [DONE]}, the end of the answer
      * @throws EngineCallException {@code MALFORMED_BODY} when the event is not a completion chunk or an error
@@ -166,6 +183,26 @@ final class CompletionStream {
             gaps++;
         }
         lastTokenNanos = now;
+    }
+
+    /**
+     * An error event's data: llama.cpp's {@code {"code", "message", "type"}}, an OpenAI {@code {"error": ...}}, or
+     * plain text.
+     */
+    private void recordErrorEvent(String data) {
+        String payload = data.strip();
+        JsonNode root = null;
+        try {
+            root = json.readTree(payload);
+        } catch (JacksonException ex) {
+            // Plain text: the message itself.
+        }
+        if (root != null && root.isObject()) {
+            JsonNode error = root.get("error");
+            recordError(error != null && !error.isNull() ? error : root);
+        } else if (errorEvent == null) {
+            errorEvent = payload.isEmpty() ? "error event without a message" : SafeDetail.of(payload, secrets);
+        }
     }
 
     private void recordError(JsonNode error) {

@@ -1,11 +1,14 @@
 package dev.readygate.engine;
 
 import java.time.Duration;
+import java.util.List;
 import reactor.core.publisher.Mono;
 
 /**
  * Calls the engine. Every method returns a {@link Mono} that emits exactly one {@link EngineCall} and never errors:
- * refused, reset, timed-out, HTTP-status, malformed and truncated answers are {@link EngineCall.Failure}s.
+ * refused, reset, timed-out, HTTP-status, malformed and truncated answers are {@link EngineCall.Failure}s. The optional
+ * endpoints answer {@code NOT_SUPPORTED} on servers without them; a 503 that says the model is loading is
+ * {@code LOADING}.
  */
 public interface EngineClient {
 
@@ -15,13 +18,22 @@ public interface EngineClient {
     /** {@code GET /v1/models}: the first model card. */
     Mono<EngineCall<ModelCard>> model();
 
-    /** {@code GET /version}: vLLM's version string. {@code NOT_SUPPORTED} on servers without it. */
+    /** {@code GET /version}: vLLM's version string. */
     Mono<EngineCall<String>> version();
 
-    /** {@code POST /tokenize} with a text prompt. {@code NOT_SUPPORTED} on servers without it. */
-    Mono<EngineCall<TokenCount>> tokenize(String model, String prompt);
+    /** {@code POST /tokenize} with a text, in {@code dialect}'s request shape; any server's answer shape is read. */
+    Mono<EngineCall<TokenCount>> tokenize(EngineDialect dialect, String model, String text);
 
-    /** {@code GET /metrics}, parsed. {@code NOT_SUPPORTED} on servers without it. */
+    /** {@code POST /detokenize} with token ids, in {@code dialect}'s request shape: the text. */
+    Mono<EngineCall<String>> detokenize(EngineDialect dialect, String model, List<Integer> tokens);
+
+    /**
+     * {@code dialect}'s server-information endpoint (llama.cpp {@code /props}, TGI {@code /info}, SGLang
+     * {@code /get_server_info}); {@code NOT_SUPPORTED} without a request for dialects that have none.
+     */
+    Mono<EngineCall<ServerInfo>> serverInfo(EngineDialect dialect);
+
+    /** {@code GET /metrics}, parsed. */
     Mono<EngineCall<EngineMetricsSample>> metrics();
 
     /**

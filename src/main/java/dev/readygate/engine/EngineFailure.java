@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
  * completion or a key).
  *
  * @param kind what went wrong
- * @param httpStatus the HTTP status when {@code kind} is {@link Kind#HTTP_STATUS} or {@link Kind#NOT_SUPPORTED}
+ * @param httpStatus the HTTP status when {@code kind} is {@link Kind#HTTP_STATUS}, {@link Kind#LOADING} or
+ *     {@link Kind#NOT_SUPPORTED}
  * @param detail a short explanation for logs and {@code /status}
  */
 public record EngineFailure(Kind kind, @Nullable Integer httpStatus, String detail) {
@@ -25,7 +26,9 @@ public record EngineFailure(Kind kind, @Nullable Integer httpStatus, String deta
         STALLED,
         /** The engine answered with an unexpected HTTP status. */
         HTTP_STATUS,
-        /** The endpoint does not exist on this server (404/405 on an optional vLLM endpoint). */
+        /** The engine answers but says it is still loading its model (llama.cpp's 503 {@code Loading model}). */
+        LOADING,
+        /** The endpoint does not exist on this server (404, 405 or 501 on an optional endpoint). */
         NOT_SUPPORTED,
         /** The body was not what the endpoint promises (not JSON, missing fields, bad SSE framing). */
         MALFORMED_BODY,

@@ -20,10 +20,34 @@ final class EngineJson {
         return json;
     }
 
-    byte[] tokenizeRequest(String model, String prompt) {
+    /**
+     * {@code /tokenize} as {@code dialect} reads it: {@code {"content", "add_special"}} (llama.cpp), {@code {"inputs"}}
+     * (TGI), else vLLM's {@code {"model", "prompt"}} (vLLM adds special tokens by default; the others are asked to).
+     */
+    byte[] tokenizeRequest(EngineDialect dialect, String model, String text) {
         ObjectNode body = json.createObjectNode();
-        body.put("model", model);
-        body.put("prompt", prompt);
+        switch (dialect) {
+            case LLAMA_CPP -> {
+                body.put("content", text);
+                body.put("add_special", true);
+            }
+            case TGI -> body.put("inputs", text);
+            case VLLM, SGLANG, OPENAI -> {
+                body.put("model", model);
+                body.put("prompt", text);
+            }
+        }
+        return json.writeValueAsBytes(body);
+    }
+
+    /** {@code /detokenize}: {@code {"tokens"}}, with the model for the vLLM-shaped servers. */
+    byte[] detokenizeRequest(EngineDialect dialect, String model, List<Integer> tokens) {
+        ObjectNode body = json.createObjectNode();
+        if (dialect == EngineDialect.VLLM || dialect == EngineDialect.SGLANG || dialect == EngineDialect.OPENAI) {
+            body.put("model", model);
+        }
+        ArrayNode ids = body.putArray("tokens");
+        tokens.forEach(id -> ids.add(id.intValue()));
         return json.writeValueAsBytes(body);
     }
 
@@ -75,7 +99,10 @@ final class EngineJson {
             throw malformed("/v1/models: data[0] has no id");
         }
         return new ModelCard(
-                id, string(card, "root", "/v1/models data[0]"), integer(card, "max_model_len", "/v1/models data[0]"));
+                id,
+                string(card, "root", "/v1/models data[0]"),
+                integer(card, "max_model_len", "/v1/models data[0]"),
+                card.path("owned_by").isString() ? card.get("owned_by").asString() : null);
     }
 
     String version(byte[] body) {
@@ -86,27 +113,106 @@ final class EngineJson {
         return version;
     }
 
+    /**
+     * What {@code /tokenize} gave, in any of the shapes servers use: {@code {"count", "tokens": [ids],
+     * "max_model_len"}} (vLLM, SGLang), {@code {"tokens": [ids]}} or {@code {"tokens": [{"id", "piece"}]}} (llama.cpp),
+     * {@code [{"id", "text", ...}]} (TGI). The count is {@code count} when given, else the number of ids; a body with
+     * neither is malformed.
+     */
     TokenCount tokenCount(byte[] body) {
-        JsonNode root = object(body, "/tokenize");
-        Integer count = integer(root, "count", "/tokenize");
-        if (count == null) {
-            throw malformed("/tokenize: no count");
+        JsonNode root;
+        try {
+            root = json.readTree(body);
+        } catch (JacksonException ex) {
+            throw malformed("/tokenize: body is not JSON" + CompletionStream.where(ex.getLocation()));
         }
-        JsonNode tokens = root.get("tokens");
+        JsonNode tokens = root == null ? null : root.isArray() ? root : root.get("tokens");
+        if (root == null || !(root.isObject() || root.isArray())) {
+            throw malformed("/tokenize: body is neither a JSON object nor an array");
+        }
         List<Integer> ids = tokens != null && tokens.isArray()
                 ? tokens.valueStream()
-                        .filter(JsonNode::isIntegralNumber)
+                        .map(token -> token.isObject() ? token.get("id") : token)
+                        .filter(id -> id != null && id.isIntegralNumber() && id.canConvertToInt())
                         .map(JsonNode::intValue)
                         .toList()
                 : List.of();
-        return new TokenCount(count, integer(root, "max_model_len", "/tokenize"), ids);
+        Integer count = root.isObject() ? integer(root, "count", "/tokenize") : null;
+        if (count == null && (tokens == null || !tokens.isArray())) {
+            throw malformed("/tokenize: no count and no tokens");
+        }
+        Integer maxModelLen = root.isObject() ? integer(root, "max_model_len", "/tokenize") : null;
+        return new TokenCount(count != null ? count : ids.size(), maxModelLen, ids);
+    }
+
+    /** The text of a {@code /detokenize} answer: {@code prompt} (vLLM), {@code content} (llama.cpp) or {@code text}. */
+    String detokenized(byte[] body) {
+        JsonNode root = object(body, "/detokenize");
+        for (String field : List.of("prompt", "content", "text")) {
+            String text = string(root, field, "/detokenize");
+            if (text != null) {
+                return text;
+            }
+        }
+        throw malformed("/detokenize: no prompt, content or text");
     }
 
     /**
-     * The message of an error body, in any of the shapes vLLM and its HTTP stack use: {@code {"error": {"message":
-     * ...}}} (recent vLLM), {@code {"object": "error", "message": ...}} (older vLLM), {@code {"error": "..."}} (the API
-     * key middleware) and {@code {"detail": "..."}} (FastAPI, e.g. an unknown route); null when the body is none of
-     * them.
+     * What {@code dialect}'s server-information endpoint says: llama.cpp's {@code /props}
+     * ({@code default_generation_settings.n_ctx}: the context of one slot, {@code total_slots}, {@code build_info}),
+     * TGI's {@code /info} ({@code max_total_tokens}, {@code max_input_tokens} or the older {@code max_input_length},
+     * {@code version}), SGLang's {@code /get_server_info} ({@code context_length}, {@code version}).
+     */
+    ServerInfo serverInfo(EngineDialect dialect, String path, byte[] body) {
+        JsonNode root = object(body, path);
+        return switch (dialect) {
+            case LLAMA_CPP -> {
+                JsonNode settings = root.path("default_generation_settings");
+                Integer context = settings.isObject() ? integer(settings, "n_ctx", path) : null;
+                if (context == null) {
+                    throw malformed(path + ": no default_generation_settings.n_ctx");
+                }
+                yield new ServerInfo(
+                        path,
+                        context,
+                        path + " default_generation_settings.n_ctx",
+                        null,
+                        string(root, "build_info", path),
+                        integer(root, "total_slots", path));
+            }
+            case TGI -> {
+                Integer total = integer(root, "max_total_tokens", path);
+                if (total == null) {
+                    throw malformed(path + ": no max_total_tokens");
+                }
+                Integer input = integer(root, "max_input_tokens", path);
+                yield new ServerInfo(
+                        path,
+                        total,
+                        path + " max_total_tokens",
+                        input != null ? input : integer(root, "max_input_length", path),
+                        string(root, "version", path),
+                        null);
+            }
+            case SGLANG -> {
+                Integer context = integer(root, "context_length", path);
+                yield new ServerInfo(
+                        path,
+                        context,
+                        context == null ? "" : path + " context_length",
+                        null,
+                        string(root, "version", path),
+                        null);
+            }
+            case VLLM, OPENAI -> throw malformed(path + ": no server information for " + dialect.value());
+        };
+    }
+
+    /**
+     * The message of an error body, in any of the shapes engines and their HTTP stacks use: {@code {"error":
+     * {"message": ...}}} (recent vLLM, llama.cpp, SGLang), {@code {"object": "error", "message": ...}} (older vLLM),
+     * {@code {"error": "..."}} (vLLM's API key middleware, TGI), {@code {"message": ...}} and {@code {"detail": "..."}}
+     * (FastAPI, e.g. an unknown route); null when the body is none of them (plain text is read elsewhere).
      */
     @Nullable
     ErrorBody errorBody(byte[] body) {
@@ -121,19 +227,22 @@ final class EngineJson {
         }
         JsonNode error = root.get("error");
         if (error != null && error.isObject() && error.path("message").isString()) {
-            return new ErrorBody(error.get("message").asString(), true);
+            return new ErrorBody(error.get("message").asString());
         }
         if (error != null && error.isString()) {
-            return new ErrorBody(error.asString(), true);
+            return new ErrorBody(error.asString());
         }
         if (root.path("object").isString()
                 && root.get("object").asString().equals("error")
                 && root.path("message").isString()) {
-            return new ErrorBody(root.get("message").asString(), true);
+            return new ErrorBody(root.get("message").asString());
+        }
+        if (root.path("message").isString()) {
+            return new ErrorBody(root.get("message").asString());
         }
         JsonNode detail = root.get("detail");
         if (detail != null && detail.isString()) {
-            return new ErrorBody(detail.asString(), false);
+            return new ErrorBody(detail.asString());
         }
         return null;
     }
@@ -142,10 +251,24 @@ final class EngineJson {
      * An error body's message.
      *
      * @param message the message, raw (not yet made safe)
-     * @param fromEngine whether it is vLLM's own error shape, as opposed to the HTTP stack's (e.g. FastAPI's 404 for
-     *     a route that does not exist)
      */
-    record ErrorBody(String message, boolean fromEngine) {}
+    record ErrorBody(String message) {
+
+        /**
+         * A body that is none of the JSON shapes: plain text (an engine's or a proxy's 502 page) is the message, with
+         * HTML tags dropped; bytes that are not text (a NUL) are no message.
+         */
+        static ErrorBody plainText(byte[] bytes, boolean html) {
+            String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+            if (text.indexOf('\0') >= 0) {
+                return new ErrorBody("");
+            }
+            if (html) {
+                text = text.replaceAll("(?is)<(script|style)\\b.*?</\\1>", " ").replaceAll("<[^>]*>", " ");
+            }
+            return new ErrorBody(text);
+        }
+    }
 
     private JsonNode object(byte[] body, String what) {
         JsonNode root;

@@ -1,22 +1,26 @@
 package dev.readygate.engine;
 
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The few series of the engine's {@code /metrics} readygate uses, summed over label sets (engine cores included: a
  * data-parallel engine's requests and tokens are those of all its cores); null where the engine does not export the
- * series.
+ * series. Each is vLLM's series or the same series under another engine's name (docs/engines.md).
  *
  * @param processStartTimeSeconds {@code process_start_time_seconds}: changes on every engine (re)start; absent when
  *     vLLM serves {@code /metrics} in Prometheus multiprocess mode (more than one API server)
- * @param requestsRunning {@code vllm:num_requests_running}
- * @param requestsWaiting {@code vllm:num_requests_waiting}
- * @param generationTokens {@code vllm:generation_tokens_total}: rises while the engine makes progress
- * @param promptTokens {@code vllm:prompt_tokens_total}
- * @param requestSuccess {@code vllm:request_success_total} summed over {@code finished_reason}
+ * @param requestsRunning {@code vllm:num_requests_running} (llama.cpp: {@code llamacpp:requests_processing})
+ * @param requestsWaiting {@code vllm:num_requests_waiting} (llama.cpp: {@code llamacpp:requests_deferred})
+ * @param generationTokens {@code vllm:generation_tokens_total}: rises while the engine makes progress (llama.cpp:
+ *     {@code llamacpp:tokens_predicted_total})
+ * @param promptTokens {@code vllm:prompt_tokens_total} (llama.cpp: {@code llamacpp:prompt_tokens_total})
+ * @param requestSuccess {@code vllm:request_success_total} summed over {@code finished_reason} (vLLM only)
  * @param cacheConfig the labels of {@code vllm:cache_config_info} (e.g. {@code kv_cache_size_tokens}), empty if absent;
  *     with several engine cores, those of the one with the smallest KV cache
+ * @param families the metric name prefixes seen ({@code vllm:}, {@code llamacpp:}, {@code sglang:}, {@code tgi_},
+ *     {@code process_})
  */
 public record EngineMetricsSample(
         @Nullable Double processStartTimeSeconds,
@@ -25,7 +29,33 @@ public record EngineMetricsSample(
         @Nullable Double generationTokens,
         @Nullable Double promptTokens,
         @Nullable Double requestSuccess,
-        Map<String, String> cacheConfig) {
+        Map<String, String> cacheConfig,
+        Set<String> families) {
+
+    public EngineMetricsSample {
+        cacheConfig = Map.copyOf(cacheConfig);
+        families = Set.copyOf(families);
+    }
+
+    /** A sample of vLLM's series (the families follow from whether the process start time is there). */
+    public EngineMetricsSample(
+            @Nullable Double processStartTimeSeconds,
+            @Nullable Double requestsRunning,
+            @Nullable Double requestsWaiting,
+            @Nullable Double generationTokens,
+            @Nullable Double promptTokens,
+            @Nullable Double requestSuccess,
+            Map<String, String> cacheConfig) {
+        this(
+                processStartTimeSeconds,
+                requestsRunning,
+                requestsWaiting,
+                generationTokens,
+                promptTokens,
+                requestSuccess,
+                cacheConfig,
+                processStartTimeSeconds == null ? Set.of("vllm:") : Set.of("vllm:", "process_"));
+    }
 
     /** {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}, or null. */
     public @Nullable Long kvCacheSizeTokens() {

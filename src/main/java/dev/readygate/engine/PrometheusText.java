@@ -1,6 +1,5 @@
 package dev.readygate.engine;
 
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -10,22 +9,55 @@ import org.jspecify.annotations.Nullable;
  * {@code prometheus_client} writes it, in multiprocess mode too), line by line: {@code #} lines are skipped, every
  * sample line must parse, samples of one name are summed over their label sets (the {@code engine="N"} series of
  * each engine core, the finish reasons); of several {@code vllm:cache_config_info} series (one per engine core), the
- * one with the smallest KV cache is kept.
+ * one with the smallest KV cache is kept. Each engine's own name for a series counts ({@code
+ * vllm:num_requests_running}, llama.cpp's {@code llamacpp:requests_processing}, ...; docs/engines.md), and the
+ * families of names seen are kept, so {@code /status} can say what the engine's metrics can and cannot show.
  */
 final class PrometheusText {
 
     static final String PROCESS_START = "process_start_time_seconds";
-    static final String RUNNING = "vllm:num_requests_running";
-    static final String WAITING = "vllm:num_requests_waiting";
-    static final String GENERATION_TOKENS = "vllm:generation_tokens_total";
-    static final String PROMPT_TOKENS = "vllm:prompt_tokens_total";
-    static final String REQUEST_SUCCESS = "vllm:request_success_total";
     static final String CACHE_CONFIG = "vllm:cache_config_info";
+
+    /** The series readygate uses, whatever the engine calls them. */
+    private enum Series {
+        PROCESS_START,
+        RUNNING,
+        WAITING,
+        GENERATION_TOKENS,
+        PROMPT_TOKENS,
+        REQUEST_SUCCESS
+    }
+
+    private static final Map<String, Series> NAMES = Map.ofEntries(
+            Map.entry(PROCESS_START, Series.PROCESS_START),
+            Map.entry("vllm:num_requests_running", Series.RUNNING),
+            Map.entry("vllm:num_requests_waiting", Series.WAITING),
+            Map.entry("vllm:generation_tokens_total", Series.GENERATION_TOKENS),
+            Map.entry("vllm:prompt_tokens_total", Series.PROMPT_TOKENS),
+            // Only vLLM's: at the first scrape it tells a snapshot restore (counters restored from the image).
+            Map.entry("vllm:request_success_total", Series.REQUEST_SUCCESS),
+            Map.entry("llamacpp:requests_processing", Series.RUNNING),
+            Map.entry("llamacpp:requests_deferred", Series.WAITING),
+            Map.entry("llamacpp:tokens_predicted_total", Series.GENERATION_TOKENS),
+            Map.entry("llamacpp:prompt_tokens_total", Series.PROMPT_TOKENS),
+            Map.entry("sglang:num_running_reqs", Series.RUNNING),
+            Map.entry("sglang:num_queue_reqs", Series.WAITING),
+            Map.entry("sglang:generation_tokens_total", Series.GENERATION_TOKENS),
+            Map.entry("sglang:prompt_tokens_total", Series.PROMPT_TOKENS),
+            Map.entry("tgi_batch_current_size", Series.RUNNING),
+            Map.entry("tgi_queue_size", Series.WAITING),
+            Map.entry("tgi_request_generated_tokens_sum", Series.GENERATION_TOKENS),
+            Map.entry("tgi_request_input_length_sum", Series.PROMPT_TOKENS));
+
+    /** The name prefixes that tell whose metrics these are. */
+    static final java.util.List<String> FAMILIES =
+            java.util.List.of("vllm:", "llamacpp:", "sglang:", "tgi_", "process_");
 
     private final String text;
     private int position;
     private int lineNumber;
-    private final Map<String, Double> sums = new HashMap<>();
+    private final Map<Series, Double> sums = new java.util.EnumMap<>(Series.class);
+    private final java.util.Set<String> families = new java.util.TreeSet<>();
     private @Nullable Map<String, String> cacheConfig;
 
     private PrometheusText(String text) {
@@ -53,13 +85,14 @@ final class PrometheusText {
         }
         Map<String, String> labels = cacheConfig;
         return new EngineMetricsSample(
-                sums.get(PROCESS_START),
-                sums.get(RUNNING),
-                sums.get(WAITING),
-                sums.get(GENERATION_TOKENS),
-                sums.get(PROMPT_TOKENS),
-                sums.get(REQUEST_SUCCESS),
-                labels == null ? Map.of() : Map.copyOf(labels));
+                sums.get(Series.PROCESS_START),
+                sums.get(Series.RUNNING),
+                sums.get(Series.WAITING),
+                sums.get(Series.GENERATION_TOKENS),
+                sums.get(Series.PROMPT_TOKENS),
+                sums.get(Series.REQUEST_SUCCESS),
+                labels == null ? Map.of() : Map.copyOf(labels),
+                families);
     }
 
     private void sampleLine(int start, int end) {
@@ -91,12 +124,20 @@ final class PrometheusText {
         }
         double value = value(text.substring(valueStart, valueEnd));
         // What may follow (a timestamp) is not used.
+        for (String family : FAMILIES) {
+            if (name.startsWith(family)) {
+                families.add(family);
+            }
+        }
         if (name.equals(CACHE_CONFIG)) {
             if (labels != null && (cacheConfig == null || smallerKvCache(labels, cacheConfig))) {
                 cacheConfig = labels;
             }
-        } else if (isUsed(name)) {
-            sums.merge(name, value, Double::sum);
+        } else {
+            Series series = NAMES.get(name);
+            if (series != null) {
+                sums.merge(series, value, Double::sum);
+            }
         }
     }
 
@@ -186,13 +227,6 @@ final class PrometheusText {
         } catch (NumberFormatException ex) {
             return -1;
         }
-    }
-
-    private static boolean isUsed(String name) {
-        return switch (name) {
-            case PROCESS_START, RUNNING, WAITING, GENERATION_TOKENS, PROMPT_TOKENS, REQUEST_SUCCESS -> true;
-            default -> false;
-        };
     }
 
     private static boolean isNameChar(char c, boolean first) {

@@ -8,12 +8,35 @@ import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 
 /**
- * Splits a {@code text/event-stream} body into the {@code data} of its events as the bytes arrive, with a bound on
- * each event and on the whole stream. Follows the WHATWG framing rules readygate meets in practice: LF, CRLF or CR
- * line ends, {@code data:} with or without the space, comment lines starting with {@code :}, multi-line data joined
- * with LF, other fields ignored. One instance per stream; not thread-safe (Reactor delivers buffers serially).
+ * Splits a {@code text/event-stream} body into its events as the bytes arrive, with a bound on each event and on the
+ * whole stream. Follows the WHATWG framing rules readygate meets in practice: LF, CRLF or CR line ends, {@code data:}
+ * with or without the space, comment lines starting with {@code :}, multi-line data joined with LF, {@code event:}
+ * naming the event, other fields ignored; except {@code error:}, which llama.cpp's llama-server writes instead of
+ * {@code data:} for an error ({@code error: {"code":400,"message":...}}): its value is the data of an event named
+ * {@code error}. One instance per stream; not thread-safe (Reactor delivers buffers serially).
  */
 final class ServerSentEvents {
+
+    /**
+     * One event.
+     *
+     * @param name the {@code event:} field, {@value #MESSAGE} when there was none, {@value #ERROR} for llama.cpp's
+     *     {@code error:} lines
+     * @param data the data
+     */
+    record Event(String name, String data) {
+
+        static final String MESSAGE = "message";
+        static final String ERROR = "error";
+
+        static Event message(String data) {
+            return new Event(MESSAGE, data);
+        }
+
+        boolean isError() {
+            return name.equals(ERROR);
+        }
+    }
 
     private final long maxEventBytes;
     private final long maxTotalBytes;
@@ -26,6 +49,7 @@ final class ServerSentEvents {
     private long eventBytes;
     private final StringBuilder data = new StringBuilder();
     private boolean hasData;
+    private String name = Event.MESSAGE;
 
     /**
      * @param maxEventBytes the largest event, field names and line ends included
@@ -44,7 +68,7 @@ final class ServerSentEvents {
      *
      * @throws EngineCallException {@code BODY_TOO_LARGE} as soon as a bound is crossed
      */
-    List<String> feed(DataBuffer buffer) {
+    List<Event> feed(DataBuffer buffer) {
         try {
             byte[] bytes = new byte[buffer.readableByteCount()];
             buffer.read(bytes);
@@ -54,8 +78,8 @@ final class ServerSentEvents {
         }
     }
 
-    List<String> feed(byte[] bytes) {
-        List<String> events = new ArrayList<>(2);
+    List<Event> feed(byte[] bytes) {
+        List<Event> events = new ArrayList<>(2);
         // Events first: when one event is the culprit, say so (the stream bound would trip on the same bytes).
         for (byte b : bytes) {
             if (b == '\n') {
@@ -85,9 +109,9 @@ final class ServerSentEvents {
      * The stream ended cleanly: returns the pending event when its last line was complete (a missing final blank
      * line is forgiven) and nothing for a partial line, which is a cut-off event.
      */
-    List<String> finish() {
+    List<Event> finish() {
         if (lineLength == 0 && hasData) {
-            List<String> events = new ArrayList<>(1);
+            List<Event> events = new ArrayList<>(1);
             dispatch(events);
             return events;
         }
@@ -106,7 +130,7 @@ final class ServerSentEvents {
         line[lineLength++] = b;
     }
 
-    private void endLine(List<String> events) {
+    private void endLine(List<Event> events) {
         eventBytes += lineLength + 1;
         if (lineLength == 0) {
             dispatch(events);
@@ -118,12 +142,19 @@ final class ServerSentEvents {
             }
             int colon = indexOf(':');
             String field = new String(line, 0, colon < 0 ? lineLength : colon, StandardCharsets.UTF_8);
-            if (!field.equals("data")) {
+            if (!field.equals("data") && !field.equals("event") && !field.equals(Event.ERROR)) {
                 return;
             }
             int start = colon < 0 ? lineLength : colon + 1;
             if (start < lineLength && line[start] == ' ') {
                 start++;
+            }
+            if (field.equals("event")) {
+                name = new String(line, start, lineLength - start, StandardCharsets.UTF_8);
+                return;
+            }
+            if (field.equals(Event.ERROR)) {
+                name = Event.ERROR;
             }
             if (hasData) {
                 data.append('\n');
@@ -135,12 +166,13 @@ final class ServerSentEvents {
         }
     }
 
-    private void dispatch(List<String> events) {
+    private void dispatch(List<Event> events) {
         if (hasData) {
-            events.add(data.toString());
+            events.add(new Event(name.isEmpty() ? Event.MESSAGE : name, data.toString()));
         }
         data.setLength(0);
         hasData = false;
+        name = Event.MESSAGE;
         eventBytes = 0;
     }
 

@@ -126,9 +126,9 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     }
 
     @Override
-    public Mono<EngineCall<TokenCount>> tokenize(String model, String prompt) {
+    public Mono<EngineCall<TokenCount>> tokenize(EngineDialect dialect, String model, String text) {
         return Mono.defer(() -> {
-            byte[] body = json.tokenizeRequest(model, prompt);
+            byte[] body = json.tokenizeRequest(dialect, model, text);
             return call(
                     Route.TOKENIZE,
                     requestTimeout,
@@ -138,8 +138,47 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                             .accept(MediaType.APPLICATION_JSON)
                             .bodyValue(body),
                     response -> readBody(response, Route.TOKENIZE).map(json::tokenCount),
-                    List.of(prompt));
+                    List.of(text));
         });
+    }
+
+    @Override
+    public Mono<EngineCall<String>> detokenize(EngineDialect dialect, String model, List<Integer> tokens) {
+        return Mono.defer(() -> {
+            byte[] body = json.detokenizeRequest(dialect, model, tokens);
+            return call(
+                    Route.DETOKENIZE,
+                    requestTimeout,
+                    client -> client.post()
+                            .uri(Route.DETOKENIZE.path)
+                            .contentType(MediaType.APPLICATION_JSON)
+                            .accept(MediaType.APPLICATION_JSON)
+                            .bodyValue(body),
+                    response -> readBody(response, Route.DETOKENIZE).map(json::detokenized));
+        });
+    }
+
+    @Override
+    public Mono<EngineCall<ServerInfo>> serverInfo(EngineDialect dialect) {
+        Route route = switch (dialect) {
+            case LLAMA_CPP -> Route.PROPS;
+            case TGI -> Route.INFO;
+            case SGLANG -> Route.SERVER_INFO;
+            case VLLM, OPENAI -> null;
+        };
+        if (route == null) {
+            return Mono.just(new EngineCall.Failure<>(
+                    new EngineFailure(
+                            EngineFailure.Kind.NOT_SUPPORTED,
+                            null,
+                            dialect.value() + " has no server-information endpoint readygate reads"),
+                    Duration.ZERO));
+        }
+        return call(
+                route,
+                requestTimeout,
+                client -> client.get().uri(route.path).accept(MediaType.APPLICATION_JSON),
+                response -> readBody(response, route).map(bytes -> json.serverInfo(dialect, route.path, bytes)));
     }
 
     @Override
@@ -259,12 +298,14 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     private EngineFailure statusFailure(
             Route route, HttpStatusCode status, EngineJson.ErrorBody error, Collection<String> secrets) {
         int code = status.value();
-        // A 404 in vLLM's own error shape (e.g. /tokenize naming an unknown model) is an answer, not a missing route.
-        if (route.optional && (code == 405 || (code == 404 && !error.fromEngine()))) {
+        String message = SafeDetail.of(error.message(), secrets);
+        String answered = route.call() + " answered " + code + (message.isEmpty() ? "" : ": " + message);
+        if (route.optional && EngineMessages.routeMissing(code, error.message())) {
             return new EngineFailure(
-                    EngineFailure.Kind.NOT_SUPPORTED,
-                    code,
-                    route.call() + " answered " + code + ": this server does not offer it");
+                    EngineFailure.Kind.NOT_SUPPORTED, code, answered + ": this server does not offer it");
+        }
+        if (EngineMessages.loading(code, error.message())) {
+            return new EngineFailure(EngineFailure.Kind.LOADING, code, answered);
         }
         if (code == 401) {
             return EngineFailure.status(
@@ -275,21 +316,23 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                                     : "the engine wants an API key and readygate has none (set"
                                             + " readygate.engine.api-key-file or readygate.engine.api-key-env)"));
         }
-        String message = SafeDetail.of(error.message(), secrets);
-        return EngineFailure.status(
-                code, route.call() + " answered " + code + (message.isEmpty() ? "" : ": " + message));
+        return EngineFailure.status(code, answered);
     }
 
     /**
      * Reads an error body (bounded) for its message; never fails: an unreadable body just has no message.
      */
     private Mono<EngineJson.ErrorBody> errorBody(ClientResponse response, Route route) {
+        boolean html = response.headers()
+                .contentType()
+                .map(MediaType.TEXT_HTML::isCompatibleWith)
+                .orElse(false);
         return readBody(response, route)
                 .map(bytes -> {
                     EngineJson.ErrorBody body = json.errorBody(bytes);
-                    return body != null ? body : new EngineJson.ErrorBody("", false);
+                    return body != null ? body : EngineJson.ErrorBody.plainText(bytes, html);
                 })
-                .onErrorReturn(new EngineJson.ErrorBody("", false));
+                .onErrorReturn(new EngineJson.ErrorBody(""));
     }
 
     /**
@@ -350,8 +393,8 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         return body.map(events::feed)
                 .concatWith(Mono.fromSupplier(events::finish))
                 .concatMapIterable(Function.identity())
-                .<String>handle((data, sink) -> {
-                    if (stream.accept(data)) {
+                .<ServerSentEvents.Event>handle((event, sink) -> {
+                    if (stream.accept(event)) {
                         sink.complete();
                     }
                 })
@@ -416,6 +459,10 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         MODELS("GET", "/v1/models", false),
         VERSION("GET", "/version", true),
         TOKENIZE("POST", "/tokenize", true),
+        DETOKENIZE("POST", "/detokenize", true),
+        PROPS("GET", "/props", true),
+        INFO("GET", "/info", true),
+        SERVER_INFO("GET", "/get_server_info", true),
         METRICS("GET", "/metrics", true),
         COMPLETIONS("POST", "/v1/completions", false);
 

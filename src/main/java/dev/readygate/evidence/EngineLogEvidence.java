@@ -38,6 +38,11 @@ final class EngineLogEvidence implements StartLog {
     private final Map<String, LogFindings> ended = new LinkedHashMap<>();
     /** When the current start was verified ready: lines read before then cannot be the next start's. */
     private @Nullable Instant verifiedAt;
+    /**
+     * The findings of the window a new process's header closed before readygate saw the current start end: that start's,
+     * since the header was the next process's.
+     */
+    private @Nullable LogFindings closedByHeader;
 
     private record Received(LogEvent event, Instant receivedAt) {}
 
@@ -68,6 +73,7 @@ final class EngineLogEvidence implements StartLog {
     synchronized void accept(LogEvent event, Instant receivedAt) {
         if (startsProcess(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
+            closedByHeader = current();
             events.clear();
         }
         if (event instanceof LogEvent.ExceptionRaised && !LogFindings.needsException(events())) {
@@ -100,7 +106,8 @@ final class EngineLogEvidence implements StartLog {
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         EngineStart over = change.ended();
         if (over != null) {
-            ended.put(over.id(), current());
+            ended.put(over.id(), closedByHeader != null ? closedByHeader : current());
+            closedByHeader = null;
             while (ended.size() > KEPT_STARTS) {
                 ended.remove(ended.keySet().iterator().next());
             }

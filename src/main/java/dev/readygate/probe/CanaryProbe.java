@@ -81,12 +81,13 @@ final class CanaryProbe {
         // What the canary cost (tokens, time), whatever its verdict: the probe metrics count it like the other probe.
         ProbeReport.Measurement measurement =
                 ProbeReport.Measurement.of(answer.promptTokens() == null ? 0 : answer.promptTokens(), answer);
-        if (answer.errorEvent() != null) {
+        String error = answer.errorEvent();
+        if (error != null) {
             return Mono.fromSupplier(() -> ProbeReport.failed(
                             ProbeKind.CANARY,
                             clock.instant(),
                             Reason.ERROR_EVENT,
-                            "the canary stream carried an error event")
+                            "the canary stream carried an error event: " + error)
                     .withMeasurement(measurement));
         }
         CanaryAnswer actual = new CanaryAnswer(

@@ -1,45 +1,115 @@
 package dev.readygate.probe;
 
+import dev.readygate.engine.EngineDialect;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Which of vLLM's extra endpoints the engine of one start has. OpenAI-compatible servers without {@code /tokenize},
- * {@code /version} or {@code /metrics} are served in a degraded mode, shown in {@code /status}. Learned from
- * {@code NOT_SUPPORTED} answers; a new start begins with all of them (it may be another server now).
+ * What the engine of one start offers: its {@link EngineSurface} (found out once per start by asking it: dialect,
+ * endpoints, context length), and what the probes learned since ({@code NOT_SUPPORTED} answers, how the prompt token
+ * counts are proven). OpenAI-compatible servers without a usable {@code /tokenize}, {@code /version} or
+ * {@code /metrics} are served in a degraded mode, shown in {@code /status}. A new start begins with all of them (it may
+ * be another server now).
  *
- * @param tokenize whether {@code /tokenize} answers
+ * @param tokenize whether prompts can be built from the engine's own token ids ({@code /tokenize})
  * @param version whether {@code /version} answers
  * @param metrics whether {@code /metrics} answers
+ * @param surface what discovery found, once it ran; null before
+ * @param promptTokens how the representative prompt's token count was proven, once a probe ran; null before
  */
-public record EngineCapabilities(boolean tokenize, boolean version, boolean metrics) {
+public record EngineCapabilities(
+        boolean tokenize,
+        boolean version,
+        boolean metrics,
+        @Nullable EngineSurface surface,
+        @Nullable String promptTokens) {
 
     /** What a start is assumed to have until it answers otherwise. */
-    public static final EngineCapabilities ALL = new EngineCapabilities(true, true, true);
+    public static final EngineCapabilities ALL = new EngineCapabilities(true, true, true, null, null);
+
+    /** The capabilities of an engine whose surface is known already (as {@code readygate check} finds it). */
+    public static EngineCapabilities of(EngineSurface surface) {
+        return ALL.withSurface(surface);
+    }
+
+    /** The dialect of this start ({@link EngineDialect#OPENAI} until discovery ran). */
+    public EngineDialect dialect() {
+        return surface == null ? EngineDialect.OPENAI : surface.dialect();
+    }
 
     EngineCapabilities withoutTokenize() {
-        return new EngineCapabilities(false, version, metrics);
+        return new EngineCapabilities(false, version, metrics, surface, promptTokens);
     }
 
     EngineCapabilities withoutVersion() {
-        return new EngineCapabilities(tokenize, false, metrics);
+        return new EngineCapabilities(tokenize, false, metrics, surface, promptTokens);
     }
 
     EngineCapabilities withoutMetrics() {
-        return new EngineCapabilities(tokenize, version, false);
+        return new EngineCapabilities(tokenize, version, false, surface, promptTokens);
     }
 
-    /** What {@code /status} shows: each endpoint, and what readygate does without it. */
+    /** What discovery found; an endpoint it found missing or unusable is not used. */
+    EngineCapabilities withSurface(EngineSurface found) {
+        boolean metricsMissing =
+                found.endpoint(EngineSurface.Endpoint.METRICS).availability() == EngineSurface.Availability.MISSING;
+        return new EngineCapabilities(
+                tokenize && found.tokenizeUsable(),
+                version && found.versionEndpointUsable(),
+                metrics && !metricsMissing,
+                found,
+                promptTokens);
+    }
+
+    EngineCapabilities withPromptTokens(String how) {
+        return new EngineCapabilities(tokenize, version, metrics, surface, how);
+    }
+
+    /** What {@code /status} shows: each endpoint with what it answered, and what readygate does without it. */
     public Map<String, String> describe() {
         Map<String, String> out = new LinkedHashMap<>();
-        out.put("tokenize", tokenize ? "available" : "missing: prompts calibrated from usage, not varied");
-        out.put("version", version ? "available" : "missing: vLLM version unknown");
+        if (surface != null) {
+            out.putAll(surface.describeEndpoints());
+        } else {
+            out.put("tokenize", tokenize ? "not asked yet" : "missing: prompt token counts proven by calibration");
+            out.put("version", version ? "not asked yet" : "missing: engine version unknown");
+            out.put(
+                    "metrics",
+                    metrics
+                            ? "not asked yet"
+                            : "missing: no restart detection by process start time, no busy detection, heavy probes"
+                                    + " not deferred to idle times");
+        }
+        // What the probes learned later wins over what discovery saw.
+        if (!tokenize && surface != null && surface.tokenizeUsable()) {
+            out.put(
+                    "tokenize",
+                    "missing: a later /tokenize gave no usable ids; prompt token counts proven by" + " calibration");
+        }
+        if (!metrics && surface != null && surface.metricsUsable()) {
+            out.put("metrics", "missing: a later scrape answered that this server does not offer it");
+        }
+        return out;
+    }
+
+    /** What readygate can and cannot see, with the observations that show it ({@code latest}: the last scrape). */
+    public Map<String, String> capabilities(@Nullable EngineMetricsSample latest) {
+        Map<String, String> out = new LinkedHashMap<>();
         out.put(
-                "metrics",
-                metrics
-                        ? "available"
-                        : "missing: no restart detection by process start time, no busy detection, heavy probes not "
-                                + "deferred to idle times");
+                "promptTokens",
+                promptTokens != null
+                        ? promptTokens
+                        : surface == null
+                                ? "not probed yet"
+                                : tokenize
+                                        ? "exact: prompts are the engine's own token ids from /tokenize"
+                                        : "to be proven by calibration: no usable /tokenize");
+        if (surface != null) {
+            out.putAll(surface.capabilities(metrics ? latest : null));
+        }
         return out;
     }
 }

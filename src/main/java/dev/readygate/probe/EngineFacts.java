@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * What readygate learned about one engine start, as one immutable value: its model card, its vLLM version, its metrics
  * (the first scrape of the start, which tells a snapshot restore by its non-zero counters, and the latest), which
- * endpoints it has, the representative prompt calibrated for it, and when the heavy probes last ran on it. A new start
+ * endpoints it has (what discovery found, and what the probes learned since), and when the heavy probes last ran on it. A new start
  * begins with {@link #fresh}: nothing is forgotten, the value is swapped ({@link EngineFactsHolder}). Written by the
  * probes, read by restart tracking, metrics and {@code /status}.
  *
@@ -19,8 +19,7 @@ import org.jspecify.annotations.Nullable;
  * @param firstSample the first {@code /metrics} scrape of this start
  * @param lastSample the latest scrape
  * @param lastSampleAt when the latest scrape was answered
- * @param capabilities which of vLLM's extra endpoints the engine has
- * @param calibration a prompt text whose token count the engine reported, for servers without {@code /tokenize}
+ * @param capabilities what the engine offers (its dialect and endpoints, as discovery found them)
  * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
  * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
@@ -33,7 +32,6 @@ public record EngineFacts(
         @Nullable EngineMetricsSample lastSample,
         @Nullable Instant lastSampleAt,
         EngineCapabilities capabilities,
-        @Nullable PromptCalibration calibration,
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
         int cyclesSinceVersion) {
@@ -41,18 +39,9 @@ public record EngineFacts(
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
 
-    /**
-     * A representative prompt text whose token count the engine reported.
-     *
-     * @param plannedTokens the prompt tokens it was built for
-     * @param text the text
-     * @param tokens the prompt tokens the engine counted
-     */
-    public record PromptCalibration(int plannedTokens, String text, int tokens) {}
-
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
-        return new EngineFacts(startId, null, null, null, null, null, EngineCapabilities.ALL, null, null, null, 0);
+        return new EngineFacts(startId, null, null, null, null, null, EngineCapabilities.ALL, null, null, 0);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -73,10 +62,6 @@ public record EngineFacts(
 
     EngineFacts withCapabilities(EngineCapabilities value) {
         return with(draft -> draft.capabilities = value);
-    }
-
-    EngineFacts withCalibration(PromptCalibration value) {
-        return with(draft -> draft.calibration = value);
     }
 
     EngineFacts withLastHeavy(Instant at) {
@@ -109,7 +94,6 @@ public record EngineFacts(
                 draft.lastSample,
                 draft.lastSampleAt,
                 draft.capabilities,
-                draft.calibration,
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
                 draft.cyclesSinceVersion);
@@ -135,9 +119,6 @@ public record EngineFacts(
         EngineCapabilities capabilities;
 
         @Nullable
-        PromptCalibration calibration;
-
-        @Nullable
         Instant lastHeavy;
 
         @Nullable
@@ -152,7 +133,6 @@ public record EngineFacts(
             lastSample = facts.lastSample;
             lastSampleAt = facts.lastSampleAt;
             capabilities = facts.capabilities;
-            calibration = facts.calibration;
             lastHeavy = facts.lastHeavy;
             successesAtLastHeavy = facts.successesAtLastHeavy;
             cyclesSinceVersion = facts.cyclesSinceVersion;

@@ -3,6 +3,8 @@ package dev.readygate.probe;
 import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
@@ -16,6 +18,7 @@ import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -126,11 +129,40 @@ class ProbeConfiguration {
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
-        RepresentativeProbe representative = probe.representative().enabled()
+        RepresentativeProbe representative = representativeProbe(properties, client, facts, clock);
+        CanaryProbe canary = canaryProbe(properties, client, baselines, startTrust, manifestTrust, clock);
+        Verifier verifier = new Verifier(
+                representative,
+                canary,
+                heavyProbeCircuitBreaker,
+                heavyProbeRateLimiter,
+                history,
+                publisher::publishEvent,
+                clock);
+        return new ProbeSchedule(
+                probe, client, machine, verifier, facts, discovery(properties, client), clock, probeScheduler);
+    }
+
+    /** The representative probe as configured, or null when it is disabled (here and in {@code readygate check}). */
+    static @Nullable RepresentativeProbe representativeProbe(
+            ReadygateProperties properties, EngineClient client, EngineFactsHolder facts, Clock clock) {
+        ReadygateProperties.Probe probe = properties.probe();
+        return probe.representative().enabled()
                 ? new RepresentativeProbe(
                         probe.representative(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout())
                 : null;
-        CanaryProbe canary = probe.canary().enabled()
+    }
+
+    /** The canary as configured, or null when it is disabled (here and in {@code readygate check}). */
+    static @Nullable CanaryProbe canaryProbe(
+            ReadygateProperties properties,
+            EngineClient client,
+            CanaryBaselineStore baselines,
+            StartTrust startTrust,
+            ManifestTrust manifestTrust,
+            Clock clock) {
+        ReadygateProperties.Probe probe = properties.probe();
+        return probe.canary().enabled()
                 ? new CanaryProbe(
                         probe.canary(),
                         properties.node().gpuName(),
@@ -145,15 +177,12 @@ class ProbeConfiguration {
                         probe.heavyTimeout(),
                         Schedulers.boundedElastic())
                 : null;
-        Verifier verifier = new Verifier(
-                representative,
-                canary,
-                heavyProbeCircuitBreaker,
-                heavyProbeRateLimiter,
-                history,
-                publisher::publishEvent,
-                clock);
-        return new ProbeSchedule(probe, client, machine, verifier, facts, clock, probeScheduler);
+    }
+
+    /** What finds out, once per engine start, what the engine offers. */
+    static EngineDiscovery discovery(ReadygateProperties properties, EngineClient client) {
+        ReadygateProperties.Engine engine = properties.engine();
+        return new EngineDiscovery(client, EngineDialect.setting(engine.dialect()), engine.maxModelLen());
     }
 
     /** Probes run from the start of the application to its end (readiness drops first on shutdown). */

@@ -1,6 +1,7 @@
 package dev.readygate.probe;
 
 import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMessages;
 import dev.readygate.readiness.Reason;
 import java.time.Instant;
 
@@ -16,6 +17,7 @@ final class ProbeFailures {
             case RESET -> ProbeReport.failed(kind, at, Reason.CONNECTION_RESET, detail);
             case TIMED_OUT -> ProbeReport.failed(kind, at, Reason.TIMED_OUT, detail);
             case STALLED -> ProbeReport.failed(kind, at, Reason.STALLED, detail);
+            case LOADING -> ProbeReport.failed(kind, at, Reason.ENGINE_LOADING, detail);
             case HTTP_STATUS, NOT_SUPPORTED ->
                 isContextLength(failure)
                         ? ProbeReport.failed(kind, at, Reason.PROBE_EXCEEDS_CONTEXT, detail)
@@ -28,9 +30,9 @@ final class ProbeFailures {
         };
     }
 
-    /** vLLM's 400 for a request longer than {@code max_model_len}. */
+    /** An engine's 4xx for a request longer than its context (vLLM's 400, TGI's 422, ...). */
     private static boolean isContextLength(EngineFailure failure) {
         Integer status = failure.httpStatus();
-        return status != null && status == 400 && failure.detail().contains("maximum context length");
+        return status != null && status >= 400 && status < 500 && EngineMessages.contextLength(failure.detail());
     }
 }

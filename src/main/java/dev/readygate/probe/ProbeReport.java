@@ -34,6 +34,7 @@ public record ProbeReport(
     /** The reasons a heavy probe fails with (the metrics count each from the start). */
     public static final Set<Reason> FAILURE_REASONS = Set.copyOf(EnumSet.of(
             Reason.ENGINE_DOWN,
+            Reason.ENGINE_LOADING,
             Reason.CONNECTION_RESET,
             Reason.TIMED_OUT,
             Reason.STALLED,
@@ -43,6 +44,7 @@ public record ProbeReport(
             Reason.ERROR_EVENT,
             Reason.RESPONSE_TOO_LARGE,
             Reason.PROMPT_TOKENS_MISMATCH,
+            Reason.PROMPT_TOKENS_UNPROVEN,
             Reason.COMPLETION_TOKENS_MISMATCH,
             Reason.UNEXPECTED_FINISH_REASON,
             Reason.SLOW,

@@ -3,8 +3,10 @@ package dev.readygate.probe;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.EngineState;
@@ -45,6 +47,7 @@ final class ProbeSchedule {
     private final EngineStateMachine machine;
     private final Verifier verifier;
     private final EngineFactsHolder facts;
+    private final EngineDiscovery discovery;
     private final Clock clock;
     private final RateLimitedLog unexpected;
     private final Scheduler scheduler;
@@ -56,8 +59,10 @@ final class ProbeSchedule {
             EngineStateMachine machine,
             Verifier verifier,
             EngineFactsHolder facts,
+            EngineDiscovery discovery,
             Clock clock,
             Scheduler scheduler) {
+        this.discovery = discovery;
         this.config = config;
         this.client = client;
         this.machine = machine;
@@ -121,6 +126,7 @@ final class ProbeSchedule {
                         Mono.fromSupplier(() -> applied(new Observation.HealthOk(clock.instant()))),
                         Mono.defer(this::scrape),
                         Mono.defer(this::listModel),
+                        Mono.defer(this::discover),
                         Mono.defer(this::readVersion),
                         Mono.defer(this::heavyIfDue));
             case EngineCall.Failure<Void> failure -> apply(healthFailed(failure.failure()));
@@ -147,6 +153,8 @@ final class ProbeSchedule {
         return switch (failure.kind()) {
             // The engine went away: whatever comes back on the port is a new start (maybe another server).
             case REFUSED -> new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
+            // The port answers, the model is not loaded yet (llama.cpp's 503 "Loading model"): listening, not dead.
+            case LOADING -> new Observation.Loading(now, detail);
             case HTTP_STATUS ->
                 Objects.equals(failure.httpStatus(), 503)
                         ? new Observation.EngineDead(now, detail)
@@ -222,7 +230,11 @@ final class ProbeSchedule {
         }
         return client.model().map(call -> switch (call) {
             case EngineCall.Success<ModelCard> listed -> {
-                facts.learn(f -> f.withCard(listed.value()));
+                // What discovery learned of this start (its context length) completes the card.
+                facts.learn(f -> {
+                    EngineSurface surface = f.capabilities().surface();
+                    return f.withCard(surface == null ? listed.value() : surface.applyTo(listed.value()));
+                });
                 yield applied(new Observation.ModelListed(
                         clock.instant(), listed.value().id()));
             }
@@ -231,6 +243,36 @@ final class ProbeSchedule {
                         clock.instant(),
                         Reason.MODEL_NOT_LISTED,
                         "/v1/models: " + failure.failure().detail()));
+        });
+    }
+
+    /**
+     * Once per engine start, after the model is listed and before any heavy probe: finds out what the engine offers
+     * (dialect, endpoints, context length, version). Its context length completes the model card, its version is the
+     * start's version (a server without {@code /version} keeps the one its server information gave).
+     */
+    private Mono<Observation> discover() {
+        EngineFacts current = facts.current();
+        ModelCard card = current.card();
+        if (card == null || current.capabilities().surface() != null) {
+            return Mono.empty();
+        }
+        String startId = current.startId();
+        return discovery.discover(card).flatMap(surface -> {
+            facts.learn(
+                    startId,
+                    f -> f.withCapabilities(f.capabilities().withSurface(surface))
+                            .withCard(surface.applyTo(Objects.requireNonNullElse(f.card(), card)))
+                            .withVllmVersion(surface.version() != null ? surface.version() : "unknown"));
+            logger.info(
+                    "Engine at {} speaks {} ({}); max_model_len {} ({}); {}",
+                    card.id(),
+                    surface.dialect().value(),
+                    surface.dialectEvidence(),
+                    surface.maxModelLen(),
+                    surface.maxModelLenSource(),
+                    surface.describeEndpoints());
+            return Mono.<Observation>empty();
         });
     }
 

@@ -5,6 +5,7 @@ import dev.readygate.engine.CompletionRequest;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMessages;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
@@ -16,10 +17,13 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * The representative probe: a streamed completion with the model's normal prompt length (exactly, calibrated with
- * {@code /tokenize}) and output length ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos}). It passes only
- * if the stream is well-formed, error-free and ends in {@code [DONE]}, the engine counted the planned prompt and
- * output tokens, the finish reason is {@code length}, and any latency objective is met.
+ * The representative probe: a streamed completion with the model's normal prompt length (the engine's own token ids
+ * from {@code /tokenize}, or text whose count a calibration proved: {@link PromptPlanner}) and output length
+ * ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos}). It passes only if the stream is well-formed,
+ * error-free and ends in {@code [DONE]}, the engine counted the planned prompt (proven, never taken on trust) and
+ * output tokens, the finish reason is {@code length}, and any latency objective is met. An engine's own error (an
+ * error event, a 400) reaches the reason; one that says the request exceeds the context is
+ * {@code probe_exceeds_context}.
  */
 final class RepresentativeProbe {
 
@@ -40,7 +44,7 @@ final class RepresentativeProbe {
         this.config = config;
         this.client = client;
         this.facts = facts;
-        this.planner = new PromptPlanner(client, facts, random);
+        this.planner = new PromptPlanner(client, facts, random, timeout);
         this.clock = clock;
         this.timeout = timeout;
     }
@@ -48,7 +52,9 @@ final class RepresentativeProbe {
     /** The tokens one run spends at most (prompt plus output), or the output alone when the prompt is unknown. */
     public int tokenCost(@Nullable Integer maxModelLen) {
         Integer prompt = config.promptTokens().resolve(maxModelLen);
-        return (prompt == null ? 0 : prompt) + config.outputTokens();
+        return (prompt == null ? 0 : prompt)
+                + config.outputTokens()
+                + (facts.current().capabilities().tokenize() ? 0 : PromptPlanner.CALIBRATION_COST);
     }
 
     /**
@@ -63,7 +69,8 @@ final class RepresentativeProbe {
                             clock.instant(),
                             Reason.PROBE_EXCEEDS_CONTEXT,
                             "prompt-tokens is " + config.promptTokens()
-                                    + " but the engine reports no max_model_len; set an absolute count")
+                                    + " but the engine reports no max_model_len; set an absolute count or"
+                                    + " readygate.engine.max-model-len")
                     .latch());
         }
         Integer limit = card.maxModelLen();
@@ -73,7 +80,7 @@ final class RepresentativeProbe {
                             clock.instant(),
                             Reason.PROBE_EXCEEDS_CONTEXT,
                             planned + " prompt + " + config.outputTokens()
-                                    + " output tokens exceed the engine's max_model_len " + limit)
+                                    + " output tokens exceed the engine's max_model_len " + limit + contextSource())
                     .latch());
         }
         return planner.plan(card.id(), planned).flatMap(plan -> switch (plan) {
@@ -81,6 +88,8 @@ final class RepresentativeProbe {
                 Mono.fromSupplier(
                         () -> ProbeFailures.report(ProbeKind.REPRESENTATIVE, failed.failure(), clock.instant()));
             case PromptPlanner.Plan.Ready ready -> send(card, planned, ready.prompt(), before);
+            case PromptPlanner.Plan.Truncating truncating ->
+                Mono.fromSupplier(() -> fail(Reason.PROMPT_TOKENS_MISMATCH, truncating.detail()));
         });
     }
 
@@ -118,10 +127,11 @@ final class RepresentativeProbe {
         return ProbeReport.passed(
                 ProbeKind.REPRESENTATIVE,
                 clock.instant(),
-                "%d prompt + %d output tokens, TTFT %d ms,"
+                "%d prompt + %d output tokens (%s), TTFT %d ms,"
                                 .formatted(
                                         answer.promptTokens(),
                                         answer.completionTokens(),
+                                        prompt.exact() ? "prompt count exact" : "prompt count approximate",
                                         answer.timeToFirstToken().toMillis())
                         + " max inter-token %d ms, total %d ms"
                                 .formatted(
@@ -131,21 +141,43 @@ final class RepresentativeProbe {
                 null);
     }
 
+    /** Where the context length came from, when readygate knows more than the card. */
+    private String contextSource() {
+        dev.readygate.engine.EngineSurface surface =
+                facts.current().capabilities().surface();
+        return surface == null || surface.maxModelLen() == null ? "" : " (" + surface.maxModelLenSource() + ")";
+    }
+
     private @Nullable ProbeReport check(int planned, PromptPlanner.Planned prompt, StreamedCompletion answer) {
-        if (answer.errorEvent() != null) {
-            return fail(Reason.ERROR_EVENT, "the stream carried an error event: " + shorten(answer.errorEvent()));
+        String error = answer.errorEvent();
+        if (error != null) {
+            return EngineMessages.contextLength(error)
+                    ? fail(
+                                    Reason.PROBE_EXCEEDS_CONTEXT,
+                                    "the engine's error event: " + error
+                                            + " (" + prompt.expectedTokens() + " prompt + " + config.outputTokens()
+                                            + " output tokens)")
+                            .latch()
+                    : fail(Reason.ERROR_EVENT, "the stream carried an error event: " + error);
         }
         Integer promptTokens = answer.promptTokens();
         Integer completionTokens = answer.completionTokens();
         if (promptTokens == null || completionTokens == null) {
             return fail(Reason.MALFORMED_RESPONSE, "the stream had no usage chunk (stream_options.include_usage)");
         }
-        if (prompt.calibrating()) {
-            planner.calibrated(prompt, planned, promptTokens);
-        } else if (Math.abs(promptTokens - prompt.expectedTokens()) > config.promptTokenTolerance()) {
+        if (!prompt.exact() && config.promptTokenTolerance() == 0) {
+            return fail(
+                    Reason.PROMPT_TOKENS_UNPROVEN,
+                    "the engine counted " + promptTokens + " prompt tokens, which cannot be checked: "
+                            + prompt.proof() + "; set readygate.probe.representative.prompt-token-tolerance to accept"
+                            + " an approximate count");
+        }
+        if (Math.abs(promptTokens - prompt.expectedTokens()) > config.promptTokenTolerance()) {
             return fail(
                     Reason.PROMPT_TOKENS_MISMATCH,
-                    "sent " + prompt.expectedTokens() + " prompt tokens, the engine counted " + promptTokens);
+                    "sent " + prompt.expectedTokens() + " prompt tokens (planned " + planned + "), the engine counted "
+                            + promptTokens + (promptTokens < prompt.expectedTokens() ? ": it truncated the prompt" : "")
+                            + "; " + prompt.proof());
         }
         if (completionTokens != config.outputTokens()) {
             return fail(
@@ -217,9 +249,5 @@ final class RepresentativeProbe {
 
     private static double delta(@Nullable Double before, @Nullable Double after) {
         return before == null || after == null ? 0 : after - before;
-    }
-
-    private static String shorten(String text) {
-        return text.length() > 160 ? text.substring(0, 160) + "..." : text;
     }
 }

@@ -17,6 +17,12 @@ public sealed interface Observation {
     /** {@code /health} answered 503 (engine dead): readiness drops at once. */
     record EngineDead(Instant at, String detail) implements Observation {}
 
+    /**
+     * The engine answered, but says it is still loading its model (llama.cpp's 503 {@code Loading model}): the port
+     * listens, nothing can be served yet, readiness drops at once.
+     */
+    record Loading(Instant at, String detail) implements Observation {}
+
     /** The cheap check failed otherwise (timeout, 5xx, malformed): counts toward the failure threshold. */
     record CheckFailed(Instant at, Reason reason, String detail) implements Observation {}
 

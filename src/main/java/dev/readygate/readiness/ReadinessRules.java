@@ -22,7 +22,8 @@ import java.util.Set;
  * The pure transition function: {@code next(state, observation)}. No I/O, no clock reads (time comes in on the
  * observation), no side effects, so it can be retried under contention and tested as a table.
  *
- * <p>Rules: an unreachable or dead engine drops readiness at once; other failures of a ready engine count toward
+ * <p>Rules: an unreachable, dead or loading engine drops readiness at once (a loading one is {@link Listening}); other
+ * failures of a ready engine count toward
  * {@code failureThreshold} ({@link Degraded} keeps serving until then); readiness, first or regained, needs
  * {@code successThreshold} consecutive verifications; latched verification failures (canary mismatch, probe exceeding
  * the context) hold until the engine restarts, as {@link NotReady} when the start had been ready and as
@@ -83,6 +84,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.ShutdownRequested o -> new ShuttingDown(o.at());
             case Observation.Unreachable o -> down(current, o.at(), o.reason(), o.detail());
             case Observation.EngineDead o -> down(current, o.at(), Reason.ENGINE_DEAD, o.detail());
+            case Observation.Loading o -> loading(current, o);
             case Observation.Restarted o -> new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail());
             case Observation.HealthOk o -> healthOk(current, o);
             case Observation.ModelListed o -> modelListed(current, o);
@@ -98,6 +100,14 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             return new Down(down.since(), reason, detail);
         }
         return new Down(at, reason, detail);
+    }
+
+    /** A loading engine listens and serves nothing: the state says so, from the first such answer. */
+    private static EngineState loading(EngineState current, Observation.Loading o) {
+        if (current instanceof Listening l && l.cause() == Reason.ENGINE_LOADING) {
+            return new Listening(l.since(), Reason.ENGINE_LOADING, o.detail());
+        }
+        return new Listening(o.at(), Reason.ENGINE_LOADING, o.detail());
     }
 
     private static EngineState healthOk(EngineState current, Observation.HealthOk o) {

@@ -12,6 +12,11 @@ public enum Reason {
     CONNECTION_RESET,
     /** {@code /health} answered 503: vLLM's engine core is dead. */
     ENGINE_DEAD,
+    /**
+     * The engine answers but says it is still loading its model (llama.cpp's {@code /health} 503 {@code Loading
+     * model}): listening, not dead.
+     */
+    ENGINE_LOADING,
     /** {@code /health} failed otherwise (timeout, unexpected status, reset mid-answer). */
     HEALTH_FAILED,
     /** {@code /v1/models} failed or listed no model. */
@@ -36,6 +41,11 @@ public enum Reason {
     RESPONSE_TOO_LARGE,
     /** The engine counted a different number of prompt tokens than planned (e.g. it truncated the prompt). */
     PROMPT_TOKENS_MISMATCH,
+    /**
+     * The engine's prompt token count cannot be proven (no usable {@code /tokenize}, and its counts of a calibration
+     * sentence do not add up), and no tolerance accepts an approximate count.
+     */
+    PROMPT_TOKENS_UNPROVEN,
     /** The engine generated a different number of tokens than asked. */
     COMPLETION_TOKENS_MISMATCH,
     /** The probe finished for another reason than {@code length}. */

@@ -13,8 +13,9 @@ import org.jspecify.annotations.Nullable;
  * ({@link ShuttingDown}): going there ends the start. The first state after those begins one: after {@code Down} it is
  * dated by when the old engine was seen going away, after {@code Starting} by when it was first seen (the first start
  * readygate sees). A {@link Observation.Restarted} (a new process readygate did not see go away) ends the start and
- * begins the next at once, dated by the new process's start time when the observation carries it. Any other change
- * keeps the start.
+ * begins the next at once, dated by the new process's start time when the observation carries it. So does an engine
+ * that says it is loading its model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered
+ * {@code /health}: a new process on the port that readygate did not see go away. Any other change keeps the start.
  */
 final class StartRules {
 
@@ -40,6 +41,9 @@ final class StartRules {
                     ? new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false)
                     : new EngineStart(ids.get(), restarted.processStart(), StartSource.PROCESS_START_TIME, false);
         }
+        if (start != null && loadingAgain(previous, current)) {
+            return new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
+        }
         if (start != null) {
             return start;
         }
@@ -48,5 +52,16 @@ final class StartRules {
             case Starting starting -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, true);
             default -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
         };
+    }
+
+    /** Loading after the engine had passed {@code /health}: only a new process loads its model. */
+    private static boolean loadingAgain(EngineState previous, EngineState current) {
+        boolean loading =
+                current instanceof EngineState.Listening listening && listening.cause() == Reason.ENGINE_LOADING;
+        boolean pastLoading = !(previous instanceof EngineState.Listening
+                || previous instanceof Starting
+                || previous instanceof Down
+                || previous instanceof ShuttingDown);
+        return loading && pastLoading;
     }
 }

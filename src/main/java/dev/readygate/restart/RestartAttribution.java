@@ -89,11 +89,30 @@ public final class RestartAttribution {
             counters(e, evidence);
             return RestartPath.COLD;
         }
-        if (e.engineLogConfigured() && log.header()) {
-            evidence.add("log: start-up header seen but neither weight loading nor a cache hit");
-        }
-        counters(e, evidence);
+        missing(e, evidence);
         return RestartPath.UNKNOWN;
+    }
+
+    /** Why the path is unknown: each source readygate looked at, and what it lacked. */
+    private static void missing(StartEvidence e, List<String> evidence) {
+        EvidenceSources.Reading sources = e.sources();
+        if (e.engineLogConfigured() && e.log().header()) {
+            evidence.add("log: start-up header seen but neither weight loading nor a cache hit");
+        } else if (e.engineLogConfigured()) {
+            evidence.add("log: no vLLM start-up header, 'Loading weights took' or 'Mapped N tensors' line for this"
+                    + " start (not vLLM's log, or nothing written for it yet)");
+        }
+        if (e.requestsAtFirstScrape() == null) {
+            evidence.add("metrics: no vllm:request_success_total at the first scrape, so a snapshot restore cannot be"
+                    + " told by its counters");
+        } else {
+            counters(e, evidence);
+        }
+        evidence.add("snapshot: no release.json written for this start (or no readygate.evidence.snapshot-dir)");
+        if (sources.daemonHealthy() == null && sources.daemonSockets() < 0 && sources.daemonReadyAt() == null) {
+            evidence.add("daemon: no preload daemon configured (readygate.evidence.daemon-health-url,"
+                    + " daemon-socket-dir, daemon-log)");
+        }
     }
 
     /**

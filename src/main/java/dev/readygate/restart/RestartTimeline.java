@@ -123,8 +123,8 @@ record RestartTimeline(
         if (change.startBegan()) {
             Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
             phases.put(Phase.PORT_LISTENING, at);
-            if (ended != null) {
-                // A new process nobody saw go away: it answers /health already.
+            if (ended != null && !(state instanceof EngineState.Listening)) {
+                // A new process nobody saw go away: it answers /health already (unless it is still loading).
                 phases.put(Phase.HEALTH_OK, at);
                 return new Step(new RestartTimeline(current, phases, null, false, false), verdicts);
             }

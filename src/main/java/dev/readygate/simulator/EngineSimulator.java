@@ -117,7 +117,8 @@ public final class EngineSimulator implements AutoCloseable {
      * listens.
      */
     public Mono<Void> start() {
-        Scenario scenario = properties.scenario() != null ? Scenario.load(properties.scenario()) : null;
+        String location = properties.scenario();
+        Scenario scenario = location != null ? Scenario.load(location).scaled(properties.timeScale()) : null;
         return Mono.fromRunnable(() -> {
                     ensureWorkDir();
                     snapshot.create(properties, model, engine.engineArgv(), properties.pid() - 50);
@@ -182,7 +183,9 @@ public final class EngineSimulator implements AutoCloseable {
                                             "scenario {} step {} failed: {}",
                                             scenario.name(),
                                             i + 1,
-                                            error.getMessage());
+                                            error.getCause() == null
+                                                    ? error.getMessage()
+                                                    : error.getMessage() + " (" + error.getCause() + ")");
                                     return Mono.empty();
                                 });
                             }));

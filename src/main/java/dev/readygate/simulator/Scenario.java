@@ -1,7 +1,10 @@
 package dev.readygate.simulator;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.Reader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,7 +19,7 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
- * A timed sequence of restarts and faults, read from YAML ({@code config/simulator/*.yaml}). Each step waits
+ * A timed sequence of restarts and faults, read from YAML (the demo's: {@code classpath:simulator/demo.yaml}). Each step waits
  * {@code after} (from the previous step) and then does exactly one thing.
  *
  * @param name a name for logs and {@code /admin/state}
@@ -59,14 +62,53 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
     private static final Set<String> ACTIONS =
             Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "switch", "traffic", "note");
 
-    static Scenario load(Path file) {
+    /** The prefix of a scenario that ships in the jar: {@code classpath:simulator/demo.yaml}. */
+    static final String CLASSPATH = "classpath:";
+
+    /**
+     * Reads the scenario {@code readygate.simulator.scenario} names: {@code classpath:} and a resource, or a file's
+     * path (relative to the working directory; {@code file:} in front is allowed).
+     */
+    static Scenario load(String location) {
+        if (location.startsWith(CLASSPATH)) {
+            String resource = location.substring(CLASSPATH.length()).replaceFirst("^/+", "");
+            InputStream in = Scenario.class.getClassLoader().getResourceAsStream(resource);
+            if (in == null) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.scenario: no " + resource + " on the class path (was " + location + ")");
+            }
+            try (Reader reader = new InputStreamReader(in, StandardCharsets.UTF_8)) {
+                return parse(yaml().load(reader), location);
+            } catch (IOException ex) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.scenario: cannot read " + location + ": " + ex.getMessage(), ex);
+            }
+        }
+        Path file = Path.of(location.startsWith("file:") ? location.substring("file:".length()) : location);
         try (Reader reader = Files.newBufferedReader(file)) {
-            Object document = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
-            return parse(document, file.toString());
+            return parse(yaml().load(reader), location);
         } catch (IOException ex) {
             throw new IllegalArgumentException(
-                    "readygate.simulator.scenario: cannot read " + file + ": " + ex.getMessage(), ex);
+                    "readygate.simulator.scenario: cannot read " + location + " (from "
+                            + Path.of("").toAbsolutePath() + "): " + ex
+                            + "; the demo's own is classpath:simulator/demo.yaml",
+                    ex);
         }
+    }
+
+    private static Yaml yaml() {
+        return new Yaml(new SafeConstructor(new LoaderOptions()));
+    }
+
+    /** This scenario with every step's wait multiplied by {@code factor} ({@code readygate.simulator.time-scale}). */
+    Scenario scaled(double factor) {
+        return new Scenario(
+                name,
+                repeat,
+                steps.stream()
+                        .map(step ->
+                                new Step(SimulatorProperties.scaled(step.after(), factor), step.action(), step.note()))
+                        .toList());
     }
 
     static Scenario parse(@Nullable Object document, String source) {

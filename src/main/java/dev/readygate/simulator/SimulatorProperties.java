@@ -13,11 +13,15 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * {@code vllm-0.31-surface.md} marks unconfirmed is a setting here, so tests can exercise both readings.
  *
  * @param host address the engine, admin and daemon listeners bind to
- * @param port the engine's OpenAI-compatible HTTP port (vLLM's {@code --port})
- * @param adminPort the simulator's admin API port (restarts, faults, state)
+ * @param port the engine's OpenAI-compatible HTTP port (vLLM's {@code --port}); the admin API and the preload
+ *     daemon's health port follow it ({@code port + 1}, {@code port + 2}) unless they are set
+ * @param adminPort the simulator's admin API port (restarts, faults, state); default {@code port + 1}
  * @param startup the path of the first engine start
  * @param loadTime how long a cold start takes from process start to listening
- * @param scenario a scenario YAML file to run after the first start, or none
+ * @param scenario a scenario to run after the first start, or none: a YAML file's path, or {@code classpath:} and a
+ *     resource in the jar ({@code classpath:simulator/demo.yaml}, the demo's)
+ * @param timeScale every simulated duration is multiplied by this (scenario steps, start and load times, latencies,
+ *     delays): {@code 0.25} runs the simulated world four times as fast; 1 by default
  * @param workDir where the log file, socket directory and snapshot directory live unless set one by one
  * @param logFile the engine's log file (vLLM lines, as a shared volume would hold them); default under work-dir
  * @param logToStdout whether the vLLM log lines are also written to standard output
@@ -47,10 +51,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 public record SimulatorProperties(
         @DefaultValue("127.0.0.1") String host,
         @DefaultValue("18000") int port,
-        @DefaultValue("18001") int adminPort,
+        @Nullable Integer adminPort,
         @DefaultValue("cold") StartupPath startup,
         @DefaultValue("3s") Duration loadTime,
-        @Nullable Path scenario,
+        @Nullable String scenario,
+        @DefaultValue("1") double timeScale,
         @Nullable Path workDir,
         @Nullable Path logFile,
         @DefaultValue("true") boolean logToStdout,
@@ -73,12 +78,39 @@ public record SimulatorProperties(
 
     public SimulatorProperties {
         requirePort("readygate.simulator.port", port);
+        if (adminPort == null) {
+            adminPort = followingPort("readygate.simulator.admin-port", port, 1);
+        }
         requirePort("readygate.simulator.admin-port", adminPort);
+        if (preload.healthPort == null) {
+            preload = preload.withHealthPort(followingPort("readygate.simulator.preload.health-port", port, 2));
+        }
         requirePositive("readygate.simulator.load-time", loadTime);
         if (port == adminPort) {
             throw new IllegalArgumentException(
                     "readygate.simulator.port must differ from readygate.simulator.admin-port (was " + port + ")");
         }
+        int healthPort = preload.healthPort();
+        if (healthPort == port || healthPort == adminPort) {
+            throw new IllegalArgumentException("readygate.simulator.preload.health-port must differ from"
+                    + " readygate.simulator.port and readygate.simulator.admin-port (was " + healthPort + ")");
+        }
+        if (!(timeScale > 0) || Double.isInfinite(timeScale)) {
+            throw new IllegalArgumentException(
+                    "readygate.simulator.time-scale must be a positive number (was " + timeScale + ")");
+        }
+        if (timeScale != 1) {
+            loadTime = scaled(loadTime, timeScale);
+            autoRestartDelay = scaled(autoRestartDelay, timeScale);
+            timing = timing.scaled(timeScale);
+            faults = faults.scaled(timeScale);
+        }
+    }
+
+    /** The admin API's port, known once the record exists ({@code port + 1} unless set). */
+    @Override
+    public Integer adminPort() {
+        return java.util.Objects.requireNonNull(adminPort);
     }
 
     /** The directory everything without an explicit path is written to. */
@@ -200,13 +232,29 @@ public record SimulatorProperties(
                         "readygate.simulator.timing.warmup-requests must not be negative (was " + warmupRequests + ")");
             }
         }
+
+        Timing scaled(double factor) {
+            return new Timing(
+                    SimulatorProperties.scaled(ttftBase, factor),
+                    SimulatorProperties.scaled(prefillPerToken, factor),
+                    SimulatorProperties.scaled(decodePerToken, factor),
+                    batchSlowdown,
+                    warmupRequests,
+                    SimulatorProperties.scaled(warmupPenalty, factor),
+                    SimulatorProperties.scaled(preloadHitLoadTime, factor),
+                    SimulatorProperties.scaled(fallbackDetectTime, factor),
+                    SimulatorProperties.scaled(snapshotRestoreTime, factor),
+                    SimulatorProperties.scaled(shutdownTime, factor),
+                    SimulatorProperties.scaled(daemonLoadTime, factor));
+        }
     }
 
     /**
      * The {@code vllm preload} weight-cache daemon. It outlives engine restarts.
      *
      * @param enabled whether the daemon runs (started with the simulator)
-     * @param healthPort the daemon's {@code --weight-cache-health-port}; 0 disables it
+     * @param healthPort the daemon's {@code --weight-cache-health-port}; default the engine's {@code port + 2}; 0
+     *     disables it
      * @param socketDir the daemon's {@code --weight-cache-socket-dir}; default under work-dir
      * @param logFile the daemon's log file; default under work-dir
      * @param checkpoint the checkpoint the daemon holds; default the engine's
@@ -220,7 +268,7 @@ public record SimulatorProperties(
      */
     public record Preload(
             @DefaultValue("true") boolean enabled,
-            @DefaultValue("18002") int healthPort,
+            @Nullable Integer healthPort,
             @Nullable Path socketDir,
             @Nullable Path logFile,
             @Nullable String checkpoint,
@@ -234,7 +282,7 @@ public record SimulatorProperties(
             @DefaultValue("zero") HitModelLoading hitModelLoading) {
 
         public Preload {
-            if (healthPort != 0) {
+            if (healthPort != null && healthPort != 0) {
                 requirePort("readygate.simulator.preload.health-port", healthPort);
             }
             try {
@@ -252,6 +300,26 @@ public record SimulatorProperties(
             ZERO,
             /** The weights' size, as if the daemon's memory were counted as the engine's. */
             WEIGHTS
+        }
+
+        /** The health port, known once the enclosing properties exist ({@code port + 2} unless set; 0: none). */
+        @Override
+        public Integer healthPort() {
+            return java.util.Objects.requireNonNull(healthPort);
+        }
+
+        Preload withHealthPort(int port) {
+            return new Preload(
+                    enabled,
+                    port,
+                    socketDir,
+                    logFile,
+                    checkpoint,
+                    layout,
+                    socketNaming,
+                    mode,
+                    heldOutsideLine,
+                    hitModelLoading);
         }
 
         /** How daemon socket files are named (the 0.31 naming is unconfirmed). */
@@ -337,6 +405,18 @@ public record SimulatorProperties(
             }
         }
 
+        Faults scaled(double factor) {
+            return new Faults(
+                    slowFactor,
+                    stallAfterTokens,
+                    truncatePromptLimit,
+                    kvTooSmallTokens,
+                    kvTooSmallBehavior,
+                    wrongCheckpoint,
+                    SimulatorProperties.scaled(crashLoopUptime, factor),
+                    startupFailure);
+        }
+
         /** Behaviour of a request that does not fit a too-small KV cache. */
         public enum KvTooSmallBehavior {
             ERROR,
@@ -364,6 +444,20 @@ public record SimulatorProperties(
                                 + ")");
             }
         }
+    }
+
+    /** A duration of the simulated world at {@code time-scale} {@code factor}. */
+    static Duration scaled(Duration duration, double factor) {
+        return Duration.ofNanos(Math.round(duration.toNanos() * factor));
+    }
+
+    /** The default of a port that follows the engine's: {@code port + offset}, which must still be a port. */
+    private static int followingPort(String key, int port, int offset) {
+        if (port + offset > 65535) {
+            throw new IllegalArgumentException(key + " defaults to readygate.simulator.port + " + offset
+                    + ", which is no TCP port for port " + port + ": set " + key);
+        }
+        return port + offset;
     }
 
     /**

@@ -24,6 +24,7 @@ import reactor.core.scheduler.Scheduler;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.resources.LoopResources;
+import reactor.util.retry.Retry;
 
 /**
  * The {@code vllm preload} weight-cache daemon: loads a checkpoint, binds one socket per GPU in its socket
@@ -273,7 +274,15 @@ final class WeightCacheDaemon implements AutoCloseable {
                                 : response.status(HttpResponseStatus.SERVICE_UNAVAILABLE)
                                         .send()))
                 .bind()
+                // Seen twice in the demo's test on a loaded machine (cause not found): the restarted daemon's health
+                // port would not bind at once. A new `vllm preload` process retrying its port for up to 2 s is
+                // plausible; a daemon that cannot bind stays stopped, never loading for ever.
+                .retryWhen(Retry.fixedDelay(20, Duration.ofMillis(100))
+                        .scheduler(timer)
+                        .filter(error ->
+                                error.getMessage() != null && error.getMessage().startsWith("Failed to bind")))
                 .doOnNext(server -> health = server)
+                .doOnError(error -> phase.set(Phase.STOPPED))
                 .then();
     }
 

@@ -2,6 +2,7 @@ package dev.readygate.status;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.SnapshotManifest;
@@ -246,9 +247,15 @@ class StatusController {
         Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("baseUrl", SecretRedaction.redact(properties.engine().requiredBaseUrl()));
         ModelCard card = facts.card();
+        EngineSurface surface = facts.capabilities().surface();
+        engine.put("dialect", surface == null ? null : surface.dialect().value());
+        engine.put("dialectEvidence", surface == null ? null : surface.dialectEvidence());
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
         engine.put("maxModelLen", card == null ? null : card.maxModelLen());
+        engine.put("maxModelLenSource", surface == null ? null : surface.maxModelLenSource());
+        engine.put("version", surface == null ? facts.vllmVersion() : surface.version());
+        engine.put("versionSource", surface == null ? null : surface.versionSource());
         engine.put("vllmVersion", facts.vllmVersion());
         EngineMetricsSample metrics = facts.lastSample();
         if (metrics != null) {
@@ -257,9 +264,12 @@ class StatusController {
             m.put("requestsRunning", metrics.requestsRunning());
             m.put("requestsWaiting", metrics.requestsWaiting());
             m.put("kvCacheSizeTokens", metrics.kvCacheSizeTokens());
+            m.put("families", List.copyOf(new java.util.TreeSet<>(metrics.families())));
             engine.put("metrics", m);
         }
         engine.put("endpoints", facts.capabilities().describe());
+        engine.put("capabilities", facts.capabilities().capabilities(metrics));
+        engine.put("problems", surface == null ? List.of() : surface.problems());
         return engine;
     }
 

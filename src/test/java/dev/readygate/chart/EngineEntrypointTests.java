@@ -3,6 +3,7 @@ package dev.readygate.chart;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.ExternalTool;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and the engine is started again until the daemon goes, a restored snapshot's files are copied where readygate can
  * read them, and SIGTERM reaches vLLM.
  */
+@Tag("python3")
 class EngineEntrypointTests {
 
     static final Path ENTRYPOINT =
@@ -52,7 +55,7 @@ class EngineEntrypointTests {
                 echo "===== Weight cache daemon READY: all 1 ranks serving in 0.10s ====="
                 echo $$ > "$FAKE_DIR/daemon.pid"
                 mkdir -p "$FAKE_DIR/www" && touch "$FAKE_DIR/www/health"
-                exec python3 -m http.server "$FAKE_HEALTH_PORT" --bind 127.0.0.1 --directory "$FAKE_DIR/www" ;;
+                exec "$FAKE_PYTHON" -m http.server "$FAKE_HEALTH_PORT" --bind 127.0.0.1 --directory "$FAKE_DIR/www" ;;
               snapshot)
                 echo '{"host":"0.0.0.0","port":8000,"release":true}' > "$3/release.json"
                 chmod 0600 "$3/release.json"
@@ -84,6 +87,7 @@ class EngineEntrypointTests {
                 .redirectOutput(dir.resolve("stdout").toFile());
         builder.environment().put("PATH", bin + ":" + System.getenv("PATH"));
         builder.environment().put("FAKE_DIR", dir.toString());
+        builder.environment().put("FAKE_PYTHON", ExternalTool.PYTHON3.path().toString());
         builder.environment().put("READYGATE_MODE", mode);
         builder.environment()
                 .put("READYGATE_ENGINE_LOG", logs.resolve("engine.log").toString());

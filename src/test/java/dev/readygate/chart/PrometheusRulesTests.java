@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * valid, every alert fires on a series that should make it fire and stays quiet on those that should not
  * ({@code src/test/resources/prometheus/readygate-rules-test.yaml}), and each has its runbook section.
  */
+@Tag("promtool")
 class PrometheusRulesTests {
 
     static final Path RULES = Chart.DIRECTORY.resolve("files/readygate-rules.yaml");

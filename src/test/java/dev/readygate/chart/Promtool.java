@@ -1,5 +1,6 @@
 package dev.readygate.chart;
 
+import dev.readygate.ExternalTool;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -10,8 +11,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Prometheus's {@code promtool} (Debian's {@code prometheus} package; {@code .ci/run} installs it), run on files or
- * on standard input.
+ * Prometheus's {@code promtool} ({@link ExternalTool#PROMTOOL}: {@code -Dreadygate-test.promtool} or the PATH; Debian's
+ * {@code prometheus} package, which {@code ./run-tests} installs), run on files or on standard input. Tests that use
+ * it carry the tag {@code promtool}.
  */
 public final class Promtool {
 
@@ -22,7 +24,7 @@ public final class Promtool {
 
     public static Result run(String stdin, String... arguments) {
         List<String> command = new ArrayList<>();
-        command.add("promtool");
+        command.add(ExternalTool.PROMTOOL.path().toString());
         command.addAll(List.of(arguments));
         try {
             Path output = Files.createTempFile("promtool", ".out");
@@ -43,8 +45,7 @@ public final class Promtool {
                 Files.deleteIfExists(output);
             }
         } catch (IOException ex) {
-            throw new UncheckedIOException(
-                    "cannot run promtool (Debian: apt-get install prometheus; .ci/run installs it)", ex);
+            throw new UncheckedIOException("cannot run " + command.getFirst(), ex);
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(ex);

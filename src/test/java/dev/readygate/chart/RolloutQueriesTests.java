@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.DumperOptions;
@@ -24,6 +25,7 @@ import org.yaml.snakeyaml.Yaml;
  * that fail and that say nothing yet ({@code src/test/resources/prometheus/rollout-queries-test.yaml}), and the Argo
  * conditions and Flagger threshold ranges agree on every value the tests expect.
  */
+@Tag("promtool")
 class RolloutQueriesTests {
 
     static final Path TEST = Path.of("src/test/resources/prometheus/rollout-queries-test.yaml");

@@ -2,6 +2,7 @@ package dev.readygate.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.engine.EngineDialect;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -91,6 +92,31 @@ class ReadygatePropertiesTests {
                 .isEmpty());
     }
 
+    @Test
+    void engineDialectAndContextLengthBind() {
+        runner.withPropertyValues("readygate.engine.dialect=llama.cpp", "readygate.engine.max-model-len=2048")
+                .run(context -> {
+                    ReadygateProperties.Engine engine =
+                            context.getBean(ReadygateProperties.class).engine();
+                    assertThat(engine.dialect()).isEqualTo("llama.cpp");
+                    assertThat(engine.maxModelLen()).isEqualTo(2048);
+                    assertThat(EngineDialect.setting(engine.dialect())).contains(EngineDialect.LLAMA_CPP);
+                });
+        runner.run(context -> assertThat(
+                        context.getBean(ReadygateProperties.class).engine().dialect())
+                .isEqualTo("auto"));
+    }
+
+    @Test
+    void everyDialectNameTheConfigurationAcceptsIsOneTheEngineKnows() {
+        for (String name : ReadygateProperties.Engine.DIALECTS) {
+            assertThat(name.equals("auto") || EngineDialect.setting(name).isPresent())
+                    .as(name)
+                    .isTrue();
+        }
+        assertThat(ReadygateProperties.Engine.DIALECTS).hasSize(EngineDialect.values().length + 1);
+    }
+
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
@@ -117,6 +143,9 @@ class ReadygatePropertiesTests {
                 "readygate.memory.kv-shrink-fraction=1.5|readygate.memory.kv-shrink-fraction must be between 0 and 1",
                 "readygate.restart.readiness-objectives.warm=1m|readygate.restart.readiness-objectives.warm is not a restart path",
                 "readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold must be positive",
+                "readygate.engine.dialect=ollama|readygate.engine.dialect must be auto, vllm, llama-cpp, sglang, tgi or openai (was ollama)",
+                "readygate.engine.max-model-len=0|readygate.engine.max-model-len must be at least 1",
+                "readygate.check.wait-for-engine=-1s|readygate.check.wait-for-engine must not be negative",
                 "readygate.server.idle-timeout=0s|readygate.server.idle-timeout must be positive",
                 "readygate.server.max-connections=2|readygate.server.max-connections must be at least 8"
             })

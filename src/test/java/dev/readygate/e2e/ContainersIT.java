@@ -8,6 +8,7 @@ import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Volume;
+import dev.readygate.ExternalTool;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudgetConverter;
 import java.nio.file.Path;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -52,6 +54,7 @@ import tools.jackson.databind.JsonNode;
  *
  * <p>Docker is required, not optional: without it these tests fail. {@code ./mvnw verify -DskipITs} skips them.
  */
+@Tag(ExternalTool.DOCKER_TAG)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ContainersIT {
 
@@ -302,6 +305,43 @@ class ContainersIT {
         assertThat(ids(after)).containsAll(ids(before));
         assertThat(after.get(1).get("path").asString())
                 .isEqualTo(before.get(0).get("path").asString());
+    }
+
+    /**
+     * The image runs the demo as the README shows it ({@code docker run --read-only --tmpfs /tmp ... readygate
+     * --spring.profiles.active=demo}): the scenario from the jar, the simulator's files in the state directory (the
+     * image's {@code /tmp} is {@code noexec}, and readygate runs the simulated {@code nvidia-smi} from there), and a
+     * context built at run time although the image enables Spring's AOT-processed one.
+     */
+    @Test
+    @Order(6)
+    void theImageRunsTheDemo() {
+        int port = Loopback.freePort();
+        try (GenericContainer<?> demo = new GenericContainer<>(DockerImageName.parse(Objects.requireNonNull(image)))
+                .withNetworkMode("host")
+                .withTmpFs(Map.of("/tmp", "rw"))
+                .withCreateContainerCmdModifier(readOnlyWith())
+                .withCommand(
+                        "--spring.profiles.active=demo",
+                        "--server.address=127.0.0.1",
+                        "--server.port=" + port,
+                        "--readygate.simulator.port=" + Loopback.freePort(),
+                        "--readygate.simulator.admin-port=" + Loopback.freePort(),
+                        "--readygate.simulator.preload.health-port=" + Loopback.freePort())
+                .waitingFor(Wait.forLogMessage(".*Started ReadygateApplication.*", 1))) {
+            demo.start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> Loopback.status(port, "/readyz") == 200);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> Loopback.json(port, "/status")
+                                    .at("/restarts/history")
+                                    .size()
+                            >= 1);
+            JsonNode latest = Loopback.json(port, "/status").at("/restarts/history/0");
+            assertThat(latest.at("/memory/atReady/byOwnerMiB").has("engine"))
+                    .as("GPU memory by owner, from the simulated nvidia-smi: %s", latest)
+                    .isTrue();
+            assertThat(demo.getLogs()).contains("scenario demo step 1/18").doesNotContain(" ERROR ");
+        }
     }
 
     static void awaitReady(Duration atMost) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.ExternalTool;
 import dev.readygate.ReadygateApplication;
 import dev.readygate.simulator.RunningSimulator;
 import java.io.IOException;
@@ -12,12 +13,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -31,6 +32,7 @@ import tools.jackson.databind.JsonNode;
  * generated configuration and its own storage directory. It is required, not optional: {@code .ci/run} installs it;
  * {@code ./mvnw verify -DskipITs} skips this test on purpose.
  */
+@Tag("prometheus")
 class PrometheusScrapeIT {
 
     static final String JOB = "readygate";
@@ -128,13 +130,8 @@ class PrometheusScrapeIT {
         return Double.parseDouble(result.get(0).get("value").get(1).asString());
     }
 
-    /** Debian's {@code /usr/bin/prometheus}, or the first {@code prometheus} on the PATH. */
+    /** Debian's {@code /usr/bin/prometheus} ({@link ExternalTool#PROMETHEUS}: the property, the variable or the PATH). */
     static Path prometheusBinary() {
-        return Arrays.stream(System.getenv().getOrDefault("PATH", "/usr/bin").split(":"))
-                .map(entry -> Path.of(entry, "prometheus"))
-                .filter(Files::isExecutable)
-                .findFirst()
-                .orElseGet(() -> fail("no prometheus on the PATH: `apt-get install prometheus` (.ci/run does), or skip"
-                        + " the end-to-end tests on purpose with -DskipITs"));
+        return ExternalTool.PROMETHEUS.path();
     }
 }

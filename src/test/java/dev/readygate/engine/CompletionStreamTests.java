@@ -111,4 +111,55 @@ class CompletionStreamTests {
 
         assertThat(stream.progress()).isEqualTo("stalled after 2 events, the last 780 ms before");
     }
+
+    @Test
+    void resultWhenLlamaServerEndsWithAnErrorLineKeepsItsMessage() {
+        // --no-context-shift and a prompt that does not fit: llama-server writes `error: {...}` and then [DONE].
+        stream.accept(new ServerSentEvents.Event(
+                ServerSentEvents.Event.ERROR,
+                "{\"code\":400,\"message\":\"the request exceeds the available context size. try increasing the"
+                        + " context size or enable context shift\",\"type\":\"invalid_request_error\"}"));
+        stream.accept("[DONE]");
+
+        StreamedCompletion result = stream.result();
+
+        assertThat(result.errorEvent())
+                .isEqualTo("the request exceeds the available context size. try increasing the context size or enable"
+                        + " context shift");
+        assertThat(result.promptTokens()).isNull();
+    }
+
+    @Test
+    void resultWhenAnErrorEventIsPlainTextKeepsItRedacted() {
+        stream.accept(new ServerSentEvents.Event("error", "engine crashed while reading a secret prompt"));
+        stream.accept("[DONE]");
+
+        assertThat(stream.result().errorEvent()).isEqualTo("engine crashed while reading <redacted>");
+    }
+
+    @Test
+    void resultOfLlamaServersStreamReadsItsFinalChunkWithUsageAndTimings() {
+        // As llama-server c392e509 writes /v1/completions with stream: true (usage comes with the last choice).
+        at(
+                10,
+                "{\"choices\":[{\"text\":\" writers\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}],"
+                        + "\"created\":1796115603,\"model\":\"m\",\"system_fingerprint\":\"b0-unknown\",\"object\":"
+                        + "\"text_completion\",\"id\":\"chatcmpl-1\"}");
+        at(
+                20,
+                "{\"choices\":[{\"text\":\"\",\"index\":0,\"logprobs\":null,\"finish_reason\":\"length\"}],"
+                        + "\"created\":1796115603,\"model\":\"m\",\"system_fingerprint\":\"b0-unknown\",\"object\":"
+                        + "\"text_completion\",\"usage\":{\"completion_tokens\":1,\"prompt_tokens\":6,\"total_tokens\":7},"
+                        + "\"id\":\"chatcmpl-1\",\"timings\":{\"prompt_n\":6,\"prompt_ms\":3.7,\"predicted_n\":1}}");
+        at(21, "[DONE]");
+
+        StreamedCompletion result = stream.result();
+
+        assertThat(result.text()).isEqualTo(" writers");
+        assertThat(result.promptTokens()).isEqualTo(6);
+        assertThat(result.completionTokens()).isEqualTo(1);
+        assertThat(result.finishReason()).isEqualTo("length");
+        assertThat(result.tokenIds()).isEmpty();
+        assertThat(result.errorEvent()).isNull();
+    }
 }

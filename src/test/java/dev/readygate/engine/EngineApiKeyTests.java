@@ -34,7 +34,9 @@ class EngineApiKeyTests {
                 Duration.ofSeconds(2),
                 DataSize.ofMegabytes(4),
                 file,
-                env);
+                env,
+                "auto",
+                null);
     }
 
     static Function<String, @Nullable String> environment(Map<String, String> variables) {

@@ -18,8 +18,8 @@ final class EngineCalls {
     private EngineCalls() {}
 
     static WebClientEngineClient client(URI baseUrl, Duration requestTimeout, EngineApiKey apiKey) {
-        ReadygateProperties.Engine engine =
-                new ReadygateProperties.Engine(baseUrl, Duration.ofMillis(500), requestTimeout, MAX_BODY, null, null);
+        ReadygateProperties.Engine engine = new ReadygateProperties.Engine(
+                baseUrl, Duration.ofMillis(500), requestTimeout, MAX_BODY, null, null, "auto", null);
         return new WebClientEngineClient(engine, apiKey, System::nanoTime, Schedulers.parallel(), Clock.systemUTC());
     }
 

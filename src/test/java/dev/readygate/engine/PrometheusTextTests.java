@@ -60,7 +60,8 @@ class PrometheusTextTests {
     void parseWhenSeriesAreAbsentReturnsNullForThem() {
         EngineMetricsSample sample = PrometheusText.parse("# only comments\r\n\r\nup 1\r\n");
 
-        assertThat(sample).isEqualTo(new EngineMetricsSample(null, null, null, null, null, null, Map.of()));
+        assertThat(sample)
+                .isEqualTo(new EngineMetricsSample(null, null, null, null, null, null, Map.of(), java.util.Set.of()));
         assertThat(sample.kvCacheSizeTokens()).isNull();
     }
 

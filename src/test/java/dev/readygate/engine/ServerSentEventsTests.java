@@ -16,7 +16,11 @@ import org.springframework.core.io.buffer.NettyDataBufferFactory;
 class ServerSentEventsTests {
 
     static List<String> events(ServerSentEvents parser, String text) {
-        return parser.feed(text.getBytes(StandardCharsets.UTF_8));
+        return data(parser.feed(text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    static List<String> data(List<ServerSentEvents.Event> events) {
+        return events.stream().map(ServerSentEvents.Event::data).toList();
     }
 
     static ServerSentEvents parser() {
@@ -34,7 +38,7 @@ class ServerSentEventsTests {
         ServerSentEvents parser = parser();
         List<String> out = new ArrayList<>();
         for (byte b : "data: {\"a\":\"é\"}\r\n\r\ndata: [DONE]\r\n\r\n".getBytes(StandardCharsets.UTF_8)) {
-            out.addAll(parser.feed(new byte[] {b}));
+            out.addAll(data(parser.feed(new byte[] {b})));
         }
 
         assertThat(out).containsExactly("{\"a\":\"é\"}", "[DONE]");
@@ -52,11 +56,37 @@ class ServerSentEventsTests {
     }
 
     @Test
+    void feedWhenLlamaServerWritesAnErrorLineReturnsAnErrorEvent() {
+        // llama-server's stream for a request that does not fit (--no-context-shift), byte for byte.
+        String stream = "error: {\"code\":400,\"message\":\"the request exceeds the available context size. try"
+                + " increasing the context size or enable context shift\",\"type\":\"invalid_request_error\"}\n\n"
+                + "data: [DONE]\n\n";
+
+        List<ServerSentEvents.Event> events = parser().feed(stream.getBytes(StandardCharsets.UTF_8));
+
+        assertThat(events).hasSize(2);
+        assertThat(events.get(0).isError()).isTrue();
+        assertThat(events.get(0).data()).startsWith("{\"code\":400,");
+        assertThat(events.get(1)).isEqualTo(ServerSentEvents.Event.message("[DONE]"));
+    }
+
+    @Test
+    void feedWhenAnEventIsNamedKeepsTheName() {
+        List<ServerSentEvents.Event> events = parser().feed(
+                        "event: error\ndata: {\"error\":\"boom\"}\n\ndata: x\n\n".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(events)
+                .containsExactly(
+                        new ServerSentEvents.Event("error", "{\"error\":\"boom\"}"),
+                        ServerSentEvents.Event.message("x"));
+    }
+
+    @Test
     void finishWhenTheLastEventLacksItsBlankLineReturnsIt() {
         ServerSentEvents parser = parser();
 
         assertThat(events(parser, "data: [DONE]\n")).isEmpty();
-        assertThat(parser.finish()).containsExactly("[DONE]");
+        assertThat(data(parser.finish())).containsExactly("[DONE]");
     }
 
     @Test
@@ -100,7 +130,7 @@ class ServerSentEventsTests {
         ByteBuf huge = Unpooled.copiedBuffer("data: " + "x".repeat(5000), StandardCharsets.UTF_8);
         ServerSentEvents parser = parser();
 
-        assertThat(parser.feed(factory.wrap(fine))).containsExactly("x");
+        assertThat(data(parser.feed(factory.wrap(fine)))).containsExactly("x");
         assertThatExceptionOfType(EngineCallException.class).isThrownBy(() -> parser.feed(factory.wrap(huge)));
         assertThat(fine.refCnt()).isZero();
         assertThat(huge.refCnt()).isZero();

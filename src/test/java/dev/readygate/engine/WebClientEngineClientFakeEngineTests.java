@@ -65,12 +65,13 @@ class WebClientEngineClientFakeEngineTests {
             EngineFailure version = failure(client.version());
             assertThat(version.kind()).isEqualTo(EngineFailure.Kind.NOT_SUPPORTED);
             assertThat(version.httpStatus()).isEqualTo(404);
-            EngineFailure tokenize = failure(client.tokenize("fake-model", "hello"));
+            EngineFailure tokenize = failure(client.tokenize(EngineDialect.VLLM, "fake-model", "hello"));
             assertThat(tokenize.kind()).isEqualTo(EngineFailure.Kind.NOT_SUPPORTED);
             assertThat(tokenize.httpStatus()).isEqualTo(405);
             EngineFailure metrics = failure(client.metrics());
             assertThat(metrics.kind()).isEqualTo(EngineFailure.Kind.NOT_SUPPORTED);
-            assertThat(metrics.detail()).isEqualTo("GET /metrics answered 404: this server does not offer it");
+            assertThat(metrics.detail())
+                    .isEqualTo("GET /metrics answered 404: 404 page not found: this server does not offer it");
         }
     }
 
@@ -86,7 +87,7 @@ class WebClientEngineClientFakeEngineTests {
                                 .sendString(Mono.just(notFound))));
                 WebClientEngineClient client = client(engine.url())) {
 
-            EngineFailure failure = failure(client.tokenize("other", "hello"));
+            EngineFailure failure = failure(client.tokenize(EngineDialect.VLLM, "other", "hello"));
 
             assertThat(failure.kind()).isEqualTo(EngineFailure.Kind.HTTP_STATUS);
             assertThat(failure.httpStatus()).isEqualTo(404);
@@ -275,7 +276,7 @@ class WebClientEngineClientFakeEngineTests {
             failure(client.health());
             failure(client.model());
             failure(client.version());
-            failure(client.tokenize("fake-model", "hello"));
+            failure(client.tokenize(EngineDialect.VLLM, "fake-model", "hello"));
             failure(client.metrics());
             failure(client.streamCompletion(REQUEST, Duration.ofSeconds(5)));
 

@@ -97,7 +97,7 @@ class WebClientEngineClientTests {
     void modelWhenEngineServesReturnsTheServedModelCard() {
         ModelCard card = success(client.model());
 
-        assertThat(card).isEqualTo(new ModelCard("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B", 4096));
+        assertThat(card).isEqualTo(new ModelCard("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B", 4096, "vllm"));
     }
 
     @Test
@@ -109,7 +109,7 @@ class WebClientEngineClientTests {
     void tokenizeWhenEngineServesReturnsItsTokenCountAndMaxModelLen() {
         String prompt = "The capital of France is Paris, and the capital of Japan is Tokyo.";
 
-        TokenCount count = success(client.tokenize(simulator.servedModelName(), prompt));
+        TokenCount count = success(client.tokenize(EngineDialect.VLLM, simulator.servedModelName(), prompt));
 
         assertThat(count.count())
                 .isEqualTo(SimulatedTokenizer.instance().encode(prompt, false).size());

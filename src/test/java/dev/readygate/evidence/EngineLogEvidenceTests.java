@@ -117,6 +117,25 @@ class EngineLogEvidenceTests {
         assertThat(log.findings("s2").loadingWeightsSeconds()).isEqualTo(12.5);
     }
 
+    /**
+     * The next process's header can be read before readygate sees the engine go (a latched failure is checked every
+     * not-ready-interval): it closes the window, and the start that ends is the one whose window it closed. Its
+     * findings used to be the new window's (a header alone), which turned the demo's cache hit with wrong weights
+     * into {@code unknown}, written when the start ended (seen in the demo scenario's test).
+     */
+    @Test
+    void aStartWhoseWindowTheNextHeaderClosedKeepsItsFindingsWhenItEnds() {
+        EngineLogEvidence log = evidence(T0.plusSeconds(10), Duration.ofMillis(700));
+        log.accept(new LogEvent.ServerVersion(T0, "APIServer", 4242, "0.31.0"), T0);
+        log.accept(new LogEvent.MappedFromCache(T0, "EngineCore_DP0", 4243, 339, "zero_copy"), T0.plusMillis(300));
+        log.accept(new LogEvent.ServerVersion(T0.plusSeconds(9), "APIServer", 4252, "0.31.0"), T0.plusMillis(9500));
+        log.onEngineStateChanged(wentAway(S1));
+
+        assertThat(log.findings("s1").mappedTensors()).isEqualTo(339);
+        assertThat(log.findings("s2").mappedTensors()).isNull();
+        assertThat(log.findings("s2").header()).isTrue();
+    }
+
     @Test
     void aRestartNobodySawDropsLinesReadBeforeTheNewProcessStarted() {
         EngineLogEvidence log = evidence(T0.plusSeconds(10), Duration.ofMillis(700));

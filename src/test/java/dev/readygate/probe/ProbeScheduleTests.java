@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
+import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -108,7 +109,15 @@ class ProbeScheduleTests {
                 config.heavyTimeout(),
                 Schedulers.immediate());
         Verifier verifier = new Verifier(representative, canary, breaker, limiter, history, report -> {}, clock);
-        ProbeSchedule schedule = new ProbeSchedule(config, engine, machine, verifier, facts, clock, time);
+        ProbeSchedule schedule = new ProbeSchedule(
+                config,
+                engine,
+                machine,
+                verifier,
+                facts,
+                new EngineDiscovery(engine, java.util.Optional.empty(), null),
+                clock,
+                time);
         loop = schedule.observations().subscribe();
     }
 

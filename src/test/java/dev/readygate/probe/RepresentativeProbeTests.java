@@ -111,7 +111,9 @@ class RepresentativeProbeTests {
                 probe(new TokenBudget(300, null), null),
                 a -> with(a, 256, a.completionTokens(), "length", null, a.timeToFirstToken()));
         assertThat(report.reason()).isEqualTo(Reason.PROMPT_TOKENS_MISMATCH);
-        assertThat(report.detail()).isEqualTo("sent 300 prompt tokens, the engine counted 256");
+        assertThat(report.detail())
+                .startsWith(
+                        "sent 300 prompt tokens (planned 300), the engine counted 256: it truncated the prompt; exact:");
         assertThat(report.measurement().promptTokens()).isEqualTo(256);
     }
 
@@ -174,38 +176,111 @@ class RepresentativeProbeTests {
         assertThat(unknown.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
     }
 
-    @Test
-    void withoutTokenizeThePromptIsCalibratedFromUsageThenReused() {
+    /** A probe against a server without /tokenize whose prompt token count is {@code count(words)}. */
+    record Plain(RepresentativeProbe probe, EngineFactsHolder facts, List<String> prompts) {
+
+        EngineCapabilities capabilities() {
+            return facts.current().capabilities();
+        }
+    }
+
+    Plain withoutTokenize(int tolerance, java.util.function.IntUnaryOperator count) {
         ScriptedEngine plain = new ScriptedEngine();
         plain.tokenizeSupported = false;
         EngineFactsHolder facts = engineStarted(clock);
         RepresentativeProbe probe = new RepresentativeProbe(
-                new ReadygateProperties.Representative(true, new TokenBudget(300, null), 16, 0, null, null),
+                new ReadygateProperties.Representative(true, new TokenBudget(300, null), 16, tolerance, null, null),
                 plain,
                 facts,
                 new SplittableRandom(7),
                 clock,
                 Duration.ofSeconds(5));
         List<String> prompts = new ArrayList<>();
-        // The engine counts 1.3 tokens per word, as BPE tokenizers do for English.
         plain.completions = request -> {
             prompts.add(request.promptText());
-            int tokens = (int) Math.round(request.promptText().split(" ").length * 1.3);
+            int tokens = count.applyAsInt(request.promptText().split(" ").length);
             return ScriptedEngine.correct(request)
                     .map(call -> ScriptedEngine.ok(with(
                             ((dev.readygate.engine.EngineCall.Success<StreamedCompletion>) call).value(),
                             tokens,
-                            16,
+                            request.maxTokens(),
                             "length",
                             null,
                             Duration.ofMillis(5))));
         };
-        assertThat(probe.run(card, null).block().passed()).isTrue();
-        assertThat(facts.current().capabilities().tokenize()).isFalse();
-        ProbeReport second = probe.run(card, null).block();
+        return new Plain(probe, facts, prompts);
+    }
+
+    @Test
+    void withoutTokenizeTheCountIsProvenByCalibratingAFreshSentenceEveryProbe() {
+        // A SentencePiece-like engine: one token a word, and BOS.
+        Plain plain = withoutTokenize(0, words -> words + 1);
+
+        ProbeReport first = plain.probe().run(card, null).block();
+        assertThat(first.passed()).as(first.detail()).isTrue();
+        assertThat(plain.capabilities().tokenize()).isFalse();
+        // 1, 2 and 4 copies of a 12-word sentence, then the prompt: 25 copies are 1 + 25 * 12 = 301 tokens.
+        assertThat(plain.prompts()).hasSize(4);
+        assertThat(first.measurement().plannedPromptTokens()).isEqualTo(301);
+        assertThat(first.measurement().promptTokens()).isEqualTo(301);
+        assertThat(plain.capabilities().promptTokens()).startsWith("proven by calibration: 1, 2 and 4 copies");
+        assertThat(first.detail()).contains("prompt count exact");
+
+        ProbeReport second = plain.probe().run(card, null).block();
         assertThat(second.passed()).isTrue();
-        assertThat(prompts.get(1)).isEqualTo(prompts.get(0));
-        assertThat(second.measurement().plannedPromptTokens()).isEqualTo(390);
+        assertThat(plain.prompts().get(7)).isNotEqualTo(plain.prompts().get(3));
+    }
+
+    @Test
+    void withoutTokenizeATruncatedPromptIsNeverAPass() {
+        // llama-server with -c 256 and context shift: it keeps what fits and reports that (issue 15: 512 -> 186).
+        Plain plain = withoutTokenize(0, words -> Math.min(words + 1, 186));
+
+        ProbeReport report = plain.probe().run(card, null).block();
+
+        assertThat(report.passed()).isFalse();
+        assertThat(report.reason()).isEqualTo(Reason.PROMPT_TOKENS_MISMATCH);
+        assertThat(report.detail())
+                .startsWith("sent 301 prompt tokens (planned 300), the engine counted 186: it"
+                        + " truncated the prompt; proven by calibration");
+    }
+
+    @Test
+    void withoutTokenizeAnEngineThatTruncatesEvenTheCalibrationFailsBeforeTheProbe() {
+        // A context of 40 tokens: 4 copies of a 12-word sentence (49 tokens) already lose some.
+        Plain plain = withoutTokenize(0, words -> Math.min(words + 1, 40));
+
+        ProbeReport report = plain.probe().run(card, null).block();
+
+        assertThat(report.reason()).isEqualTo(Reason.PROMPT_TOKENS_MISMATCH);
+        assertThat(report.detail()).contains("counted 13, 25 and 40").contains("truncates prompts");
+        assertThat(plain.prompts()).hasSize(3);
+    }
+
+    @Test
+    void withoutTokenizeAFirstCopyWithoutItsLeadingSpaceStillAddsUp() {
+        // Byte-level BPE without BOS: the first word has no leading space and costs one token less.
+        Plain plain = withoutTokenize(0, words -> 2 * words - 1);
+
+        ProbeReport report = plain.probe().run(card, null).block();
+
+        assertThat(report.passed()).as(report.detail()).isTrue();
+        assertThat(report.measurement().promptTokens())
+                .isEqualTo(report.measurement().plannedPromptTokens());
+    }
+
+    @Test
+    void withoutTokenizeCountsThatDoNotAddUpAreUnprovenUnlessAToleranceAcceptsThem() {
+        // 1.3 tokens a word, rounded: 1, 2 and 4 copies of 12 words count 16, 31 and 62, which do not add up.
+        java.util.function.IntUnaryOperator bpe = words -> (int) Math.round(words * 1.3);
+
+        ProbeReport strict = withoutTokenize(0, bpe).probe().run(card, null).block();
+        assertThat(strict.reason()).isEqualTo(Reason.PROMPT_TOKENS_UNPROVEN);
+        assertThat(strict.detail()).contains("16, 31 and 62").contains("prompt-token-tolerance");
+
+        ProbeReport tolerant = withoutTokenize(20, bpe).probe().run(card, null).block();
+        assertThat(tolerant.passed()).as(tolerant.detail()).isTrue();
+        assertThat(tolerant.detail()).contains("prompt count approximate");
     }
 
     @Test
@@ -215,6 +290,42 @@ class RepresentativeProbeTests {
                 .run(card, new EngineMetricsSample(1.0, 0.0, 0.0, 10.0, 0.0, 0.0, Map.of()))
                 .block();
         assertThat(report.reason()).isEqualTo(Reason.TIMED_OUT);
+    }
+
+    @Test
+    void llamaCppContextErrorEventIsProbeExceedsContextWithTheEnginesWords() {
+        // llama-server --no-context-shift: `error: {...}` and [DONE], no usage (issue 15: "no usage chunk" before).
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(
+                        a,
+                        null,
+                        null,
+                        null,
+                        "the request exceeds the available context size. try increasing the context size or enable"
+                                + " context shift",
+                        a.timeToFirstToken()));
+
+        assertThat(report.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
+        assertThat(report.latched()).isTrue();
+        assertThat(report.detail()).startsWith("the engine's error event: the request exceeds the available context");
+    }
+
+    @Test
+    void anOtherErrorEventKeepsTheEnginesMessage() {
+        ProbeReport report = run(
+                probe(new TokenBudget(300, null), null),
+                a -> with(
+                        a,
+                        300,
+                        16,
+                        "length",
+                        "CUDA error: an illegal memory access was encountered",
+                        a.timeToFirstToken()));
+
+        assertThat(report.reason()).isEqualTo(Reason.ERROR_EVENT);
+        assertThat(report.detail())
+                .isEqualTo("the stream carried an error event: CUDA error: an illegal memory access was encountered");
     }
 
     @Test

@@ -3,9 +3,11 @@ package dev.readygate.probe;
 import dev.readygate.engine.CompletionRequest;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.ServerInfo;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.engine.TokenCount;
 import java.time.Duration;
@@ -23,7 +25,7 @@ import reactor.core.publisher.Mono;
 final class ScriptedEngine implements EngineClient {
 
     volatile EngineCall<Void> health = ok(null);
-    volatile EngineCall<ModelCard> model = ok(new ModelCard("m", "root", 4096));
+    volatile EngineCall<ModelCard> model = ok(new ModelCard("m", "root", 4096, "vllm"));
     volatile double processStart = 1000.0;
     volatile double running;
     volatile double generated;
@@ -49,9 +51,14 @@ final class ScriptedEngine implements EngineClient {
         return new EngineCall.Failure<>(EngineFailure.status(status, "HTTP " + status), Duration.ofMillis(1));
     }
 
-    /** A correct answer: exactly the prompt sent, exactly the tokens asked, finish_reason length. */
+    /**
+     * A correct answer: exactly the prompt sent (a text prompt counts one token a word, and one for BOS), exactly the
+     * tokens asked, finish_reason length.
+     */
     static Mono<EngineCall<StreamedCompletion>> correct(CompletionRequest request) {
-        int prompt = request.promptTokenIds() != null ? request.promptTokenIds().size() : 5;
+        int prompt = request.promptTokenIds() != null
+                ? request.promptTokenIds().size()
+                : request.promptText().split(" ").length + 1;
         List<Integer> ids = IntStream.range(0, request.maxTokens())
                 .map(i -> 300 + i)
                 .boxed()
@@ -88,7 +95,18 @@ final class ScriptedEngine implements EngineClient {
     }
 
     @Override
-    public Mono<EngineCall<TokenCount>> tokenize(String model, String prompt) {
+    public Mono<EngineCall<String>> detokenize(EngineDialect dialect, String model, List<Integer> tokens) {
+        return Mono.just(ok("The quick brown fox jumps over the lazy dog."));
+    }
+
+    @Override
+    public Mono<EngineCall<ServerInfo>> serverInfo(EngineDialect dialect) {
+        return Mono.just(new EngineCall.Failure<>(
+                new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, null, "none"), Duration.ofMillis(1)));
+    }
+
+    @Override
+    public Mono<EngineCall<TokenCount>> tokenize(EngineDialect dialect, String model, String prompt) {
         if (!tokenizeSupported) {
             return Mono.just(new EngineCall.Failure<>(
                     new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
@@ -114,7 +132,8 @@ final class ScriptedEngine implements EngineClient {
                 generated,
                 0.0,
                 successes,
-                Map.of("kv_cache_size_tokens", "65536"))));
+                Map.of("kv_cache_size_tokens", "65536"),
+                java.util.Set.of("vllm:", "process_"))));
     }
 
     @Override

@@ -104,6 +104,29 @@ class ReadinessRulesTests {
     }
 
     @Test
+    void nextWhileTheModelLoadsIsListeningFromTheFirstAnswerAndThenHealthy() {
+        // llama-server: the port answers 503 "Loading model" from the start; that is listening, not a dead engine.
+        EngineState down = run(new Observation.Unreachable(t(0), Reason.ENGINE_DOWN, "refused"));
+        EngineState loading = rules.next(down, new Observation.Loading(t(1), "/health: 503 Loading model"));
+        EngineState stillLoading = rules.next(loading, new Observation.Loading(t(2), "/health: 503 Loading model"));
+
+        assertThat(stillLoading)
+                .isEqualTo(new EngineState.Listening(t(1), Reason.ENGINE_LOADING, "/health: 503 Loading model"));
+        assertThat(rules.next(stillLoading, ok(3)).kind()).isEqualTo(Kind.HEALTHY);
+    }
+
+    @Test
+    void nextWhenAReadyEngineSaysItIsLoadingDropsReadinessAtOnce() {
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+
+        EngineState loading = rules.next(ready, new Observation.Loading(t(5), "/health: 503 Loading model"));
+
+        assertThat(loading.kind()).isEqualTo(Kind.LISTENING);
+        assertThat(loading.reason()).isEqualTo(Reason.ENGINE_LOADING);
+        assertThat(loading.acceptsTraffic()).isFalse();
+    }
+
+    @Test
     void nextWhenReadyEngineFailsNeedsTheFailureThresholdAndDegradesMeanwhile() {
         EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
         EngineState once = rules.next(ready, failed(5, Reason.TIMED_OUT));

@@ -105,6 +105,27 @@ class StartRulesTests {
                         new Healthy(t(9), Reason.ENGINE_RESTARTED, "vLLM version changed from 0.31.0 to 0.32.0"),
                         new Observation.Restarted(t(9), "vLLM version changed from 0.31.0 to 0.32.0"),
                         began(t(9), StartSource.FIRST_OBSERVED, false)),
+                // llama.cpp's port answers 503 "Loading model" from its first moment: that begins the start.
+                Arguments.of(
+                        null,
+                        new Down(t(5), Reason.ENGINE_DOWN, "refused"),
+                        new Listening(t(6), Reason.ENGINE_LOADING, "503 Loading model"),
+                        new Observation.Loading(t(6), "503 Loading model"),
+                        began(t(5), StartSource.OBSERVED_DOWN, false)),
+                // Loading again after /health had passed: a new process nobody saw go away.
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Listening(t(9), Reason.ENGINE_LOADING, "503 Loading model"),
+                        new Observation.Loading(t(9), "503 Loading model"),
+                        began(t(9), StartSource.FIRST_OBSERVED, false)),
+                // Still loading is the same start.
+                Arguments.of(
+                        RUNNING,
+                        new Listening(t(3), Reason.ENGINE_LOADING, "503 Loading model"),
+                        new Listening(t(3), Reason.ENGINE_LOADING, "503 Loading model"),
+                        new Observation.Loading(t(9), "503 Loading model"),
+                        RUNNING),
                 // Anything else, however bad, is the same start.
                 Arguments.of(
                         RUNNING,

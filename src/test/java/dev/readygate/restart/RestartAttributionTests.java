@@ -89,6 +89,21 @@ class RestartAttributionTests {
     }
 
     @Test
+    void attributeWhenTheLogHasNoVllmLinesNamesEveryMissingSource() {
+        // llama-server's log is configured as the engine log: none of vLLM's lines, no vllm:* counters, no daemon.
+        StartEvidence llamaServer = new StartEvidence(LogFindings.of(List.of()), null, EvidenceSources.Reading.none());
+
+        RestartAttribution.Attribution a = RestartAttribution.attribute(llamaServer);
+
+        assertThat(a.path()).isEqualTo(RestartPath.UNKNOWN);
+        assertThat(a.evidence())
+                .anyMatch(line -> line.startsWith("log: no vLLM start-up header"))
+                .anyMatch(line -> line.startsWith("metrics: no vllm:request_success_total"))
+                .anyMatch(line -> line.startsWith("snapshot: no release.json"))
+                .anyMatch(line -> line.startsWith("daemon: no preload daemon configured"));
+    }
+
+    @Test
     void fallbackWinsOverAnEarlierCacheLine() {
         assertThat(RestartAttribution.attribute(evidence(2.0, 339, "Weight cache IPC loading failed", true, null, 0.0))
                         .path())

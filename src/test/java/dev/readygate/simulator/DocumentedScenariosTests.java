@@ -14,7 +14,7 @@ import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 
-/** Every scenario the project shows parses as written: the docs' scenario blocks and the files in config/simulator. */
+/** Every scenario the project shows parses as written: the docs' scenario blocks and the files in the jar. */
 class DocumentedScenariosTests {
 
     @TestFactory
@@ -32,13 +32,19 @@ class DocumentedScenariosTests {
                                 .isNotEmpty()));
     }
 
+    /** The scenarios that ship in the jar ({@code src/main/resources/simulator}), read as the simulator reads them. */
     @TestFactory
     Stream<DynamicTest> everyScenarioFileParses() throws IOException {
-        try (Stream<Path> files = Files.list(Path.of("config/simulator"))) {
-            return files.filter(file -> file.toString().endsWith(".yaml")).sorted().toList().stream()
-                    .map(file -> DynamicTest.dynamicTest(
-                            file.toString(),
-                            () -> assertThat(Scenario.load(file).steps()).isNotEmpty()));
+        try (Stream<Path> files = Files.list(Path.of("src/main/resources/simulator"))) {
+            List<Path> scenarios = files.filter(file -> file.toString().endsWith(".yaml"))
+                    .sorted()
+                    .toList();
+            assertThat(scenarios).isNotEmpty();
+            return scenarios.stream()
+                    .map(file -> "classpath:simulator/" + file.getFileName())
+                    .map(location -> DynamicTest.dynamicTest(
+                            location,
+                            () -> assertThat(Scenario.load(location).steps()).isNotEmpty()));
         }
     }
 }

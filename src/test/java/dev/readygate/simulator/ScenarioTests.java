@@ -21,7 +21,7 @@ class ScenarioTests {
 
     @Test
     void demoScenarioParsesAndVisitsEveryRestartPath() {
-        Scenario demo = Scenario.load(Path.of("config/simulator/demo.yaml"));
+        Scenario demo = Scenario.load("classpath:simulator/demo.yaml");
         assertThat(demo.name()).isEqualTo("demo");
         assertThat(demo.repeat()).isTrue();
         assertThat(demo.steps().stream()
@@ -116,8 +116,39 @@ class ScenarioTests {
     @Test
     void missingScenarioFileFailsNamingTheKey() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> Scenario.load(workDir.resolve("nope.yaml")))
-                .withMessageStartingWith("readygate.simulator.scenario: cannot read ");
+                .isThrownBy(() -> Scenario.load(workDir.resolve("nope.yaml").toString()))
+                .withMessageStartingWith("readygate.simulator.scenario: cannot read " + workDir.resolve("nope.yaml"))
+                .withMessageContaining("the demo's own is classpath:simulator/demo.yaml");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> Scenario.load("classpath:simulator/nope.yaml"))
+                .withMessage("readygate.simulator.scenario: no simulator/nope.yaml on the class path"
+                        + " (was classpath:simulator/nope.yaml)");
+    }
+
+    @Test
+    void aScenarioIsReadFromTheJarOrFromAFileWithOrWithoutFilePrefix() throws Exception {
+        Path file = Files.writeString(workDir.resolve("mine.yaml"), """
+                name: mine
+                steps:
+                  - after: 2s
+                    crash: true
+                """);
+        assertThat(Scenario.load(file.toString()).name()).isEqualTo("mine");
+        assertThat(Scenario.load("file:" + file).name()).isEqualTo("mine");
+        assertThat(Scenario.load("classpath:/simulator/demo.yaml").name()).isEqualTo("demo");
+    }
+
+    @Test
+    void timeScaleMultipliesEveryStepsWait() {
+        Scenario demo = Scenario.load("classpath:simulator/demo.yaml");
+        Scenario fast = demo.scaled(0.25);
+        assertThat(fast.steps()).hasSameSizeAs(demo.steps());
+        for (int i = 0; i < demo.steps().size(); i++) {
+            assertThat(fast.steps().get(i).after())
+                    .isEqualTo(demo.steps().get(i).after().dividedBy(4));
+            assertThat(fast.steps().get(i).action())
+                    .isEqualTo(demo.steps().get(i).action());
+        }
     }
 
     @Test

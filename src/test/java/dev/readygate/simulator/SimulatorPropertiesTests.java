@@ -32,6 +32,69 @@ class SimulatorPropertiesTests {
     }
 
     @Test
+    void theAdminAndDaemonHealthPortsFollowTheEnginePortUnlessSet() {
+        runner.withPropertyValues("readygate.simulator.port=19600").run(context -> {
+            SimulatorProperties properties = context.getBean(SimulatorProperties.class);
+            assertThat(properties.adminPort()).isEqualTo(19601);
+            assertThat(properties.preload().healthPort()).isEqualTo(19602);
+        });
+        runner.withPropertyValues(
+                        "readygate.simulator.port=19600",
+                        "readygate.simulator.admin-port=20001",
+                        "readygate.simulator.preload.health-port=0")
+                .run(context -> {
+                    SimulatorProperties properties = context.getBean(SimulatorProperties.class);
+                    assertThat(properties.adminPort()).isEqualTo(20001);
+                    assertThat(properties.preload().healthPort())
+                            .as("0: no health port")
+                            .isZero();
+                });
+        runner.run(context -> assertThat(
+                        context.getBean(SimulatorProperties.class).preload().healthPort())
+                .isEqualTo(18002));
+    }
+
+    @Test
+    void aPortThatCannotFollowTheEnginePortFailsNamingTheKeyToSet() {
+        runner.withPropertyValues("readygate.simulator.port=65535")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessage("readygate.simulator.admin-port defaults to readygate.simulator.port + 1, which is"
+                                + " no TCP port for port 65535: set readygate.simulator.admin-port"));
+        runner.withPropertyValues("readygate.simulator.port=19000", "readygate.simulator.preload.health-port=19001")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageStartingWith("readygate.simulator.preload.health-port must differ from"));
+    }
+
+    @Test
+    void timeScaleMultipliesEverySimulatedDuration() {
+        runner.withPropertyValues(
+                        "readygate.simulator.time-scale=0.25",
+                        "readygate.simulator.load-time=6s",
+                        "readygate.simulator.timing.daemon-load-time=3s")
+                .run(context -> {
+                    SimulatorProperties properties = context.getBean(SimulatorProperties.class);
+                    assertThat(properties.loadTime()).isEqualTo(Duration.ofMillis(1500));
+                    assertThat(properties.timing().daemonLoadTime()).isEqualTo(Duration.ofMillis(750));
+                    assertThat(properties.timing().decodePerToken()).isEqualTo(Duration.ofMillis(2));
+                    assertThat(properties.timing().preloadHitLoadTime()).isEqualTo(Duration.ofMillis(200));
+                    assertThat(properties.autoRestartDelay()).isEqualTo(Duration.ofMillis(250));
+                    assertThat(properties.faults().crashLoopUptime()).isEqualTo(Duration.ofMillis(375));
+                });
+        runner.withPropertyValues("readygate.simulator.time-scale=0")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessage("readygate.simulator.time-scale must be a positive number (was 0.0)"));
+    }
+
+    @Test
     void startupPathBindsFromItsKebabName() {
         runner.withPropertyValues("readygate.simulator.startup=snapshot-restore")
                 .run(context -> assertThat(

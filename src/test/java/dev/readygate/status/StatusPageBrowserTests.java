@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.readygate.ExternalTool;
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.simulator.RunningSimulator;
@@ -23,6 +24,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -40,11 +42,12 @@ import tools.jackson.databind.node.ObjectNode;
  * The status page in a real browser: Debian's headless Chromium loads {@code /status} from readygate running against
  * the simulator and dumps the DOM the page's script built; further runs save screenshots to {@value #SCREENSHOTS}
  * for people to look at. The page also gets empty, all-null and hostile documents from a stub server and must draw
- * them without a script error. Chromium is required, not optional: {@code .ci/run} installs it.
+ * them without a script error. Chromium is required, not optional ({@link ExternalTool#CHROMIUM}: {@code ./run-tests}
+ * installs it; {@code -Pjava-only} leaves this class out by its tag).
  */
+@Tag("chromium")
 class StatusPageBrowserTests {
 
-    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
     static final long BROWSER_LIMIT_SECONDS = 60;
     static final String SCREENSHOTS = "target/screenshots";
 
@@ -472,11 +475,7 @@ class StatusPageBrowserTests {
     }
 
     static Path chromium() {
-        if (!Files.isExecutable(CHROMIUM)) {
-            fail("Chromium is not installed at " + CHROMIUM + ": this test needs Debian's chromium package "
-                    + "(apt-get update && apt-get install -y chromium); .ci/run installs it on CI");
-        }
-        return CHROMIUM;
+        return ExternalTool.CHROMIUM.path();
     }
 
     ConfigurableApplicationContext readygate(RunningSimulator engine) {

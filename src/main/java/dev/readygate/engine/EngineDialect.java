@@ -1,0 +1,92 @@
+package dev.readygate.engine;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The engines whose surfaces readygate knows beyond the OpenAI-compatible {@code /v1/models} and
+ * {@code /v1/completions}: how each one's {@code /tokenize} and {@code /detokenize} are spoken, where it says its
+ * context length and version, and which metric names it exports. {@link #OPENAI} is any other OpenAI-compatible
+ * server: vLLM's shapes are tried, and what answers is used. Sources: docs/engines.md.
+ */
+public enum EngineDialect {
+    /** vLLM: {@code /tokenize {model, prompt}} gives {@code count}, {@code tokens} and {@code max_model_len}. */
+    VLLM("vllm", "vllm", "vllm:", "vllm:generation_tokens_total"),
+    /**
+     * llama.cpp's llama-server: {@code /tokenize {content}} gives {@code tokens} only, {@code /props} gives the
+     * context, {@code /metrics} (with {@code --metrics}) has {@code llamacpp:*} series and no process start time.
+     */
+    LLAMA_CPP("llama.cpp", "llamacpp", "llamacpp:", "llamacpp:tokens_predicted_total"),
+    /** SGLang: vLLM-shaped {@code /tokenize}, {@code /get_server_info} for the version, {@code sglang:*} metrics. */
+    SGLANG("sglang", "sglang", "sglang:", "sglang:generation_tokens_total"),
+    /**
+     * Hugging Face's text-generation-inference: {@code /tokenize {inputs}} gives an array of tokens, {@code /info}
+     * gives {@code max_total_tokens} and the version, {@code tgi_*} metrics.
+     */
+    TGI("tgi", "tgi", "tgi_", "tgi_request_generated_tokens_sum"),
+    /** Any other OpenAI-compatible server: nothing is assumed beyond {@code /health}, models and completions. */
+    OPENAI("openai", "", "", "");
+
+    private final String value;
+    private final String ownedBy;
+    private final String metricPrefix;
+    private final String generationTokens;
+
+    EngineDialect(String value, String ownedBy, String metricPrefix, String generationTokens) {
+        this.value = value;
+        this.ownedBy = ownedBy;
+        this.metricPrefix = metricPrefix;
+        this.generationTokens = generationTokens;
+    }
+
+    /** Its counter of generated tokens (a restart resets it), or empty for OPENAI. */
+    public String generationTokensSeries() {
+        return generationTokens;
+    }
+
+    /** The name in {@code /status}, {@code readygate check} and docs: {@code vllm}, {@code llama.cpp}, ... */
+    public String value() {
+        return value;
+    }
+
+    /** The prefix of this engine's own metric names ({@code vllm:}, {@code llamacpp:}, ...); empty for OPENAI. */
+    public String metricPrefix() {
+        return metricPrefix;
+    }
+
+    /** The dialect a {@code /v1/models} card's {@code owned_by} names, if any. */
+    public static Optional<EngineDialect> ownedBy(@Nullable String ownedBy) {
+        if (ownedBy == null || ownedBy.isBlank()) {
+            return Optional.empty();
+        }
+        String owner = ownedBy.strip().toLowerCase(Locale.ROOT);
+        return Arrays.stream(values())
+                .filter(dialect -> !dialect.ownedBy.isEmpty() && dialect.ownedBy.equals(owner))
+                .findFirst();
+    }
+
+    /**
+     * The dialect a {@code readygate.engine.dialect} setting names ({@code vllm}, {@code llama-cpp} or
+     * {@code llama.cpp}, {@code sglang}, {@code tgi}, {@code openai}); empty for {@code auto}.
+     *
+     * @throws IllegalArgumentException for any other name
+     */
+    public static Optional<EngineDialect> setting(String name) {
+        String normalized =
+                name.strip().toLowerCase(Locale.ROOT).replace('.', '-').replace('_', '-');
+        if (normalized.equals("auto")) {
+            return Optional.empty();
+        }
+        return Optional.of(Arrays.stream(values())
+                .filter(dialect -> dialect.name()
+                        .toLowerCase(Locale.ROOT)
+                        .replace('_', '-')
+                        .equals(normalized))
+                .findFirst()
+                .orElseThrow(
+                        () -> new IllegalArgumentException("readygate.engine.dialect must be auto, vllm, llama-cpp,"
+                                + " sglang, tgi or openai (was " + name + ")")));
+    }
+}

@@ -1,0 +1,418 @@
+package dev.readygate.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.readygate.ReadygateApplication;
+import dev.readygate.ReadygateClients;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * readygate against llama.cpp's {@code llama-server}, a real OpenAI-compatible engine nobody here wrote, serving small
+ * random-weight models this suite writes ({@link GgufModel}). Each test starts its own llama-server on a fresh port and
+ * its own readygate with the settings under test. The binary comes from {@link LlamaServer#binary()}; without one the
+ * suite fails, saying where it looked ({@code ./mvnw verify -Pjava-only} leaves it out by its tag).
+ */
+@Tag("llama-server")
+class LlamaServerIT {
+
+    private static final Duration READY_WITHIN = Duration.ofSeconds(90);
+
+    @TempDir
+    static Path shared;
+
+    static Path smallModel;
+
+    @TempDir
+    Path dir;
+
+    private final List<AutoCloseable> running = new ArrayList<>();
+
+    @BeforeAll
+    static void writeModel() {
+        smallModel = GgufModel.small(1).writeTo(shared.resolve("small-1.gguf"));
+    }
+
+    @AfterEach
+    void stopEverything() throws Exception {
+        for (AutoCloseable closeable : running.reversed()) {
+            closeable.close();
+        }
+    }
+
+    // --- the defects ---
+
+    @Test
+    void becomesReadyWithTheDefaultsWhenTheProbeFitsTheContext() {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl());
+
+        awaitReady(client, engine);
+        JsonNode status = ReadygateClients.status(client);
+        assertThat(status.at("/engine/dialect").asString()).isEqualTo("llama.cpp");
+        assertThat(status.at("/engine/maxModelLen").intValue()).isEqualTo(2048);
+        assertThat(status.at("/engine/maxModelLenSource").asString()).contains("/props");
+        JsonNode measured = status.at("/probes/representative/last/measurement");
+        assertThat(measured.get("plannedPromptTokens").intValue()).isEqualTo(512);
+        assertThat(measured.get("promptTokens").intValue()).isEqualTo(512);
+        assertThat(measured.get("completionTokens").intValue()).isEqualTo(64);
+        assertThat(status.at("/engine/endpoints/tokenize").asString()).startsWith("usable");
+        assertThat(status.at("/probes/representative/last/detail").asString()).contains("exact");
+    }
+
+    @Test
+    void probeLargerThanTheContextIsNotReadyAndTheReasonNamesTheContext() {
+        LlamaServer engine = llama(smallModel, "-c", "256", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl());
+
+        JsonNode status = awaitReason(client, "probe_exceeds_context");
+        assertThat(status.get("ready").booleanValue()).isFalse();
+        assertThat(status.get("detail").asString()).contains("256").contains("max_model_len");
+    }
+
+    @Test
+    void silentlyTruncatedPromptIsNeverReadyWithoutTokenize() {
+        // An OpenAI-compatible server without /tokenize (and without llama.cpp's /props): llama-server truncates the
+        // 512-token prompt to fit its 256-token context and reports what it kept (its log: "input truncated").
+        LlamaServer engine = llama(smallModel, "-c", "256", "--metrics");
+        HidingProxy proxy = proxy(engine, "/tokenize", "/props");
+        WebTestClient client = readygate(proxy.baseUrl());
+
+        JsonNode status = awaitReason(client, "prompt_tokens_mismatch");
+        assertThat(status.get("detail").asString()).contains("512");
+        assertThat(engine.logged("input truncated")).isTrue();
+        assertThat(neverReady(client, Duration.ofSeconds(3))).isTrue();
+    }
+
+    @Test
+    void engineErrorEventReachesTheReason() {
+        // --no-context-shift: llama-server ends the stream with an `error: {...}` event and `data: [DONE]`.
+        LlamaServer engine = llama(smallModel, "-c", "256", "--no-context-shift");
+        HidingProxy proxy = proxy(engine, "/props");
+        WebTestClient client = readygate(proxy.baseUrl(), "--readygate.probe.representative.prompt-tokens=300");
+
+        JsonNode status = awaitReason(client, "probe_exceeds_context");
+        assertThat(status.get("detail").asString()).contains("the request exceeds the available context size");
+    }
+
+    @Test
+    void maxModelLenSettingStandsInWhenTheEngineReportsNone() {
+        LlamaServer engine = llama(smallModel, "-c", "1024");
+        HidingProxy proxy = proxy(engine, "/props");
+        WebTestClient client = readygate(
+                proxy.baseUrl(),
+                "--readygate.engine.max-model-len=1024",
+                "--readygate.probe.representative.prompt-tokens=0.25");
+
+        awaitReady(client, engine);
+        JsonNode status = ReadygateClients.status(client);
+        assertThat(status.at("/engine/maxModelLen").intValue()).isEqualTo(1024);
+        assertThat(status.at("/engine/maxModelLenSource").asString()).contains("readygate.engine.max-model-len");
+        assertThat(status.at("/probes/representative/last/measurement/plannedPromptTokens")
+                        .intValue())
+                .isEqualTo(256);
+    }
+
+    @Test
+    void statusSaysWhatReadygateCanAndCannotSeeOfLlamaServer() throws IOException {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl(), "--readygate.evidence.engine-log=" + engine.log());
+
+        awaitReady(client, engine);
+        JsonNode status = ReadygateClients.status(client);
+        JsonNode endpoints = status.at("/engine/endpoints");
+        assertThat(endpoints.get("version").asString())
+                .doesNotStartWith("available")
+                .contains("/version");
+        assertThat(endpoints.get("metrics").asString())
+                .contains("llamacpp:")
+                .contains("no vllm:* series")
+                .contains("process start");
+        assertThat(status.at("/engine/version").asString()).isNotBlank();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        ReadygateClients.status(client).at("/restarts/history").size() > 0);
+        JsonNode start = ReadygateClients.status(client).at("/restarts/history/0");
+        assertThat(start.get("path").asString()).isEqualTo("unknown");
+        assertThat(start.get("evidence").valueStream().map(JsonNode::asString))
+                .anySatisfy(line -> assertThat(line).contains("vLLM"));
+        // The port answered (503 while loading, or already 200) no later than /health passed.
+        Map<String, Double> phases = phases(start);
+        assertThat(phases.get("port_listening")).isLessThanOrEqualTo(phases.get("health_ok"));
+        assertThat(Files.readString(engine.log())).contains("server is listening");
+    }
+
+    // --- item 7's cases ---
+
+    @Test
+    void loadingPhaseIsListeningAndNeverReadyBeforeACompletionAnswers() {
+        Path large = GgufModel.large(3).writeTo(dir.resolve("large.gguf"));
+        LlamaServer engine = llama(large, "-c", "1024", "--no-mmap");
+        WebTestClient client = readygate(engine.baseUrl(), "--readygate.probe.representative.prompt-tokens=64");
+
+        // While llama-server answers 503 "Loading model", readygate says listening/engine_loading, never engine_dead.
+        List<String> whileLoading = new ArrayList<>();
+        await().atMost(READY_WITHIN).pollInterval(Duration.ofMillis(20)).until(() -> {
+            int health = Loopback.status(engine.port(), "/health");
+            if (health == 503) {
+                JsonNode status = ReadygateClients.status(client);
+                whileLoading.add(status.get("state").asString() + "/"
+                        + status.get("reason").asString() + "/"
+                        + status.get("ready").booleanValue());
+            }
+            return health == 200;
+        });
+        assertThat(whileLoading).isNotEmpty();
+        assertThat(whileLoading).allSatisfy(seen -> assertThat(seen).doesNotEndWith("/true"));
+        assertThat(whileLoading).noneSatisfy(seen -> assertThat(seen).contains("engine_dead"));
+        assertThat(whileLoading).anySatisfy(seen -> assertThat(seen).isEqualTo("listening/engine_loading/false"));
+
+        awaitReady(client, engine);
+        await().atMost(Duration.ofSeconds(10)).until(() -> history(client).size() > 0);
+        Map<String, Double> phases = phases(history(client).get(0));
+        assertThat(phases.get("port_listening")).isLessThan(phases.get("health_ok"));
+        assertThat(phases.get("health_ok")).isLessThanOrEqualTo(phases.get("representative_ok"));
+        assertThat(phases.get("representative_ok")).isLessThanOrEqualTo(phases.get("ready"));
+        assertThat(phases.get("canary_ok")).isLessThanOrEqualTo(phases.get("ready"));
+    }
+
+    @Test
+    void killNineIsNotReadyFastAndTheNextStartIsRecorded() {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl());
+        awaitReady(client, engine);
+
+        engine.kill();
+        await().atMost(Duration.ofSeconds(2)).until(() -> readyz(client) == 503);
+        assertThat(ReadygateClients.status(client).get("reason").asString()).isEqualTo("engine_down");
+
+        engine.restart();
+        awaitReady(client, engine);
+        await().atMost(Duration.ofSeconds(10)).until(() -> history(client).size() >= 2);
+        JsonNode latest = history(client).get(0);
+        assertThat(latest.get("outcome").asString()).isEqualTo("ready");
+        assertThat(latest.get("firstSeen").booleanValue()).isFalse();
+    }
+
+    @Test
+    void stoppedEngineIsNotReadyAndReadyAgainWhenContinued() {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl());
+        awaitReady(client, engine);
+
+        engine.pause();
+        await().atMost(Duration.ofSeconds(10)).until(() -> readyz(client) == 503);
+        engine.resume();
+        awaitReady(client, engine);
+    }
+
+    @Test
+    void apiKeyFromAFile() throws IOException {
+        String key = "file-key-5b0c1e7d";
+        Path keyFile = Files.writeString(dir.resolve("api-key"), key + "\n");
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics", "--api-key-file", keyFile.toString());
+        WebTestClient client = readygate(engine.baseUrl(), "--readygate.engine.api-key-file=" + keyFile);
+
+        awaitReady(client, engine);
+        assertThat(ReadygateClients.status(client).toString()).doesNotContain(key);
+    }
+
+    @Test
+    void apiKeyFromAnEnvironmentVariable() throws IOException {
+        String key = "env-key-9a4f2c31";
+        LlamaServer engine = llama(smallModel, Map.of("LLAMA_API_KEY", key), "-c", "2048", "--metrics");
+        int port = Loopback.freePort();
+        // readygate as a process, with the key in its environment only (as the chart passes it from a Secret).
+        ReadygateJar readygate = ReadygateJar.start(
+                dir.resolve("readygate.log"),
+                Map.of("ENGINE_API_KEY", key),
+                List.of(
+                        "--server.address=127.0.0.1",
+                        "--server.port=" + port,
+                        "--readygate.engine.base-url=" + engine.baseUrl(),
+                        "--readygate.engine.api-key-env=ENGINE_API_KEY",
+                        "--readygate.state-dir=" + dir.resolve("state")));
+        running.add(readygate);
+
+        try {
+            await().atMost(READY_WITHIN)
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> Loopback.status(port, "/readyz") == 200);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError(
+                    "not ready:\n" + readygate.logTail(30) + "\nllama-server:\n" + engine.logTail(20), e);
+        }
+        assertThat(Loopback.get(port, "/status").body()).doesNotContain(key);
+        assertThat(Files.readString(dir.resolve("readygate.log"))).doesNotContain(key);
+    }
+
+    @Test
+    void anotherSeedAtTheSamePathIsACanaryMismatch() {
+        Path model = GgufModel.small(11).writeTo(dir.resolve("model.gguf"));
+        LlamaServer engine = llama(model, "-c", "2048", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl());
+        awaitReady(client, engine);
+
+        engine.kill();
+        await().atMost(Duration.ofSeconds(2)).until(() -> readyz(client) == 503);
+        GgufModel.small(12).writeTo(model);
+        engine.restart();
+
+        JsonNode status = awaitReason(client, "canary_mismatch");
+        assertThat(status.get("ready").booleanValue()).isFalse();
+        assertThat(status.at("/probes/canary/last/canary/matches").booleanValue())
+                .isFalse();
+    }
+
+    @Test
+    void checkAgainstLlamaServerExitsZeroAndSaysWhatItSaw() {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+
+        ReadygateJar.Result check = check(engine, "--readygate.evidence.engine-log=" + engine.log());
+
+        System.out.println("readygate check against llama-server:\n" + check.output());
+        assertThat(check.exitCode()).as(check.output()).isZero();
+        assertThat(check.output())
+                .contains("dialect        llama.cpp (/v1/models owned_by llamacpp)")
+                .contains("max_model_len  2048 (/props default_generation_settings.n_ctx)")
+                .contains("prompt tokens  planned 512, sent 512, the engine counted 512")
+                .contains("stable      yes:")
+                .contains("no restart detection by process start")
+                .contains("none of them vLLM's")
+                .contains("verdict: readygate would gate this engine correctly (exit 0)");
+    }
+
+    @Test
+    void checkAgainstLlamaServerWithTooSmallAContextExitsOne() {
+        LlamaServer engine = llama(smallModel, "-c", "256");
+
+        ReadygateJar.Result check = check(engine);
+
+        System.out.println("readygate check against llama-server -c 256:\n" + check.output());
+        assertThat(check.exitCode()).as(check.output()).isEqualTo(1);
+        assertThat(check.output())
+                .contains("probe_exceeds_context")
+                .contains("max_model_len 256 (/props default_generation_settings.n_ctx)")
+                .contains("no usable /metrics");
+    }
+
+    // --- fixtures ---
+
+    /** {@code java -jar target/readygate.jar check} against {@code engine}. */
+    private ReadygateJar.Result check(LlamaServer engine, String... extra) {
+        List<String> args = new ArrayList<>(List.of(
+                "check",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + dir.resolve("state")));
+        args.addAll(List.of(extra));
+        return ReadygateJar.run(dir.resolve("check.log"), Map.of(), Duration.ofMinutes(3), args);
+    }
+
+    private LlamaServer llama(Path model, String... flags) {
+        return llama(model, Map.of(), flags);
+    }
+
+    private LlamaServer llama(Path model, Map<String, String> environment, String... flags) {
+        Path binary = LlamaServer.binary();
+        LlamaServer engine =
+                LlamaServer.start(binary, model, dir.resolve("llama-" + running.size() + ".log"), environment, flags);
+        running.add(engine);
+        return engine;
+    }
+
+    private HidingProxy proxy(LlamaServer engine, String... hidden) {
+        HidingProxy proxy = HidingProxy.hiding(engine.baseUrl(), hidden);
+        running.add(proxy);
+        return proxy;
+    }
+
+    private WebTestClient readygate(String baseUrl, String... extra) {
+        List<String> args = new ArrayList<>(List.of(
+                "--server.address=127.0.0.1",
+                "--server.port=0",
+                "--readygate.engine.base-url=" + baseUrl,
+                "--readygate.state-dir=" + dir.resolve("state")));
+        args.addAll(List.of(extra));
+        ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
+        running.add(context::close);
+        return ReadygateClients.client(context);
+    }
+
+    private static void awaitReady(WebTestClient client, LlamaServer engine) {
+        try {
+            await().atMost(READY_WITHIN).pollInterval(Duration.ofMillis(100)).until(() -> readyz(client) == 200);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError(
+                    "not ready: " + ReadygateClients.status(client) + "\nllama-server's log:\n" + engine.logTail(30),
+                    e);
+        }
+    }
+
+    private static JsonNode awaitReason(WebTestClient client, String reason) {
+        try {
+            await().atMost(READY_WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> reason.equals(
+                            ReadygateClients.status(client).path("reason").asString()));
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("never " + reason + ": " + ReadygateClients.status(client), e);
+        }
+        return ReadygateClients.status(client);
+    }
+
+    /** Whether {@code /readyz} stays 503 for {@code window} (sampled every 100 ms). */
+    private static boolean neverReady(WebTestClient client, Duration window) {
+        AtomicBoolean ready = new AtomicBoolean();
+        Instant until = Instant.now().plus(window);
+        await().atMost(window.plusSeconds(5))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    if (readyz(client) == 200) {
+                        ready.set(true);
+                    }
+                    return Instant.now().isAfter(until);
+                });
+        return !ready.get();
+    }
+
+    private static int readyz(WebTestClient client) {
+        return client.get()
+                .uri("/readyz")
+                .exchange()
+                .returnResult(String.class)
+                .getStatus()
+                .value();
+    }
+
+    /** The recorded starts, newest first. */
+    private static JsonNode history(WebTestClient client) {
+        return ReadygateClients.status(client).at("/restarts/history");
+    }
+
+    /** A recorded start's phases, in seconds after the engine started. */
+    private static Map<String, Double> phases(JsonNode start) {
+        Map<String, Double> phases = new java.util.HashMap<>();
+        start.get("phaseOffsetsSeconds")
+                .properties()
+                .forEach(e -> phases.put(e.getKey(), e.getValue().doubleValue()));
+        return phases;
+    }
+}
