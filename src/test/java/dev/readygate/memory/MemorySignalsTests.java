@@ -396,6 +396,25 @@ class MemorySignalsTests {
                 .endsWith("@main");
     }
 
+    /**
+     * The demo's wrong weights: the daemon re-caches a fine-tune of the same layout, the next hit maps it and its
+     * canary mismatches. The daemon is then known not to hold the checkpoint the engine served, but that is wrong
+     * weights (the canary's), not weights left over from a checkpoint switch: no stale cache, whatever the last ready
+     * start was.
+     */
+    @Test
+    void aHitThatServedAnotherCheckpointsWeightsIsNoStaleCache() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
+                readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836),
+                wrongWeights(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 8836)));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
+
+        assertThat(assessment.active()).doesNotContain(MemorySignal.STALE_CACHE);
+        assertThat(assessment.staleCache()).isNull();
+    }
+
     @Test
     void aFingerprintMismatchShowsTheDaemonHoldsAnotherCheckpointEvenWithoutAnEarlierHit() {
         RestartRecord rollout = mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 0, 1668, 8836), "v2"));
@@ -534,6 +553,35 @@ class MemorySignalsTests {
     /** The start fell back because the daemon holds another revision (vLLM's fingerprint includes it). */
     static RestartRecord mismatch(RestartRecord r) {
         return fallback(r, "WeightCacheKey mismatch on fields: ['revision']");
+    }
+
+    /** A preload hit whose canary mismatched: the cache served another checkpoint's weights; never ready. */
+    static RestartRecord wrongWeights(RestartRecord r) {
+        return new RestartRecord(
+                r.id(),
+                r.engineStart(),
+                r.engineStartSource(),
+                r.firstSeen(),
+                r.path(),
+                r.evidence(),
+                r.fallbackReason(),
+                true,
+                r.phases(),
+                r.loggedDurations(),
+                Outcome.NOT_READY,
+                "canary_mismatch",
+                null,
+                r.vllmVersion(),
+                r.engineArgs(),
+                r.model(),
+                r.modelRoot(),
+                r.revision(),
+                r.maxModelLen(),
+                r.kvCacheSizeTokens(),
+                r.probeConfigHash(),
+                r.readygateVersion(),
+                r.node(),
+                r.memory());
     }
 
     static RestartRecord fallback(RestartRecord r, String reason) {
