@@ -557,31 +557,7 @@ class MemorySignalsTests {
 
     /** A preload hit whose canary mismatched: the cache served another checkpoint's weights; never ready. */
     static RestartRecord wrongWeights(RestartRecord r) {
-        return new RestartRecord(
-                r.id(),
-                r.engineStart(),
-                r.engineStartSource(),
-                r.firstSeen(),
-                r.path(),
-                r.evidence(),
-                r.fallbackReason(),
-                true,
-                r.phases(),
-                r.loggedDurations(),
-                Outcome.NOT_READY,
-                "canary_mismatch",
-                null,
-                r.vllmVersion(),
-                r.engineArgs(),
-                r.model(),
-                r.modelRoot(),
-                r.revision(),
-                r.maxModelLen(),
-                r.kvCacheSizeTokens(),
-                r.probeConfigHash(),
-                r.readygateVersion(),
-                r.node(),
-                r.memory());
+        return copy(r, r.revision(), r.kvCacheSizeTokens(), r.fallbackReason(), true);
     }
 
     static RestartRecord fallback(RestartRecord r, String reason) {
@@ -602,6 +578,16 @@ class MemorySignalsTests {
 
     static RestartRecord copy(
             RestartRecord r, @Nullable String revision, @Nullable Long tokens, @Nullable String fallbackReason) {
+        return copy(r, revision, tokens, fallbackReason, false);
+    }
+
+    /** A copy; {@code wrongWeights}: the canary mismatched on weights from the cache, and the start was never ready. */
+    static RestartRecord copy(
+            RestartRecord r,
+            @Nullable String revision,
+            @Nullable Long tokens,
+            @Nullable String fallbackReason,
+            boolean wrongWeights) {
         return new RestartRecord(
                 r.id(),
                 r.engineStart(),
@@ -610,12 +596,12 @@ class MemorySignalsTests {
                 r.path(),
                 r.evidence(),
                 fallbackReason,
-                r.wrongWeightsFromCache(),
+                wrongWeights || r.wrongWeightsFromCache(),
                 r.phases(),
                 r.loggedDurations(),
-                r.outcome(),
-                r.notReadyReason(),
-                r.readinessLatency(),
+                wrongWeights ? Outcome.NOT_READY : r.outcome(),
+                wrongWeights ? "canary_mismatch" : r.notReadyReason(),
+                wrongWeights ? null : r.readinessLatency(),
                 r.vllmVersion(),
                 r.engineArgs(),
                 r.model(),
