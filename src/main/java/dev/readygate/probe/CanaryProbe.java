@@ -96,24 +96,28 @@ final class CanaryProbe {
                 answer.tokenLogprobs().isEmpty() ? null : answer.tokenLogprobs().getFirst());
         BaselineKey key = key(card, vllmVersion);
         // Reading the manifest and the baseline store is file I/O: off the event loop.
-        return Mono.fromCallable(() -> compare(key, actual).withMeasurement(measurement))
+        return Mono.fromCallable(() -> compare(key, vllmVersion, actual).withMeasurement(measurement))
                 .subscribeOn(blocking);
     }
 
-    private ProbeReport compare(BaselineKey key, CanaryAnswer actual) {
-        CanaryExpectation expectation = expectation(key);
+    private ProbeReport compare(BaselineKey key, String vllmVersion, CanaryAnswer actual) {
+        // A manifest taken on another GPU, driver or vLLM version is named, and its oracle does not vouch.
+        String distrusted = config.configured() || !oracleApplies() ? null : oracle.distrust(vllmVersion);
+        CanaryExpectation expectation = expectation(key, distrusted == null);
         if (expectation == null) {
-            return learnOrPass(key, actual);
+            return withDistrust(learnOrPass(key, actual), distrusted);
         }
         boolean matches = expectation.matches(actual);
         CanaryComparison comparison = new CanaryComparison(expectation.source(), expectation.answer(), actual, matches);
         if (matches) {
-            return ProbeReport.passed(
-                    ProbeKind.CANARY,
-                    clock.instant(),
-                    "answer matches the " + expectation.source().value().replace('_', ' '),
-                    null,
-                    comparison);
+            return withDistrust(
+                    ProbeReport.passed(
+                            ProbeKind.CANARY,
+                            clock.instant(),
+                            "answer matches the " + expectation.source().value().replace('_', ' '),
+                            null,
+                            comparison),
+                    distrusted);
         }
         return new ProbeReport(
                 ProbeKind.CANARY,
@@ -127,14 +131,30 @@ final class CanaryProbe {
                 comparison);
     }
 
-    private @Nullable CanaryExpectation expectation(BaselineKey key) {
+    /** A report whose detail also says why the snapshot manifest's oracle was not used. */
+    private static ProbeReport withDistrust(ProbeReport report, @Nullable String distrusted) {
+        if (distrusted == null) {
+            return report;
+        }
+        return new ProbeReport(
+                report.kind(),
+                report.at(),
+                report.outcome(),
+                report.reason(),
+                report.detail() + "; the snapshot manifest's oracle was not used (" + distrusted + ")",
+                report.latched(),
+                report.measurement(),
+                report.canary());
+    }
+
+    private @Nullable CanaryExpectation expectation(BaselineKey key, boolean manifestTrusted) {
         if (config.configured()) {
             return new CanaryExpectation(
                     CanaryExpectation.Source.CONFIGURATION,
                     new CanaryAnswer(config.expectedTokenIds(), config.expectedText(), config.expectedLogprob()),
                     config.logprobTolerance());
         }
-        if (oracleApplies()) {
+        if (manifestTrusted && oracleApplies()) {
             CanaryAnswer fromManifest = oracle.read();
             if (fromManifest != null) {
                 return new CanaryExpectation(

@@ -124,12 +124,13 @@ class ProbeConfiguration {
             RateLimiter heavyProbeRateLimiter,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
+            ManifestTrust manifestTrust,
             ApplicationEventPublisher publisher,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
         RepresentativeProbe representative = representativeProbe(properties, client, facts, clock);
-        CanaryProbe canary = canaryProbe(properties, client, baselines, startTrust, clock);
+        CanaryProbe canary = canaryProbe(properties, client, baselines, startTrust, manifestTrust, clock);
         Verifier verifier = new Verifier(
                 representative,
                 canary,
@@ -158,6 +159,7 @@ class ProbeConfiguration {
             EngineClient client,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
+            ManifestTrust manifestTrust,
             Clock clock) {
         ReadygateProperties.Probe probe = properties.probe();
         return probe.canary().enabled()
@@ -167,7 +169,8 @@ class ProbeConfiguration {
                         client,
                         new SnapshotOracle(
                                 properties.evidence().snapshotDir(),
-                                JsonMapper.builder().build()),
+                                JsonMapper.builder().build(),
+                                manifestTrust),
                         baselines,
                         startTrust,
                         clock,

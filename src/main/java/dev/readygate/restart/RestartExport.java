@@ -154,8 +154,32 @@ public final class RestartExport {
         });
     }
 
-    private Streamed streamed(
-            RestartHistory.Export export, Format format, Query query, Function<RestartRecord, byte[]> render) {
+    /**
+     * The comparison of the chosen records ({@code since} and {@code limit} as for the exports), each read from its line
+     * and folded in as it is read (off the event loop): only the figures stay in memory, never the records.
+     */
+    public Mono<RestartComparison> comparison(Query query) {
+        return Mono.fromCallable(() -> {
+                    try (RestartHistory.Export export = history.export()) {
+                        RestartComparison.Builder comparison = new RestartComparison.Builder();
+                        for (RestartHistory.Location location :
+                                chosen(export, query).records()) {
+                            RestartRecord record = export.read(location);
+                            if (record != null) {
+                                comparison.add(record);
+                            }
+                        }
+                        return comparison.build();
+                    }
+                })
+                .subscribeOn(blocking);
+    }
+
+    /** The locations a query picks, and where the next page would start. */
+    private record Chosen(
+            List<RestartHistory.Location> records, @Nullable String continueAfter) {}
+
+    private static Chosen chosen(RestartHistory.Export export, Query query) {
         List<RestartHistory.Location> all = export.locations();
         int from = 0;
         if (query.after() != null) {
@@ -182,7 +206,14 @@ public final class RestartExport {
             chosen = chosen.subList(0, query.limit());
             continueAfter = chosen.getLast().id();
         }
-        List<RestartHistory.Location> records = chosen;
+        return new Chosen(chosen, continueAfter);
+    }
+
+    private Streamed streamed(
+            RestartHistory.Export export, Format format, Query query, Function<RestartRecord, byte[]> render) {
+        Chosen chosen = chosen(export, query);
+        String continueAfter = chosen.continueAfter();
+        List<RestartHistory.Location> records = chosen.records();
         Flux<DataBuffer> body = Flux.using(
                 () -> export,
                 opened -> Flux.concat(

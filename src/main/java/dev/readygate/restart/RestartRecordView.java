@@ -135,6 +135,30 @@ public final class RestartRecordView {
         new TreeMap<>(record.node()).forEach(facts::put);
         ObjectNode memory = node.putObject("memory");
         moments().forEach((name, moment) -> jsonMoment(memory, name, moment));
+        ObjectNode recovery = node.putObject("recovery");
+        recovery.put("kind", record.recovery().kind().value());
+        ArrayNode changes = recovery.putArray("changes");
+        record.recovery().changes().forEach(changes::add);
+        Stop stop = record.stop();
+        if (stop == null) {
+            node.putNull("stop");
+        } else {
+            ObjectNode stopped = node.putObject("stop");
+            stopped.put("at", stop.at().toString());
+            stopped.put("how", stop.how().value());
+            stopped.put("requestsRunning", stop.requestsRunning());
+            stopped.put("requestsWaiting", stop.requestsWaiting());
+            stopped.put(
+                    "observedAt",
+                    stop.observedAt() == null ? null : stop.observedAt().toString());
+        }
+        ArrayNode mismatches = node.putArray("snapshotMismatches");
+        record.snapshotMismatches()
+                .forEach(mismatch -> mismatches
+                        .addObject()
+                        .put("field", mismatch.field().value())
+                        .put("manifest", mismatch.manifest())
+                        .put("current", mismatch.current()));
         return node;
     }
 
@@ -200,6 +224,41 @@ public final class RestartRecordView {
         Map<String, Object> memory = new LinkedHashMap<>();
         moments().forEach((name, moment) -> memory.put(name, moment == null ? null : statusMoment(moment)));
         out.put("memory", memory);
+        Map<String, Object> recovery = new LinkedHashMap<>();
+        recovery.put("kind", record.recovery().kind().value());
+        recovery.put("words", record.recovery().kind().words());
+        recovery.put("changes", record.recovery().changes());
+        recovery.put("snapshotAfterChange", record.recovery().snapshotAfterChange(record.path(), record.outcome()));
+        out.put("recovery", recovery);
+        out.put("stop", statusStop(record.stop()));
+        out.put(
+                "snapshotMismatches",
+                record.snapshotMismatches().stream()
+                        .map(SnapshotMismatch::describe)
+                        .toList());
+        out.put("configuration", record.arguments().configurationHash());
+        return out;
+    }
+
+    /** How the start ended and the requests it lost; null while it runs. */
+    private static @Nullable Map<String, Object> statusStop(@Nullable Stop stop) {
+        if (stop == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("at", stop.at().toString());
+        out.put("how", stop.how().value());
+        out.put("requestsRunning", stop.requestsRunning());
+        out.put("requestsWaiting", stop.requestsWaiting());
+        out.put(
+                "observedAt",
+                stop.observedAt() == null ? null : stop.observedAt().toString());
+        Double lost = stop.requestsLost();
+        out.put(
+                "workLost",
+                lost == null
+                        ? "not known: the engine's /metrics gave no request counts"
+                        : Math.round(lost) + " request(s) in flight were lost (no restart path resumes them)");
         return out;
     }
 
@@ -238,7 +297,9 @@ public final class RestartRecordView {
                         + "vllm_version,model,model_root,revision,max_model_len,kv_cache_size_tokens,"
                         + "gpu_memory_before_start_mib,gpu_memory_at_ready_mib,gpu_memory_after_stop_mib,"
                         + "engine_memory_at_ready_mib,preload_daemon_memory_at_ready_mib,probe_config_hash,"
-                        + "readygate_version,node_name,gpu_uuid,driver_version,evidence,engine_args")
+                        + "readygate_version,node_name,gpu_uuid,driver_version,pod_uid,boot_id,engine_container,"
+                        + "cuda_version,configuration,recovery,recovery_changes,stop,stop_at,requests_running_at_stop,"
+                        + "requests_waiting_at_stop,requests_observed_at,snapshot_mismatches,evidence,engine_args")
                 .split(",")));
         return List.copyOf(header);
     }
@@ -277,9 +338,31 @@ public final class RestartRecordView {
         row.add(mib(atReady == null ? null : atReady.byOwner().get(ProcessOwners.Owner.PRELOAD_DAEMON)));
         row.add(record.probeConfigHash());
         row.add(record.readygateVersion());
-        row.add(text(record.node().get("node_name")));
-        row.add(text(record.node().get("gpu_uuid")));
-        row.add(text(record.node().get("driver_version")));
+        for (String fact : List.of(
+                NodeFacts.NODE_NAME,
+                NodeFacts.GPU_UUID,
+                NodeFacts.DRIVER_VERSION,
+                NodeFacts.POD_UID,
+                NodeFacts.BOOT_ID,
+                NodeFacts.ENGINE_CONTAINER,
+                NodeFacts.CUDA_VERSION)) {
+            row.add(text(record.node().get(fact)));
+        }
+        row.add(record.arguments().configurationHash());
+        row.add(record.recovery().kind().value());
+        row.add(String.join(" | ", record.recovery().changes()));
+        Stop stop = record.stop();
+        row.add(stop == null ? "" : stop.how().value());
+        row.add(stop == null ? "" : stop.at().toString());
+        row.add(number(stop == null ? null : stop.requestsRunning()));
+        row.add(number(stop == null ? null : stop.requestsWaiting()));
+        row.add(
+                stop == null || stop.observedAt() == null
+                        ? ""
+                        : stop.observedAt().toString());
+        row.add(record.snapshotMismatches().stream()
+                .map(SnapshotMismatch::describe)
+                .collect(java.util.stream.Collectors.joining(" | ")));
         row.add(String.join(" | ", record.evidence()));
         row.add(text(record.engineArgs()));
         return row;
