@@ -18,7 +18,7 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The restart history's exports ({@code /status/restarts.json}, {@code /status/restarts.csv}), streamed: memory stays
  * bounded whatever the history's size. The history's files are opened and indexed first (the place of each kept
- * record, about 200 bytes each, {@link RestartHistory#export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
+ * record, about 200 bytes each, {@code RestartHistory.export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
  * each read again from its line, rendered and handed on as its own buffer, as fast as the client takes them
  * (backpressure: a slow client holds the reading back, not the heap). A query picks which records: {@code since} (an
  * instant: records of engine starts at or after it; or a record id: the records after that one) and {@code limit}
@@ -155,8 +155,8 @@ public final class RestartExport {
     }
 
     private Streamed streamed(
-            RestartHistory.Export export, Format format, Query query, Function<RestartRecord, byte[]> render) {
-        List<RestartHistory.Location> all = export.locations();
+            HistoryExport export, Format format, Query query, Function<RestartRecord, byte[]> render) {
+        List<HistoryExport.Location> all = export.locations();
         int from = 0;
         if (query.after() != null) {
             from = -1;
@@ -170,7 +170,7 @@ public final class RestartExport {
                 throw new UnknownRecordException(query.after());
             }
         }
-        List<RestartHistory.Location> chosen = all.subList(from, all.size());
+        List<HistoryExport.Location> chosen = all.subList(from, all.size());
         if (query.since() != null) {
             Instant since = query.since();
             chosen = chosen.stream()
@@ -182,21 +182,21 @@ public final class RestartExport {
             chosen = chosen.subList(0, query.limit());
             continueAfter = chosen.getLast().id();
         }
-        List<RestartHistory.Location> records = chosen;
+        List<HistoryExport.Location> records = chosen;
         Flux<DataBuffer> body = Flux.using(
                 () -> export,
                 opened -> Flux.concat(
                         Mono.fromSupplier(() -> buffer(format.prefix.getBytes(StandardCharsets.UTF_8))),
                         rows(opened, records, format, render),
                         Mono.fromSupplier(() -> buffer(format.suffix.getBytes(StandardCharsets.UTF_8)))),
-                RestartHistory.Export::close);
+                HistoryExport::close);
         return new Streamed(records.size(), continueAfter, body.subscribeOn(blocking));
     }
 
     /** One buffer per record, read and rendered only when the client asks for more. */
     private static Flux<DataBuffer> rows(
-            RestartHistory.Export export,
-            List<RestartHistory.Location> records,
+            HistoryExport export,
+            List<HistoryExport.Location> records,
             Format format,
             Function<RestartRecord, byte[]> render) {
         byte[] separator = format.separator.getBytes(StandardCharsets.UTF_8);
