@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -167,6 +168,56 @@ class StatusPageBrowserTests {
         assertThat(occurrences(dom.stdout(), "<g class=\"point never-ready path-unknown\""))
                 .isEqualTo(1);
         assertThat(occurrences(dom.stdout(), "<rect class=\"point path-cold\"")).isEqualTo(1);
+    }
+
+    /**
+     * Text the operator selected (a reason to copy at 3 a.m.) stays on the page while the page goes on polling: the
+     * redraw waits until the selection ends, and the page says it is paused. Every answer of the stub has another
+     * detail, so a redraw would show.
+     */
+    @Test
+    void pageKeepsTheTextAnOperatorSelectedUntilTheSelectionEnds() throws Exception {
+        String page = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
+        AtomicInteger fetches = new AtomicInteger();
+        HttpServer stub = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        stub.createContext("/status", exchange -> {
+            String accept = exchange.getRequestHeaders().getFirst("Accept");
+            if (accept != null && accept.contains("text/html")) {
+                exchange.getResponseHeaders().set("Content-Security-Policy", StatusPage.contentSecurityPolicy(page));
+                respond(exchange, "text/html;charset=UTF-8", page);
+            } else {
+                respond(exchange, "application/json", """
+                        {"ready": false, "state": "verification_failed", "reason": "canary_mismatch",
+                         "detail": "answer %d", "since": "2026-11-30T12:00:30Z", "now": "2026-11-30T12:01:00Z"}
+                        """.formatted(fetches.incrementAndGet()));
+            }
+        });
+        stub.start();
+        try (DevToolsBrowser browser =
+                DevToolsBrowser.start(chromium(), Files.createTempDirectory(workDir, "devtools-"), TIME_ZONE)) {
+            browser.open("http://127.0.0.1:" + stub.getAddress().getPort() + "/status", 1280, 800);
+            String detail = "document.getElementById('verdict-detail').textContent";
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> browser.evaluate(detail).asString().startsWith("answer "));
+            browser.evaluate(
+                    "window.getSelection().selectAllChildren(document.getElementById('verdict-detail')), true");
+            String selected = browser.evaluate(detail).asString();
+            int fetched = fetches.get();
+            await().atMost(Duration.ofSeconds(20)).until(() -> fetches.get() >= fetched + 2);
+
+            assertThat(browser.evaluate(detail).asString()).isEqualTo(selected);
+            assertThat(browser.evaluate("String(window.getSelection())").asString())
+                    .isEqualTo(selected);
+            assertThat(browser.evaluate("document.getElementById('meta-updated').textContent")
+                            .asString())
+                    .contains("paused while text is selected");
+
+            browser.evaluate("window.getSelection().removeAllRanges(), true");
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> !browser.evaluate(detail).asString().equals(selected));
+        } finally {
+            stub.stop(0);
+        }
     }
 
     /**
