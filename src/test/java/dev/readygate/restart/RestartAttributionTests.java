@@ -75,20 +75,6 @@ class RestartAttributionTests {
     }
 
     @Test
-    void attributeASnapshotRestoreWithoutAPreloadDaemonFromReleaseJsonAndTheCounters() {
-        StartEvidence withDaemon = evidence(null, null, null, false, T, 3.0);
-        RestartAttribution.Attribution a = RestartAttribution.attribute(
-                new StartEvidence(withDaemon.log(), 3.0, new EvidenceSources.Reading(T, null, -1, null)));
-        assertThat(a.path()).isEqualTo(RestartPath.SNAPSHOT_RESTORE);
-        assertThat(a.evidence())
-                .contains(
-                        "snapshot: release.json released this start at 2026-11-30T12:05:41Z",
-                        "metrics: vllm:request_success_total was 3 at the first scrape (counters restored from a "
-                                + "snapshot image)",
-                        "log: no weight loading or engine init lines for this start");
-    }
-
-    @Test
     void attributeWhenCountersAreNonZeroAtFirstScrapeWithoutLoadingIsASnapshotRestore() {
         RestartAttribution.Attribution a = RestartAttribution.attribute(evidence(null, null, null, false, null, 3.0));
         assertThat(a.path()).isEqualTo(RestartPath.SNAPSHOT_RESTORE);
