@@ -44,6 +44,8 @@ class PrometheusExpositionTests {
                     .contains("readygate_canary_mismatches_total{path=\"preload_hit\"} 0.0")
                     .contains("readygate_preload_fallbacks_total{reason=\"fingerprint_mismatch\"} 0.0")
                     .contains("readygate_engine_starts_total{path=\"snapshot_restore\"} 0.0")
+                    .contains("readygate_engine_start_failures_total{path=\"cold\"} 0.0")
+                    .contains("readygate_engine_start_failures_total{path=\"unknown\"} 0.0")
                     .contains("readygate_readiness_latency_seconds_bucket{path=\"preload_fallback\",le=\"+Inf\"} 0")
                     .contains("readygate_readiness_objective_seconds{path=\"cold\"} 900.0")
                     .contains("readygate_readiness_objective_seconds{path=\"preload_hit\"} 90.0")

@@ -2,6 +2,7 @@ package dev.readygate.evidence;
 
 import dev.readygate.config.BackgroundLoop;
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.readiness.EngineStateMachine;
 import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -27,7 +28,7 @@ class EvidenceConfiguration {
 
     /** The engine's log when configured. */
     @Bean
-    StartLog startLog(ReadygateProperties properties, Clock clock) {
+    StartLog startLog(ReadygateProperties properties, Clock clock, EngineStateMachine machine) {
         ReadygateProperties.Evidence evidence = properties.evidence();
         if (evidence.engineLog() == null) {
             return StartLog.NONE;
@@ -41,7 +42,9 @@ class EvidenceConfiguration {
                 clock,
                 noticedWithin(properties.probe())
                         .plus(evidence.logPollInterval())
-                        .plusMillis(250));
+                        .plusMillis(250),
+                // The log begins the starts whose port never opens, and ends those that die before serving.
+                machine::apply);
     }
 
     /**

@@ -91,7 +91,8 @@ final class CycleMemories {
         EngineStart begun = change.start();
         synchronized (this) {
             if (stopped != null && change.current() instanceof EngineState.Down) {
-                Gap opened = new Gap(++gaps, stopped.id(), null, null);
+                // The engine went away, or the log's header of the next start came first (that start is loading).
+                Gap opened = new Gap(++gaps, stopped.id(), begun == null ? null : begun.id(), null);
                 gap = opened;
                 readAfterStop(opened);
             } else if (change.startBegan() && stopped == null && begun != null) {

@@ -21,6 +21,7 @@ import dev.readygate.readiness.Reason;
 import dev.readygate.restart.CanaryMismatched;
 import dev.readygate.restart.CycleMemory;
 import dev.readygate.restart.FallbackReason;
+import dev.readygate.restart.Outcome;
 import dev.readygate.restart.Phase;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
@@ -86,6 +87,9 @@ class ReadygateMetrics {
 
     /** Engine starts by restart path, tag {@code path}. */
     public static final String ENGINE_STARTS = "readygate.engine.starts";
+
+    /** Engine starts that died before serving ({@code outcome} {@code failed}), tag {@code path}; also in the starts. */
+    public static final String ENGINE_START_FAILURES = "readygate.engine.start.failures";
 
     /** From engine start to verified ready, tag {@code path}; histogram buckets from 1 s to 1 h. */
     public static final String READINESS_LATENCY = "readygate.readiness.latency";
@@ -165,7 +169,11 @@ class ReadygateMetrics {
 
     /** A restart path's meters. */
     private record StartMeters(
-            Counter starts, Timer readinessLatency, Map<Phase, Timer> phases, Counter canaryMismatches) {}
+            Counter starts,
+            Counter failures,
+            Timer readinessLatency,
+            Map<Phase, Timer> phases,
+            Counter canaryMismatches) {}
 
     public ReadygateMetrics(
             MeterRegistry registry,
@@ -291,6 +299,11 @@ class ReadygateMetrics {
                     path,
                     new StartMeters(
                             counter(ENGINE_STARTS, "Engine starts by restart path", "path", path.value()),
+                            counter(
+                                    ENGINE_START_FAILURES,
+                                    "Engine starts that died before serving, by restart path",
+                                    "path",
+                                    path.value()),
                             Timer.builder(READINESS_LATENCY)
                                     .description("From engine start to verified ready")
                                     .tag("path", path.value())
@@ -420,6 +433,9 @@ class ReadygateMetrics {
         }
         StartMeters meters = starts.get(record.path());
         meters.starts().increment();
+        if (record.outcome() == Outcome.FAILED) {
+            meters.failures().increment();
+        }
         if (record.readinessLatency() != null) {
             meters.readinessLatency().record(record.readinessLatency());
         }

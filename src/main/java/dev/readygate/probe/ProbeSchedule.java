@@ -10,6 +10,7 @@ import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.Reason;
@@ -20,8 +21,10 @@ import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.context.event.EventListener;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -30,7 +33,8 @@ import reactor.core.scheduler.Scheduler;
  * and every {@code ready-interval} once it is, with {@code /health} alone every {@code health-interval} in between; the
  * heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while verification fails, and
  * every {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it
- * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry.
+ * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry. A pause
+ * ends early when the engine log changes readiness (a new engine process, a start that failed).
  */
 final class ProbeSchedule {
 
@@ -52,6 +56,7 @@ final class ProbeSchedule {
     private final RateLimitedLog unexpected;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
+    private final Sinks.Many<Boolean> wakeUps = Sinks.many().multicast().directBestEffort();
 
     public ProbeSchedule(
             ReadygateProperties.Probe config,
@@ -85,9 +90,24 @@ final class ProbeSchedule {
             unexpected.warn("probe-cycle", "Probe cycle failed unexpectedly", error);
             return Flux.empty();
         });
-        Mono<Observation> pause =
-                Mono.defer(() -> Mono.delay(interval(), scheduler)).then(Mono.empty());
+        // A pause ends early when the engine log changed readiness meanwhile: a new process's header takes a ready
+        // engine down, to be checked at the down interval rather than after the ready one.
+        Mono<Observation> pause = Mono.defer(() -> Mono.firstWithSignal(
+                        Mono.delay(interval(), scheduler), wakeUps.asFlux().next()))
+                .then(Mono.empty());
         return cycle.concatWith(pause).repeat();
+    }
+
+    /**
+     * Readiness changed outside the loop (the engine log began or ended a start): the pause in progress ends now, so the
+     * next check comes at the interval of the new state.
+     */
+    @EventListener
+    public void onEngineStateChanged(EngineStateChanged change) {
+        if (change.cause() instanceof Observation.ProcessStarted || change.cause() instanceof Observation.StartFailed) {
+            // Best effort: a wake-up while a cycle runs is not needed (the pause after it reads the new state).
+            wakeUps.tryEmitNext(true);
+        }
     }
 
     /** Applies an observation now and hands it on. */

@@ -45,6 +45,30 @@ public sealed interface Observation {
         }
     }
 
+    /**
+     * The engine log shows a new server process's start-up header: an engine start began, long before its port opens
+     * (vLLM binds once initialized). Comes from the log, not from a probe, so it names what it follows.
+     *
+     * @param loggedAt the header's own timestamp, when the line has one
+     * @param follows the start whose log already held a header or served when this header came (a new process after
+     *     it), or null when no start was known: the header begins a start unless another one began meanwhile (whose
+     *     header this is)
+     * @param inProgress the header was already in the log when readygate began reading it: the start was in progress
+     *     before readygate, so it is the first start readygate sees
+     */
+    record ProcessStarted(
+            Instant at,
+            @Nullable Instant loggedAt,
+            @Nullable String follows,
+            boolean inProgress,
+            String detail) implements Observation {}
+
+    /**
+     * The engine log says the start {@code startId} died before serving ({@code Engine core initialization failed}
+     * after {@code EngineCore failed to start.}). {@code detail} is vLLM's reason, the traceback's root exception.
+     */
+    record StartFailed(Instant at, String startId, String detail) implements Observation {}
+
     /** The heavy probes (representative and canary) passed. */
     record Verified(Instant at, String detail) implements Observation {}
 

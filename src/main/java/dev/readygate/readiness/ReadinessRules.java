@@ -27,7 +27,8 @@ import java.util.Set;
  * {@code failureThreshold} ({@link Degraded} keeps serving until then); readiness, first or regained, needs
  * {@code successThreshold} consecutive verifications; latched verification failures (canary mismatch, probe exceeding
  * the context) hold until the engine restarts, as {@link NotReady} when the start had been ready and as
- * {@link VerificationFailed} when it never was; a shutdown is final.
+ * {@link VerificationFailed} when it never was; a new engine process in the log is down until it listens, and a start
+ * that failed before serving stays down with vLLM's reason while its port stays closed; a shutdown is final.
  *
  * @param successThreshold consecutive verifications needed to become ready
  * @param failureThreshold consecutive failures that take a ready engine out of service
@@ -86,6 +87,9 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.EngineDead o -> down(current, o.at(), Reason.ENGINE_DEAD, o.detail());
             case Observation.Loading o -> loading(current, o);
             case Observation.Restarted o -> new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail());
+            // A new engine process is loading: nothing serves until it listens.
+            case Observation.ProcessStarted o -> new Down(o.at(), Reason.ENGINE_DOWN, o.detail());
+            case Observation.StartFailed o -> new Down(o.at(), Reason.START_FAILED, o.detail());
             case Observation.HealthOk o -> healthOk(current, o);
             case Observation.ModelListed o -> modelListed(current, o);
             case Observation.CheckFailed o -> checkFailed(current, o);
@@ -96,6 +100,10 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
     }
 
     private static EngineState down(EngineState current, java.time.Instant at, Reason reason, String detail) {
+        if (current instanceof Down down && down.cause() == Reason.START_FAILED && reason == Reason.ENGINE_DOWN) {
+            // A port still closed after a failed start says nothing new: vLLM's reason stays until the next start.
+            return current;
+        }
         if (current instanceof Down down && down.cause() == reason) {
             return new Down(down.since(), reason, detail);
         }

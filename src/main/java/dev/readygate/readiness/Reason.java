@@ -8,6 +8,11 @@ public enum Reason {
     STARTING,
     /** Nothing listens on the engine port: the engine is down or still loading (vLLM binds late). */
     ENGINE_DOWN,
+    /**
+     * The engine's last start died before serving: vLLM logged {@code EngineCore failed to start.} and its reason (the
+     * detail). Held while the port stays closed, until the next start.
+     */
+    START_FAILED,
     /** The connection was reset. */
     CONNECTION_RESET,
     /** {@code /health} answered 503: vLLM's engine core is dead. */

@@ -9,17 +9,38 @@ import org.jspecify.annotations.Nullable;
 /**
  * Where engine starts begin and end, decided from one state change: a pure function beside {@link ReadinessRules}.
  *
- * <p>There is no start while nothing answers ({@link Starting}, {@link Down}) or once readygate stops
- * ({@link ShuttingDown}): going there ends the start. The first state after those begins one: after {@code Down} it is
- * dated by when the old engine was seen going away, after {@code Starting} by when it was first seen (the first start
- * readygate sees). A {@link Observation.Restarted} (a new process readygate did not see go away) ends the start and
- * begins the next at once, dated by the new process's start time when the observation carries it. So does an engine
- * that says it is loading its model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered
- * {@code /health}: a new process on the port that readygate did not see go away. Any other change keeps the start.
+ * <p>A start is one engine process, from its start-up header in the log (or, without one, the first state in which it
+ * answers) until it goes away, restarts or readygate stops. The engine log begins a start before the port opens
+ * ({@link Observation.ProcessStarted}: vLLM binds once initialized) and ends one that dies before serving
+ * ({@link Observation.StartFailed}); such a start lives through {@link Down} until it listens. Otherwise there is no
+ * start while nothing answers ({@link Starting}, {@link Down}): the first state that answers after those begins one,
+ * dated by when the old engine was seen going away after {@code Down}, by when it was first seen after
+ * {@code Starting} (the first start readygate sees). Going {@code Down} from a state that answered ends the start, and
+ * so does readygate stopping ({@link ShuttingDown}). A {@link Observation.Restarted} (a new process readygate did not
+ * see go away) ends the start and begins the next at once, dated by the new process's start time when the observation
+ * carries it; so does a new process's header in the log while a start runs, and an engine that says it is loading its
+ * model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered {@code /health}: a new process on
+ * the port that readygate did not see go away. Any other change keeps the start.
  */
 final class StartRules {
 
     private StartRules() {}
+
+    /**
+     * Whether an observation concerns the start the engine is in: the log's observations name the start they follow or
+     * end, and one about a start that is no longer current (another began or ended meanwhile) changes nothing. Every
+     * probe observation concerns the current start.
+     */
+    static boolean concerns(@Nullable EngineStart start, Observation observation) {
+        return switch (observation) {
+            // A header after start `follows` (or after none): unless that start is still current or none is, another
+            // start began meanwhile, and the header is that start's own.
+            case Observation.ProcessStarted p ->
+                start == null || p.follows() != null && p.follows().equals(start.id());
+            case Observation.StartFailed f -> start != null && f.startId().equals(start.id());
+            default -> true;
+        };
+    }
 
     /**
      * The start the engine is in once {@code previous} became {@code current} through {@code cause}.
@@ -33,13 +54,32 @@ final class StartRules {
             EngineState current,
             Observation cause,
             Supplier<String> ids) {
-        if (current instanceof Starting || current instanceof Down || current instanceof ShuttingDown) {
+        if (current instanceof ShuttingDown) {
             return null;
         }
-        if (cause instanceof Observation.Restarted restarted) {
-            return restarted.processStart() == null
-                    ? new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false)
-                    : new EngineStart(ids.get(), restarted.processStart(), StartSource.PROCESS_START_TIME, false);
+        switch (cause) {
+            case Observation.ProcessStarted p -> {
+                return p.loggedAt() == null
+                        ? new EngineStart(ids.get(), p.at(), StartSource.FIRST_OBSERVED, p.inProgress())
+                        : new EngineStart(ids.get(), p.loggedAt(), StartSource.LOG, p.inProgress());
+            }
+            case Observation.StartFailed f -> {
+                return null;
+            }
+            case Observation.Restarted restarted -> {
+                return restarted.processStart() == null
+                        ? new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false)
+                        : new EngineStart(ids.get(), restarted.processStart(), StartSource.PROCESS_START_TIME, false);
+            }
+            default -> {}
+        }
+        if (current instanceof Starting) {
+            return null;
+        }
+        if (current instanceof Down) {
+            // From a state that answered, the engine went away; a start the log began and that never answered yet
+            // is still loading.
+            return answers(previous) ? null : start;
         }
         if (start != null && loadingAgain(previous, current)) {
             return new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
@@ -52,6 +92,11 @@ final class StartRules {
             case Starting starting -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, true);
             default -> new EngineStart(ids.get(), current.since(), StartSource.FIRST_OBSERVED, false);
         };
+    }
+
+    /** Whether the engine answered in {@code state}: anything but {@link Starting}, {@link Down}, {@link ShuttingDown}. */
+    static boolean answers(EngineState state) {
+        return !(state instanceof Starting || state instanceof Down || state instanceof ShuttingDown);
     }
 
     /** Loading after the engine had passed {@code /health}: only a new process loads its model. */

@@ -25,7 +25,7 @@ final class RecordCsv {
     private static List<String> header() {
         List<String> header = new ArrayList<>(List.of((""
                         + "id,engine_start,engine_start_source,first_seen,path,fallback_reason,wrong_weights_from_cache,"
-                        + "outcome,not_ready_reason,readiness_latency_seconds")
+                        + "outcome,not_ready_reason,start_failure,readiness_latency_seconds")
                 .split(",")));
         for (Phase phase : Phase.values()) {
             header.add(phase.value() + "_seconds");
@@ -53,6 +53,7 @@ final class RecordCsv {
         row.add(String.valueOf(record.wrongWeightsFromCache()));
         row.add(record.outcome().value());
         row.add(text(record.notReadyReason()));
+        row.add(text(record.startFailure()));
         row.add(seconds(record.readinessLatency()));
         for (Phase phase : Phase.values()) {
             row.add(seconds(offsets.get(phase)));

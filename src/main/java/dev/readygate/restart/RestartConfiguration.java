@@ -16,7 +16,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedTransferQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,11 +38,17 @@ class RestartConfiguration implements DisposableBean {
 
     private static final Logger logger = LoggerFactory.getLogger(RestartConfiguration.class);
 
-    private final ExecutorService historyWriter = Executors.newSingleThreadExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "readygate-restart-history");
-        thread.setDaemon(true);
-        return thread;
-    });
+    /**
+     * The history's one writer. Records are handed over from event loops: a lock-free queue, so that enqueueing never
+     * parks one (a {@code LinkedBlockingQueue}'s lock does when contended).
+     */
+    private final ExecutorService historyWriter = new ThreadPoolExecutor(
+            1,
+            1,
+            0L,
+            TimeUnit.MILLISECONDS,
+            new LinkedTransferQueue<>(),
+            Thread.ofPlatform().daemon().name("readygate-restart-history").factory());
 
     @Bean
     RestartHistory restartHistory(ReadygateProperties properties) {

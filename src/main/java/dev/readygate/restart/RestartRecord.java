@@ -25,8 +25,11 @@ import org.jspecify.annotations.Nullable;
  * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
  *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
  *     {@code weights_held_outside_gib}
- * @param outcome ready, or never ready (see {@code notReadyReason})
- * @param notReadyReason the last not-ready reason, when the start never became ready
+ * @param outcome ready, never ready (see {@code notReadyReason}), or failed: died before serving
+ * @param notReadyReason the last not-ready reason, when the start never became ready ({@code start_failed} when vLLM
+ *     said the start failed)
+ * @param startFailure vLLM's reason for a failed start, the root exception of its traceback (e.g. {@code
+ *     torch.OutOfMemoryError: CUDA out of memory. ...}), when the log gave one
  * @param readinessLatency from engine start to verified ready, when it became ready
  * @param vllmVersion the engine's version
  * @param engineArgs the engine's {@code non-default args} log line, secrets redacted
@@ -53,6 +56,7 @@ public record RestartRecord(
         Map<String, Double> loggedDurations,
         Outcome outcome,
         @Nullable String notReadyReason,
+        @Nullable String startFailure,
         @Nullable Duration readinessLatency,
         @Nullable String vllmVersion,
         @Nullable String engineArgs,
@@ -70,6 +74,7 @@ public record RestartRecord(
         // Text from the engine's log: no record, kept or shown, ever holds a secret (SecretRedaction).
         evidence = evidence.stream().map(SecretRedaction::redact).toList();
         fallbackReason = SecretRedaction.redactNullable(fallbackReason);
+        startFailure = SecretRedaction.redactNullable(startFailure);
         engineArgs = SecretRedaction.redactNullable(engineArgs);
         phases = Map.copyOf(phases);
         loggedDurations = Map.copyOf(loggedDurations);
@@ -91,6 +96,7 @@ public record RestartRecord(
                 loggedDurations,
                 outcome,
                 notReadyReason,
+                startFailure,
                 readinessLatency,
                 vllmVersion,
                 engineArgs,

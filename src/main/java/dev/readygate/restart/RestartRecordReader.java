@@ -49,6 +49,7 @@ final class RestartRecordReader {
                 numbers(node, "loggedDurations"),
                 Outcome.of(required(node, "outcome")),
                 optional(node, "notReadyReason"),
+                optional(node, "startFailure"),
                 duration(node, "readinessLatency"),
                 optional(node, "vllmVersion"),
                 optional(node, "engineArgs"),

@@ -107,6 +107,7 @@ public final class RestartRecordView {
                         .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
         node.put("outcome", record.outcome().value());
         node.put("notReadyReason", record.notReadyReason());
+        node.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         node.put("readinessLatency", latency == null ? null : latency.toString());
         node.put("vllmVersion", record.vllmVersion());
@@ -166,6 +167,7 @@ public final class RestartRecordView {
         out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
         out.put("outcome", record.outcome().value());
         out.put("notReadyReason", record.notReadyReason());
+        out.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
         Map<String, Double> phases = new LinkedHashMap<>();

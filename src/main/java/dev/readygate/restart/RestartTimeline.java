@@ -5,6 +5,7 @@ import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.Reason;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Verdicts: a start is judged ready when it is verified, not ready for now when a failure latches while its engine
  * runs (the verdict may change), and not ready for good when it ends without having been judged (the engine went away,
- * restarted, or readygate stops). A start is judged for good once.
+ * restarted, or readygate stops). A start that ends before its port ever answered (one the engine log began: vLLM
+ * said it failed, or the next start's header came first) failed, unless readygate stopped meanwhile. A start is judged
+ * for good once.
  *
  * @param start the start in progress, or null
  * @param phases when each phase after {@code engine_start} was first reached
@@ -95,8 +98,13 @@ record RestartTimeline(
         RestartTimeline timeline = this;
         EngineStart ended = change.ended();
         if (ended != null && start != null && start.id().equals(ended.id())) {
-            // The start is over: one not judged yet never became ready.
-            timeline = timeline.judge(Outcome.NOT_READY, true, verdicts);
+            // The start is over: one not judged yet never became ready, or never even served.
+            if (failedBeforeServing(change)) {
+                Reason reason = change.cause() instanceof Observation.StartFailed ? Reason.START_FAILED : lastReason;
+                timeline = timeline.judge(Outcome.FAILED, reason, true, verdicts);
+            } else {
+                timeline = timeline.judge(Outcome.NOT_READY, true, verdicts);
+            }
             timeline = NONE;
         }
         EngineStart current = change.start();
@@ -105,20 +113,27 @@ record RestartTimeline(
         }
         EngineState state = change.current();
         Instant at = state.since();
+        boolean answers = !(state instanceof EngineState.Down || state instanceof EngineState.Starting);
         if (change.startBegan()) {
             Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
-            phases.put(Phase.PORT_LISTENING, at);
-            if (ended != null && !(state instanceof EngineState.Listening)) {
+            if (answers) {
+                phases.put(Phase.PORT_LISTENING, at);
+            }
+            if (answers && ended != null && !(state instanceof EngineState.Listening)) {
                 // A new process nobody saw go away: it answers /health already (unless it is still loading).
                 phases.put(Phase.HEALTH_OK, at);
                 return new Step(new RestartTimeline(current, phases, null, false, false), verdicts);
             }
+            // A start the log began is loading (its port opens later), or the first start answers.
             timeline = new RestartTimeline(current, phases, null, false, false);
         }
         if (timeline.start == null) {
             return new Step(timeline, verdicts);
         }
         timeline = timeline.withReason(state.reason());
+        if (answers) {
+            timeline = timeline.reached(Phase.PORT_LISTENING, at);
+        }
         switch (state) {
             case EngineState.Healthy h -> timeline = timeline.reached(Phase.HEALTH_OK, at);
             case EngineState.ModelListed m ->
@@ -130,6 +145,15 @@ record RestartTimeline(
             default -> {}
         }
         return new Step(timeline, verdicts);
+    }
+
+    /**
+     * Whether the start this change ends died before serving: vLLM said so, or its port never answered (the log began
+     * it) and it ended otherwise than by readygate stopping.
+     */
+    private boolean failedBeforeServing(EngineStateChanged change) {
+        return change.cause() instanceof Observation.StartFailed
+                || !phases.containsKey(Phase.PORT_LISTENING) && !(change.current() instanceof EngineState.ShuttingDown);
     }
 
     /** The timeline after a heavy probe report of the current start. */
@@ -164,11 +188,14 @@ record RestartTimeline(
     }
 
     private RestartTimeline judge(Outcome outcome, boolean completed, List<Verdict> verdicts) {
+        return judge(outcome, outcome == Outcome.READY ? null : lastReason, completed, verdicts);
+    }
+
+    private RestartTimeline judge(Outcome outcome, @Nullable Reason reason, boolean completed, List<Verdict> verdicts) {
         if (judged || start == null) {
             return this;
         }
-        verdicts.add(new Verdict.Judged(
-                start, phases, outcome, outcome == Outcome.READY ? null : lastReason, canaryMismatch, completed));
+        verdicts.add(new Verdict.Judged(start, phases, outcome, reason, canaryMismatch, completed));
         return new RestartTimeline(start, phases, lastReason, canaryMismatch, completed);
     }
 }

@@ -12,7 +12,8 @@ import org.springframework.context.event.EventListener;
  * Follows the current engine start: folds engine state changes and heavy probe reports into its
  * {@link RestartTimeline}, hands the verdicts to the recorder, and counts starts for restart-loop detection. Tells the
  * canary whether the start may teach it a baseline (only weights loaded from disk). Cheap and synchronous: recording
- * happens asynchronously.
+ * happens asynchronously. Every start counts toward the restart loop, those that died before serving (begun and ended
+ * by the engine log) too: the loop is decided here only.
  */
 public final class RestartTracker implements StartTrust {
 
@@ -30,7 +31,8 @@ public final class RestartTracker implements StartTrust {
     @EventListener
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         if (change.startBegan()) {
-            loop = loop.started(change.current().since());
+            // When readygate learned of it (a start the log began is dated by vLLM's clock, which may be off).
+            loop = loop.started(change.cause().at());
         }
         follow(timeline.next(change));
     }
@@ -65,7 +67,10 @@ public final class RestartTracker implements StartTrust {
         return timeline().phases();
     }
 
-    /** Whether {@code loop-starts} starts happened within {@code loop-window}. */
+    /**
+     * Whether {@code loop-starts} starts happened within {@code loop-window}: starts that served and starts that died
+     * before serving alike.
+     */
     public synchronized boolean restartLoop() {
         return loop.looping(clock.instant());
     }

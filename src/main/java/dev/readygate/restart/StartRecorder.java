@@ -116,14 +116,22 @@ final class StartRecorder {
                                     "Engine start {}: {} ({}), {}",
                                     record.outcome().value(),
                                     record.path().value(),
-                                    record.readinessLatency() == null
-                                            ? "not ready"
-                                            : "verified ready "
-                                                    + record.readinessLatency().toMillis() + " ms after engine start",
+                                    verdictText(record),
                                     String.join("; ", record.evidence()));
                             publisher.accept(new RestartRecorded(record, verdict.completed()));
                         },
                         error -> logger.warn("Cannot record engine start {}", start.id(), error));
+    }
+
+    private static String verdictText(RestartRecord record) {
+        if (record.readinessLatency() != null) {
+            return "verified ready " + record.readinessLatency().toMillis() + " ms after engine start";
+        }
+        if (record.outcome() == Outcome.FAILED) {
+            return "died before serving: "
+                    + (record.startFailure() == null ? "vLLM logged no reason" : record.startFailure());
+        }
+        return "not ready";
     }
 
     /** When the engine process started, and how that is known. */
@@ -175,6 +183,7 @@ final class StartRecorder {
                 logged(f),
                 verdict.outcome(),
                 verdict.reason() == null ? null : verdict.reason().value(),
+                verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
                 ready == null ? null : Duration.between(dated.at(), ready),
                 known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion(),
                 f.engineArgs(),
@@ -187,6 +196,11 @@ final class StartRecorder {
                 stamp.readygateVersion(),
                 stamp.node(),
                 CycleMemory.NONE);
+    }
+
+    /** vLLM's reason for a start that died before serving: its start failure, else a fatal error it logged. */
+    private static @Nullable String startFailure(LogFindings f) {
+        return f.startFailure() != null ? f.startFailure() : f.fatal();
     }
 
     /** The durations (seconds) and memory (GiB) the engine logged. */

@@ -14,7 +14,6 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -54,11 +53,7 @@ final class EngineLog implements AutoCloseable {
         this.stdout = stdout;
         this.clock = clock;
         this.deployment = deployment;
-        this.writer = Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, threadName);
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.writer = SerialExecutor.start(threadName);
         if (file != null) {
             writer.execute(() -> createParent(file));
         }

@@ -7,7 +7,6 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -70,11 +69,7 @@ public final class EngineSimulator implements AutoCloseable {
     public EngineSimulator(SimulatorProperties properties, Clock clock, Scheduler timer, @Nullable PrintStream stdout) {
         this.properties = properties;
         this.clock = clock;
-        this.lifecycleExecutor = Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "simulator-lifecycle-" + properties.port());
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.lifecycleExecutor = SerialExecutor.start("simulator-lifecycle-" + properties.port());
         this.lifecycle = Schedulers.fromExecutorService(lifecycleExecutor);
         this.loops = LoopResources.create("vllm-sim-" + properties.port(), 2, true);
         this.model = new SimulatedModel(properties.model().eosEvery());

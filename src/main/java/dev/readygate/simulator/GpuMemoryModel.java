@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -47,11 +46,7 @@ final class GpuMemoryModel implements AutoCloseable {
         this.properties = properties;
         this.dir = properties.effectiveWorkDir().resolve("gpu");
         this.script = properties.effectiveWorkDir().resolve("bin").resolve("nvidia-smi");
-        this.writer = Executors.newSingleThreadExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "simulator-gpu-" + properties.port());
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.writer = SerialExecutor.start("simulator-gpu-" + properties.port());
         this.weightsMib = Math.round(properties.model().weightsGib() * 1024);
         publish();
     }

@@ -1,5 +1,6 @@
 package dev.readygate.simulator;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -8,7 +9,8 @@ import java.util.regex.Pattern;
  * The lines a vLLM engine start writes, in the formats of the configured vLLM ({@code deployment.formats}): 0.31's, or
  * 0.10 to 0.30's. Where issue 18 quotes a real format, that format is the one written; the sources ({@code file.py:N})
  * are placeholders. Every data-parallel engine core ({@code EngineCore_DP<i>}, pid {@code core + i}) writes its own
- * lines.
+ * lines; the cores start in parallel, and the last one's header comes late, once the first core's weights are loaded,
+ * as vLLM's log may show it (issue 18, item 6).
  */
 final class VllmLines {
 
@@ -21,6 +23,10 @@ final class VllmLines {
 
     private final SimulatorProperties.Deployment deployment;
     private final EngineLog log;
+    /** The late engine core's lines held back since the start's headers, until the first core's weights are out. */
+    private final List<Runnable> lateLines = new ArrayList<>();
+    /** Whether the late engine core still holds its lines back in this start. */
+    private boolean lateCoreWaits;
 
     VllmLines(SimulatorProperties.Deployment deployment, EngineLog log) {
         this.deployment = deployment;
@@ -64,8 +70,10 @@ final class VllmLines {
         }
     }
 
-    /** Every engine core's header. */
+    /** Every engine core's header (the late core's, with data parallel, once the first core's weights are out). */
     void initializing(int core, String version, String config) {
+        lateLines.clear();
+        lateCoreWaits = deployment.dataParallelSize() > 1;
         eachCore(
                 core,
                 (name, pid) -> log.info(
@@ -88,7 +96,7 @@ final class VllmLines {
      * tensorizer), then the drafter's with speculative decoding, then {@code Model loading took}.
      */
     void loaded(int core, double loadSeconds, double gib, double modelSeconds) {
-        eachCore(core, (name, pid) -> {
+        eachCoreLoading(core, (name, pid) -> {
             if (deployment.loadFormat() == SimulatorProperties.Deployment.LoadFormat.AUTO) {
                 log.info(
                         name,
@@ -110,7 +118,7 @@ final class VllmLines {
 
     /** A cache hit: the tensors mapped, the memory split, then {@code Model loading took}. */
     void mapped(int core, int tensors, String mode, SimulatorProperties.Preload preload, double gib, double seconds) {
-        eachCore(core, (name, pid) -> {
+        eachCoreLoading(core, (name, pid) -> {
             log.info(
                     name,
                     pid,
@@ -126,7 +134,7 @@ final class VllmLines {
     }
 
     void cacheUnusable(int core, String reason) {
-        eachCore(
+        eachCoreLoading(
                 core,
                 (name, pid) -> log.warning(
                         name,
@@ -335,10 +343,30 @@ final class VllmLines {
                 Locale.ROOT, "===== Weight cache daemon READY: all 1 ranks serving in %.2fs =====", seconds);
     }
 
-    /** Each engine core writes the line: {@code EngineCore_DP<i>} with pid {@code core + i}. */
+    /**
+     * Each engine core writes the line: {@code EngineCore_DP<i>} with pid {@code core + i}; the late core's waits while
+     * it has not begun.
+     */
     private void eachCore(int core, CoreLine line) {
         for (int i = 0; i < deployment.dataParallelSize(); i++) {
+            int index = i;
+            if (lateCoreWaits && index == deployment.dataParallelSize() - 1) {
+                lateLines.add(() -> line.write(core(index), core + index));
+            } else {
+                line.write(core(index), core + index);
+            }
+        }
+    }
+
+    /** Each engine core writes its weights' lines; the late core begins (its held-back lines) after the first's. */
+    private void eachCoreLoading(int core, CoreLine line) {
+        for (int i = 0; i < deployment.dataParallelSize(); i++) {
             line.write(core(i), core + i);
+            if (i == 0 && lateCoreWaits) {
+                lateCoreWaits = false;
+                lateLines.forEach(Runnable::run);
+                lateLines.clear();
+            }
         }
     }
 

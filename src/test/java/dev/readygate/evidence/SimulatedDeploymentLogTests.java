@@ -109,8 +109,10 @@ class SimulatedDeploymentLogTests {
                 workDir, "preload.enabled=false", "deployment.data-parallel-size=2", "deployment.log-prefix=cri");
         follow();
 
+        // The second core's header comes after the first core's weights: it resets nothing of the start.
         LogFindings findings = findingsOnce(f -> f.engineInitSeconds() != null);
         assertThat(attribute(findings).path()).isEqualTo(RestartPath.COLD);
+        assertThat(findings.header()).isTrue();
         assertThat(findings.apiServers()).isEqualTo(2);
         assertThat(findings.engineArgs()).contains("'data_parallel_size': 2");
     }

@@ -2,6 +2,12 @@ package dev.readygate.evidence;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.readiness.Reason;
 import dev.readygate.restart.RestartAttribution;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.StartEvidence;
@@ -15,10 +21,15 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.util.unit.DataSize;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
@@ -323,5 +334,97 @@ class VllmLogCorpusTests {
         Replay replay = replay("v0.31-cold.log", later, new VllmLogParser(later));
 
         assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T14:02:11Z"));
+    }
+
+    /**
+     * The engine starts readiness saw while the lines of {@code files} were read live (after readygate came up), and
+     * the log window's findings at the end.
+     */
+    record Starts(int began, List<String> failures, EngineState state, LogFindings findings) {}
+
+    Starts live(List<String> lines) {
+        Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
+        List<EngineStateChanged> changes = new ArrayList<>();
+        List<EngineLogEvidence> evidence = new ArrayList<>();
+        AtomicInteger ids = new AtomicInteger();
+        EngineStateMachine machine = new EngineStateMachine(
+                new ReadinessRules(1, 3),
+                READ_AT,
+                change -> {
+                    changes.add(change);
+                    evidence.forEach(log -> log.onEngineStateChanged(change));
+                },
+                () -> "s" + ids.incrementAndGet());
+        EngineLogEvidence log = new EngineLogEvidence(
+                new LogTail(
+                        dir.resolve("unused.log"),
+                        Duration.ofHours(1),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.immediate()),
+                new VllmLogParser(clock),
+                clock,
+                Duration.ofSeconds(1),
+                machine::apply);
+        evidence.add(log);
+        log.backlogRead();
+        lines.forEach(log::line);
+        List<String> failures = changes.stream()
+                .filter(change -> change.cause() instanceof Observation.StartFailed)
+                .map(change -> change.ended().id() + " " + ((Observation.StartFailed) change.cause()).detail())
+                .toList();
+        return new Starts(
+                (int) changes.stream().filter(EngineStateChanged::startBegan).count(),
+                failures,
+                machine.current(),
+                log.current());
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "v0.31-cold.log, 1",
+        "v0.10-cold.log, 1",
+        "v0.31-compose-cold.log, 1",
+        "v0.31-data-parallel.log, 1",
+        "v0.31-data-parallel-late-header.log, 1",
+        "v0.31-tensor-parallel.log, 1",
+        "v0.16-ray-pipeline-parallel.log, 1",
+        "v0.31-speculative-decoding.log, 1",
+        "v0.31-runai-streamer.log, 1",
+        "v0.31-iso-bracket-preload-hit.log, 1",
+        "v0.31-docker-desktop-preload-fallback.log, 1"
+    })
+    void serverProcessLoggedLiveIsOneStartWhateverItsCoresAndWorkersLog(String file, int starts) {
+        Starts seen = live(lines(file));
+
+        assertThat(seen.began()).as(file).isEqualTo(starts);
+        assertThat(seen.failures()).as(file).isEmpty();
+        // The start the log began keeps all of its evidence: a core's late header, the API servers' lines reset
+        // nothing.
+        assertThat(seen.findings()).as(file).isEqualTo(replay(file).log());
+        // Loading: its port is not open yet (no probe in this test).
+        assertThat(seen.state().kind()).as(file).isEqualTo(EngineState.Kind.DOWN);
+    }
+
+    @Test
+    void startsThatDieBeforeServingAreEachOneStartEndedWithVllmsReason() {
+        // The compose service restarts the failing container: the same failure three times in the same log.
+        List<String> loop = new ArrayList<>();
+        Collections.nCopies(3, lines("v0.16-compose-startup-failure.log")).forEach(loop::addAll);
+
+        Starts seen = live(loop);
+
+        String reason = "ValueError: No available memory for the cache blocks. Try increasing "
+                + "`gpu_memory_utilization` when initializing the engine. See "
+                + "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
+        assertThat(seen.began()).isEqualTo(3);
+        assertThat(seen.failures()).containsExactly("s1 " + reason, "s2 " + reason, "s3 " + reason);
+        assertThat(seen.state()).isEqualTo(new EngineState.Down(READ_AT, Reason.START_FAILED, reason));
+
+        Starts oom = live(lines("v0.31-startup-failure-oom.log"));
+        assertThat(oom.began()).isEqualTo(1);
+        assertThat(oom.failures())
+                .singleElement()
+                .asString()
+                .startsWith("s1 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
     }
 }

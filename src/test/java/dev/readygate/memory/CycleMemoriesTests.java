@@ -175,6 +175,39 @@ class CycleMemoriesTests {
         assertThat(memory(third).beforeStart()).isNull();
     }
 
+    @Test
+    void aNewProcessInTheLogBeforeThePortWasSeenClosingOpensTheGapBetweenTheTwoStarts() {
+        gpuNow = Mono.just(gpu(10, 100, 7688));
+        String first = startsAndIsVerified(10);
+
+        // The next start's header is read before the probes see the old engine's port closed.
+        gpuNow = Mono.just(gpu(21, 0, 0));
+        observe(new Observation.ProcessStarted(T0.plusSeconds(20), T0.plusSeconds(20), first, false, "header"));
+        String second = machine.start().id();
+        time.advanceTimeBy(AFTER_STOP_DELAY);
+        gpuNow = Mono.just(gpu(25, 200, 7688));
+        observe(new Observation.Unreachable(T0.plusSeconds(21), Reason.ENGINE_DOWN, "/health: refused"));
+        String verified = startsAndIsVerified(25);
+
+        assertThat(verified).isEqualTo(second).isNotEqualTo(first);
+        assertThat(memory(first).afterStop()).isEqualTo(gpu(21, 0, 0));
+        assertThat(memory(second).beforeStart()).isEqualTo(gpu(21, 0, 0));
+    }
+
+    @Test
+    void aStartThatFailedBeforeServingIsReadAfterItStopped() {
+        observe(new Observation.ProcessStarted(T0.plusSeconds(1), T0.plusSeconds(1), null, false, "header"));
+        String failed = machine.start().id();
+        gpuNow = Mono.just(gpu(9, 0, 0));
+        observe(new Observation.StartFailed(T0.plusSeconds(8), failed, "torch.OutOfMemoryError: CUDA out of memory."));
+        cycles.onRestartRecorded(
+                new RestartRecorded(records.keep(record(failed, T0.plusSeconds(1), Outcome.FAILED)), true));
+        time.advanceTimeBy(AFTER_STOP_DELAY);
+
+        assertThat(memory(failed).afterStop()).isEqualTo(gpu(9, 0, 0));
+        assertThat(memory(failed).atReady()).isNull();
+    }
+
     static Stream<Arguments> beforeStartCandidates() {
         Instant start = T0.plusSeconds(20);
         return Stream.of(
@@ -226,6 +259,7 @@ class CycleMemoriesTests {
                 Map.of(),
                 Map.of(),
                 outcome,
+                null,
                 null,
                 null,
                 "0.31.0",

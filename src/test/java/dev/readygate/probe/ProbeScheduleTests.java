@@ -8,6 +8,7 @@ import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import dev.readygate.statedir.StateDir;
@@ -60,6 +61,7 @@ class ProbeScheduleTests {
     CircuitBreaker breaker;
     ProbeHistory history = new ProbeHistory();
     Disposable loop;
+    ProbeSchedule schedule;
 
     /** The defaults, except that the faster down and health cadences are off (as before they existed). */
     static ReadygateProperties.Probe probe(int successThreshold, int tokensPerMinute) {
@@ -88,9 +90,12 @@ class ProbeScheduleTests {
 
     void start(ReadygateProperties.Probe config) {
         machine = new EngineStateMachine(
-                new ReadinessRules(config.successThreshold(), config.failureThreshold()),
-                clock.instant(),
-                change -> states.add(change.current()));
+                new ReadinessRules(config.successThreshold(), config.failureThreshold()), clock.instant(), change -> {
+                    states.add(change.current());
+                    if (schedule != null) {
+                        schedule.onEngineStateChanged(change);
+                    }
+                });
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
         RateLimiter limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
         EngineFactsHolder facts = new EngineFactsHolder(machine);
@@ -109,7 +114,7 @@ class ProbeScheduleTests {
                 config.heavyTimeout(),
                 Schedulers.immediate());
         Verifier verifier = new Verifier(representative, canary, breaker, limiter, history, report -> {}, clock);
-        ProbeSchedule schedule = new ProbeSchedule(
+        schedule = new ProbeSchedule(
                 config,
                 engine,
                 machine,
@@ -131,6 +136,25 @@ class ProbeScheduleTests {
 
     void advance(Duration duration) {
         time.advanceTimeBy(duration);
+    }
+
+    @Test
+    void newEngineProcessInTheLogEndsThePauseOfAReadyEngineAtOnce() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofSeconds(1)));
+        advance(Duration.ofMillis(100));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        int before = engine.healthCalls.get();
+
+        // The log tail reads a new server's header in the middle of the ready engine's 1 s pause.
+        machine.apply(new Observation.ProcessStarted(
+                clock.instant(), clock.instant(), machine.start().id(), false, "engine log: a new process"));
+
+        // Checked now, and then at the down interval, not a second later.
+        assertThat(engine.healthCalls.get()).isEqualTo(before + 1);
+        advance(Duration.ofMillis(100));
+        assertThat(engine.healthCalls.get()).isEqualTo(before + 6);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
     }
 
     @Test

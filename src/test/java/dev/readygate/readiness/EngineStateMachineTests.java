@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -17,6 +19,45 @@ class EngineStateMachineTests {
     final Instant t0 = Instant.parse("2026-11-30T12:00:00Z");
     final List<EngineStateChanged> events = new ArrayList<>();
     final EngineStateMachine machine = new EngineStateMachine(new ReadinessRules(1, 2), t0, events::add);
+
+    /**
+     * The probe loop and the engine log apply observations from two threads: every listener must see the changes in
+     * the order they were applied, or a listener folding them (the restart timeline) loses a start. Here the probe
+     * loop's "port closed" is being published when the log's "new process" header is applied on another thread.
+     */
+    @Test
+    void changesAppliedFromTwoThreadsReachEveryListenerInTheOrderTheyWereApplied() throws Exception {
+        List<EngineStateChanged> first = new CopyOnWriteArrayList<>();
+        List<EngineStateChanged> second = new CopyOnWriteArrayList<>();
+        AtomicReference<EngineStateMachine> holder = new AtomicReference<>();
+        AtomicReference<Thread> logThread = new AtomicReference<>();
+        EngineStateMachine racing = new EngineStateMachine(new ReadinessRules(1, 2), t0, change -> {
+            first.add(change);
+            if (change.cause() instanceof Observation.Unreachable) {
+                Thread log = new Thread(() -> holder.get()
+                        .apply(new Observation.ProcessStarted(t0.plusSeconds(2), t0.plusSeconds(2), "s1", false, "")));
+                logThread.set(log);
+                log.start();
+                // Until the other thread's change went out, or it waits for this one to be published.
+                while (log.getState() != Thread.State.TERMINATED && log.getState() != Thread.State.BLOCKED) {
+                    Thread.onSpinWait();
+                }
+            }
+            second.add(change);
+        });
+        holder.set(racing);
+        racing.apply(new Observation.HealthOk(t0));
+        racing.apply(new Observation.Unreachable(t0.plusSeconds(1), Reason.ENGINE_DOWN, "refused"));
+        logThread.get().join();
+
+        for (List<EngineStateChanged> seen : List.of(first, second)) {
+            assertThat(seen)
+                    .extracting(change -> change.cause().getClass().getSimpleName())
+                    .containsExactly("HealthOk", "Unreachable", "ProcessStarted");
+        }
+        assertThat(second.get(1).ended()).isNotNull();
+        assertThat(second.get(2).startBegan()).isTrue();
+    }
 
     @Test
     void currentBeforeAnyObservationIsStarting() {

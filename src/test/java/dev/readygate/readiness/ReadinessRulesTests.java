@@ -325,6 +325,38 @@ class ReadinessRulesTests {
     }
 
     @Test
+    void newEngineProcessInTheLogIsDownUntilItListensWhateverCameBefore() {
+        Observation header = new Observation.ProcessStarted(t(5), t(4), "s1", false, "engine log: a new process");
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+
+        EngineState loading = rules.next(ready, header);
+
+        assertThat(loading).isEqualTo(new EngineState.Down(t(5), Reason.ENGINE_DOWN, "engine log: a new process"));
+        assertThat(rules.next(loading, ok(9)).kind()).isEqualTo(Kind.HEALTHY);
+        assertThat(rules.next(new EngineState.Starting(T0), header)).isEqualTo(loading);
+    }
+
+    @Test
+    void startThatFailedIsDownWithVllmsReasonWhileThePortStaysClosed() {
+        String oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.";
+        EngineState loading = run(new Observation.ProcessStarted(t(1), t(1), null, false, "header"));
+
+        EngineState failed = rules.next(loading, new Observation.StartFailed(t(7), "s1", oom));
+        EngineState stillFailed =
+                rules.next(failed, new Observation.Unreachable(t(8), Reason.ENGINE_DOWN, "/health: refused"));
+
+        assertThat(failed).isEqualTo(new EngineState.Down(t(7), Reason.START_FAILED, oom));
+        assertThat(stillFailed).isEqualTo(failed);
+        // The next start clears it; so does a port that answers.
+        assertThat(rules.next(failed, new Observation.ProcessStarted(t(9), t(9), null, false, "header"))
+                        .reason())
+                .isEqualTo(Reason.ENGINE_DOWN);
+        assertThat(rules.next(failed, ok(9)).kind()).isEqualTo(Kind.HEALTHY);
+        assertThat(rules.next(failed, new Observation.EngineDead(t(9), "503")).reason())
+                .isEqualTo(Reason.ENGINE_DEAD);
+    }
+
+    @Test
     void thresholdsMustBePositive() {
         org.assertj.core.api.Assertions.assertThatIllegalArgumentException().isThrownBy(() -> new ReadinessRules(0, 1));
     }
@@ -334,6 +366,7 @@ class ReadinessRulesTests {
         List<EngineState> states = List.of(
                 new EngineState.Starting(T0),
                 new EngineState.Down(T0, Reason.ENGINE_DOWN, "refused"),
+                new EngineState.Down(T0, Reason.START_FAILED, "torch.OutOfMemoryError: CUDA out of memory."),
                 new EngineState.Listening(T0, Reason.HEALTH_FAILED, "503"),
                 new EngineState.Healthy(T0, Reason.MODEL_NOT_LISTED, ""),
                 new EngineState.ModelListed(T0, MODEL, Reason.NOT_VERIFIED),
@@ -358,6 +391,8 @@ class ReadinessRulesTests {
                 failed(1, Reason.SLOW),
                 latched(1, Reason.CANARY_MISMATCH),
                 new Observation.Busy(t(1), "x"),
+                new Observation.ProcessStarted(t(1), t(0), null, false, "header"),
+                new Observation.StartFailed(t(1), "s1", "torch.OutOfMemoryError: CUDA out of memory."),
                 new Observation.ShutdownRequested(t(1)));
         for (ReadinessRules thresholds : List.of(new ReadinessRules(1, 1), new ReadinessRules(2, 3))) {
             for (EngineState state : states) {

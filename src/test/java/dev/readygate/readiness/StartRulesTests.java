@@ -24,6 +24,18 @@ class StartRulesTests {
     static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
     static final String MODEL = "Qwen/Qwen3-0.6B";
     static final EngineStart RUNNING = new EngineStart("s1", T0, StartSource.FIRST_OBSERVED, true);
+    /** A start the engine log began, its port not open yet. */
+    static final EngineStart LOADING = new EngineStart("s1", T0, StartSource.LOG, false);
+
+    static final String OOM = "torch.OutOfMemoryError: CUDA out of memory.";
+
+    static Observation header(int seconds, @Nullable String follows) {
+        return new Observation.ProcessStarted(t(seconds + 1), t(seconds), follows, false, "engine log: new process");
+    }
+
+    static EngineState loading(int seconds) {
+        return new Down(t(seconds), Reason.ENGINE_DOWN, "engine log: new process");
+    }
 
     static Instant t(int seconds) {
         return T0.plusSeconds(seconds);
@@ -105,6 +117,57 @@ class StartRulesTests {
                         new Healthy(t(9), Reason.ENGINE_RESTARTED, "vLLM version changed from 0.31.0 to 0.32.0"),
                         new Observation.Restarted(t(9), "vLLM version changed from 0.31.0 to 0.32.0"),
                         began(t(9), StartSource.FIRST_OBSERVED, false)),
+                // A new server process's header in the log begins a start before its port opens, dated by the header.
+                Arguments.of(
+                        null,
+                        new Down(t(5), Reason.ENGINE_DOWN, "refused"),
+                        loading(9),
+                        header(8, null),
+                        began(t(8), StartSource.LOG, false)),
+                Arguments.of(
+                        null,
+                        new Starting(T0),
+                        loading(9),
+                        new Observation.ProcessStarted(t(9), t(2), null, true, "engine log: new process"),
+                        began(t(2), StartSource.LOG, true)),
+                Arguments.of(
+                        null,
+                        new Down(t(5), Reason.START_FAILED, OOM),
+                        loading(9),
+                        new Observation.ProcessStarted(t(9), null, null, false, "engine log: new process"),
+                        began(t(9), StartSource.FIRST_OBSERVED, false)),
+                // A header after a start that ran ends it and begins the next (the port's gap went unseen).
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        loading(9),
+                        header(8, "s1"),
+                        began(t(8), StartSource.LOG, false)),
+                // A header after a start the log began that never listened: that one is over (killed, or it died
+                // without saying), this one begins.
+                Arguments.of(LOADING, loading(5), loading(9), header(8, "s1"), began(t(8), StartSource.LOG, false)),
+                // The start the log began is loading: a closed port keeps it, its port opening keeps it.
+                Arguments.of(
+                        LOADING,
+                        loading(5),
+                        new Down(t(5), Reason.ENGINE_DOWN, "/health: refused"),
+                        new Observation.Unreachable(t(6), Reason.ENGINE_DOWN, "/health: refused"),
+                        LOADING),
+                Arguments.of(LOADING, loading(5), new Healthy(t(9), Reason.MODEL_NOT_LISTED, ""), ok(9), LOADING),
+                // vLLM says it failed: the start is over.
+                Arguments.of(
+                        LOADING,
+                        loading(5),
+                        new Down(t(9), Reason.START_FAILED, OOM),
+                        new Observation.StartFailed(t(9), "s1", OOM),
+                        null),
+                // Once it listened, going away ends it as any start.
+                Arguments.of(
+                        LOADING,
+                        new Healthy(t(6), Reason.MODEL_NOT_LISTED, ""),
+                        new Down(t(9), Reason.ENGINE_DOWN, "refused"),
+                        new Observation.Unreachable(t(9), Reason.ENGINE_DOWN, "refused"),
+                        null),
                 // llama.cpp's port answers 503 "Loading model" from its first moment: that begins the start.
                 Arguments.of(
                         null,
@@ -156,5 +219,31 @@ class StartRulesTests {
             Observation cause,
             @Nullable EngineStart expected) {
         assertThat(StartRules.next(start, previous, current, cause, () -> "s2")).isEqualTo(expected);
+    }
+
+    static Stream<Arguments> news() {
+        return Stream.of(
+                // A header after start s1 while s1 is current, or after none while none is: it is news.
+                Arguments.of(RUNNING, header(8, "s1"), true),
+                Arguments.of(null, header(8, null), true),
+                Arguments.of(null, header(8, "s1"), true),
+                // A start began meanwhile (the probes saw its port before the log tail read its header): the header is
+                // that start's own.
+                Arguments.of(RUNNING, header(8, null), false),
+                Arguments.of(RUNNING, header(8, "s0"), false),
+                // vLLM's failure of the current start, and of another one.
+                Arguments.of(LOADING, new Observation.StartFailed(t(9), "s1", OOM), true),
+                Arguments.of(LOADING, new Observation.StartFailed(t(9), "s0", OOM), false),
+                Arguments.of(null, new Observation.StartFailed(t(9), "s1", OOM), false),
+                // Every probe observation concerns the current start.
+                Arguments.of(RUNNING, ok(9), true),
+                Arguments.of(null, ok(9), true));
+    }
+
+    @ParameterizedTest
+    @MethodSource("news")
+    void concernsWhenTheLogNamesAnotherStartThanTheCurrentOneIsFalse(
+            @Nullable EngineStart start, Observation observation, boolean expected) {
+        assertThat(StartRules.concerns(start, observation)).isEqualTo(expected);
     }
 }

@@ -463,6 +463,7 @@ class ExportCeilingIT {
                     Map.of("weights_loading", 2.62, "model_loading", 9.7684, "engine_init", 18.25),
                     ended ? Outcome.READY : Outcome.NOT_READY,
                     ended ? null : "not_verified",
+                    null,
                     ended ? Duration.between(engineStart, ready) : null,
                     "0.31.0",
                     "{'model_tag': 'Qwen/Qwen3-8B', 'host': '0.0.0.0', 'port': 8000, 'model': 'Qwen/Qwen3-8B',"

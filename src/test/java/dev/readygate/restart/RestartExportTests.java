@@ -50,6 +50,7 @@ class RestartExportTests {
                 r.loggedDurations(),
                 r.outcome(),
                 r.notReadyReason(),
+                r.startFailure(),
                 r.readinessLatency(),
                 r.vllmVersion(),
                 r.engineArgs(),

@@ -77,6 +77,7 @@ class RestartHistoryTests {
                 Map.of("weights_loading", 12.5, "model_loading", 14.25, "model_loading_gib", 1.12, "engine_init", 9.0),
                 Outcome.READY,
                 null,
+                null,
                 Duration.ofMillis(33_600),
                 "0.31.0",
                 "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}",
@@ -126,6 +127,7 @@ class RestartHistoryTests {
                 null,
                 null,
                 null,
+                null,
                 "9f86d081",
                 "0.1.0",
                 Map.of(),
@@ -146,6 +148,7 @@ class RestartHistoryTests {
                 record.loggedDurations(),
                 outcome,
                 record.notReadyReason(),
+                record.startFailure(),
                 record.readinessLatency(),
                 record.vllmVersion(),
                 record.engineArgs(),
@@ -177,6 +180,55 @@ class RestartHistoryTests {
 
         assertThat(history().load()).containsExactly(record);
         assertThat(lines(file())).hasSize(1);
+    }
+
+    /** A start that died before serving, with vLLM's reason. */
+    static RestartRecord failed(String id, String reason) {
+        RestartRecord minimal = minimal(id);
+        return new RestartRecord(
+                minimal.id(),
+                minimal.engineStart(),
+                StartSource.LOG,
+                false,
+                RestartPath.COLD,
+                List.of("log: Loading weights took 4.88 seconds (read from disk)"),
+                null,
+                false,
+                Map.of(Phase.ENGINE_START, START),
+                Map.of("weights_loading", 4.88),
+                Outcome.FAILED,
+                "start_failed",
+                reason,
+                null,
+                "0.31.0",
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                minimal.probeConfigHash(),
+                minimal.readygateVersion(),
+                Map.of(),
+                CycleMemory.NONE);
+    }
+
+    @Test
+    void appendWhenStartFailedLoadsItsOutcomeAndVllmsReasonBack() throws IOException {
+        RestartRecord failed =
+                failed("start-1", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
+
+        history().append(failed);
+
+        assertThat(history().load()).containsExactly(failed);
+        JsonNode line = json.readTree(lines(file()).getFirst());
+        assertThat(line.get("outcome").asString()).isEqualTo("failed");
+        assertThat(line.get("startFailure").asString()).startsWith("torch.OutOfMemoryError: CUDA out of memory.");
+        assertThat(RestartRecordView.csv(List.of(failed)).lines().skip(1))
+                .singleElement()
+                .asString()
+                .contains(
+                        ",failed,start_failed,torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.,");
     }
 
     @Test
@@ -213,6 +265,7 @@ class RestartHistoryTests {
                         "loggedDurations",
                         "outcome",
                         "notReadyReason",
+                        "startFailure",
                         "readinessLatency",
                         "vllmVersion",
                         "engineArgs",
@@ -233,6 +286,7 @@ class RestartHistoryTests {
         assertThat(line.get("readinessLatency").asString()).isEqualTo("PT33.6S");
         assertThat(line.get("path").asString()).isEqualTo("preload_fallback");
         assertThat(line.get("notReadyReason").isNull()).isTrue();
+        assertThat(line.get("startFailure").isNull()).isTrue();
         assertThat(line.get("phases").properties().stream().map(Map.Entry::getKey))
                 .containsExactly(
                         "engine_start",
@@ -381,6 +435,7 @@ class RestartHistoryTests {
                         null,
                         null,
                         null,
+                        null,
                         "h",
                         "9.9.9",
                         Map.of(),
@@ -507,6 +562,7 @@ class RestartHistoryTests {
                         "wrong_weights_from_cache",
                         "outcome",
                         "not_ready_reason",
+                        "start_failure",
                         "readiness_latency_seconds",
                         "engine_start_seconds",
                         "port_listening_seconds",
@@ -547,6 +603,7 @@ class RestartHistoryTests {
                         "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
                         "true",
                         "ready",
+                        "",
                         "",
                         "33.6",
                         "0",
@@ -599,6 +656,7 @@ class RestartHistoryTests {
                 Map.of(),
                 Outcome.NOT_READY,
                 "canary mismatch:\nexpected Paris",
+                null,
                 null,
                 null,
                 null,

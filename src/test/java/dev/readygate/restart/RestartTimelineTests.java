@@ -71,6 +71,15 @@ class RestartTimelineTests {
         return new Observation.Restarted(t(s), "process_start_time_seconds changed", t(s - 1));
     }
 
+    /** A new server process's header in the engine log, read at {@code s}, after start {@code follows}. */
+    static Observation header(int s, String follows) {
+        return new Observation.ProcessStarted(t(s), t(s), follows, false, "engine log: a new engine process started");
+    }
+
+    static Observation startFailed(int s, String start) {
+        return new Observation.StartFailed(t(s), start, "torch.OutOfMemoryError: CUDA out of memory.");
+    }
+
     static Observation shutdown(int s) {
         return new Observation.ShutdownRequested(t(s));
     }
@@ -160,6 +169,46 @@ class RestartTimelineTests {
                         List.of(ok(1), listed(1), verified(2), dead(5), ok(8)),
                         List.of("s1 ready"),
                         "port_listening@8 health_ok@8"),
+                Arguments.of(
+                        "a start the log began loads without phases until its port opens",
+                        List.of(down(0), header(1, null), down(2), ok(5), listed(5), verified(6)),
+                        List.of("s1 ready"),
+                        "port_listening@5 health_ok@5 model_listed@5 ready@6"),
+                Arguments.of(
+                        "a start vLLM says failed before serving is judged failed, with start_failed",
+                        List.of(down(0), header(1, null), down(2), startFailed(3, "s1"), down(4)),
+                        List.of("s1 failed(start_failed)"),
+                        ""),
+                Arguments.of(
+                        "starts failing in a row are each judged failed, once",
+                        List.of(
+                                header(1, null),
+                                startFailed(2, "s1"),
+                                startFailed(2, "s1"),
+                                header(3, null),
+                                startFailed(4, "s2")),
+                        List.of("s1 failed(start_failed)", "s2 failed(start_failed)"),
+                        ""),
+                Arguments.of(
+                        "a start that never listened, followed by the next header, failed without vLLM's word",
+                        List.of(down(0), header(1, null), header(5, "s1")),
+                        List.of("s1 failed(engine_down)"),
+                        ""),
+                Arguments.of(
+                        "a header after a ready start is a restart the probes did not see",
+                        List.of(ok(1), listed(1), verified(2), header(10, "s1"), ok(12), listed(12), verified(13)),
+                        List.of("s1 ready", "s2 ready"),
+                        "port_listening@12 health_ok@12 model_listed@12 ready@13"),
+                Arguments.of(
+                        "the header of a start whose port the probes saw first is that start's own",
+                        List.of(down(0), ok(2), header(2, null), listed(3), verified(4)),
+                        List.of("s1 ready"),
+                        "port_listening@2 health_ok@2 model_listed@3 ready@4"),
+                Arguments.of(
+                        "readygate stopping before a start the log began listens is not a failure",
+                        List.of(header(1, null), shutdown(3)),
+                        List.of("s1 not_ready(engine_down)"),
+                        ""),
                 Arguments.of(
                         "probe reports outside a start are ignored",
                         List.of(passed(rep, 0), down(1), canaryMismatch(2)),

@@ -170,6 +170,40 @@ class StatusPageBrowserTests {
         assertThat(occurrences(dom.stdout(), "<rect class=\"point path-cold\"")).isEqualTo(1);
     }
 
+    @Test
+    void pageDrawsAStartThatFailedBeforeServingAsAMarkerWithVllmsReasonNeverALatency() throws Exception {
+        String oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. <b>GPU 0</b>";
+        String document = """
+                {"ready": false, "state": "down", "reason": "start_failed", "detail": "%1$s",
+                 "since": "2026-11-30T12:00:30Z", "now": "2026-11-30T12:01:00Z",
+                 "restarts": {"restartLoop": true, "history": [
+                   {"path": "cold", "outcome": "failed", "notReadyReason": "start_failed", "startFailure": "%1$s",
+                    "readinessLatencySeconds": null, "phaseOffsetsSeconds": {"engine_start": 0.0},
+                    "loggedDurations": {"weights_loading": 4.88}, "evidence": ["log: Loading weights took 4.88 s"],
+                    "engineStart": "2026-11-30T12:00:10Z", "engineStartSource": "log", "vllmVersion": "0.31.0"},
+                   {"path": "cold", "outcome": "failed", "notReadyReason": "engine_down", "startFailure": null,
+                    "readinessLatencySeconds": null, "phaseOffsetsSeconds": {"engine_start": 0.0},
+                    "engineStart": "2026-11-30T12:00:00Z"},
+                   {"path": "cold", "outcome": "ready", "readinessLatencySeconds": 12.5,
+                    "phaseOffsetsSeconds": {"health_ok": 9.25, "ready": 12.5}, "engineStart": "2026-11-30T11:50:00Z"}]}}
+                """.formatted(oom);
+        Browser dom = browseStub(document, "status-page-start-failed.png");
+        assertThat(dom.consoleLines()).as(dom.stderr()).isEmpty();
+        assertThat(dom.stdout())
+                .contains("start_failed")
+                .contains("the engine's last start died before serving")
+                .contains("died before serving")
+                .contains("died loading: the port never opened")
+                .contains(">torch.OutOfMemoryError</text>")
+                .contains("&lt;b&gt;GPU 0&lt;/b&gt;")
+                .doesNotContain("<b>GPU 0</b>");
+        // Never drawn as a latency: a marker on the axis, labelled as a failed start.
+        assertThat(occurrences(dom.stdout(), "<g class=\"point never-ready failed path-cold\""))
+                .isEqualTo(2);
+        assertThat(occurrences(dom.stdout(), ">start failed</text>")).isEqualTo(2);
+        assertThat(occurrences(dom.stdout(), "<rect class=\"point path-cold\"")).isEqualTo(1);
+    }
+
     /**
      * Text the operator selected (a reason to copy at 3 a.m.) stays on the page while the page goes on polling: the
      * redraw waits until the selection ends, and the page says it is paused. Every answer of the stub has another
