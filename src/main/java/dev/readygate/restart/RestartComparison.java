@@ -307,7 +307,7 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
     /** The CSV's lines (RFC 4180, CRLF): the header, then one per group. */
     public List<String> csvLines() {
         List<String> lines = new ArrayList<>();
-        lines.add(csvLine(CSV_HEADER));
+        lines.add(RecordCsv.line(CSV_HEADER));
         for (Group group : groups) {
             List<String> row = new ArrayList<>();
             Key key = group.key();
@@ -329,20 +329,9 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
             row.add(group.memoryAtReadyMib() == null ? "" : String.valueOf(group.memoryAtReadyMib()));
             row.add(group.memoryAfterStopMib() == null ? "" : String.valueOf(group.memoryAfterStopMib()));
             row.add(number(group.speedupOverCold()));
-            lines.add(csvLine(row));
+            lines.add(RecordCsv.line(row));
         }
         return lines;
-    }
-
-    private static String csvLine(List<String> fields) {
-        StringBuilder line = new StringBuilder();
-        for (int i = 0; i < fields.size(); i++) {
-            if (i > 0) {
-                line.append(',');
-            }
-            line.append(RestartRecordView.csvField(fields.get(i)));
-        }
-        return line.append("\r\n").toString();
     }
 
     private static String number(@Nullable Double value) {

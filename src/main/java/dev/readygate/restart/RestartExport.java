@@ -18,7 +18,7 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The restart history's exports ({@code /status/restarts.json}, {@code /status/restarts.csv}), streamed: memory stays
  * bounded whatever the history's size. The history's files are opened and indexed first (the place of each kept
- * record, about 200 bytes each, {@link RestartHistory#export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
+ * record, about 200 bytes each, {@code RestartHistory.export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
  * each read again from its line, rendered and handed on as its own buffer, as fast as the client takes them
  * (backpressure: a slow client holds the reading back, not the heap). A query picks which records: {@code since} (an
  * instant: records of engine starts at or after it; or a record id: the records after that one) and {@code limit}
@@ -160,9 +160,9 @@ public final class RestartExport {
      */
     public Mono<RestartComparison> comparison(Query query) {
         return Mono.fromCallable(() -> {
-                    try (RestartHistory.Export export = history.export()) {
+                    try (HistoryExport export = history.export()) {
                         RestartComparison.Builder comparison = new RestartComparison.Builder();
-                        for (RestartHistory.Location location :
+                        for (HistoryExport.Location location :
                                 chosen(export, query).records()) {
                             RestartRecord record = export.read(location);
                             if (record != null) {
@@ -177,10 +177,10 @@ public final class RestartExport {
 
     /** The locations a query picks, and where the next page would start. */
     private record Chosen(
-            List<RestartHistory.Location> records, @Nullable String continueAfter) {}
+            List<HistoryExport.Location> records, @Nullable String continueAfter) {}
 
-    private static Chosen chosen(RestartHistory.Export export, Query query) {
-        List<RestartHistory.Location> all = export.locations();
+    private static Chosen chosen(HistoryExport export, Query query) {
+        List<HistoryExport.Location> all = export.locations();
         int from = 0;
         if (query.after() != null) {
             from = -1;
@@ -194,7 +194,7 @@ public final class RestartExport {
                 throw new UnknownRecordException(query.after());
             }
         }
-        List<RestartHistory.Location> chosen = all.subList(from, all.size());
+        List<HistoryExport.Location> chosen = all.subList(from, all.size());
         if (query.since() != null) {
             Instant since = query.since();
             chosen = chosen.stream()
@@ -210,24 +210,24 @@ public final class RestartExport {
     }
 
     private Streamed streamed(
-            RestartHistory.Export export, Format format, Query query, Function<RestartRecord, byte[]> render) {
+            HistoryExport export, Format format, Query query, Function<RestartRecord, byte[]> render) {
         Chosen chosen = chosen(export, query);
         String continueAfter = chosen.continueAfter();
-        List<RestartHistory.Location> records = chosen.records();
+        List<HistoryExport.Location> records = chosen.records();
         Flux<DataBuffer> body = Flux.using(
                 () -> export,
                 opened -> Flux.concat(
                         Mono.fromSupplier(() -> buffer(format.prefix.getBytes(StandardCharsets.UTF_8))),
                         rows(opened, records, format, render),
                         Mono.fromSupplier(() -> buffer(format.suffix.getBytes(StandardCharsets.UTF_8)))),
-                RestartHistory.Export::close);
+                HistoryExport::close);
         return new Streamed(records.size(), continueAfter, body.subscribeOn(blocking));
     }
 
     /** One buffer per record, read and rendered only when the client asks for more. */
     private static Flux<DataBuffer> rows(
-            RestartHistory.Export export,
-            List<RestartHistory.Location> records,
+            HistoryExport export,
+            List<HistoryExport.Location> records,
             Format format,
             Function<RestartRecord, byte[]> render) {
         byte[] separator = format.separator.getBytes(StandardCharsets.UTF_8);
