@@ -194,7 +194,7 @@ class RestartComparisonTests {
         RestartComparison comparison = RestartComparison.of(List.of());
 
         assertThat(comparison.groups()).isEmpty();
-        assertThat(comparison.csvLines()).containsExactly(String.join(",", RestartComparison.CSV_HEADER) + "\r\n");
+        assertThat(comparison.csvLines()).containsExactly(String.join(",", ComparisonView.CSV_HEADER) + "\r\n");
     }
 
     @Test
