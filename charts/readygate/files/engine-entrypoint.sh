@@ -7,6 +7,9 @@
 #             daemon's cache survives it; the container ends when the daemon does
 #   snapshot  vllm snapshot restore $READYGATE_SNAPSHOT_DIR; the restored server runs detached, and this script lives
 #             as long as it does
+# When $READYGATE_CONTAINER_FILE is set, the container writes a new start id there as it starts
+# ({"container_start": "<id>", "started_at": "<time>"}): readygate tells an engine restarted in this container (the
+# preload restart loop) from a restarted container by it.
 # Arguments: the `vllm serve` arguments (the model first), then `::preload::` and the `vllm preload` arguments.
 # No VLLM_* variable is set here: a snapshot's identity includes every VLLM_/CUDA_/NCCL_/TORCH_/TRITON_ variable.
 set -uo pipefail
@@ -29,6 +32,14 @@ for arg in "$@"; do
 done
 
 say() { printf '%s readygate-entrypoint: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*"; }
+
+# This container's start id, written (atomically) before anything starts.
+container_file=${READYGATE_CONTAINER_FILE:-}
+if [[ -n $container_file ]]; then
+  container_id=$(cat /proc/sys/kernel/random/uuid)
+  printf '{"container_start": "%s", "started_at": "%s"}\n' "$container_id" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    >"$container_file.tmp" && mv -f "$container_file.tmp" "$container_file"
+fi
 
 # Copies standard input to standard output and to file $1, renamed to $1.1 once it outgrows $2 bytes.
 copy_to() {

@@ -64,6 +64,7 @@ readygate.dev/mode: {{ .Values.mode }}
 {{- $_ := set $engine "api-key-file" (printf "%s/%s" (include "readygate.paths.apiKey" .) .Values.engine.apiKey.secretKey) }}
 {{- end }}
 {{- $evidence := dict "engine-log" (printf "%s/engine.log" (include "readygate.paths.logs" .)) }}
+{{- $_ := set $evidence "engine-container-file" (printf "%s/engine-container.json" (include "readygate.paths.logs" .)) }}
 {{- if eq .Values.mode "preload" }}
 {{- $_ := set $evidence "daemon-log" (printf "%s/daemon.log" (include "readygate.paths.logs" .)) }}
 {{- $_ := set $evidence "daemon-health-url" (printf "http://127.0.0.1:%d/health" (int .Values.preload.healthPort)) }}

@@ -40,6 +40,9 @@ class RestartTrackingTests {
         Path sim = workDir.resolve("engine");
         List<String> args = new ArrayList<>(List.of(
                 "--server.port=0",
+                // Reactor Netty's event loops stop at once when the context closes, not after a 2 s quiet period (the
+                // server has shut down gracefully by then): each test's readygate closes about 2 s sooner.
+                "--spring.reactor.netty.shutdown-quiet-period=0s",
                 "--readygate.engine.base-url=" + engine.baseUrl(),
                 "--readygate.state-dir=" + workDir.resolve("state"),
                 "--readygate.evidence.snapshot-dir=" + sim.resolve("snapshot"),

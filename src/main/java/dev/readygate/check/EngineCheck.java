@@ -9,9 +9,15 @@ import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogSample;
+import dev.readygate.evidence.SnapshotManifest;
 import dev.readygate.probe.EngineCapabilities;
+import dev.readygate.probe.ManifestTrust;
 import dev.readygate.probe.OneShotProbes;
 import dev.readygate.probe.ProbeReport;
+import dev.readygate.restart.EngineArguments;
+import dev.readygate.restart.NodeFacts;
+import dev.readygate.restart.SnapshotMismatch;
+import dev.readygate.restart.SnapshotScope;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -19,7 +25,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -56,11 +66,22 @@ final class EngineCheck {
         if (card == null) {
             return report.build();
         }
-        OneShotProbes.Result probes = new OneShotProbes(properties, client, clock).run(card);
+        // Read before the probes: the canary asks, as the sidecar's does, whether the manifest may vouch for the
+        // engine.
+        EvidenceSources.Reading now = readEvidence();
+        ManifestTrust trust = vllmVersion -> {
+            SnapshotManifest manifest = now.manifest();
+            List<SnapshotMismatch> mismatches =
+                    manifest == null ? List.of() : SnapshotMismatch.of(manifest, nodeFacts(), vllmVersion);
+            return mismatches.isEmpty()
+                    ? null
+                    : mismatches.stream().map(SnapshotMismatch::describe).collect(Collectors.joining("; "));
+        };
+        OneShotProbes.Result probes = new OneShotProbes(properties, client, trust, clock).run(card);
         surface(report, probes.surface(), probes.sample());
         representative(report, probes);
         canary(report, probes);
-        evidence(report, probes.surface());
+        evidence(report, probes.surface(), now);
         probes.surface().problems().forEach(report::problem);
         return report.build();
     }
@@ -229,15 +250,14 @@ final class EngineCheck {
         return report.reason() == null ? report.detail() : report.reason().value() + " (" + report.detail() + ")";
     }
 
-    private void evidence(CheckReport.Builder report, EngineSurface surface) {
+    /** What the preload daemon and the snapshot directory say now. */
+    private EvidenceSources.Reading readEvidence() {
         ReadygateProperties.Evidence evidence = properties.evidence();
-        report.section("restart evidence");
-        report.line("engine log", logEvidence(report, "readygate.evidence.engine-log", evidence.engineLog()));
-        report.line("daemon log", logEvidence(report, "readygate.evidence.daemon-log", evidence.daemonLog()));
         EvidenceSources sources = new EvidenceSources(
                 evidence.snapshotDir(),
                 evidence.daemonHealthUrl(),
                 evidence.daemonSocketDir(),
+                null,
                 null,
                 HttpClient.newBuilder()
                         .connectTimeout(evidence.daemonHealthTimeout())
@@ -246,8 +266,27 @@ final class EngineCheck {
                 Schedulers.boundedElastic(),
                 evidence.daemonHealthTimeout(),
                 Schedulers.parallel());
-        EvidenceSources.Reading now = Objects.requireNonNullElse(
+        return Objects.requireNonNullElse(
                 sources.read(Instant.EPOCH).block(Duration.ofSeconds(10)), EvidenceSources.Reading.none());
+    }
+
+    /** The node's GPU and driver as configured ({@code readygate.node.*}), compared with a snapshot's manifest. */
+    private Map<String, String> nodeFacts() {
+        Map<String, String> node = new LinkedHashMap<>();
+        if (!properties.node().gpuUuid().isBlank()) {
+            node.put(NodeFacts.GPU_UUID, properties.node().gpuUuid());
+        }
+        if (!properties.node().driverVersion().isBlank()) {
+            node.put(NodeFacts.DRIVER_VERSION, properties.node().driverVersion());
+        }
+        return node;
+    }
+
+    private void evidence(CheckReport.Builder report, EngineSurface surface, EvidenceSources.Reading now) {
+        ReadygateProperties.Evidence evidence = properties.evidence();
+        report.section("restart evidence");
+        LogSample engineLog = logEvidence(report, "engine log", "readygate.evidence.engine-log", evidence.engineLog());
+        logEvidence(report, "daemon log", "readygate.evidence.daemon-log", evidence.daemonLog());
         report.line(
                 "daemon health",
                 evidence.daemonHealthUrl() == null
@@ -272,6 +311,9 @@ final class EngineCheck {
                                 + (now.snapshotReleasedAt() == null
                                         ? ""
                                         : ", release.json at " + now.snapshotReleasedAt()));
+        if (snapshotDir != null) {
+            snapshot(report, engineLog, now.manifest(), surface.version());
+        }
         if (surface.dialect() != EngineDialect.VLLM) {
             report.line(
                     "restart paths",
@@ -280,25 +322,79 @@ final class EngineCheck {
         }
     }
 
-    /** What a configured log file holds: how many of vLLM's lines readygate recognizes in its last 4 MB. */
-    private String logEvidence(CheckReport.Builder report, String key, @Nullable Path file) {
+    /**
+     * What a snapshot can restore of this engine (one GPU only: {@link SnapshotScope}) and whether the snapshot
+     * directory's manifest was taken on this GPU, driver and vLLM version: each concern a problem, as {@code /status}
+     * names them. The engine's arguments are its log's latest {@code non-default args}, else the manifest's argv (a
+     * restored engine logs none).
+     */
+    private void snapshot(
+            CheckReport.Builder report,
+            @Nullable LogSample engineLog,
+            @Nullable SnapshotManifest manifest,
+            @Nullable String vllmVersion) {
+        EngineArguments arguments = EngineArguments.parse(engineLog == null ? null : engineLog.lastEngineArgs());
+        if (arguments.unknown() && manifest != null) {
+            arguments = EngineArguments.ofArgv(manifest.engineArgv());
+        }
+        if (arguments.unknown()) {
+            report.line(
+                    "snapshot scope",
+                    "not known: no non-default args in the engine log, no engine_argv in the manifest");
+        } else {
+            List<String> unsupported = SnapshotScope.unsupported(arguments, true);
+            if (unsupported.isEmpty()) {
+                report.line(
+                        "snapshot scope",
+                        "one GPU (tensor, pipeline and data parallel size 1): a snapshot can restore this engine");
+            } else {
+                report.line("snapshot scope", "NOT supported: " + String.join("; ", unsupported));
+                unsupported.forEach(line -> report.problem("unsupported snapshot configuration: " + line));
+            }
+        }
+        if (manifest != null) {
+            List<SnapshotMismatch> mismatches =
+                    SnapshotMismatch.of(manifest, nodeFacts(), Objects.requireNonNullElse(vllmVersion, "unknown"));
+            if (mismatches.isEmpty()) {
+                report.line("snapshot manifest", "taken on this GPU, driver and vLLM version, as far as known");
+            } else {
+                String named =
+                        mismatches.stream().map(SnapshotMismatch::describe).collect(Collectors.joining("; "));
+                report.line("snapshot manifest", "NOT trusted: " + named);
+                report.problem("the snapshot manifest does not match this engine (" + named + "): vLLM refuses such a"
+                        + " restore, and its oracle is not the canary's expected answer");
+            }
+        }
+    }
+
+    /**
+     * What a configured log file holds (how many of vLLM's lines readygate recognizes in its last 4 MB), as the line
+     * {@code label}; the sample read, or null when none was.
+     */
+    private @Nullable LogSample logEvidence(CheckReport.Builder report, String label, String key, @Nullable Path file) {
         if (file == null) {
-            return "not configured (" + key + ")";
+            report.line(label, "not configured (" + key + ")");
+            return null;
         }
         if (!Files.isReadable(file)) {
             report.problem(key + " is " + file + ", which does not exist or cannot be read");
-            return file + ": cannot be read";
+            report.line(label, file + ": cannot be read");
+            return null;
         }
         LogSample sample;
         try {
             sample = LogSample.of(file, clock);
         } catch (IOException e) {
             report.problem(key + " is " + file + ", which cannot be read: " + e.getMessage());
-            return file + ": cannot be read";
+            report.line(label, file + ": cannot be read");
+            return null;
         }
-        return file + ": " + sample.lines() + " lines, "
-                + (sample.recognized().isEmpty()
-                        ? "none of them vLLM's (restart paths cannot be told from it)"
-                        : "vLLM's lines: " + sample.recognized());
+        report.line(
+                label,
+                file + ": " + sample.lines() + " lines, "
+                        + (sample.recognized().isEmpty()
+                                ? "none of them vLLM's (restart paths cannot be told from it)"
+                                : "vLLM's lines: " + sample.recognized()));
+        return sample;
     }
 }

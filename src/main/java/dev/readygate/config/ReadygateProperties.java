@@ -324,6 +324,9 @@ public record ReadygateProperties(
      * @param daemonSocketDir the preload daemon's socket directory ({@code --weight-cache-socket-dir})
      * @param daemonLog the preload daemon's log file (its READY line)
      * @param daemonHealthTimeout how long connecting to the daemon's health URL, and then its answer, may each take
+     * @param engineContainerFile the file the engine container writes when it starts ({@code {"container_start":
+     *     "<id>"}}; the chart's engine entrypoint writes it beside the engine log): tells an engine process restarted
+     *     in its container from a restarted container
      */
     public record Evidence(
             @Nullable Path snapshotDir,
@@ -332,7 +335,8 @@ public record ReadygateProperties(
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
             @Nullable Path daemonLog,
-            @DefaultValue("1s") Duration daemonHealthTimeout) {
+            @DefaultValue("1s") Duration daemonHealthTimeout,
+            @Nullable Path engineContainerFile) {
 
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);
@@ -401,18 +405,23 @@ public record ReadygateProperties(
     }
 
     /**
-     * The node; recorded with every restart.
+     * The node and the pod; recorded with every restart, and compared with the start before to tell what a start
+     * recovered from (a process or container restart, a new pod or node, another GPU or driver).
      *
      * @param name the node's name (the chart passes {@code spec.nodeName})
      * @param gpuName the GPU's name, part of a learned canary baseline's key (logprobs differ by GPU)
-     * @param gpuUuid the GPU's UUID
-     * @param driverVersion the NVIDIA driver version
+     * @param gpuUuid the GPU's UUID, when no GPU reading gives it
+     * @param driverVersion the NVIDIA driver version, when no GPU reading gives it
+     * @param podUid the pod's UID (the chart passes {@code metadata.uid})
+     * @param bootIdFile where the kernel's boot id is read, once at start (a new one after every boot)
      */
     public record Node(
             @DefaultValue("") String name,
             @DefaultValue("unknown") String gpuName,
             @DefaultValue("") String gpuUuid,
-            @DefaultValue("") String driverVersion) {}
+            @DefaultValue("") String driverVersion,
+            @DefaultValue("") String podUid,
+            @DefaultValue("/proc/sys/kernel/random/boot_id") Path bootIdFile) {}
 
     /**
      * GPU memory, read from {@code nvidia-smi} or the DCGM exporter (in that order: the first that works); optional:

@@ -261,7 +261,11 @@ final class EngineLogEvidence implements StartLog {
         EngineStart start = change.start();
         startId = start == null ? null : start.id();
         if (change.current() instanceof EngineState.Down) {
-            wentAway();
+            // readygate's first look finding nothing listening: no engine went away, one may be loading (its header
+            // and load lines so far are its own).
+            if (!(change.previous() instanceof EngineState.Starting)) {
+                wentAway();
+            }
         } else if (over != null && start != null) {
             // A new process nobody saw go away: what was read before it started is not its own.
             opens(start.since());

@@ -89,6 +89,7 @@ class EvidenceConfiguration {
                 evidence.daemonHealthUrl(),
                 evidence.daemonSocketDir(),
                 daemonLog,
+                evidence.engineContainerFile(),
                 HttpClient.newBuilder()
                         .connectTimeout(evidence.daemonHealthTimeout())
                         .build(),

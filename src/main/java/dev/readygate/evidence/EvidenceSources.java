@@ -18,28 +18,58 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The evidence sources besides the log: the snapshot directory ({@code release.json}), the preload daemon's health URL
- * and its socket directory. Each is optional; an unreadable source says nothing rather than failing.
+ * The evidence sources besides the log: the snapshot directory ({@code release.json}, {@code manifest.json}), the
+ * preload daemon's health URL and its socket directory, and the engine container's start id (written by the chart's
+ * engine entrypoint when the container starts). Each is optional; an unreadable source says nothing rather than
+ * failing.
  */
 public final class EvidenceSources {
 
-    /** What the daemon and snapshot sources say now. */
+    /**
+     * What the daemon and snapshot sources say now.
+     *
+     * @param snapshotReleasedAt when {@code release.json} released a restore at or after the start asked about
+     * @param daemonHealthy whether the preload daemon's {@code /health} answered 200 (null: not configured)
+     * @param daemonSockets how many daemon sockets there are (-1: not configured)
+     * @param daemonReadyAt when the daemon's log said it is ready
+     * @param manifest the snapshot's manifest, when there is one
+     */
     public record Reading(
             @Nullable Instant snapshotReleasedAt,
             @Nullable Boolean daemonHealthy,
             int daemonSockets,
-            @Nullable Instant daemonReadyAt) {
+            @Nullable Instant daemonReadyAt,
+            @Nullable SnapshotManifest manifest) {
+
+        /** A reading without a manifest. */
+        public Reading(
+                @Nullable Instant snapshotReleasedAt,
+                @Nullable Boolean daemonHealthy,
+                int daemonSockets,
+                @Nullable Instant daemonReadyAt) {
+            this(snapshotReleasedAt, daemonHealthy, daemonSockets, daemonReadyAt, null);
+        }
 
         /** Nothing known. */
         public static Reading none() {
-            return new Reading(null, null, -1, null);
+            return new Reading(null, null, -1, null, null);
         }
     }
+
+    /**
+     * The engine container's start id, as the chart's engine entrypoint writes it when the container starts
+     * ({@code {"container_start": "<id>", "started_at": "<instant>"}}).
+     *
+     * @param id the start id: a new one for every container start
+     * @param writtenAt when the file was written
+     */
+    public record ContainerStart(String id, Instant writtenAt) {}
 
     private final @Nullable Path snapshotDir;
     private final @Nullable URI daemonHealthUrl;
     private final @Nullable Path daemonSocketDir;
     private final @Nullable DaemonLog daemonLog;
+    private final @Nullable Path engineContainerFile;
     private final HttpClient http;
     private final JsonMapper json;
     private final Scheduler blocking;
@@ -51,6 +81,7 @@ public final class EvidenceSources {
             @Nullable URI daemonHealthUrl,
             @Nullable Path daemonSocketDir,
             @Nullable DaemonLog daemonLog,
+            @Nullable Path engineContainerFile,
             HttpClient http,
             JsonMapper json,
             Scheduler blocking,
@@ -60,6 +91,7 @@ public final class EvidenceSources {
         this.daemonHealthUrl = daemonHealthUrl;
         this.daemonSocketDir = daemonSocketDir;
         this.daemonLog = daemonLog;
+        this.engineContainerFile = engineContainerFile;
         this.http = http;
         this.json = json;
         this.blocking = blocking;
@@ -72,17 +104,85 @@ public final class EvidenceSources {
         Mono<Optional<Boolean>> health = daemonHealthUrl == null
                 ? Mono.just(Optional.empty())
                 : daemonHealth().map(Optional::of);
-        Mono<FileReading> files = Mono.fromCallable(() -> new FileReading(released(since), sockets()))
+        Mono<FileReading> files = Mono.fromCallable(() -> new FileReading(released(since), sockets(), manifest()))
                 .subscribeOn(blocking);
         return Mono.zip(files, health)
                 .map(both -> new Reading(
                         both.getT1().released(),
                         both.getT2().orElse(null),
                         both.getT1().sockets(),
-                        daemonLog == null ? null : daemonLog.readyAt()));
+                        daemonLog == null ? null : daemonLog.readyAt(),
+                        both.getT1().manifest()));
     }
 
-    private record FileReading(@Nullable Instant released, int sockets) {}
+    private record FileReading(
+            @Nullable Instant released,
+            int sockets,
+            @Nullable SnapshotManifest manifest) {}
+
+    /** Whether a snapshot directory is configured. */
+    public boolean snapshotConfigured() {
+        return snapshotDir != null;
+    }
+
+    /** The snapshot's {@code manifest.json}, or null (none configured, none there, or unreadable). Blocking. */
+    public @Nullable SnapshotManifest manifest() {
+        if (snapshotDir == null) {
+            return null;
+        }
+        Path file = snapshotDir.resolve("manifest.json");
+        try {
+            if (!Files.isReadable(file)) {
+                return null;
+            }
+            JsonNode doc = json.readTree(Files.readString(file));
+            if (!doc.isObject()) {
+                return null;
+            }
+            return new SnapshotManifest(
+                    text(doc, "created_at"),
+                    text(doc, "model"),
+                    text(doc, "model_revision"),
+                    doc.path("engine_argv").isArray()
+                            ? doc.path("engine_argv")
+                                    .valueStream()
+                                    .filter(JsonNode::isString)
+                                    .map(JsonNode::asString)
+                                    .toList()
+                            : java.util.List.of(),
+                    text(doc, "vllm_version"),
+                    text(doc, "gpu_uuid"),
+                    text(doc, "gpu_name"),
+                    text(doc, "driver_version"),
+                    text(doc, "cuda_runtime"),
+                    text(doc, "host_id"));
+        } catch (IOException | RuntimeException ex) {
+            return null;
+        }
+    }
+
+    private static @Nullable String text(JsonNode doc, String field) {
+        JsonNode value = doc.get(field);
+        return value == null || value.isNull() || value.isContainer() ? null : value.asString();
+    }
+
+    /** The engine container's start id, or null (not configured, not written yet, or unreadable). Blocking. */
+    public @Nullable ContainerStart engineContainer() {
+        if (engineContainerFile == null) {
+            return null;
+        }
+        try {
+            if (!Files.isReadable(engineContainerFile)) {
+                return null;
+            }
+            Instant written = Files.getLastModifiedTime(engineContainerFile).toInstant();
+            JsonNode doc = json.readTree(Files.readString(engineContainerFile));
+            String id = text(doc, "container_start");
+            return id == null || id.isBlank() ? null : new ContainerStart(id.strip(), written);
+        } catch (IOException | RuntimeException ex) {
+            return null;
+        }
+    }
 
     private Mono<Boolean> daemonHealth() {
         URI url = daemonHealthUrl;

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a log file readygate is pointed at holds, read once (for {@code readygate check}): how many lines its last few
@@ -15,8 +16,12 @@ import java.util.TreeMap;
  *
  * @param lines the lines read
  * @param recognized the vLLM events among them, by kind ({@code LoadingWeights}, {@code ServerVersion}, ...)
+ * @param lastEngineArgs the latest {@code non-default args: {...}} the engine logged (secrets redacted), or null
  */
-public record LogSample(int lines, Map<String, Integer> recognized) {
+public record LogSample(
+        int lines,
+        Map<String, Integer> recognized,
+        @Nullable String lastEngineArgs) {
 
     private static final int MAX_BYTES = 4 << 20;
 
@@ -27,6 +32,7 @@ public record LogSample(int lines, Map<String, Integer> recognized) {
     /** Reads the last 4 MB of {@code file}. */
     public static LogSample of(Path file, Clock clock) throws IOException {
         Map<String, Integer> found = new TreeMap<>();
+        String args = null;
         int lines = 0;
         VllmLogParser parser = new VllmLogParser(clock);
         try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
@@ -41,8 +47,11 @@ public record LogSample(int lines, Map<String, Integer> recognized) {
                 if (event != null) {
                     found.merge(event.getClass().getSimpleName(), 1, Integer::sum);
                 }
+                if (event instanceof LogEvent.NonDefaultArgs logged) {
+                    args = logged.args();
+                }
             }
         }
-        return new LogSample(lines, found);
+        return new LogSample(lines, found, args);
     }
 }

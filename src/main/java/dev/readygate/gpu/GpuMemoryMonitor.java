@@ -123,7 +123,17 @@ public final class GpuMemoryMonitor {
         }
         Map<String, Map<ProcessOwners.Owner, Long>> frozen = new LinkedHashMap<>();
         byOwner.forEach((uuid, owners) -> frozen.put(uuid, Map.copyOf(owners)));
-        return new GpuMemoryView(snapshot.at(), source, snapshot.gpus(), frozen, processes, null, null, failures);
+        return new GpuMemoryView(
+                snapshot.at(),
+                source,
+                snapshot.gpus(),
+                frozen,
+                processes,
+                null,
+                null,
+                failures,
+                snapshot.driverVersion(),
+                snapshot.cudaVersion());
     }
 
     private void publish(GpuMemoryView view) {

@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  * @param failure the named reason of a failed reading (the first source's), or null
  * @param failureDetail a short explanation of the failure
  * @param sourceFailures per source that failed this time, its failure (a reading can succeed from the second source)
+ * @param driverVersion the NVIDIA driver version the reading reported, or null
+ * @param cudaVersion the CUDA version the driver supports, as the reading reported it, or null
  */
 public record GpuMemoryView(
         Instant at,
@@ -28,7 +30,9 @@ public record GpuMemoryView(
         List<OwnedProcess> processes,
         GpuReading.@Nullable Reason failure,
         @Nullable String failureDetail,
-        Map<String, GpuReading.Failure> sourceFailures) {
+        Map<String, GpuReading.Failure> sourceFailures,
+        @Nullable String driverVersion,
+        @Nullable String cudaVersion) {
 
     /**
      * A process holding GPU memory, and who it is.
@@ -56,12 +60,44 @@ public record GpuMemoryView(
                 List.of(),
                 GpuReading.Reason.NOT_CONFIGURED,
                 "neither readygate.gpu.nvidia-smi nor readygate.gpu.dcgm-url is set",
-                Map.of());
+                Map.of(),
+                null,
+                null);
     }
 
     static GpuMemoryView failed(Instant at, Map<String, GpuReading.Failure> failures) {
         GpuReading.Failure first = failures.values().iterator().next();
-        return new GpuMemoryView(at, null, List.of(), Map.of(), List.of(), first.reason(), first.detail(), failures);
+        return new GpuMemoryView(
+                at, null, List.of(), Map.of(), List.of(), first.reason(), first.detail(), failures, null, null);
+    }
+
+    /**
+     * The GPUs the engine runs on, sorted by UUID: those its processes hold memory on, else the one GPU read; empty
+     * when that cannot be told (several GPUs and no engine process among the holders).
+     */
+    public List<String> engineGpus() {
+        List<String> engine = processes.stream()
+                .filter(process -> process.owner() == ProcessOwners.Owner.ENGINE)
+                .map(OwnedProcess::gpuUuid)
+                .distinct()
+                .sorted()
+                .toList();
+        if (!engine.isEmpty()) {
+            return engine;
+        }
+        return gpus.size() == 1 ? List.of(gpus.getFirst().uuid()) : List.of();
+    }
+
+    /** The product name of the engine's GPUs, when they all have the same one. */
+    public @Nullable String engineGpuName() {
+        List<String> engine = engineGpus();
+        List<String> names = gpus.stream()
+                .filter(gpu -> engine.contains(gpu.uuid()))
+                .map(GpuMemory::name)
+                .filter(name -> !name.isBlank())
+                .distinct()
+                .toList();
+        return names.size() == 1 ? names.getFirst() : null;
     }
 
     /** Whether memory was read. */

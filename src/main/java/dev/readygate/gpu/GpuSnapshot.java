@@ -14,12 +14,19 @@ import org.jspecify.annotations.Nullable;
  * @param processes the processes holding GPU memory, in the tool's order (empty when none, or when the source does not
  *     list processes, as the DCGM exporter does not)
  * @param driverVersion the driver version, when the tool reported it
+ * @param cudaVersion the CUDA version the driver supports, when the tool reported it ({@code nvidia-smi -q -x})
  */
 record GpuSnapshot(
         Instant at,
         List<GpuMemory> gpus,
         List<GpuProcess> processes,
-        @Nullable String driverVersion) {
+        @Nullable String driverVersion,
+        @Nullable String cudaVersion) {
+
+    /** A snapshot from a tool that does not report the CUDA version. */
+    GpuSnapshot(Instant at, List<GpuMemory> gpus, List<GpuProcess> processes, @Nullable String driverVersion) {
+        this(at, gpus, processes, driverVersion, null);
+    }
 
     public GpuSnapshot {
         gpus = List.copyOf(gpus);
@@ -38,6 +45,7 @@ record GpuSnapshot(
                 processes.stream()
                         .filter(process -> wanted.contains(process.gpuUuid()))
                         .toList(),
-                driverVersion);
+                driverVersion,
+                cudaVersion);
     }
 }

@@ -98,6 +98,7 @@ public final class NvidiaSmiParser {
                 throw new UnexpectedOutput("root element <" + root.getTagName() + ">, not <nvidia_smi_log>");
             }
             String driverVersion = optional(childText(root, "driver_version"));
+            String cudaVersion = optional(childText(root, "cuda_version"));
             List<GpuMemory> gpus = new ArrayList<>();
             List<GpuProcess> processes = new ArrayList<>();
             for (Element gpu : children(root, "gpu")) {
@@ -113,7 +114,7 @@ public final class NvidiaSmiParser {
             if (gpus.isEmpty()) {
                 throw new UnexpectedOutput("no <gpu> element");
             }
-            return new GpuReading.Success(new GpuSnapshot(at, gpus, processes, driverVersion));
+            return new GpuReading.Success(new GpuSnapshot(at, gpus, processes, driverVersion, cudaVersion));
         } catch (UnexpectedOutput ex) {
             return unexpected(ex.getMessage());
         }

@@ -338,6 +338,12 @@ public final class MemorySignals {
             serving = weights;
             previous = beforeSwitch.checkpoint();
         } else if (daemon.holdsOtherThan(checkpoint)) {
+            if (daemon.checkpoint() == null && daemon.proof().wrongWeightsFromCache()) {
+                // A hit that served another checkpoint's weights (same layout, same fingerprint: vLLM issue #59647)
+                // is wrong weights, which the canary names; a checkpoint left over from a switch never passes the
+                // fingerprint (it includes the revision), so this is no stale cache.
+                return null;
+            }
             serving = 0;
             previous = daemon.checkpoint() != null
                     ? daemon.checkpoint()

@@ -23,13 +23,16 @@ import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import dev.readygate.restart.CanaryMismatched;
 import dev.readygate.restart.CycleMemory;
+import dev.readygate.restart.EngineArguments;
 import dev.readygate.restart.FallbackReason;
 import dev.readygate.restart.Outcome;
 import dev.readygate.restart.Phase;
+import dev.readygate.restart.RecoveryKind;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartRecorded;
 import dev.readygate.restart.RestartTracker;
+import dev.readygate.restart.SnapshotMismatch;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.github.resilience4j.micrometer.tagged.TaggedRateLimiterMetrics;
@@ -41,7 +44,6 @@ import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -133,6 +135,22 @@ class ReadygateMetrics {
     /** 1, with the engine's vLLM version and model and readygate's version as tags. */
     public static final String ENGINE_INFO = "readygate.engine.info";
 
+    /**
+     * 1, with the release of the engine's latest recorded start as tags: {@code vllm_version}, {@code revision} and
+     * {@code config} (the configuration hash of {@code /status}'s comparison). One series per pod: joined on the pod
+     * with the readiness latency histogram, it compares restart paths across a fleet by release.
+     */
+    public static final String ENGINE_RELEASE_INFO = "readygate.engine.release.info";
+
+    /** Engine starts by recovery kind and restart path, tags {@code recovery} ({@link RecoveryKind}) and {@code path}. */
+    public static final String ENGINE_RECOVERIES = "readygate.engine.recoveries";
+
+    /**
+     * Snapshot restores whose manifest was taken on another GPU, driver or vLLM version than the engine's, tag
+     * {@code field} ({@code gpu_uuid}, {@code driver_version}, {@code vllm_version}); such a manifest does not vouch.
+     */
+    public static final String SNAPSHOT_MANIFEST_MISMATCHES = "readygate.snapshot.manifest.mismatches";
+
     private static final Duration[] LATENCY_BUCKETS = java.util.stream.Stream.of(
                     1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1200, 1800, 2700, 3600)
             .map(Duration::ofSeconds)
@@ -167,6 +185,9 @@ class ReadygateMetrics {
     private final MeterRegistry registry;
     private final AtomicReference<MemoryAssessment> memory = new AtomicReference<>(MemoryAssessment.NONE);
     private final MultiGauge engineInfo;
+    private final MultiGauge releaseInfo;
+    private final Map<RecoveryKind, Map<RestartPath, Counter>> recoveries = new EnumMap<>(RecoveryKind.class);
+    private final Map<SnapshotMismatch.Field, Counter> manifestMismatches = new EnumMap<>(SnapshotMismatch.Field.class);
     private final MultiGauge gpuMemory;
     private final String readygateVersion;
     private final Map<EngineState.Kind, Map<EngineState.Kind, Counter>> transitions =
@@ -222,6 +243,11 @@ class ReadygateMetrics {
                 .register(registry);
         engineInfo.register(List.of(MultiGauge.Row.of(
                 Tags.of("vllm_version", "unknown", "model", "unknown", "readygate_version", readygateVersion), 1)));
+        this.releaseInfo = MultiGauge.builder(ENGINE_RELEASE_INFO)
+                .description("The release of the engine's latest recorded start: vLLM version, model revision and"
+                        + " configuration hash")
+                .register(registry);
+        releaseInfo.register(List.of(MultiGauge.Row.of(release(null, null, EngineArguments.UNKNOWN_CONFIGURATION), 1)));
         TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuitBreakers).bindTo(registry);
         TaggedRateLimiterMetrics.ofRateLimiterRegistry(rateLimiters).bindTo(registry);
     }
@@ -354,6 +380,28 @@ class ReadygateMetrics {
                             phases,
                             counter(CANARY_MISMATCHES, "Canary mismatches by restart path", "path", path.value())));
         }
+        for (RecoveryKind kind : RecoveryKind.values()) {
+            Map<RestartPath, Counter> byPath = new EnumMap<>(RestartPath.class);
+            for (RestartPath path : RestartPath.values()) {
+                byPath.put(
+                        path,
+                        Counter.builder(ENGINE_RECOVERIES)
+                                .description("Engine starts by what they recovered from and restart path")
+                                .tag("recovery", kind.value())
+                                .tag("path", path.value())
+                                .register(registry));
+            }
+            recoveries.put(kind, byPath);
+        }
+        for (SnapshotMismatch.Field field : SnapshotMismatch.Field.values()) {
+            manifestMismatches.put(
+                    field,
+                    counter(
+                            SNAPSHOT_MANIFEST_MISMATCHES,
+                            "Snapshot restores whose manifest names another GPU, driver or vLLM version",
+                            "field",
+                            field.value()));
+        }
         for (FallbackReason reason : FallbackReason.values()) {
             fallbacks.put(
                     reason, counter(PRELOAD_FALLBACKS, "Preload fallbacks to disk loading", "reason", reason.value()));
@@ -475,6 +523,14 @@ class ReadygateMetrics {
                                 "readygate_version", readygateVersion),
                         1)),
                 true);
+        releaseInfo.register(
+                List.of(MultiGauge.Row.of(
+                        release(
+                                record.vllmVersion(),
+                                record.revision(),
+                                record.arguments().configurationHash()),
+                        1)),
+                true);
         if (!recorded.completed() || !record.comparable()) {
             // A start readygate did not see begin is no engine start: its latency would be the engine's uptime.
             return;
@@ -484,23 +540,27 @@ class ReadygateMetrics {
         if (record.outcome() == Outcome.FAILED) {
             meters.failures().increment();
         }
+        recoveries.get(record.recovery().kind()).get(record.path()).increment();
+        record.snapshotMismatches()
+                .forEach(mismatch -> manifestMismatches.get(mismatch.field()).increment());
         if (record.readinessLatency() != null) {
             meters.readinessLatency().record(record.readinessLatency());
         }
-        Instant previous = null;
-        for (Phase phase : Phase.values()) {
-            Instant at = record.phases().get(phase);
-            if (at == null) {
-                continue;
-            }
-            if (previous != null && !at.isBefore(previous)) {
-                meters.phases().get(phase).record(Duration.between(previous, at));
-            }
-            previous = at;
-        }
+        record.phaseDurations()
+                .forEach((phase, duration) -> meters.phases().get(phase).record(duration));
         if (record.path() == RestartPath.PRELOAD_FALLBACK) {
             fallbacks.get(FallbackReason.of(record.fallbackReason())).increment();
         }
+    }
+
+    private static Tags release(@Nullable String vllmVersion, @Nullable String revision, String config) {
+        return Tags.of(
+                "vllm_version",
+                vllmVersion == null ? "unknown" : vllmVersion,
+                "revision",
+                revision == null ? "unknown" : revision,
+                "config",
+                config);
     }
 
     @EventListener

@@ -121,25 +121,38 @@ final class CanaryProbe {
                 answer.tokenLogprobs().isEmpty() ? null : answer.tokenLogprobs().getFirst());
         BaselineKey key = key(card, vllmVersion);
         // Reading the manifest and the baseline store is file I/O: off the event loop.
-        return Mono.fromCallable(() -> expectation(key))
-                .subscribeOn(blocking)
-                .map(java.util.Optional::of)
-                .defaultIfEmpty(java.util.Optional.empty())
-                .flatMap(expected -> {
-                    CanaryExpectation expectation = expected.orElse(null);
-                    if (expectation != null && expectation.matches(actual)) {
-                        return Mono.just(matched(expectation, actual, false));
-                    }
-                    // A different answer, or one to learn from: was the engine alone with the canary?
-                    return underLoad(before)
-                            .flatMap(loaded -> Mono.fromCallable(() -> expectation == null
-                                            ? learnOrPass(key, actual, loaded)
-                                            : loaded && expectation.matchesUnderLoad(actual, config.maxTokens() == 1)
-                                                    ? matched(expectation, actual, true)
-                                                    : mismatch(expectation, actual, loaded))
-                                    .subscribeOn(blocking));
+        // A manifest taken on another GPU, driver or vLLM version is named, and its oracle does not vouch.
+        return Mono.fromCallable(() -> {
+                    String distrusted = config.configured() || !oracleApplies() ? null : oracle.distrust(vllmVersion);
+                    return new Expected(expectation(key, distrusted == null), distrusted);
                 })
+                .subscribeOn(blocking)
+                .flatMap(expected -> decide(key, expected.expectation(), actual, before)
+                        .map(report -> withDistrust(report, expected.distrusted())))
                 .map(report -> report.withMeasurement(measurement));
+    }
+
+    /** The expectation, and why the snapshot manifest's oracle was not used (null when it was, or did not apply). */
+    private record Expected(
+            @Nullable CanaryExpectation expectation,
+            @Nullable String distrusted) {}
+
+    private Mono<ProbeReport> decide(
+            BaselineKey key,
+            @Nullable CanaryExpectation expectation,
+            CanaryAnswer actual,
+            @Nullable EngineMetricsSample before) {
+        if (expectation != null && expectation.matches(actual)) {
+            return Mono.just(matched(expectation, actual, false));
+        }
+        // A different answer, or one to learn from: was the engine alone with the canary?
+        return underLoad(before)
+                .flatMap(loaded -> Mono.fromCallable(() -> expectation == null
+                                ? learnOrPass(key, actual, loaded)
+                                : loaded && expectation.matchesUnderLoad(actual, config.maxTokens() == 1)
+                                        ? matched(expectation, actual, true)
+                                        : mismatch(expectation, actual, loaded))
+                        .subscribeOn(blocking));
     }
 
     /**
@@ -185,7 +198,23 @@ final class CanaryProbe {
                 new CanaryComparison(expectation.source(), expectation.answer(), actual, false));
     }
 
-    private @Nullable CanaryExpectation expectation(BaselineKey key) {
+    /** A report whose detail also says why the snapshot manifest's oracle was not used. */
+    private static ProbeReport withDistrust(ProbeReport report, @Nullable String distrusted) {
+        if (distrusted == null) {
+            return report;
+        }
+        return new ProbeReport(
+                report.kind(),
+                report.at(),
+                report.outcome(),
+                report.reason(),
+                report.detail() + "; the snapshot manifest's oracle was not used (" + distrusted + ")",
+                report.latched(),
+                report.measurement(),
+                report.canary());
+    }
+
+    private @Nullable CanaryExpectation expectation(BaselineKey key, boolean manifestTrusted) {
         if (config.configured()) {
             return new CanaryExpectation(
                     CanaryExpectation.Source.CONFIGURATION,
@@ -193,7 +222,7 @@ final class CanaryProbe {
                     config.logprobTolerance(),
                     config.logprobToleranceUnderLoad());
         }
-        if (oracleApplies()) {
+        if (manifestTrusted && oracleApplies()) {
             CanaryAnswer fromManifest = oracle.read();
             if (fromManifest != null) {
                 return new CanaryExpectation(

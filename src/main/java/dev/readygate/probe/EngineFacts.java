@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  * @param firstSample the first usable {@code /metrics} scrape of this start
  * @param lastSample the latest usable scrape (one that failed or had none of the series readygate reads is not kept:
  *     {@code metricsEvidence} says so)
+ * @param lastSampleAt when the latest usable scrape was answered
  * @param capabilities what the engine offers (its dialect and endpoints, as discovery found them)
  * @param lastHeavy when the heavy probes last ran
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
@@ -36,6 +37,7 @@ public record EngineFacts(
         @Nullable String vllmVersion,
         @Nullable EngineMetricsSample firstSample,
         @Nullable EngineMetricsSample lastSample,
+        @Nullable Instant lastSampleAt,
         EngineCapabilities capabilities,
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
@@ -52,6 +54,7 @@ public record EngineFacts(
     public static EngineFacts fresh(String startId) {
         return new EngineFacts(
                 startId,
+                null,
                 null,
                 null,
                 null,
@@ -82,6 +85,7 @@ public record EngineFacts(
             if (evidence.usable()) {
                 draft.firstSample = firstSample == null ? sample : firstSample;
                 draft.lastSample = sample;
+                draft.lastSampleAt = at;
             }
         });
     }
@@ -151,6 +155,7 @@ public record EngineFacts(
                 draft.vllmVersion,
                 draft.firstSample,
                 draft.lastSample,
+                draft.lastSampleAt,
                 draft.capabilities,
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
@@ -174,6 +179,9 @@ public record EngineFacts(
 
         @Nullable
         EngineMetricsSample lastSample;
+
+        @Nullable
+        Instant lastSampleAt;
 
         EngineCapabilities capabilities;
 
@@ -199,6 +207,7 @@ public record EngineFacts(
             vllmVersion = facts.vllmVersion;
             firstSample = facts.firstSample;
             lastSample = facts.lastSample;
+            lastSampleAt = facts.lastSampleAt;
             capabilities = facts.capabilities;
             lastHeavy = facts.lastHeavy;
             successesAtLastHeavy = facts.successesAtLastHeavy;

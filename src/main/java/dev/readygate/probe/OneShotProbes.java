@@ -26,6 +26,7 @@ public final class OneShotProbes {
 
     private final ReadygateProperties properties;
     private final EngineClient client;
+    private final ManifestTrust manifestTrust;
     private final Clock clock;
 
     /**
@@ -54,9 +55,15 @@ public final class OneShotProbes {
             @Nullable Boolean canaryStable,
             String canaryExpected) {}
 
-    public OneShotProbes(ReadygateProperties properties, EngineClient client, Clock clock) {
+    /**
+     * @param manifestTrust whether the snapshot manifest may give the canary its expected answer (as the sidecar asks
+     *     before it uses the manifest's oracle)
+     */
+    public OneShotProbes(
+            ReadygateProperties properties, EngineClient client, ManifestTrust manifestTrust, Clock clock) {
         this.properties = properties;
         this.client = client;
+        this.manifestTrust = manifestTrust;
         this.clock = clock;
     }
 
@@ -91,6 +98,7 @@ public final class OneShotProbes {
                     facts,
                     new CanaryBaselineStore(state, JsonMapper.builder().build()),
                     () -> StartTrust.Trust.UNTRUSTED,
+                    manifestTrust,
                     clock);
             first = canary == null
                     ? null

@@ -132,12 +132,13 @@ class ProbeConfiguration {
             RateLimiter heavyProbeRateLimiter,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
+            ManifestTrust manifestTrust,
             ApplicationEventPublisher publisher,
             Clock clock,
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
         RepresentativeProbe representative = representativeProbe(properties, client, facts, clock);
-        CanaryProbe canary = canaryProbe(properties, client, facts, baselines, startTrust, clock);
+        CanaryProbe canary = canaryProbe(properties, client, facts, baselines, startTrust, manifestTrust, clock);
         Verifier verifier = new Verifier(
                 representative,
                 canary,
@@ -177,6 +178,7 @@ class ProbeConfiguration {
             EngineFactsHolder facts,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
+            ManifestTrust manifestTrust,
             Clock clock) {
         ReadygateProperties.Probe probe = properties.probe();
         return probe.canary().enabled()
@@ -187,7 +189,8 @@ class ProbeConfiguration {
                         facts,
                         new SnapshotOracle(
                                 properties.evidence().snapshotDir(),
-                                JsonMapper.builder().build()),
+                                JsonMapper.builder().build(),
+                                manifestTrust),
                         baselines,
                         startTrust,
                         clock,

@@ -13,7 +13,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The oracle in a CRIU snapshot's {@code manifest.json} ({@code oracle_token_ids}, {@code oracle_text},
  * {@code oracle_sampled_token_logprob}): the answer vLLM's restore itself checks, for the request it replays ("The
- * capital of France is", one token, temperature 0, seed 0). Blocking file I/O.
+ * capital of France is", one token, temperature 0, seed 0). Blocking file I/O. A manifest taken on another GPU, driver
+ * or vLLM version than the engine's ({@link ManifestTrust}) gives no answer to trust.
  */
 final class SnapshotOracle {
 
@@ -24,10 +25,21 @@ final class SnapshotOracle {
 
     private final @Nullable Path snapshotDir;
     private final JsonMapper json;
+    private final ManifestTrust trust;
 
     public SnapshotOracle(@Nullable Path snapshotDir, JsonMapper json) {
+        this(snapshotDir, json, ManifestTrust.ALWAYS);
+    }
+
+    public SnapshotOracle(@Nullable Path snapshotDir, JsonMapper json, ManifestTrust trust) {
         this.snapshotDir = snapshotDir;
         this.json = json;
+        this.trust = trust;
+    }
+
+    /** Why the manifest must not vouch for an engine of {@code vllmVersion} here, or null when it may. Blocking. */
+    public @Nullable String distrust(String vllmVersion) {
+        return snapshotDir == null ? null : trust.distrust(vllmVersion);
     }
 
     /** The oracle answer, or null when no snapshot directory is configured or its manifest has none. */

@@ -3,7 +3,9 @@ package dev.readygate.restart;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.StartLog;
+import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.probe.EngineFactsHolder;
+import dev.readygate.probe.ManifestTrust;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.Store;
@@ -28,6 +30,7 @@ import org.springframework.boot.info.BuildProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -89,6 +92,24 @@ class RestartConfiguration implements DisposableBean {
         }
     }
 
+    /** Where each start runs; the boot id is read once, here. */
+    @Bean
+    HostFacts hostFacts(ReadygateProperties properties, EvidenceSources sources, GpuMemoryMonitor gpu) {
+        return new HostFacts(
+                properties.node(),
+                properties.gpu().uuids(),
+                HostFacts.bootId(properties.node().bootIdFile()),
+                sources,
+                gpu,
+                Schedulers.boundedElastic());
+    }
+
+    /** The canary's question whether the snapshot manifest may vouch for this engine on this node. */
+    @Bean
+    ManifestTrust manifestTrust(EvidenceSources sources, HostFacts hosts) {
+        return new SnapshotManifestTrust(sources, hosts);
+    }
+
     @Bean
     RestartTracker restartTracker(
             ReadygateProperties properties,
@@ -96,6 +117,7 @@ class RestartConfiguration implements DisposableBean {
             StartLog startLog,
             EvidenceSources sources,
             RestartRecords records,
+            HostFacts hosts,
             ApplicationEventPublisher publisher,
             ObjectProvider<BuildProperties> build,
             EngineStateMachine machine,
@@ -106,7 +128,9 @@ class RestartConfiguration implements DisposableBean {
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
                 node(properties.node()));
         return new RestartTracker(
-                new StartRecorder(facts, startLog, sources, records, publisher::publishEvent, stamp), machine, clock);
+                new StartRecorder(facts, startLog, sources, records, hosts, publisher::publishEvent, stamp),
+                machine,
+                clock);
     }
 
     private static Map<String, String> node(ReadygateProperties.Node node) {

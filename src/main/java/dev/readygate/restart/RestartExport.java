@@ -18,7 +18,7 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The restart history's exports ({@code /status/restarts.json}, {@code /status/restarts.csv}), streamed: memory stays
  * bounded whatever the history's size. The history's files are opened and indexed first (the place of each kept
- * record, about 200 bytes each, {@link RestartHistory#export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
+ * record, about 200 bytes each, {@code RestartHistory.export()}: 4 MiB for the default ceiling's 19,000 records); then the body is written record by record,
  * each read again from its line, rendered and handed on as its own buffer, as fast as the client takes them
  * (backpressure: a slow client holds the reading back, not the heap). A query picks which records: {@code since} (an
  * instant: records of engine starts at or after it; or a record id: the records after that one) and {@code limit}
@@ -154,9 +154,33 @@ public final class RestartExport {
         });
     }
 
-    private Streamed streamed(
-            RestartHistory.Export export, Format format, Query query, Function<RestartRecord, byte[]> render) {
-        List<RestartHistory.Location> all = export.locations();
+    /**
+     * The comparison of the chosen records ({@code since} and {@code limit} as for the exports), each read from its line
+     * and folded in as it is read (off the event loop): only the figures stay in memory, never the records.
+     */
+    public Mono<RestartComparison> comparison(Query query) {
+        return Mono.fromCallable(() -> {
+                    try (HistoryExport export = history.export()) {
+                        RestartComparison.Builder comparison = new RestartComparison.Builder();
+                        for (HistoryExport.Location location :
+                                chosen(export, query).records()) {
+                            RestartRecord record = export.read(location);
+                            if (record != null) {
+                                comparison.add(record);
+                            }
+                        }
+                        return comparison.build();
+                    }
+                })
+                .subscribeOn(blocking);
+    }
+
+    /** The locations a query picks, and where the next page would start. */
+    private record Chosen(
+            List<HistoryExport.Location> records, @Nullable String continueAfter) {}
+
+    private static Chosen chosen(HistoryExport export, Query query) {
+        List<HistoryExport.Location> all = export.locations();
         int from = 0;
         if (query.after() != null) {
             from = -1;
@@ -170,7 +194,7 @@ public final class RestartExport {
                 throw new UnknownRecordException(query.after());
             }
         }
-        List<RestartHistory.Location> chosen = all.subList(from, all.size());
+        List<HistoryExport.Location> chosen = all.subList(from, all.size());
         if (query.since() != null) {
             Instant since = query.since();
             chosen = chosen.stream()
@@ -182,21 +206,28 @@ public final class RestartExport {
             chosen = chosen.subList(0, query.limit());
             continueAfter = chosen.getLast().id();
         }
-        List<RestartHistory.Location> records = chosen;
+        return new Chosen(chosen, continueAfter);
+    }
+
+    private Streamed streamed(
+            HistoryExport export, Format format, Query query, Function<RestartRecord, byte[]> render) {
+        Chosen chosen = chosen(export, query);
+        String continueAfter = chosen.continueAfter();
+        List<HistoryExport.Location> records = chosen.records();
         Flux<DataBuffer> body = Flux.using(
                 () -> export,
                 opened -> Flux.concat(
                         Mono.fromSupplier(() -> buffer(format.prefix.getBytes(StandardCharsets.UTF_8))),
                         rows(opened, records, format, render),
                         Mono.fromSupplier(() -> buffer(format.suffix.getBytes(StandardCharsets.UTF_8)))),
-                RestartHistory.Export::close);
+                HistoryExport::close);
         return new Streamed(records.size(), continueAfter, body.subscribeOn(blocking));
     }
 
     /** One buffer per record, read and rendered only when the client asks for more. */
     private static Flux<DataBuffer> rows(
-            RestartHistory.Export export,
-            List<RestartHistory.Location> records,
+            HistoryExport export,
+            List<HistoryExport.Location> records,
             Format format,
             Function<RestartRecord, byte[]> render) {
         byte[] separator = format.separator.getBytes(StandardCharsets.UTF_8);

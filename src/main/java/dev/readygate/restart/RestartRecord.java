@@ -4,6 +4,7 @@ import dev.readygate.readiness.StartSource;
 import dev.readygate.secret.SecretRedaction;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -42,8 +43,13 @@ import org.jspecify.annotations.Nullable;
  * @param kvCacheSizeTokens {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}
  * @param probeConfigHash a hash of readygate's probe configuration (a changed probe is not a changed engine)
  * @param readygateVersion readygate's version
- * @param node facts about the node: {@code node_name}, {@code gpu_uuid}, {@code driver_version} when known
+ * @param node where the start ran ({@link NodeFacts}): {@code node_name}, {@code pod_uid}, {@code boot_id},
+ *     {@code engine_container}, {@code gpu_uuid}, {@code gpu_name}, {@code driver_version}, {@code cuda_version}, each
+ *     when known
  * @param memory GPU memory before the start, at readiness and after the stop
+ * @param recovery what the start recovered from, compared with the start before it
+ * @param stop how the start ended and the requests in flight it lost, once it ended
+ * @param snapshotMismatches for a snapshot restore, the manifest's identity fields that differ from this engine and node
  */
 public record RestartRecord(
         String id,
@@ -70,7 +76,10 @@ public record RestartRecord(
         String probeConfigHash,
         String readygateVersion,
         Map<String, String> node,
-        CycleMemory memory) {
+        CycleMemory memory,
+        Recovery recovery,
+        @Nullable Stop stop,
+        List<SnapshotMismatch> snapshotMismatches) {
 
     public RestartRecord {
         // Text from the engine's log: no record, kept or shown, ever holds a secret (SecretRedaction).
@@ -81,10 +90,78 @@ public record RestartRecord(
         phases = Map.copyOf(phases);
         loggedDurations = Map.copyOf(loggedDurations);
         node = Map.copyOf(node);
+        snapshotMismatches = List.copyOf(snapshotMismatches);
+    }
+
+    /** A record without a recovery kind, a stop or snapshot mismatches (as records were before readygate kept them). */
+    public RestartRecord(
+            String id,
+            Instant engineStart,
+            StartSource engineStartSource,
+            boolean firstSeen,
+            RestartPath path,
+            List<String> evidence,
+            @Nullable String fallbackReason,
+            boolean wrongWeightsFromCache,
+            Map<Phase, Instant> phases,
+            Map<String, Double> loggedDurations,
+            Outcome outcome,
+            @Nullable String notReadyReason,
+            @Nullable String startFailure,
+            @Nullable Duration readinessLatency,
+            @Nullable String vllmVersion,
+            @Nullable String engineArgs,
+            @Nullable String model,
+            @Nullable String modelRoot,
+            @Nullable String revision,
+            @Nullable Integer maxModelLen,
+            @Nullable Long kvCacheSizeTokens,
+            String probeConfigHash,
+            String readygateVersion,
+            Map<String, String> node,
+            CycleMemory memory) {
+        this(
+                id,
+                engineStart,
+                engineStartSource,
+                firstSeen,
+                path,
+                evidence,
+                fallbackReason,
+                wrongWeightsFromCache,
+                phases,
+                loggedDurations,
+                outcome,
+                notReadyReason,
+                startFailure,
+                readinessLatency,
+                vllmVersion,
+                engineArgs,
+                model,
+                modelRoot,
+                revision,
+                maxModelLen,
+                kvCacheSizeTokens,
+                probeConfigHash,
+                readygateVersion,
+                node,
+                memory,
+                Recovery.UNKNOWN,
+                null,
+                List.of());
     }
 
     /** This record with other memory moments. */
     public RestartRecord withMemory(CycleMemory memory) {
+        return with(memory, stop);
+    }
+
+    /** This record with how it ended. */
+    public RestartRecord withStop(@Nullable Stop stop) {
+        return with(memory, stop);
+    }
+
+    private RestartRecord with(CycleMemory memory, @Nullable Stop stop) {
         return new RestartRecord(
                 id,
                 engineStart,
@@ -110,7 +187,35 @@ public record RestartRecord(
                 probeConfigHash,
                 readygateVersion,
                 node,
-                memory);
+                memory,
+                recovery,
+                stop,
+                snapshotMismatches);
+    }
+
+    /**
+     * How long each phase reached took from the phase reached before it, in the order of the phases (a phase dated
+     * before its predecessor, as clocks may have it, is left out).
+     */
+    public Map<Phase, Duration> phaseDurations() {
+        Map<Phase, Duration> durations = new EnumMap<>(Phase.class);
+        Instant previous = null;
+        for (Phase phase : Phase.values()) {
+            Instant at = phases.get(phase);
+            if (at == null) {
+                continue;
+            }
+            if (previous != null && !at.isBefore(previous)) {
+                durations.put(phase, Duration.between(previous, at));
+            }
+            previous = at;
+        }
+        return durations;
+    }
+
+    /** The engine's arguments by name: its {@code non-default args} line. */
+    public EngineArguments arguments() {
+        return EngineArguments.parse(engineArgs);
     }
 
     /**

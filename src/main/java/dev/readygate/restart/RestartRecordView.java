@@ -1,11 +1,8 @@
 package dev.readygate.restart;
 
 import dev.readygate.gpu.MemoryMoment;
-import dev.readygate.gpu.ProcessOwners;
-import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,9 +29,6 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class RestartRecordView {
 
-    /** The CSV's header: one column per field, per phase ({@code <phase>_seconds}) and per memory figure. */
-    static final List<String> CSV_HEADER = csvHeader();
-
     private final RestartRecord record;
 
     public RestartRecordView(RestartRecord record) {
@@ -43,24 +37,19 @@ public final class RestartRecordView {
 
     /** The records as CSV: the header and one row per record. */
     public static String csv(List<RestartRecord> records) {
-        StringBuilder csv = new StringBuilder();
-        csvLine(csv, CSV_HEADER);
-        records.forEach(record -> csvLine(csv, new RestartRecordView(record).csvRow()));
+        StringBuilder csv = new StringBuilder(RecordCsv.headerLine());
+        records.forEach(record -> csv.append(new RestartRecordView(record).csvLine()));
         return csv.toString();
     }
 
     /** The CSV header line, with its CRLF: how a streamed export starts. */
     static String csvHeaderLine() {
-        StringBuilder csv = new StringBuilder();
-        csvLine(csv, CSV_HEADER);
-        return csv.toString();
+        return RecordCsv.headerLine();
     }
 
     /** This record's CSV row, with its CRLF: one record of a streamed export. */
     String csvLine() {
-        StringBuilder csv = new StringBuilder();
-        csvLine(csv, csvRow());
-        return csv.toString();
+        return RecordCsv.line(RecordCsv.row(record, phaseOffsets(), moments().values()));
     }
 
     /** The records as a JSON array of the history's objects. */
@@ -83,7 +72,7 @@ public final class RestartRecordView {
     }
 
     /** The memory moments, in the order of a cycle, by their names in the JSON. */
-    private Map<String, @Nullable MemoryMoment> moments() {
+    Map<String, @Nullable MemoryMoment> moments() {
         Map<String, @Nullable MemoryMoment> moments = new LinkedHashMap<>();
         moments.put("beforeStart", record.memory().beforeStart());
         moments.put("atReady", record.memory().atReady());
@@ -135,6 +124,30 @@ public final class RestartRecordView {
         new TreeMap<>(record.node()).forEach(facts::put);
         ObjectNode memory = node.putObject("memory");
         moments().forEach((name, moment) -> jsonMoment(memory, name, moment));
+        ObjectNode recovery = node.putObject("recovery");
+        recovery.put("kind", record.recovery().kind().value());
+        ArrayNode changes = recovery.putArray("changes");
+        record.recovery().changes().forEach(changes::add);
+        Stop stop = record.stop();
+        if (stop == null) {
+            node.putNull("stop");
+        } else {
+            ObjectNode stopped = node.putObject("stop");
+            stopped.put("at", stop.at().toString());
+            stopped.put("how", stop.how().value());
+            stopped.put("requestsRunning", stop.requestsRunning());
+            stopped.put("requestsWaiting", stop.requestsWaiting());
+            stopped.put(
+                    "observedAt",
+                    stop.observedAt() == null ? null : stop.observedAt().toString());
+        }
+        ArrayNode mismatches = node.putArray("snapshotMismatches");
+        record.snapshotMismatches()
+                .forEach(mismatch -> mismatches
+                        .addObject()
+                        .put("field", mismatch.field().value())
+                        .put("manifest", mismatch.manifest())
+                        .put("current", mismatch.current()));
         return node;
     }
 
@@ -200,6 +213,41 @@ public final class RestartRecordView {
         Map<String, Object> memory = new LinkedHashMap<>();
         moments().forEach((name, moment) -> memory.put(name, moment == null ? null : statusMoment(moment)));
         out.put("memory", memory);
+        Map<String, Object> recovery = new LinkedHashMap<>();
+        recovery.put("kind", record.recovery().kind().value());
+        recovery.put("words", record.recovery().kind().words());
+        recovery.put("changes", record.recovery().changes());
+        recovery.put("snapshotAfterChange", record.recovery().snapshotAfterChange(record.path(), record.outcome()));
+        out.put("recovery", recovery);
+        out.put("stop", statusStop(record.stop()));
+        out.put(
+                "snapshotMismatches",
+                record.snapshotMismatches().stream()
+                        .map(SnapshotMismatch::describe)
+                        .toList());
+        out.put("configuration", record.arguments().configurationHash());
+        return out;
+    }
+
+    /** How the start ended and the requests it lost; null while it runs. */
+    private static @Nullable Map<String, Object> statusStop(@Nullable Stop stop) {
+        if (stop == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("at", stop.at().toString());
+        out.put("how", stop.how().value());
+        out.put("requestsRunning", stop.requestsRunning());
+        out.put("requestsWaiting", stop.requestsWaiting());
+        out.put(
+                "observedAt",
+                stop.observedAt() == null ? null : stop.observedAt().toString());
+        Double lost = stop.requestsLost();
+        out.put(
+                "workLost",
+                lost == null
+                        ? "not known: the engine's /metrics gave no request counts"
+                        : Math.round(lost) + " request(s) in flight were lost (no restart path resumes them)");
         return out;
     }
 
@@ -221,110 +269,5 @@ public final class RestartRecordView {
 
     private static double millisecondSeconds(Duration duration) {
         return duration.toMillis() / 1000.0;
-    }
-
-    // ---- the CSV
-
-    private static List<String> csvHeader() {
-        List<String> header = new ArrayList<>(List.of((""
-                        + "id,engine_start,engine_start_source,first_seen,comparable,path,fallback_reason,"
-                        + "wrong_weights_from_cache,outcome,not_ready_reason,start_failure,readiness_latency_seconds")
-                .split(",")));
-        for (Phase phase : Phase.values()) {
-            header.add(phase.value() + "_seconds");
-        }
-        header.addAll(List.of((""
-                        + "weights_loading_seconds,model_loading_seconds,model_loading_gib,engine_init_seconds,"
-                        + "vllm_version,model,model_root,revision,max_model_len,kv_cache_size_tokens,"
-                        + "gpu_memory_before_start_mib,gpu_memory_at_ready_mib,gpu_memory_after_stop_mib,"
-                        + "engine_memory_at_ready_mib,preload_daemon_memory_at_ready_mib,probe_config_hash,"
-                        + "readygate_version,node_name,gpu_uuid,driver_version,evidence,engine_args")
-                .split(",")));
-        return List.copyOf(header);
-    }
-
-    /** The CSV row, in the header's order. */
-    List<String> csvRow() {
-        List<String> row = new ArrayList<>(CSV_HEADER.size());
-        row.add(record.id());
-        row.add(record.engineStart().toString());
-        row.add(record.engineStartSource().value());
-        row.add(String.valueOf(record.firstSeen()));
-        row.add(String.valueOf(record.comparable()));
-        row.add(record.path().value());
-        row.add(text(record.fallbackReason()));
-        row.add(String.valueOf(record.wrongWeightsFromCache()));
-        row.add(record.outcome().value());
-        row.add(text(record.notReadyReason()));
-        row.add(text(record.startFailure()));
-        row.add(seconds(record.readinessLatency()));
-        Map<Phase, Duration> offsets = phaseOffsets();
-        for (Phase phase : Phase.values()) {
-            row.add(seconds(offsets.get(phase)));
-        }
-        for (String logged : List.of("weights_loading", "model_loading", "model_loading_gib", "engine_init")) {
-            row.add(number(record.loggedDurations().get(logged)));
-        }
-        row.add(text(record.vllmVersion()));
-        row.add(text(record.model()));
-        row.add(text(record.modelRoot()));
-        row.add(text(record.revision()));
-        row.add(record.maxModelLen() == null ? "" : String.valueOf(record.maxModelLen()));
-        row.add(record.kvCacheSizeTokens() == null ? "" : String.valueOf(record.kvCacheSizeTokens()));
-        moments().values().forEach(moment -> row.add(mib(moment == null ? null : moment.usedBytes())));
-        MemoryMoment atReady = record.memory().atReady();
-        row.add(mib(atReady == null ? null : atReady.byOwner().get(ProcessOwners.Owner.ENGINE)));
-        row.add(mib(atReady == null ? null : atReady.byOwner().get(ProcessOwners.Owner.PRELOAD_DAEMON)));
-        row.add(record.probeConfigHash());
-        row.add(record.readygateVersion());
-        row.add(text(record.node().get("node_name")));
-        row.add(text(record.node().get("gpu_uuid")));
-        row.add(text(record.node().get("driver_version")));
-        row.add(String.join(" | ", record.evidence()));
-        row.add(text(record.engineArgs()));
-        return row;
-    }
-
-    private static void csvLine(StringBuilder csv, List<String> fields) {
-        for (int i = 0; i < fields.size(); i++) {
-            if (i > 0) {
-                csv.append(',');
-            }
-            csv.append(csvField(fields.get(i)));
-        }
-        csv.append("\r\n");
-    }
-
-    static String csvField(String value) {
-        boolean quote = value.indexOf(',') >= 0
-                || value.indexOf('"') >= 0
-                || value.indexOf('\n') >= 0
-                || value.indexOf('\r') >= 0;
-        return quote ? '"' + value.replace("\"", "\"\"") + '"' : value;
-    }
-
-    private static String mib(@Nullable Long bytes) {
-        return bytes == null ? "" : String.valueOf(MemoryMoment.mib(bytes));
-    }
-
-    private static String text(@Nullable String value) {
-        return value == null ? "" : value;
-    }
-
-    /** Plain decimal seconds, exact to the nanosecond: {@code 12.5}, {@code 0}, {@code -0.25}. */
-    static String seconds(@Nullable Duration duration) {
-        if (duration == null) {
-            return "";
-        }
-        return BigDecimal.valueOf(duration.getSeconds())
-                .add(BigDecimal.valueOf(duration.getNano(), 9))
-                .stripTrailingZeros()
-                .toPlainString();
-    }
-
-    private static String number(@Nullable Double value) {
-        return value == null || !Double.isFinite(value)
-                ? ""
-                : BigDecimal.valueOf(value).toPlainString();
     }
 }

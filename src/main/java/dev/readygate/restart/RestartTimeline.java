@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  * restarted, or readygate stops). A start that ends before its port ever answered (one the engine log began: vLLM
  * said it failed, or the next start's header came first) failed, unless readygate stopped meanwhile. A start is judged
  * for good once.
+ * A start whose engine went away, or was replaced by a new process, is also {@link Verdict.Stopped stopped} (its work in
+ * flight is lost); one that ends because readygate stops is not (the engine may well go on serving), nor one that
+ * failed before it ever served.
  *
  * @param start the start in progress, or null
  * @param phases when each phase after {@code engine_start} was first reached
@@ -81,6 +84,14 @@ record RestartTimeline(
 
         /** The start's canary mismatched, the first time. */
         record CanaryMismatched(EngineStart start) implements Verdict {}
+
+        /**
+         * The start's engine went away or was replaced by a new process.
+         *
+         * @param at when readygate saw it
+         * @param how how it ended
+         */
+        record Stopped(EngineStart start, Instant at, Stop.How how) implements Verdict {}
     }
 
     /** A step of the fold: the next timeline, and what to record. */
@@ -98,11 +109,18 @@ record RestartTimeline(
         EngineStart ended = change.ended();
         if (ended != null && start != null && start.id().equals(ended.id())) {
             // The start is over: one not judged yet never became ready, or never even served.
-            if (failedBeforeServing(change)) {
+            boolean neverServed = failedBeforeServing(change);
+            if (neverServed) {
                 Reason reason = change.cause() instanceof Observation.StartFailed ? Reason.START_FAILED : lastReason;
                 timeline = timeline.judge(Outcome.FAILED, reason, true, verdicts);
             } else {
                 timeline = timeline.judge(Outcome.NOT_READY, true, verdicts);
+            }
+            // A start that never served had no work in flight to lose.
+            if (!neverServed && change.current() instanceof EngineState.Down) {
+                verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.WENT_AWAY));
+            } else if (!neverServed && change.start() != null) {
+                verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.REPLACED));
             }
             timeline = NONE;
         }

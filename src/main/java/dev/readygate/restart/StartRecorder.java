@@ -4,6 +4,7 @@ import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogFindings;
+import dev.readygate.evidence.SnapshotManifest;
 import dev.readygate.evidence.StartLog;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.EngineFactsHolder;
@@ -11,6 +12,7 @@ import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.StartSource;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,10 +27,11 @@ import reactor.core.publisher.Mono;
 
 /**
  * Records the timeline's verdicts, asynchronously: gathers what is known of the start (its facts, the engine log's
- * findings, the snapshot directory and the preload daemon), attributes its restart path, dates it, keeps the record and
- * publishes {@link RestartRecorded}; a canary mismatch is published as {@link CanaryMismatched} with the path of every
- * log line so far. Never blocks: evidence is read on a blocking-capable scheduler, the history is written on its own
- * thread.
+ * findings, the snapshot directory and the preload daemon, where it ran), attributes its restart path, decides what it
+ * recovered from (against the start recorded before it), dates it, keeps the record and publishes
+ * {@link RestartRecorded}; a canary mismatch is published as {@link CanaryMismatched} with the path of every log line
+ * so far; a stop joins the requests the engine had in flight, as last scraped, to the start's record. Never blocks:
+ * evidence is read on a blocking-capable scheduler, the history is written on its own thread.
  */
 final class StartRecorder {
 
@@ -53,6 +56,7 @@ final class StartRecorder {
     private final StartLog log;
     private final EvidenceSources sources;
     private final RestartRecords records;
+    private final HostFacts hosts;
     private final Consumer<Object> publisher;
     private final Stamp stamp;
 
@@ -61,12 +65,14 @@ final class StartRecorder {
             StartLog log,
             EvidenceSources sources,
             RestartRecords records,
+            HostFacts hosts,
             Consumer<Object> publisher,
             Stamp stamp) {
         this.facts = facts;
         this.log = log;
         this.sources = sources;
         this.records = records;
+        this.hosts = hosts;
         this.publisher = publisher;
         this.stamp = stamp;
     }
@@ -75,7 +81,40 @@ final class StartRecorder {
         switch (verdict) {
             case RestartTimeline.Verdict.Judged judged -> judged(judged);
             case RestartTimeline.Verdict.CanaryMismatched mismatch -> canaryMismatch(mismatch.start());
+            case RestartTimeline.Verdict.Stopped stopped -> stopped(stopped);
         }
+    }
+
+    /** The requests in flight at the last scrape of the start, joined to its record (now, or once it is kept). */
+    private void stopped(RestartTimeline.Verdict.Stopped stopped) {
+        Stop stop = stop(stopped, facts.of(stopped.start().id()));
+        records.join(stopped.start().id(), record -> record.withStop(stop));
+        Double lost = stop.requestsLost();
+        if (lost != null && lost > 0) {
+            logger.info(
+                    "Engine start {} {}: {} request(s) running and {} waiting at the last scrape ({}) were lost (no"
+                            + " restart path resumes requests in flight)",
+                    stopped.start().id(),
+                    stopped.how() == Stop.How.REPLACED ? "was replaced by a new engine process" : "went away",
+                    format(stop.requestsRunning()),
+                    format(stop.requestsWaiting()),
+                    stop.observedAt());
+        }
+    }
+
+    /** How a start ended, with its last scrape's requests running and waiting. */
+    static Stop stop(RestartTimeline.Verdict.Stopped stopped, EngineFacts known) {
+        EngineMetricsSample last = known.lastSample();
+        return new Stop(
+                stopped.at(),
+                stopped.how(),
+                last == null ? null : last.requestsRunning(),
+                last == null ? null : last.requestsWaiting(),
+                last == null ? null : known.lastSampleAt());
+    }
+
+    private static String format(@Nullable Double count) {
+        return count == null ? "unknown" : String.valueOf(Math.round(count));
     }
 
     /** The path of a start from what is known without I/O (its log so far and its metrics). */
@@ -111,9 +150,10 @@ final class StartRecorder {
                     LogFindings own = evidence(start, logged, known, EvidenceSources.Reading.none())
                             .log();
                     Dated dated = dated(start, known.firstSample(), own);
-                    return sources.read(dated.at())
-                            .onErrorReturn(EvidenceSources.Reading.none())
-                            .map(reading -> build(verdict, known, own, dated, reading));
+                    return Mono.zip(
+                                    sources.read(dated.at()).onErrorReturn(EvidenceSources.Reading.none()),
+                                    hosts.of(start.id()).onErrorReturn(Map.of()))
+                            .map(read -> build(verdict, known, own, dated, read.getT1(), read.getT2()));
                 })
                 .map(records::keep)
                 .subscribe(
@@ -163,9 +203,29 @@ final class StartRecorder {
             EngineFacts known,
             LogFindings f,
             Dated dated,
-            EvidenceSources.Reading reading) {
+            EvidenceSources.Reading reading,
+            Map<String, String> node) {
         EngineStart start = verdict.start();
         RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(start, f, known, reading));
+        String vllmVersion = known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion();
+        SnapshotManifest manifest = attribution.path() == RestartPath.SNAPSHOT_RESTORE ? reading.manifest() : null;
+        // A restored engine logs no header: its arguments and revision are those the manifest recorded.
+        List<String> evidence = new ArrayList<>(attribution.evidence());
+        String engineArgs = f.engineArgs();
+        String revision = revision(engineArgs);
+        if (engineArgs == null && manifest != null && !manifest.engineArgv().isEmpty()) {
+            engineArgs = EngineArguments.ofArgv(manifest.engineArgv()).line();
+            revision = manifest.modelRevision() != null
+                    ? manifest.modelRevision()
+                    : EngineArguments.ofArgv(manifest.engineArgv()).get("revision");
+            evidence.add("snapshot: arguments and revision from the manifest's engine_argv and model_revision");
+        }
+        Map<String, String> where = node(node);
+        List<SnapshotMismatch> mismatches =
+                manifest == null ? List.of() : SnapshotMismatch.of(manifest, where, vllmVersion);
+        mismatches.forEach(mismatch -> evidence.add("snapshot manifest not trusted: " + mismatch.describe()));
+        RestartRecord previous = records.before(start.id());
+        Recovery recovery = Recovery.decide(previous == null ? null : previous.node(), where);
         Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
         phases.putAll(verdict.phases());
         phases.put(Phase.ENGINE_START, dated.at());
@@ -180,7 +240,7 @@ final class StartRecorder {
                 dated.source(),
                 start.firstSeen(),
                 attribution.path(),
-                attribution.evidence(),
+                evidence,
                 attribution.fallbackReason(),
                 verdict.canaryMismatch() && attribution.path() == RestartPath.PRELOAD_HIT,
                 phases,
@@ -190,17 +250,27 @@ final class StartRecorder {
                 verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
                 // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
                 ready == null || start.firstSeen() ? null : Duration.between(dated.at(), ready),
-                known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion(),
-                f.engineArgs(),
+                vllmVersion,
+                engineArgs,
                 card == null ? null : card.id(),
                 card == null ? null : card.root(),
-                revision(f.engineArgs()),
+                revision,
                 card == null ? null : card.maxModelLen(),
                 kvTokens,
                 stamp.probeConfigHash(),
                 stamp.readygateVersion(),
-                stamp.node(),
-                CycleMemory.NONE);
+                where,
+                CycleMemory.NONE,
+                recovery,
+                null,
+                mismatches);
+    }
+
+    /** Where the start ran: its facts, and the configured ones it has not (a configured GPU name, ...). */
+    private Map<String, String> node(Map<String, String> facts) {
+        Map<String, String> node = new LinkedHashMap<>(stamp.node());
+        node.putAll(facts);
+        return node;
     }
 
     /** vLLM's reason for a start that died before serving: its start failure, else a fatal error it logged. */

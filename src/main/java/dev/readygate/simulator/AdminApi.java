@@ -57,6 +57,9 @@ final class AdminApi {
                                 "/admin/switch",
                                 api.command(
                                         query -> simulator.apply(Scenario.switchRevision(optional(query, "revision")))))
+                        .post(
+                                "/admin/traffic",
+                                api.command(query -> simulator.apply(Scenario.traffic(optional(query, "clients")))))
                         .get(
                                 "/admin/dcgm/metrics",
                                 (req, res) -> res.header("Content-Type", "text/plain; version=0.0.4")

@@ -48,6 +48,7 @@ public final class EngineSimulator implements AutoCloseable {
     private final SnapshotArtifacts snapshot;
     private final GpuMemoryModel gpu;
     private final SimulatedEngine engine;
+    private final Traffic traffic;
     private final Disposable.Swap scenarioRun = Disposables.swap();
     private final AtomicReference<ScenarioProgress> scenarioProgress = new AtomicReference<>();
     private volatile @Nullable DisposableServer admin;
@@ -101,6 +102,7 @@ public final class EngineSimulator implements AutoCloseable {
         this.engine = new SimulatedEngine(
                 properties, model, faults, daemon, snapshot, engineLog, json, clock, timer, lifecycle, loops, gpu);
         this.timer = timer;
+        this.traffic = new Traffic(properties, loops, timer);
     }
 
     private final Scheduler timer;
@@ -116,6 +118,7 @@ public final class EngineSimulator implements AutoCloseable {
         return Mono.fromRunnable(() -> {
                     ensureWorkDir();
                     snapshot.create(properties, model, engine.engineArgv(), properties.pid() - 50);
+                    engine.containerStarted();
                 })
                 .subscribeOn(lifecycle)
                 .then(properties.preload().enabled() ? daemon.start(null, null, null) : Mono.empty())
@@ -199,6 +202,7 @@ public final class EngineSimulator implements AutoCloseable {
             case Scenario.Action.Daemon d ->
                 d.start() ? daemon.start(d.checkpoint(), d.layout(), engine.revision()) : daemon.stop();
             case Scenario.Action.Switch s -> Mono.fromRunnable(() -> engine.switchRevision(s.revision()));
+            case Scenario.Action.Traffic t -> Mono.fromRunnable(() -> traffic.set(t.clients()));
             case Scenario.Action.Log l -> Mono.fromRunnable(l.rotate() ? engineLog::rotate : engineLog::truncate);
             case Scenario.Action.Note note -> Mono.empty();
         };
@@ -335,6 +339,8 @@ public final class EngineSimulator implements AutoCloseable {
         e.put("ableToServe", ableToServe());
         e.put("ableToServeSince", string(ableToServeSince()));
         e.put("lastFailure", engine.lastFailure());
+        e.put("container", engine.container());
+        e.put("trafficClients", traffic.streams());
         state.put("engine", e);
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("phase", daemon.phase().name().toLowerCase(java.util.Locale.ROOT));
@@ -389,6 +395,7 @@ public final class EngineSimulator implements AutoCloseable {
     @Override
     public void close() {
         scenarioRun.dispose();
+        traffic.close();
         engine.close();
         daemon.close();
         DisposableServer server = admin;

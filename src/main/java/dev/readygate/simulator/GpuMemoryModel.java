@@ -131,10 +131,11 @@ final class GpuMemoryModel implements AutoCloseable {
         String uuid = properties.model().gpuUuid();
         String name = properties.model().gpuName();
         long used = usedMib();
-        String gpuRow = "0, %s, %s, 580.159.04, %d, %d, %d, %d"
-                .formatted(uuid, name, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
-        String gpuRowUnits = "0, %s, %s, 580.159.04, %d MiB, %d MiB, %d MiB, %d MiB"
-                .formatted(uuid, name, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
+        String driver = properties.model().driverVersion();
+        String gpuRow = "0, %s, %s, %s, %d, %d, %d, %d"
+                .formatted(uuid, name, driver, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
+        String gpuRowUnits = "0, %s, %s, %s, %d MiB, %d MiB, %d MiB, %d MiB"
+                .formatted(uuid, name, driver, TOTAL_MIB, used, TOTAL_MIB - used - RESERVED_MIB, RESERVED_MIB);
         List<String> apps = new ArrayList<>();
         List<String> appsUnits = new ArrayList<>();
         StringBuilder processes = new StringBuilder();
@@ -154,7 +155,8 @@ final class GpuMemoryModel implements AutoCloseable {
                 <?xml version="1.0" ?>
                 <!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v13.dtd">
                 <nvidia_smi_log>
-                	<driver_version>580.159.04</driver_version>
+                	<driver_version>%s</driver_version>
+                	<cuda_version>13.0</cuda_version>
                 	<attached_gpus>1</attached_gpus>
                 	<gpu id="00000000:00:06.0">
                 		<product_name>%s</product_name>
@@ -170,7 +172,7 @@ final class GpuMemoryModel implements AutoCloseable {
                 %s		</processes>
                 	</gpu>
                 </nvidia_smi_log>
-                """.formatted(name, uuid, TOTAL_MIB, RESERVED_MIB, used, free, processes);
+                """.formatted(driver, name, uuid, TOTAL_MIB, RESERVED_MIB, used, free, processes);
         String labels = "gpu=\"0\",UUID=\"%s\",device=\"nvidia0\",modelName=\"%s\",Hostname=\"simulator\""
                 .formatted(uuid, name);
         dcgm = """

@@ -53,11 +53,14 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
         /** The engine serves another revision from its next start on (a rollout); the daemon keeps what it holds. */
         record Switch(String revision) implements Action {}
 
+        /** Users' traffic: this many clients send long streamed completions, one after the other (0: none). */
+        record Traffic(int clients) implements Action {}
+
         record Note() implements Action {}
     }
 
     private static final Set<String> ACTIONS =
-            Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "switch", "note");
+            Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "switch", "traffic", "note");
 
     /** The prefix of a scenario that ships in the jar: {@code classpath:simulator/demo.yaml}. */
     static final String CLASSPATH = "classpath:";
@@ -173,6 +176,7 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
             case "daemon" -> daemon(String.valueOf(value), string(step.get("checkpoint")), string(step.get("layout")));
             case "log" -> log(String.valueOf(value));
             case "switch" -> switchRevision(value == null ? null : value.toString());
+            case "traffic" -> traffic(value);
             default -> new Action.Note();
         };
     }
@@ -205,6 +209,19 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
             throw new IllegalArgumentException("switch needs a revision, e.g. 'switch: v2'");
         }
         return new Action.Switch(revision);
+    }
+
+    static Action traffic(@Nullable Object clients) {
+        try {
+            int count = Integer.parseInt(String.valueOf(clients).strip());
+            if (count >= 0) {
+                return new Action.Traffic(count);
+            }
+        } catch (NumberFormatException ex) {
+            // named below
+        }
+        throw new IllegalArgumentException(
+                "traffic needs a number of clients, 0 or more, e.g. 'traffic: 3' (was " + clients + ")");
     }
 
     static Action log(String action) {

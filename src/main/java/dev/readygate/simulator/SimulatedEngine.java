@@ -3,12 +3,18 @@ package dev.readygate.simulator;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +80,10 @@ final class SimulatedEngine implements AutoCloseable {
     private volatile StartupPath lastRequested;
     private volatile @Nullable String lastFailure;
     private volatile @Nullable StartContext starting;
+    private volatile @Nullable String container;
+
+    /** The engine container's start id file, in the work directory. */
+    static final String CONTAINER_FILE = "engine-container.json";
 
     SimulatedEngine(
             SimulatorProperties properties,
@@ -139,9 +149,40 @@ final class SimulatedEngine implements AutoCloseable {
             return;
         }
         StartupPath path = lastRequested;
+        // The container restart policy starts a new container, which writes its start id before the engine starts.
         pending.update(Mono.delay(properties.autoRestartDelay(), timer)
                 .publishOn(lifecycle)
-                .subscribe(tick -> begin(path)));
+                .subscribe(tick -> {
+                    containerStarted();
+                    begin(path);
+                }));
+    }
+
+    /**
+     * A new container starts: it writes its start id as the chart's engine entrypoint does
+     * ({@code engine-container.json} in the work directory, {@code {"container_start": "<id>", "started_at": ...}}).
+     * A restart through the admin API or a scenario restarts the engine process in the same container. Blocking
+     * file I/O: on the lifecycle scheduler.
+     */
+    void containerStarted() {
+        String id = UUID.randomUUID().toString();
+        Path file = properties.effectiveWorkDir().resolve(CONTAINER_FILE);
+        try {
+            Files.createDirectories(file.getParent());
+            Path temporary = file.resolveSibling("." + CONTAINER_FILE + ".tmp");
+            Files.writeString(
+                    temporary, "{\"container_start\": \"" + id + "\", \"started_at\": \"" + clock.instant() + "\"}\n");
+            Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            container = id;
+        } catch (IOException ex) {
+            throw new UncheckedIOException("cannot write " + file, ex);
+        }
+    }
+
+    /** The container's start id, once one was written. */
+    @Nullable
+    String container() {
+        return container;
     }
 
     private Mono<Void> stopProcess(String why) {
@@ -463,6 +504,9 @@ final class SimulatedEngine implements AutoCloseable {
             }
             if (!manifest.gpuUuid().equals(properties.model().gpuUuid())) {
                 throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: gpu_uuid");
+            }
+            if (!manifest.driverVersion().equals(properties.model().driverVersion())) {
+                throw new IllegalStateException("SnapshotCompatibilityError: snapshot mismatch: driver_version");
             }
             StartContext context = starting;
             if (context != null) {

@@ -144,6 +144,8 @@ public record SimulatorProperties(
      * @param tensors number of tensors (the {@code Mapped N tensors} line)
      * @param gpuName the GPU's name (manifest, logs)
      * @param gpuUuid the GPU's UUID (manifest, socket names)
+     * @param driverVersion the NVIDIA driver version the simulated node runs (nvidia-smi, the snapshot manifest; a
+     *     restore checks it)
      * @param eosEvery on average one token in this many is end-of-sequence when {@code ignore_eos} is off
      * @param maxNumSeqs the most sequences the engine runs at once (vLLM's {@code --max-num-seqs}); requests beyond
      *     them wait, first come first served, in {@code vllm:num_requests_waiting}
@@ -170,6 +172,8 @@ public record SimulatorProperties(
 
             @DefaultValue("GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da")
             String gpuUuid,
+
+            @DefaultValue("580.159.04") String driverVersion,
 
             @DefaultValue("48") int eosEvery,
             @DefaultValue("256") int maxNumSeqs,

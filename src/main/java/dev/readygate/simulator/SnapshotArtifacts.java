@@ -40,7 +40,8 @@ final class SnapshotArtifacts {
             double oracleLogprob,
             int pid,
             String vllmVersion,
-            String gpuUuid) {}
+            String gpuUuid,
+            String driverVersion) {}
 
     private final Path dir;
     private final JsonMapper json;
@@ -81,7 +82,8 @@ final class SnapshotArtifacts {
                 token.logprob(),
                 pid,
                 properties.vllmVersion(),
-                m.gpuUuid());
+                m.gpuUuid(),
+                m.driverVersion());
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("schema_version", 1);
         doc.put("boundary", "post-engine-init-reloadable-state-released");
@@ -102,7 +104,7 @@ final class SnapshotArtifacts {
         doc.put("python_version", "3.12.3");
         doc.put("torch_version", "2.9.0+cu129");
         doc.put("cuda_runtime", "12.9");
-        doc.put("driver_version", "580.159.04");
+        doc.put("driver_version", m.driverVersion());
         doc.put("criu_version", "4.1");
         doc.put("cuda_checkpoint_sha256", "9f2c4c0b8d5e3a1f7b6e0d4c2a8f1e3b5d7c9a0b2e4f6a8c0d2e4f6a8b0c2d4e");
         doc.put("kernel_release", "6.8.0-60-generic");
@@ -159,7 +161,8 @@ final class SnapshotArtifacts {
                     doc.path("oracle_sampled_token_logprob").asDouble(),
                     tree.isArray() && !tree.isEmpty() ? tree.get(0).asInt() : 0,
                     doc.path("vllm_version").asString(),
-                    doc.path("gpu_uuid").asString());
+                    doc.path("gpu_uuid").asString(),
+                    doc.path("driver_version").asString());
         } catch (IOException | RuntimeException ex) {
             throw new IllegalStateException("SnapshotRestoreError: cannot read " + file + ": " + ex.getMessage(), ex);
         }

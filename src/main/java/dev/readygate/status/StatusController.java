@@ -5,6 +5,8 @@ import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.evidence.SnapshotManifest;
+import dev.readygate.evidence.StartLog;
 import dev.readygate.gpu.GpuMemory;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
@@ -19,19 +21,27 @@ import dev.readygate.probe.MetricsEvidence;
 import dev.readygate.probe.ProbeHistory;
 import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.EngineArguments;
+import dev.readygate.restart.HostFacts;
+import dev.readygate.restart.RestartComparison;
 import dev.readygate.restart.RestartExport;
 import dev.readygate.restart.RestartHistory;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartRecordView;
 import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
+import dev.readygate.restart.SnapshotMismatch;
+import dev.readygate.restart.SnapshotScope;
+import dev.readygate.restart.Stop;
 import dev.readygate.secret.SecretRedaction;
 import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import java.lang.reflect.RecordComponent;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Collection;
@@ -61,6 +71,15 @@ import reactor.core.scheduler.Schedulers;
 @RestController
 class StatusController {
 
+    /** The comparison of the whole restart history, as CSV. */
+    static final String COMPARISON_CSV = "/status/comparison.csv";
+
+    /** What {@code /status} and the docs say of requests in flight when an engine goes away. */
+    static final String RESUMES_NOTHING = "No restart path resumes requests in flight: a preload hit maps weights and a"
+            + " snapshot restores an initialized engine (weights, KV cache, compiled graphs), never the requests the"
+            + " engine was serving when it went away. Clients must retry them; each stop records how many were running"
+            + " and waiting at readygate's last look.";
+
     static final String RESTARTS_JSON = "/status/restarts.json";
     static final String RESTARTS_CSV = "/status/restarts.csv";
 
@@ -82,6 +101,8 @@ class StatusController {
     private final EvidenceSources evidenceSources;
     private final GpuMemoryMonitor gpuMemory;
     private final MemoryWatch memoryWatch;
+    private final HostFacts hosts;
+    private final StartLog startLog;
     private final StateDir stateDir;
     private final Clock clock;
 
@@ -98,6 +119,8 @@ class StatusController {
             EvidenceSources evidenceSources,
             GpuMemoryMonitor gpuMemory,
             MemoryWatch memoryWatch,
+            HostFacts hosts,
+            StartLog startLog,
             StateDir stateDir,
             Clock clock) {
         this.machine = machine;
@@ -113,6 +136,8 @@ class StatusController {
         this.evidenceSources = evidenceSources;
         this.gpuMemory = gpuMemory;
         this.memoryWatch = memoryWatch;
+        this.hosts = hosts;
+        this.startLog = startLog;
         this.stateDir = stateDir;
         this.clock = clock;
     }
@@ -195,6 +220,32 @@ class StatusController {
                 .contentType(MediaType.TEXT_PLAIN)
                 .body(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(
                         (message + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+    }
+
+    /**
+     * The comparison of the restart history (every kept file) as CSV, one row per version, revision, configuration,
+     * path and recovery kind: the records are read one by one and folded in (only the figures are held), then the rows
+     * are streamed. {@code since} and {@code limit} pick the records as for the exports.
+     */
+    @GetMapping(path = COMPARISON_CSV, produces = "text/csv")
+    public Mono<ResponseEntity<Flux<DataBuffer>>> comparisonCsv(
+            @RequestParam(required = false) @Nullable String since,
+            @RequestParam(required = false) @Nullable String limit) {
+        RestartExport.Query query;
+        try {
+            query = RestartExport.Query.of(since, limit);
+        } catch (IllegalArgumentException ex) {
+            return Mono.just(badRequest(ex.getMessage()));
+        }
+        return restartExport
+                .comparison(query)
+                .map(comparison -> ResponseEntity.ok()
+                        .contentType(CSV)
+                        .body(Flux.fromIterable(comparison.csvLines())
+                                .<DataBuffer>map(line -> DefaultDataBufferFactory.sharedInstance.wrap(
+                                        line.getBytes(StandardCharsets.UTF_8)))))
+                .onErrorResume(
+                        RestartExport.UnknownRecordException.class, ex -> Mono.just(badRequest(ex.getMessage())));
     }
 
     private Map<String, Object> engine(EngineFacts facts) {
@@ -365,7 +416,90 @@ class StatusController {
         out.put("historyShown", shown.size());
         out.put("historyOmitted", Math.max(0, kept - shown.size()));
         out.put("historyExport", Map.of("json", RESTARTS_JSON, "csv", RESTARTS_CSV));
+        out.put("comparison", comparison());
+        out.put("workLost", workLost());
+        out.put("snapshot", snapshot(now));
         out.put("evidence", evidence(now));
+        return out;
+    }
+
+    /** Restarts side by side, over the starts kept at hand; the CSV export has the whole history. */
+    private Map<String, Object> comparison() {
+        List<RestartRecord> kept = records.history();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("over", "the last " + kept.size() + " recorded starts (the CSV export compares the whole history)");
+        out.put("csv", COMPARISON_CSV);
+        out.putAll(RestartComparison.of(kept).status());
+        return out;
+    }
+
+    /** What no restart path does, and what the latest stop lost. */
+    private Map<String, Object> workLost() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("resumesInFlight", false);
+        out.put("statement", RESUMES_NOTHING);
+        RestartRecord stopped = records.history().reversed().stream()
+                .filter(record -> record.stop() != null)
+                .findFirst()
+                .orElse(null);
+        Stop stop = stopped == null ? null : stopped.stop();
+        if (stop == null) {
+            out.put("lastStop", null);
+        } else {
+            Map<String, Object> last = new LinkedHashMap<>();
+            last.put("start", stopped.id());
+            last.put("path", stopped.path().value());
+            last.put("at", stop.at().toString());
+            last.put("how", stop.how().value());
+            last.put("requestsRunning", stop.requestsRunning());
+            last.put("requestsWaiting", stop.requestsWaiting());
+            last.put(
+                    "observedAt",
+                    stop.observedAt() == null ? null : stop.observedAt().toString());
+            out.put("lastStop", last);
+        }
+        return out;
+    }
+
+    /**
+     * The snapshot directory's manifest against the engine and node now (a mismatch is named before the manifest is
+     * trusted), and an engine configuration snapshots cannot restore (wider than one GPU).
+     */
+    private Map<String, Object> snapshot(EvidenceSources.Reading now) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        boolean configured = properties.evidence().snapshotDir() != null;
+        out.put("configured", configured);
+        EngineStart start = machine.start();
+        String args = start == null ? null : startLog.findings(start.id()).engineArgs();
+        if (args == null) {
+            args = records.history().reversed().stream()
+                    .map(RestartRecord::engineArgs)
+                    .filter(java.util.Objects::nonNull)
+                    .findFirst()
+                    .orElse(null);
+        }
+        List<String> unsupported = SnapshotScope.unsupported(EngineArguments.parse(args), configured);
+        out.put("supported", unsupported.isEmpty());
+        out.put("unsupported", unsupported);
+        SnapshotManifest manifest = now.manifest();
+        if (manifest == null) {
+            out.put("manifest", configured ? "none readable in the snapshot directory" : null);
+            return out;
+        }
+        Map<String, Object> read = new LinkedHashMap<>();
+        read.put("createdAt", manifest.createdAt());
+        read.put("modelRevision", manifest.modelRevision());
+        read.put("vllmVersion", manifest.vllmVersion());
+        read.put("gpuUuid", manifest.gpuUuid());
+        read.put("gpuName", manifest.gpuName());
+        read.put("driverVersion", manifest.driverVersion());
+        out.put("manifest", read);
+        List<SnapshotMismatch> mismatches =
+                SnapshotMismatch.of(manifest, hosts.latest(), facts.current().vllmVersion());
+        out.put("matchesThisEngine", mismatches.isEmpty());
+        out.put(
+                "mismatches",
+                mismatches.stream().map(SnapshotMismatch::describe).toList());
         return out;
     }
 

@@ -119,6 +119,24 @@ class EngineEntrypointTests {
     }
 
     @Test
+    void everyContainerStartWritesANewStartIdBeforeVllmStarts() throws Exception {
+        Path file = logs.resolve("engine-container.json");
+        Map<String, String> env = Map.of("READYGATE_CONTAINER_FILE", file.toString());
+
+        assertThat(exitOf(start("plain", env, "Qwen/Qwen3-0.6B"))).isEqualTo(3);
+        String first = read(file);
+        assertThat(exitOf(start("plain", env, "Qwen/Qwen3-0.6B"))).isEqualTo(3);
+        String second = read(file);
+
+        String shape =
+                "\\{\"container_start\": \"[0-9a-f-]{36}\", \"started_at\": \"\\d{4}-\\d\\d-\\d\\dT[0-9:]{8}Z\"}\n";
+        assertThat(first).matches(shape);
+        assertThat(second).matches(shape);
+        assertThat(second.substring(0, 56)).isNotEqualTo(first.substring(0, 56));
+        assertThat(logs.resolve("engine-container.json.tmp")).doesNotExist();
+    }
+
+    @Test
     void plainWhenTerminatedPassesSigtermToVllmAndEndsWhenItHasDrained() throws Exception {
         Process entrypoint = start("plain", Map.of("FAKE_BLOCK", "1"), "Qwen/Qwen3-0.6B");
         await().atMost(Duration.ofSeconds(10))

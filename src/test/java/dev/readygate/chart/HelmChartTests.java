@@ -253,6 +253,11 @@ class HelmChartTests {
                 .anySatisfy(env -> {
                     assertThat(env.getName()).isEqualTo("READYGATE_NODE_NAME");
                     assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName");
+                })
+                // The pod's UID, from the downward API: a new pod is told from a restart in place by it.
+                .anySatisfy(env -> {
+                    assertThat(env.getName()).isEqualTo("READYGATE_NODE_PODUID");
+                    assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.uid");
                 });
         assertThat(properties.engine().baseUrl()).hasToString("http://127.0.0.1:8000");
         assertThat(properties.stateDir()).hasToString(mountPath(readygate, "state"));
@@ -271,7 +276,10 @@ class HelmChartTests {
                 .extracting(env -> env.getName() + "=" + env.getValue())
                 .contains("READYGATE_MODE=" + mode)
                 .contains("READYGATE_ENGINE_LOG=" + evidence.engineLog())
+                .contains("READYGATE_CONTAINER_FILE=" + evidence.engineContainerFile())
                 .contains("READYGATE_LOG_MAX_BYTES=52428800");
+        // The container's start id beside the log, on the volume both share.
+        assertThat(evidence.engineContainerFile()).hasToString(mountPath(readygate, "logs") + "/engine-container.json");
         assertThat(engine.getCommand()).containsExactly("/bin/bash", "/opt/readygate/engine-entrypoint.sh");
         assertThat(engine.getArgs()).startsWith("Qwen/Qwen3-0.6B", "--host", "0.0.0.0", "--port", "8000");
         // No VLLM_* variable from the chart: a snapshot's identity includes them.
@@ -335,9 +343,22 @@ class HelmChartTests {
         Map<String, Object> file = Chart.load(Files.readString(Chart.DIRECTORY.resolve("files/readygate-rules.yaml")));
         List<String> fileAlerts = PrometheusRulesTests.alerts(file);
         List<Rule> rules = rule.getSpec().getGroups().stream()
+                .filter(group -> group.getName().equals("readygate"))
                 .flatMap(group -> group.getRules().stream())
                 .toList();
         assertThat(rules).extracting(Rule::getAlert).containsExactlyElementsOf(fileAlerts);
+        // Beside the alerts, the recording rules that compare restarts across the fleet, as the file has them.
+        Map<String, Object> comparison =
+                Chart.load(Files.readString(Chart.DIRECTORY.resolve("files/readygate-comparison-rules.yaml")));
+        List<Rule> records = rule.getSpec().getGroups().stream()
+                .filter(group -> group.getName().equals("readygate-comparison"))
+                .flatMap(group -> group.getRules().stream())
+                .toList();
+        assertThat(records)
+                .extracting(Rule::getRecord)
+                .containsExactlyElementsOf(ComparisonRulesTests.records(comparison));
+        assertThat(records)
+                .allSatisfy(recorded -> assertThat(recorded.getAlert()).isNull());
         assertThat(rules).allSatisfy(alert -> {
             assertThat(alert.getLabels()).containsEntry("team", "llm").containsKey("severity");
             assertThat(alert.getAnnotations().get("runbook_url"))

@@ -57,9 +57,13 @@ class DemoScenarioTests {
     static final int WRONG_WEIGHTS = 6;
     static final int ROLLOUT_RESTART = 10;
     static final int CACHE_HIT_ON_NEW_REVISION = 12;
-    static final int GPU_FAULT = 13;
-    static final int CRASH = 15;
-    static final int LAST_STEP = 18;
+    static final int GPU_FAULT = 14;
+    /** Users' clients stream long completions from here on. */
+    static final int TRAFFIC = 16;
+    /** The crash, with the users' requests in flight; the next step (at once) stops the clients. */
+    static final int CRASH = 17;
+
+    static final int LAST_STEP = 21;
 
     @TempDir
     Path stateDir;
@@ -133,7 +137,7 @@ class DemoScenarioTests {
             List<Sample> samples = new ArrayList<>();
             long start = System.nanoTime();
             // One whole round, and the next round's second step, by which the last step's cold start is verified.
-            await().atMost(scaled(Duration.ofSeconds(196)).plus(Duration.ofSeconds(90)))
+            await().atMost(scaled(Duration.ofSeconds(216)).plus(Duration.ofSeconds(90)))
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> {
                         Sample sample = sample(readygate, simulator, (System.nanoTime() - start) / 1_000_000);
@@ -199,8 +203,10 @@ class DemoScenarioTests {
                     .as("ready when the GPU fault began")
                     .isEqualTo(200);
 
-            // 503 `engine_down` after the crash, ready again once the container restarted it.
-            List<Sample> crash = inStep(samples, 1, CRASH);
+            // 503 `engine_down` after the crash, ready again once the container restarted it (the clients stop at once:
+            // the next step's samples are the crash's too).
+            List<Sample> crash = new ArrayList<>(inStep(samples, 1, CRASH));
+            crash.addAll(inStep(samples, 1, CRASH + 1));
             assertThat(crash)
                     .as("the crash:\n%s", seen)
                     .anyMatch(s -> s.readyz() == 503 && "engine_down".equals(s.reason()));
@@ -254,8 +260,8 @@ class DemoScenarioTests {
         for (Object step : (List<?>) scenario.get("steps")) {
             round = round.plus(DurationStyle.detectAndParse(String.valueOf(((Map<?, ?>) step).get("after"))));
         }
-        assertThat(round).isEqualTo(Duration.ofSeconds(196));
-        assertThat(readme.replaceAll("\\s+", " ")).contains("one round of its scenario takes 3 min 16 s");
+        assertThat(round).isEqualTo(Duration.ofSeconds(216));
+        assertThat(readme.replaceAll("\\s+", " ")).contains("one round of its scenario takes 3 min 36 s");
     }
 
     /** {@code /status} → {@code restarts.history}: every start of the round, its path, evidence, phases and memory. */
@@ -277,7 +283,8 @@ class DemoScenarioTests {
                         "preload_hit", // the right checkpoint again
                         "preload_fallback", // the rollout: fingerprint mismatch, disk load
                         "preload_hit", // the daemon re-cached the new revision
-                        "preload_hit", // the container restarted the crashed engine
+                        "cold", // a cold start of the new revision: the comparison's reference
+                        "cold", // the container restarted the crashed engine (the last restart asked for cold)
                         "cold"); // the last step: a cold start again
         assertThat(paths).contains("cold", "preload_hit", "preload_fallback", "snapshot_restore");
         JsonNode wrong = oldestFirst.stream()
@@ -305,6 +312,32 @@ class DemoScenarioTests {
                         .isFalse();
             }
         }
+        // The crash lost the users' three requests in flight, and the start after it is a container restart.
+        int crashed = -1;
+        for (int i = 0; i < oldestFirst.size(); i++) {
+            if (oldestFirst.get(i).at("/stop/requestsRunning").asDouble(0) >= 3) {
+                crashed = i;
+            }
+        }
+        assertThat(crashed)
+                .as("a start that stopped with three requests running:\n%s", status.at("/restarts/history"))
+                .isBetween(0, oldestFirst.size() - 2);
+        assertThat(oldestFirst.get(crashed).at("/stop/workLost").asString())
+                .isEqualTo("3 request(s) in flight were lost (no restart path resumes them)");
+        assertThat(oldestFirst.get(crashed + 1).at("/recovery/kind").asString()).isEqualTo("container_restarted");
+        assertThat(oldestFirst.subList(1, crashed + 1))
+                .as("every restart of the round before the crash restarted the engine process in its container")
+                .allMatch(record -> record.at("/recovery/kind").asString().equals("process_restarted"));
+        // Restarts compared: the new revision's cache hit against its own cold starts.
+        List<JsonNode> groups = new ArrayList<>();
+        status.at("/restarts/comparison/groups").forEach(groups::add);
+        assertThat(groups)
+                .as("the comparison:\n%s", status.at("/restarts/comparison"))
+                .anyMatch(group -> group.get("revision").asString().equals("rollout-2")
+                        && group.get("path").asString().equals("preload_hit")
+                        && group.get("speedupOverCold").asDouble(0) > 1)
+                .anyMatch(group -> group.get("path").asString().equals("cold")
+                        && group.get("recovery").asString().equals("container_restarted"));
         JsonNode memory = status.get("memory");
         for (String part : List.of("leak_across_restarts", "held_after_stop", "stale_cache", "kv_cache_shrinking")) {
             assertThat(memory.has(part))

@@ -84,6 +84,21 @@ class EngineLogEvidenceTests {
     }
 
     @Test
+    void readygatesFirstLookFindingNothingListeningKeepsWhatTheLoadingEngineLoggedSoFar() {
+        // readygate starts while the engine loads: its header was read before readygate first saw the port refused.
+        EngineLogEvidence log = evidence(T0.plusSeconds(5), Duration.ofMillis(700));
+        log.accept(
+                new LogEvent.NonDefaultArgs(T0, "APIServer", 4242, "{'model': 'm', 'revision': 'r1'}"),
+                T0.plusMillis(100));
+        log.onEngineStateChanged(new EngineStateChanged(
+                new EngineState.Starting(T0),
+                new EngineState.Down(T0.plusSeconds(5), Reason.ENGINE_DOWN, "refused"),
+                new Observation.Unreachable(T0.plusSeconds(5), Reason.ENGINE_DOWN, "refused")));
+
+        assertThat(log.current().engineArgs()).isEqualTo("{'model': 'm', 'revision': 'r1'}");
+    }
+
+    @Test
     void theEngineGoingAwayDropsLinesReadBeforeThePreviousStartWasVerified() {
         EngineLogEvidence log = evidence(T0.plusMillis(1000), Duration.ofMillis(700));
         log.accept(fallback(T0), T0.plusMillis(500));

@@ -441,6 +441,25 @@ class MemorySignalsTests {
                 .endsWith("@main");
     }
 
+    /**
+     * The demo's wrong weights: the daemon re-caches a fine-tune of the same layout, the next hit maps it and its
+     * canary mismatches. The daemon is then known not to hold the checkpoint the engine served, but that is wrong
+     * weights (the canary's), not weights left over from a checkpoint switch: no stale cache, whatever the last ready
+     * start was.
+     */
+    @Test
+    void aHitThatServedAnotherCheckpointsWeightsIsNoStaleCache() {
+        List<RestartRecord> history = List.of(
+                readyWith(RestartPath.PRELOAD_HIT, 0, 1668, 8836),
+                readyWith(RestartPath.PRELOAD_HIT, 1, 1668, 8836),
+                wrongWeights(readyWith(RestartPath.PRELOAD_HIT, 2, 1668, 8836)));
+
+        MemoryAssessment assessment = MemorySignals.assess(history, null, null, SETTINGS);
+
+        assertThat(assessment.active()).doesNotContain(MemorySignal.STALE_CACHE);
+        assertThat(assessment.staleCache()).isNull();
+    }
+
     @Test
     void aFingerprintMismatchShowsTheDaemonHoldsAnotherCheckpointEvenWithoutAnEarlierHit() {
         RestartRecord rollout = mismatch(revision(readyWith(RestartPath.PRELOAD_FALLBACK, 0, 1668, 8836), "v2"));
@@ -582,6 +601,11 @@ class MemorySignalsTests {
         return fallback(r, "WeightCacheKey mismatch on fields: ['revision']");
     }
 
+    /** A preload hit whose canary mismatched: the cache served another checkpoint's weights; never ready. */
+    static RestartRecord wrongWeights(RestartRecord r) {
+        return copy(r, r.revision(), r.kvCacheSizeTokens(), r.fallbackReason(), true);
+    }
+
     static RestartRecord fallback(RestartRecord r, String reason) {
         return copy(r, r.revision(), r.kvCacheSizeTokens(), reason);
     }
@@ -600,6 +624,16 @@ class MemorySignalsTests {
 
     static RestartRecord copy(
             RestartRecord r, @Nullable String revision, @Nullable Long tokens, @Nullable String fallbackReason) {
+        return copy(r, revision, tokens, fallbackReason, false);
+    }
+
+    /** A copy; {@code wrongWeights}: the canary mismatched on weights from the cache, and the start was never ready. */
+    static RestartRecord copy(
+            RestartRecord r,
+            @Nullable String revision,
+            @Nullable Long tokens,
+            @Nullable String fallbackReason,
+            boolean wrongWeights) {
         return new RestartRecord(
                 r.id(),
                 r.engineStart(),
@@ -608,13 +642,13 @@ class MemorySignalsTests {
                 r.path(),
                 r.evidence(),
                 fallbackReason,
-                r.wrongWeightsFromCache(),
+                wrongWeights || r.wrongWeightsFromCache(),
                 r.phases(),
                 r.loggedDurations(),
-                r.outcome(),
-                r.notReadyReason(),
-                r.startFailure(),
-                r.readinessLatency(),
+                wrongWeights ? Outcome.NOT_READY : r.outcome(),
+                wrongWeights ? "canary_mismatch" : r.notReadyReason(),
+                wrongWeights ? null : r.startFailure(),
+                wrongWeights ? null : r.readinessLatency(),
                 r.vllmVersion(),
                 r.engineArgs(),
                 r.model(),

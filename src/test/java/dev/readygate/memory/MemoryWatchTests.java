@@ -124,6 +124,8 @@ class MemoryWatchTests {
                 List.of(new GpuMemoryView.OwnedProcess(daemonPid, owner, UUID, bytes)),
                 null,
                 null,
-                Map.of());
+                Map.of(),
+                "580.159.04",
+                "13.0");
     }
 }

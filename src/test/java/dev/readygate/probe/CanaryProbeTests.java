@@ -168,6 +168,49 @@ class CanaryProbeTests {
     }
 
     @Test
+    void snapshotManifestTakenElsewhereNeitherVouchesNorTeachesAndTheReportSaysWhy() throws Exception {
+        // The manifest's oracle was sampled on another GPU: its logprob is not this GPU's.
+        Files.writeString(snapshotDir.resolve("manifest.json"), """
+                {"schema_version":1,"oracle_token_ids":[12095],"oracle_text":" Paris",
+                 "oracle_sampled_token_logprob":-0.4242669641971588}""");
+        answers(12095, " Paris", -0.4242669641971588);
+        String why = "gpu_uuid: the snapshot was taken on GPU-a, this engine runs on GPU-b";
+        List<String> askedFor = new java.util.ArrayList<>();
+        CanaryProbe probe = new CanaryProbe(
+                canary(List.of(), null, null),
+                "NVIDIA H200",
+                engine,
+                new EngineFactsHolder(new EngineStateMachine(new ReadinessRules(1, 3), clock.instant(), change -> {})),
+                new SnapshotOracle(snapshotDir, json, vllmVersion -> {
+                    askedFor.add(vllmVersion);
+                    return why;
+                }),
+                new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
+                () -> StartTrust.Trust.UNTRUSTED,
+                clock,
+                Schedulers.immediate());
+
+        ProbeReport report = run(probe);
+
+        // Not vouched for by the manifest, and a restored start learns nothing: the canary only sees it answers.
+        assertThat(report.passed()).isTrue();
+        assertThat(report.canary().source()).isEqualTo(CanaryExpectation.Source.NONE);
+        assertThat(report.detail())
+                .isEqualTo("no expected answer and this start is not trusted to learn one: the canary checks only that"
+                        + " the engine answers; the snapshot manifest's oracle was not used (" + why + ")");
+        assertThat(askedFor).containsExactly("0.31.0");
+        assertThat(new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json)
+                        .find(new BaselineKey(
+                                "Qwen/Qwen3-0.6B",
+                                "Qwen/Qwen3-0.6B",
+                                4096,
+                                "0.31.0",
+                                "NVIDIA H200",
+                                "prompt#%08x/max1/seed0".formatted("The capital of France is".hashCode()))))
+                .isNull();
+    }
+
+    @Test
     void trustedStartLearnsABaselineThatLaterStartsAreHeldTo() {
         answers(12095, " Paris", -0.4243);
         ProbeReport learned = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));

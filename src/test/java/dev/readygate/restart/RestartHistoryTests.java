@@ -102,7 +102,12 @@ class RestartHistoryTests {
                                 List.of(
                                         new MemoryMoment.Holder(560, Owner.PRELOAD_DAEMON, 11_282_677_760L),
                                         new MemoryMoment.Holder(598, Owner.ENGINE, 2_789_212_160L))),
-                        null));
+                        null),
+                new Recovery(
+                        RecoveryKind.DRIVER_CHANGED,
+                        List.of("driver_version 570.86.10 → 570.86.15", "boot_id b-1 → b-2")),
+                new Stop(START.plusSeconds(600), Stop.How.WENT_AWAY, 3.0, 1.0, START.plusMillis(599_400)),
+                List.of(new SnapshotMismatch(SnapshotMismatch.Field.DRIVER_VERSION, "570.86.10", "570.86.15")));
     }
 
     static RestartRecord minimal(String id) {
@@ -160,7 +165,10 @@ class RestartHistoryTests {
                 record.probeConfigHash(),
                 record.readygateVersion(),
                 record.node(),
-                record.memory());
+                record.memory(),
+                record.recovery(),
+                record.stop(),
+                record.snapshotMismatches());
     }
 
     static List<String> lines(Path path) throws IOException {
@@ -278,7 +286,10 @@ class RestartHistoryTests {
                         "probeConfigHash",
                         "readygateVersion",
                         "node",
-                        "memory");
+                        "memory",
+                        "recovery",
+                        "stop",
+                        "snapshotMismatches");
         assertThat(line.at("/memory/beforeStart/usedBytes").asLong()).isEqualTo(11_282_677_760L);
         assertThat(line.at("/memory/atReady/byOwner/engine").asLong()).isEqualTo(2_789_212_160L);
         assertThat(line.at("/memory/atReady/processes/1/pid").asInt()).isEqualTo(598);
@@ -593,6 +604,19 @@ class RestartHistoryTests {
                         "node_name",
                         "gpu_uuid",
                         "driver_version",
+                        "pod_uid",
+                        "boot_id",
+                        "engine_container",
+                        "cuda_version",
+                        "configuration",
+                        "recovery",
+                        "recovery_changes",
+                        "stop",
+                        "stop_at",
+                        "requests_running_at_stop",
+                        "requests_waiting_at_stop",
+                        "requests_observed_at",
+                        "snapshot_mismatches",
                         "evidence",
                         "engine_args");
         assertThat(rows.get(1))
@@ -636,6 +660,19 @@ class RestartHistoryTests {
                         "gpu-node-7",
                         "GPU-1234",
                         "570.86.15",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "e8f4a0fe",
+                        "driver_changed",
+                        "driver_version 570.86.10 → 570.86.15 | boot_id b-1 → b-2",
+                        "went_away",
+                        "2026-11-30T12:10:00Z",
+                        "3.0",
+                        "1.0",
+                        "2026-11-30T12:09:59.400Z",
+                        "driver_version: the snapshot was taken on 570.86.10, this engine runs on 570.86.15",
                         "log: weight cache requested | log: falling back to disk",
                         "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");

@@ -117,12 +117,12 @@ class RestartTimelineTests {
                 Arguments.of(
                         "a start that goes away before it is verified is not ready for good, with its last reason",
                         List.of(ok(1), listed(2), down(3)),
-                        List.of("s1 not_ready(not_verified)"),
+                        List.of("s1 not_ready(not_verified)", "s1 went_away@3"),
                         ""),
                 Arguments.of(
                         "a ready start that goes away is judged once only",
                         List.of(ok(1), listed(1), verified(2), down(9)),
-                        List.of("s1 ready"),
+                        List.of("s1 ready", "s1 went_away@9"),
                         ""),
                 Arguments.of(
                         "a latched failure is not ready for now; when the engine goes, for good",
@@ -130,7 +130,8 @@ class RestartTimelineTests {
                         List.of(
                                 "s1 canary_mismatch",
                                 "s1 not_ready(canary_mismatch) for now",
-                                "s1 not_ready(canary_mismatch)"),
+                                "s1 not_ready(canary_mismatch)",
+                                "s1 went_away@9"),
                         ""),
                 Arguments.of(
                         "a failure that does not latch judges nothing",
@@ -147,27 +148,31 @@ class RestartTimelineTests {
                                 down(5),
                                 ok(7),
                                 canaryMismatch(8)),
-                        List.of("s1 canary_mismatch", "s1 not_ready(not_verified)", "s2 canary_mismatch"),
+                        List.of(
+                                "s1 canary_mismatch",
+                                "s1 not_ready(not_verified)",
+                                "s1 went_away@5",
+                                "s2 canary_mismatch"),
                         "port_listening@7 health_ok@7"),
                 Arguments.of(
                         "a restart nobody saw ends the start and begins the next, already healthy",
                         List.of(ok(1), listed(1), verified(2), restarted(30), listed(31), verified(32)),
-                        List.of("s1 ready", "s2 ready"),
+                        List.of("s1 ready", "s1 replaced@30", "s2 ready"),
                         "port_listening@30 health_ok@30 model_listed@31 ready@32"),
                 Arguments.of(
                         "a restart before readiness judges the old start not ready",
                         List.of(ok(1), listed(1), restarted(5)),
-                        List.of("s1 not_ready(not_verified)"),
+                        List.of("s1 not_ready(not_verified)", "s1 replaced@5"),
                         "port_listening@5 health_ok@5"),
                 Arguments.of(
-                        "readygate stopping ends the start in progress",
+                        "readygate stopping ends the start in progress, without a stop: the engine may go on",
                         List.of(ok(1), listed(1), shutdown(4)),
                         List.of("s1 not_ready(not_verified)"),
                         ""),
                 Arguments.of(
                         "a dead engine ends its start like a gone one",
                         List.of(ok(1), listed(1), verified(2), dead(5), ok(8)),
-                        List.of("s1 ready"),
+                        List.of("s1 ready", "s1 went_away@5"),
                         "port_listening@8 health_ok@8"),
                 Arguments.of(
                         "a start the log began loads without phases until its port opens",
@@ -197,7 +202,7 @@ class RestartTimelineTests {
                 Arguments.of(
                         "a header after a ready start is a restart the probes did not see",
                         List.of(ok(1), listed(1), verified(2), header(10, "s1"), ok(12), listed(12), verified(13)),
-                        List.of("s1 ready", "s2 ready"),
+                        List.of("s1 ready", "s1 went_away@10", "s2 ready"),
                         "port_listening@12 health_ok@12 model_listed@12 ready@13"),
                 Arguments.of(
                         "the header of a start whose port the probes saw first is that start's own",
@@ -252,6 +257,9 @@ class RestartTimelineTests {
                         + (judged.completed() ? "" : " for now");
             case RestartTimeline.Verdict.CanaryMismatched mismatch ->
                 mismatch.start().id() + " canary_mismatch";
+            case RestartTimeline.Verdict.Stopped stopped ->
+                stopped.start().id() + " " + stopped.how().value() + "@"
+                        + Duration.between(T0, stopped.at()).toSeconds();
         };
     }
 

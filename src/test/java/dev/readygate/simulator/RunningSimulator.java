@@ -239,6 +239,19 @@ public final class RunningSimulator implements AutoCloseable {
         return simulator.gpu().script();
     }
 
+    /** Runs {@code clients} users' clients sending long streamed completions (0 stops them). */
+    public void traffic(int clients) {
+        simulator.apply(Scenario.traffic(clients)).block(Duration.ofSeconds(5));
+    }
+
+    /** {@code vllm:num_requests_running} as the engine's {@code /metrics} says it now. */
+    public double requestsRunning() {
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile(
+                        "(?m)^vllm:num_requests_running\\{[^}]*} ([0-9.]+)$")
+                .matcher(metricsText());
+        return matcher.find() ? Double.parseDouble(matcher.group(1)) : -1;
+    }
+
     /** Crashes the engine (it restarts after the auto-restart delay). */
     public void crash() {
         simulator.engine().crash("simulated crash").block(Duration.ofSeconds(5));

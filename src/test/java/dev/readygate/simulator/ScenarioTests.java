@@ -40,6 +40,13 @@ class ScenarioTests {
                         && "qwen3-0.6b-finetune-step2000".equals(daemon.checkpoint()));
         assertThat(demo.steps()).anyMatch(step -> step.action() instanceof Scenario.Action.Switch);
         assertThat(demo.steps()).allMatch(step -> step.note() != null);
+        // The crash comes with users' requests in flight: the work it loses is not nothing.
+        List<Scenario.Action> actions =
+                demo.steps().stream().map(Scenario.Step::action).toList();
+        int crash = actions.indexOf(new Scenario.Action.Crash());
+        assertThat(actions.subList(0, crash)).contains(new Scenario.Action.Traffic(3));
+        assertThat(actions.subList(0, crash).lastIndexOf(new Scenario.Action.Traffic(3)))
+                .isGreaterThan(actions.subList(0, crash).lastIndexOf(new Scenario.Action.Traffic(0)));
     }
 
     @Test
@@ -60,6 +67,7 @@ class ScenarioTests {
                     layout: b
                   - daemon: stop
                   - log: rotate
+                  - traffic: 2
                   - note: just a note
                 """);
         Scenario scenario = Scenario.parse(yaml, "inline");
@@ -77,6 +85,7 @@ class ScenarioTests {
                         new Scenario.Action.Daemon(true, "a", "b"),
                         new Scenario.Action.Daemon(false, null, null),
                         new Scenario.Action.Log(true),
+                        new Scenario.Action.Traffic(2),
                         new Scenario.Action.Note());
         assertThat(scenario.steps().get(1).after()).isEqualTo(Duration.ofMillis(1500));
         assertThat(scenario.steps().getFirst().after()).isZero();

@@ -18,7 +18,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -34,6 +37,7 @@ import org.springframework.core.io.ClassPathResource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The status page in a real browser: Debian's headless Chromium loads {@code /status} from readygate running against
@@ -265,7 +269,7 @@ class StatusPageBrowserTests {
      * page (with one start's details open) go to {@value #SCREENSHOTS} for people to look at.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"demo-ready-stale-cache", "demo-canary-mismatch"})
+    @ValueSource(strings = {"demo-ready-stale-cache", "demo-canary-mismatch", "demo-compared"})
     void pageFitsEveryScreenFromALaptopTo1920PixelsWithoutHorizontalScrolling(String fixture) throws Exception {
         String document =
                 new ClassPathResource("status/" + fixture + ".json").getContentAsString(StandardCharsets.UTF_8);
@@ -342,6 +346,128 @@ class StatusPageBrowserTests {
         }
     }
 
+    /**
+     * Restarts compared on the page, from a real demo document (issue 19): the comparison table has a row per release
+     * and one per path and recovery kind under it, with the figures {@code /status} gives (latency, failures, memory in
+     * GiB, the speed-up over the same release's cold starts); the history shows each start's recovery kind and the
+     * requests its stop lost; the note says that no restart path resumes requests in flight; an unsupported snapshot
+     * configuration and a manifest that does not match the engine are named, not hidden. At a laptop's width and at
+     * 1920 pixels, without horizontal scrolling or a comparison cell spilling over.
+     */
+    @Test
+    void pageComparesRestartsAndShowsWhatEachStartRecoveredFromAndLost() throws Exception {
+        JsonNode status = json.readTree(
+                new ClassPathResource("status/demo-compared.json").getContentAsString(StandardCharsets.UTF_8));
+        ObjectNode snapshot = (ObjectNode) status.at("/restarts/snapshot");
+        String unsupported = "tensor_parallel_size is 2: vLLM's snapshots restore one GPU (TP1) engines only, so"
+                + " readygate.evidence.snapshot-dir cannot describe this engine's starts";
+        String mismatch = "driver_version: the snapshot was taken on 580.159.04, this engine runs on 580.172.08";
+        snapshot.put("supported", false);
+        snapshot.putArray("unsupported").add(unsupported);
+        snapshot.put("matchesThisEngine", false);
+        snapshot.putArray("mismatches").add(mismatch);
+        JsonNode groups = status.at("/restarts/comparison/groups");
+        Set<String> releases = new LinkedHashSet<>();
+        groups.forEach(group -> releases.add(group.get("vllmVersion").asString() + "|"
+                + group.get("revision").asString() + "|"
+                + group.get("configuration").asString()));
+        String page = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
+        HttpServer stub = stub(page, json.writeValueAsString(status));
+        try (DevToolsBrowser browser =
+                DevToolsBrowser.start(chromium(), Files.createTempDirectory(workDir, "devtools-"), TIME_ZONE)) {
+            String url = "http://127.0.0.1:" + stub.getAddress().getPort() + "/status";
+            for (int[] screen : List.of(SCREENS.getFirst(), SCREENS.getLast())) {
+                int width = screen[0];
+                browser.open(url, width, screen[1]);
+                await().atMost(Duration.ofSeconds(20))
+                        .until(() ->
+                                browser.evaluate("document.querySelectorAll('#comparison-table tr.compared').length")
+                                                .asInt()
+                                        == groups.size());
+                String name = "compared-snapshot-concerns-" + width + "x" + screen[1];
+                browser.screenshot(Path.of(SCREENSHOTS, name + "-full.png"), true, width, screen[1]);
+                assertPng(Path.of(SCREENSHOTS, name + "-full.png"));
+                assertFits(browser.evaluate(LAYOUT), width, name);
+                JsonNode shown = browser.evaluate("""
+                        ({releases: [...document.querySelectorAll('#comparison-table tr.release')].map(r => r.textContent),
+                          rows: [...document.querySelectorAll('#comparison-table tr.compared')]
+                              .map(r => [...r.cells].map(c => c.textContent.trim())),
+                          note: document.getElementById('comparison-note').textContent,
+                          count: document.getElementById('comparison-count').textContent,
+                          recoveries: [...document.querySelectorAll('#restart-table tr.restart')]
+                              .map(r => r.cells[2].querySelector('.kind') ? r.cells[2].querySelector('.kind').textContent : null),
+                          lost: [...document.querySelectorAll('#restart-table tr.restart')]
+                              .map(r => r.querySelector('.lost') ? r.querySelector('.lost').textContent : null),
+                          evidence: document.getElementById('evidence').textContent})
+                        """);
+                assertThat(shown.get("releases")).as(name).hasSize(releases.size());
+                assertThat(shown.get("count").asString())
+                        .isEqualTo("(10 starts, 1 left out: readygate did not see them begin)");
+                // Each group's row says what /status says, in the table's units.
+                for (int i = 0; i < groups.size(); i++) {
+                    JsonNode group = groups.get(i);
+                    List<String> cells = shown.get("rows")
+                            .get(i)
+                            .valueStream()
+                            .map(JsonNode::asString)
+                            .toList();
+                    assertThat(cells).as(name + " row " + i).hasSize(17);
+                    assertThat(cells.get(0)).isEqualTo(group.get("path").asString());
+                    assertThat(cells.get(2)).isEqualTo(group.get("starts").asString());
+                    assertThat(cells.get(3)).isEqualTo(group.get("failures").asString());
+                    JsonNode latency = group.get("readinessSeconds");
+                    // Seconds with two decimals below 10 s, one above.
+                    assertThat(cells.get(4))
+                            .isEqualTo(
+                                    latency.isNull()
+                                            ? "—"
+                                            : seconds(latency.get("p50").asDouble()));
+                    JsonNode atReady = group.at("/memoryMedianMiB/atReady");
+                    assertThat(cells.get(14))
+                            .isEqualTo(
+                                    atReady.isNull()
+                                            ? "—"
+                                            : String.format(Locale.ROOT, "%.2f", atReady.asDouble() / 1024));
+                    JsonNode speedup = group.get("speedupOverCold");
+                    if (speedup.isNull()) {
+                        assertThat(cells.get(16)).isEqualTo("—");
+                    } else {
+                        double times = speedup.asDouble();
+                        int decimals =
+                                "cold".equals(group.get("path").asString()) ? 2 : times >= 10 ? 0 : times >= 1 ? 1 : 2;
+                        assertThat(cells.get(16))
+                                .isEqualTo("×" + String.format(Locale.ROOT, "%." + decimals + "f", times));
+                    }
+                }
+                // The cache hit of the rolled-out revision, 2.71 times faster than its cold start.
+                assertThat(shown.get("rows")
+                                .valueStream()
+                                .map(row -> row.get(0).asString() + " "
+                                        + row.get(16).asString()))
+                        .contains("preload_hit ×2.7", "cold ×1.00");
+                assertThat(shown.get("note").asString())
+                        .startsWith("No restart path resumes requests in flight")
+                        .contains("3 running request(s) lost");
+                // Newest first: the container restarted after the crash, which lost the three requests in flight.
+                assertThat(shown.get("recoveries").get(0).asString()).isEqualTo("container restart (same pod)");
+                assertThat(shown.get("recoveries").get(1).asString()).isEqualTo("process restart (same container)");
+                assertThat(shown.get("lost").get(1).asString()).isEqualTo("lost 3 running");
+                assertThat(shown.get("lost").get(0).isNull()).isTrue();
+                assertThat(shown.get("evidence").asString())
+                        .contains("unsupported " + unsupported)
+                        .contains("not trusted")
+                        .contains(mismatch);
+            }
+            assertThat(browser.console()).isEmpty();
+        } finally {
+            stub.stop(0);
+        }
+    }
+
+    static String seconds(double value) {
+        return String.format(Locale.ROOT, Math.abs(value) < 10 ? "%.2f" : "%.1f", value);
+    }
+
     /** What the browser laid out, measured in the page: overflow, scroll boxes, the history columns, the chart. */
     static final String LAYOUT = """
             (() => {
@@ -358,9 +484,10 @@ class StatusPageBrowserTests {
                 if ((cs.overflowX === 'auto' || cs.overflowX === 'scroll') && e.scrollWidth > e.clientWidth + 1) out.scrollBoxes.push(name(e));
               }
               // Content wider than its cell spills over the next column.
-              for (const td of document.querySelectorAll('#restart-table td')) {
+              for (const td of document.querySelectorAll('#restart-table td, #comparison-table td')) {
                 if (td.getBoundingClientRect().width > 0 && td.scrollWidth > td.clientWidth + 1) {
-                  out.spilling.push((td.parentElement.rowIndex) + ':' + td.cellIndex + ' ' + td.textContent.slice(0, 40));
+                  out.spilling.push(td.closest('table').id + ' ' + (td.parentElement.rowIndex) + ':' + td.cellIndex + ' '
+                      + td.textContent.slice(0, 40));
                 }
               }
               for (const th of document.querySelectorAll('#restart-table thead tr:last-child th')) {
@@ -404,7 +531,7 @@ class StatusPageBrowserTests {
                 .as("%s: inner scroll boxes hiding content", screen)
                 .isEmpty();
         assertThat(layout.get("spilling").valueStream().map(JsonNode::asString))
-                .as("%s: history cells whose content spills over the next column", screen)
+                .as("%s: history and comparison cells whose content spills over the next column", screen)
                 .isEmpty();
         List<String> headers = new ArrayList<>();
         for (JsonNode column : layout.get("columns")) {
