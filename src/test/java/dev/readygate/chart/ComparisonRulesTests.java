@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.DumperOptions;
@@ -26,6 +27,7 @@ import tools.jackson.databind.json.JsonMapper;
  * ({@code src/test/resources/prometheus/readygate-comparison-rules-test.yaml}), a wrong expectation fails; and the
  * Grafana dashboard's comparison panels query what the rules record, in PromQL {@code promtool} accepts.
  */
+@Tag("promtool")
 class ComparisonRulesTests {
 
     static final Path RULES = Chart.DIRECTORY.resolve("files/readygate-comparison-rules.yaml");

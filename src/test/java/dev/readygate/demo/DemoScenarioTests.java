@@ -297,10 +297,16 @@ class DemoScenarioTests {
                     .as("evidence of %s", record)
                     .isFalse();
             JsonNode memory = record.path("memory");
-            // Before the start, at readiness (a ready start) and after the stop, each by owner.
-            assertThat(memory.path("afterStop").path("byOwnerMiB").isObject())
-                    .as("memory of %s", record)
-                    .isTrue();
+            // Before the start, at readiness (a ready start) and after the stop, each by owner. A start replaced by a
+            // process readygate did not see its engine make way for (on a loaded machine the probes and the log tail
+            // can
+            // both miss the demo's short restart gap, and the next scrape shows a new process start time) has no
+            // reading between the two (docs/operations.md, the afterStop row).
+            if (!"replaced".equals(record.path("stop").path("how").asString(""))) {
+                assertThat(memory.path("afterStop").path("byOwnerMiB").isObject())
+                        .as("memory of %s", record)
+                        .isTrue();
+            }
             if (record.get("outcome").asString().equals("ready")) {
                 // By owner; which owner a simulated pid gets depends on the host's /proc, where a real process may
                 // have the same pid (then "other"), so only that there are owners is asserted.
