@@ -62,7 +62,9 @@ class GpuMemoryCycleTests {
                 "--readygate.gpu.timeout=1s",
                 "--readygate.memory.after-stop-delay=200ms",
                 "--readygate.probe.ready-interval=300ms",
-                "--readygate.engine.request-timeout=300ms"));
+                "--readygate.engine.request-timeout=300ms",
+                // The tests restart the engine cycle after cycle on purpose: not a restart loop to hold.
+                "--readygate.restart.loop-hold=0s"));
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
     }

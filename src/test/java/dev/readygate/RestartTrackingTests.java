@@ -5,6 +5,8 @@ import static dev.readygate.ReadygateClients.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.nio.file.Files;
@@ -15,7 +17,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.PayloadApplicationEvent;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -64,7 +68,8 @@ class RestartTrackingTests {
         try (engine) {
             List<String> paths = new ArrayList<>();
             List<String> fallbackReasons = new ArrayList<>();
-            try (ConfigurableApplicationContext readygate = readygate(engine)) {
+            // Five starts in a row on purpose: not a restart loop to hold.
+            try (ConfigurableApplicationContext readygate = readygate(engine, "--readygate.restart.loop-hold=0s")) {
                 WebTestClient client = client(readygate);
                 JsonNode first = awaitRecords(client, 1).get(0);
                 assertThat(first.get("firstSeen").booleanValue()).isTrue();
@@ -149,7 +154,7 @@ class RestartTrackingTests {
             Path file = workDir.resolve("state/restarts.jsonl");
             assertThat(Files.readAllLines(file)).hasSizeGreaterThanOrEqualTo(5);
             // readygate restarts: the history comes back.
-            try (ConfigurableApplicationContext again = readygate(engine)) {
+            try (ConfigurableApplicationContext again = readygate(engine, "--readygate.restart.loop-hold=0s")) {
                 JsonNode history = awaitRecords(client(again), 6);
                 assertThat(history.get(0).get("firstSeen").booleanValue()).isTrue();
                 assertThat(history.get(1).get("path").asString()).isEqualTo("cold");
@@ -179,14 +184,19 @@ class RestartTrackingTests {
         }
     }
 
+    /** An engine that, once its crash-loop fault is on, crashes 1.5 s into every start and restarts 0.4 s later. */
+    RunningSimulator crashLoopReady() {
+        return RunningSimulator.serving(
+                workDir.resolve("engine"),
+                "preload.enabled=false",
+                "faults.crash-loop-uptime=1500ms",
+                "auto-restart-delay=200ms",
+                "load-time=200ms");
+    }
+
     @Test
     void startsTooCloseTogetherAreARestartLoop() {
-        try (RunningSimulator engine = RunningSimulator.serving(
-                        workDir.resolve("engine"),
-                        "preload.enabled=false",
-                        "faults.crash-loop-uptime=1500ms",
-                        "auto-restart-delay=200ms",
-                        "load-time=200ms");
+        try (RunningSimulator engine = crashLoopReady();
                 ConfigurableApplicationContext readygate = readygate(engine, "--readygate.restart.loop-starts=3")) {
             WebTestClient client = client(readygate);
             awaitRecords(client, 1);
@@ -195,6 +205,40 @@ class RestartTrackingTests {
                     .until(() -> status(client).at("/restarts/restartLoop").booleanValue());
             String metrics = ReadygateClients.prometheus(client);
             assertThat(metrics).contains("readygate_restart_loop 1.0");
+        }
+    }
+
+    @Test
+    void aCrashLoopHoldsReadinessAtNotReadyUntilAStartStaysUp() {
+        try (RunningSimulator engine = crashLoopReady();
+                ConfigurableApplicationContext readygate = readygate(
+                        engine,
+                        "--readygate.restart.loop-starts=3",
+                        "--readygate.restart.loop-hold=4s",
+                        "--readygate.restart.loop-hold-max=4s")) {
+            WebTestClient client = client(readygate);
+            awaitRecords(client, 1);
+            List<EngineState> states = new java.util.concurrent.CopyOnWriteArrayList<>();
+            readygate.addApplicationListener((ApplicationListener<PayloadApplicationEvent<EngineStateChanged>>)
+                    event -> states.add(event.getPayload().current()));
+            engine.fault("crash-loop", false);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> states.stream().anyMatch(state -> state.kind() == EngineState.Kind.HELD));
+            int held = engine.latestStartNumber();
+            await().atMost(Duration.ofSeconds(30)).until(() -> engine.latestStartNumber() >= held + 3);
+            List<EngineState> sinceHeld = List.copyOf(states.subList(
+                    states.indexOf(states.stream()
+                            .filter(state -> state.kind() == EngineState.Kind.HELD)
+                            .findFirst()
+                            .orElseThrow()),
+                    states.size()));
+            // Three more crashes, and not one moment of traffic: each start of the loop is held, then crashes.
+            assertThat(sinceHeld).noneMatch(EngineState::acceptsTraffic);
+            assertThat(sinceHeld).extracting(EngineState::kind).contains(EngineState.Kind.HELD, EngineState.Kind.DOWN);
+            // The loop ends: the start that stays up is verified again once it has been up for the hold, and serves.
+            engine.clearFault("crash-loop");
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> status(client).path("state").asString().equals("ready"));
         }
     }
 
@@ -219,10 +263,11 @@ class RestartTrackingTests {
             assertThat(latest.get("outcome").asString()).isEqualTo("ready");
             assertThat(latest.get("evidence").valueStream().map(JsonNode::asString))
                     .anyMatch(line -> line.startsWith("snapshot: release.json released this start at "))
-                    .contains(
-                            "metrics: vllm:request_success_total was 3 at the first scrape (counters restored from a "
-                                    + "snapshot image)",
-                            "log: no weight loading or engine init lines for this start");
+                    // The count is the snapshotted engine's requests (its warm-up, readygate's probes and light
+                    // checks).
+                    .anyMatch(line -> line.matches("metrics: vllm:request_success_total was [1-9][0-9]* at the first"
+                            + " scrape \\(counters restored from a snapshot image\\)"))
+                    .contains("log: no weight loading or engine init lines for this start");
             // The canary passed against the manifest's oracle.
             assertThat(latest.at("/phaseOffsetsSeconds/canary_ok").isNumber()).isTrue();
         }

@@ -132,7 +132,8 @@ public record ReadygateProperties(
      *     engine is ready
      * @param healthInterval how often {@code /health} alone is checked while the engine is ready, between full cheap
      *     checks: an engine that dies (refused, 503) is taken out within this
-     * @param heavyInterval how often the heavy probes re-verify a ready engine (only when it is idle)
+     * @param heavyInterval how often the heavy probes re-verify a ready engine (when it is idle; real traffic defers them
+     *     by at most another interval, then they run under load)
      * @param heavyRetryInterval how soon heavy probes run again after a failed verification, before readiness
      * @param heavyTimeout how long one heavy probe may take (a stream that sends nothing for this long fails)
      * @param successThreshold consecutive verifications needed to become ready, first or again
@@ -144,13 +145,14 @@ public record ReadygateProperties(
      * @param suspension how long heavy probes stay suspended before one is let through (half-open)
      * @param representative the probe shaped like real traffic
      * @param canary the deterministic probe with a known answer
+     * @param generation the light generation check between the heavy probes
      */
     public record Probe(
             @DefaultValue("100ms") Duration notReadyInterval,
             @DefaultValue("20ms") Duration downInterval,
             @DefaultValue("1s") Duration readyInterval,
             @DefaultValue("200ms") Duration healthInterval,
-            @DefaultValue("60s") Duration heavyInterval,
+            @DefaultValue("5m") Duration heavyInterval,
             @DefaultValue("1s") Duration heavyRetryInterval,
             @DefaultValue("30s") Duration heavyTimeout,
             @DefaultValue("1") int successThreshold,
@@ -159,7 +161,8 @@ public record ReadygateProperties(
             @DefaultValue("5") int suspendAfterFailures,
             @DefaultValue("30s") Duration suspension,
             @Valid @DefaultValue Representative representative,
-            @Valid @DefaultValue Canary canary) {
+            @Valid @DefaultValue Canary canary,
+            @Valid @DefaultValue Generation generation) {
 
         public Probe {
             requirePositive("readygate.probe.not-ready-interval", notReadyInterval);
@@ -230,6 +233,9 @@ public record ReadygateProperties(
      * @param expectedText configured expected text
      * @param expectedLogprob configured expected logprob of the first token
      * @param logprobTolerance how far the logprob may differ (logprobs vary slightly between GPUs)
+     * @param logprobToleranceUnderLoad how far the first token's logprob may differ when other requests ran beside
+     *     the canary: vLLM is not batch-invariant by default, so under load only the first token and its logprob
+     *     within this tolerance are compared
      * @param learnBaseline whether to learn the expected answer on a trusted start when nothing else gives it
      * @param learnWhenStartPathUnknown whether a start whose restart path is unknown counts as trusted for learning
      *     (a start known to map cached weights or restore a snapshot never does)
@@ -243,6 +249,7 @@ public record ReadygateProperties(
             @Nullable String expectedText,
             @Nullable Double expectedLogprob,
             @DefaultValue("0.01") double logprobTolerance,
+            @DefaultValue("0.1") double logprobToleranceUnderLoad,
             @DefaultValue("true") boolean learnBaseline,
             @DefaultValue("true") boolean learnWhenStartPathUnknown) {
 
@@ -255,11 +262,51 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException(
                         "readygate.probe.canary.logprob-tolerance must not be negative (was " + logprobTolerance + ")");
             }
+            if (logprobToleranceUnderLoad < logprobTolerance) {
+                throw new IllegalArgumentException("readygate.probe.canary.logprob-tolerance-under-load must not be"
+                        + " below readygate.probe.canary.logprob-tolerance (was " + logprobToleranceUnderLoad + ")");
+            }
         }
 
         /** Whether the configuration states an expected answer. */
         public boolean configured() {
             return !expectedTokenIds.isEmpty() || expectedText != null || expectedLogprob != null;
+        }
+    }
+
+    /**
+     * The light generation check: on an engine that serves, idle or busy, a streamed completion of a fresh prompt of a
+     * few words and {@code output-tokens} tokens every {@code interval}, and every {@code canary-every}-th time the
+     * canary instead, so that a fault that makes generation fail or hang, stalls streams or swaps the weights is seen
+     * within seconds between the heavy probes. A failed check is retried at the next cycle ({@code health-interval});
+     * its failures count toward {@code failure-threshold} as {@code generation_failed}, {@code generation_timed_out}
+     * or {@code generation_stalled}.
+     *
+     * @param enabled whether it runs
+     * @param interval how often it runs on an engine that serves
+     * @param timeout how long it waits for its answer on an idle engine; it grows with the engine's queue
+     *     ({@code timeout} x (1 + waiting requests), at most {@code heavy-timeout}), and a check that times out while
+     *     the engine makes progress on other work is busy, not failed; without {@code /metrics} it is {@code
+     *     heavy-timeout}
+     * @param outputTokens tokens it generates ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos})
+     * @param canaryEvery every this many checks, the canary instead (0: never)
+     */
+    public record Generation(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("2s") Duration interval,
+            @DefaultValue("750ms") Duration timeout,
+            @DefaultValue("2") int outputTokens,
+            @DefaultValue("2") int canaryEvery) {
+
+        public Generation {
+            requirePositive("readygate.probe.generation.interval", interval);
+            requirePositive("readygate.probe.generation.timeout", timeout);
+            requireAtLeast("readygate.probe.generation.output-tokens", outputTokens, 1);
+            requireAtLeast("readygate.probe.generation.canary-every", canaryEvery, 0);
+            if (timeout.compareTo(interval) > 0) {
+                throw new IllegalArgumentException("readygate.probe.generation.timeout must not be longer than its"
+                        + " interval readygate.probe.generation.interval (was " + timeout + ")");
+            }
         }
     }
 
@@ -304,6 +351,10 @@ public record ReadygateProperties(
      * @param historyFiles how many rotated history files are kept
      * @param loopWindow the window in which {@code loop-starts} starts make a restart loop
      * @param loopStarts how many starts within {@code loop-window} make a restart loop
+     * @param loopHold how long a start that began in a restart loop must stay up before it is verified again and
+     *     serves ({@code /readyz} stays 503 meanwhile, reason {@code restart_loop}); 0 turns the hold off
+     * @param loopHoldMax the longest hold: each start of the loop beyond {@code loop-starts} doubles the hold, up to
+     *     this
      * @param readinessObjectives how soon an engine start should be verified ready, per restart path ({@code cold},
      *     {@code preload-hit}, {@code preload-fallback}, {@code snapshot-restore}, {@code unknown}); exported as
      *     {@code readygate_readiness_objective_seconds{path}} for alerts and dashboards; none by default. Keys are
@@ -314,6 +365,8 @@ public record ReadygateProperties(
             @DefaultValue("3") int historyFiles,
             @DefaultValue("10m") Duration loopWindow,
             @DefaultValue("3") int loopStarts,
+            @DefaultValue("1m") Duration loopHold,
+            @DefaultValue("15m") Duration loopHoldMax,
             @DefaultValue Map<String, Duration> readinessObjectives) {
 
         /** The restart paths' labels, by their names without separators (map keys bind without underscores). */
@@ -328,6 +381,14 @@ public record ReadygateProperties(
             requireAtLeast("readygate.restart.history-files", historyFiles, 1);
             requireAtLeast("readygate.restart.loop-starts", loopStarts, 2);
             requirePositive("readygate.restart.loop-window", loopWindow);
+            if (loopHold.isNegative()) {
+                throw new IllegalArgumentException(
+                        "readygate.restart.loop-hold must not be negative (was " + loopHold + ")");
+            }
+            if (loopHoldMax.compareTo(loopHold) < 0) {
+                throw new IllegalArgumentException("readygate.restart.loop-hold-max must not be shorter than"
+                        + " readygate.restart.loop-hold (was " + loopHoldMax + ")");
+            }
             Map<String, Duration> byPath = new java.util.TreeMap<>();
             readinessObjectives.forEach((key, objective) -> {
                 String path = PATHS.get(key.replaceAll("[-_]", "").toLowerCase(java.util.Locale.ROOT));

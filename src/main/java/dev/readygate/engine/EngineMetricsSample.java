@@ -21,6 +21,8 @@ import org.jspecify.annotations.Nullable;
  *     with several engine cores, those of the one with the smallest KV cache
  * @param families the metric name prefixes seen ({@code vllm:}, {@code llamacpp:}, {@code sglang:}, {@code tgi_},
  *     {@code process_})
+ * @param decodeSteps llama.cpp's {@code llamacpp:n_decode_total}: its decode steps, which rise all along a request
+ *     (llama-server adds to its token counters only when a request ends); null for other engines
  */
 public record EngineMetricsSample(
         @Nullable Double processStartTimeSeconds,
@@ -30,7 +32,8 @@ public record EngineMetricsSample(
         @Nullable Double promptTokens,
         @Nullable Double requestSuccess,
         Map<String, String> cacheConfig,
-        Set<String> families) {
+        Set<String> families,
+        @Nullable Double decodeSteps) {
 
     public EngineMetricsSample {
         cacheConfig = Map.copyOf(cacheConfig);
@@ -54,7 +57,8 @@ public record EngineMetricsSample(
                 promptTokens,
                 requestSuccess,
                 cacheConfig,
-                processStartTimeSeconds == null ? Set.of("vllm:") : Set.of("vllm:", "process_"));
+                processStartTimeSeconds == null ? Set.of("vllm:") : Set.of("vllm:", "process_"),
+                null);
     }
 
     /** {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}, or null. */

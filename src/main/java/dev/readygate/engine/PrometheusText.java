@@ -25,7 +25,8 @@ final class PrometheusText {
         WAITING,
         GENERATION_TOKENS,
         PROMPT_TOKENS,
-        REQUEST_SUCCESS
+        REQUEST_SUCCESS,
+        DECODE_STEPS
     }
 
     private static final Map<String, Series> NAMES = Map.ofEntries(
@@ -40,6 +41,8 @@ final class PrometheusText {
             Map.entry("llamacpp:requests_deferred", Series.WAITING),
             Map.entry("llamacpp:tokens_predicted_total", Series.GENERATION_TOKENS),
             Map.entry("llamacpp:prompt_tokens_total", Series.PROMPT_TOKENS),
+            // llama-server adds to its token counters only when a request ends: its decode steps show progress.
+            Map.entry("llamacpp:n_decode_total", Series.DECODE_STEPS),
             Map.entry("sglang:num_running_reqs", Series.RUNNING),
             Map.entry("sglang:num_queue_reqs", Series.WAITING),
             Map.entry("sglang:generation_tokens_total", Series.GENERATION_TOKENS),
@@ -92,7 +95,8 @@ final class PrometheusText {
                 sums.get(Series.PROMPT_TOKENS),
                 sums.get(Series.REQUEST_SUCCESS),
                 labels == null ? Map.of() : Map.copyOf(labels),
-                families);
+                families,
+                sums.get(Series.DECODE_STEPS));
     }
 
     private void sampleLine(int start, int end) {

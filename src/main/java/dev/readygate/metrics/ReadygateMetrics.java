@@ -17,6 +17,8 @@ import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.ObservationIgnored;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import dev.readygate.restart.CanaryMismatched;
@@ -72,6 +74,12 @@ class ReadygateMetrics {
 
     /** Engine state changes, tags {@code from} and {@code to}. */
     public static final String ENGINE_TRANSITIONS = "readygate.engine.transitions";
+
+    /**
+     * Observations the readiness rules could not use, tags {@code observation} ({@code verified}, ...) and {@code why}
+     * ({@code stale}, {@code latched}, {@code shut_down}).
+     */
+    public static final String OBSERVATIONS_IGNORED = "readygate.readiness.observations.ignored";
 
     /** Heavy probe durations, tags {@code kind} and {@code outcome}. */
     public static final String PROBE_DURATION = "readygate.probe.duration";
@@ -189,6 +197,7 @@ class ReadygateMetrics {
     private final Map<FallbackReason, Counter> fallbacks = new EnumMap<>(FallbackReason.class);
     private final Map<GpuReading.Reason, Counter> gpuReadingFailures = new EnumMap<>(GpuReading.Reason.class);
     private final Map<MemorySignal, Counter> memorySignals = new EnumMap<>(MemorySignal.class);
+    private final Map<String, Map<ReadinessRules.Ignored, Counter>> ignored = new java.util.HashMap<>();
 
     /** A heavy probe kind's meters. */
     private record ProbeMeters(
@@ -254,6 +263,20 @@ class ReadygateMetrics {
                     .register(registry);
         }
         ReadinessRules.TRANSITIONS.forEach((from, kinds) -> kinds.forEach(to -> transition(from, to)));
+        for (Class<?> type : Observation.class.getPermittedSubclasses()) {
+            String observation = ObservationIgnored.kindOf(type.asSubclass(Observation.class));
+            Map<ReadinessRules.Ignored, Counter> byWhy = new EnumMap<>(ReadinessRules.Ignored.class);
+            for (ReadinessRules.Ignored why : ReadinessRules.Ignored.values()) {
+                byWhy.put(
+                        why,
+                        Counter.builder(OBSERVATIONS_IGNORED)
+                                .description("Observations the readiness rules could not use")
+                                .tag("observation", observation)
+                                .tag("why", why.value())
+                                .register(registry));
+            }
+            ignored.put(observation, byWhy);
+        }
         Gauge.builder(KV_CACHE_SIZE, facts, f -> {
                     EngineMetricsSample sample = f.current().lastSample();
                     Long tokens = sample == null ? null : sample.kvCacheSizeTokens();
@@ -462,6 +485,11 @@ class ReadygateMetrics {
         if (change.previous().kind() != change.current().kind()) {
             transition(change.previous().kind(), change.current().kind()).increment();
         }
+    }
+
+    @EventListener
+    public void onObservationIgnored(ObservationIgnored event) {
+        ignored.get(event.observationKind()).get(event.why()).increment();
     }
 
     @EventListener

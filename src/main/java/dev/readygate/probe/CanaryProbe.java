@@ -4,11 +4,14 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.CompletionRequest;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -19,38 +22,45 @@ import reactor.core.scheduler.Scheduler;
  * answer from, in order, the configuration, the snapshot manifest's oracle, or a baseline learned on a trusted start.
  * A different answer is {@code canary_mismatch}, latched until the engine restarts: this is how a preload daemon
  * serving another checkpoint's weights (vLLM issue #59647) is caught.
+ *
+ * <p>vLLM's kernels are not batch-invariant by default: with other requests in the batch, later tokens may change and
+ * logprobs move. An answer that differs from the expectation is compared again, on what stays stable under batching
+ * ({@link CanaryExpectation#matchesUnderLoad}), when the engine's metrics show other work beside the canary; only an
+ * answer that fails that too is a mismatch. A baseline is learned only from an answer given alone in the batch.
  */
 final class CanaryProbe {
 
     private final ReadygateProperties.Canary config;
     private final String gpuName;
     private final EngineClient client;
+    private final EngineFactsHolder facts;
     private final SnapshotOracle oracle;
     private final CanaryBaselineStore baselines;
     private final StartTrust trust;
     private final Clock clock;
-    private final Duration timeout;
     private final Scheduler blocking;
+    private final TimeoutVerdict timeouts;
 
     public CanaryProbe(
             ReadygateProperties.Canary config,
             String gpuName,
             EngineClient client,
+            EngineFactsHolder facts,
             SnapshotOracle oracle,
             CanaryBaselineStore baselines,
             StartTrust trust,
             Clock clock,
-            Duration timeout,
             Scheduler blocking) {
         this.config = config;
         this.gpuName = gpuName;
         this.client = client;
+        this.facts = facts;
         this.oracle = oracle;
         this.baselines = baselines;
         this.trust = trust;
         this.clock = clock;
-        this.timeout = timeout;
         this.blocking = blocking;
+        this.timeouts = new TimeoutVerdict(client, facts, clock);
     }
 
     /** Tokens one run spends at most (an estimate of the prompt plus the output). */
@@ -58,7 +68,16 @@ final class CanaryProbe {
         return config.prompt().length() / 3 + 8 + config.maxTokens();
     }
 
-    public Mono<ProbeReport> run(ModelCard card, String vllmVersion) {
+    /**
+     * Runs the canary.
+     *
+     * @param before the engine's metrics from before (null without {@code /metrics}): other work then, or progress
+     *     meanwhile, means the answer came from a batch with other requests in it
+     * @param timeout how long it may wait for its answer (a timeout while the engine makes progress on other work is
+     *     busy, not failed)
+     */
+    public Mono<ProbeReport> run(
+            ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before, Duration timeout) {
         CompletionRequest request = new CompletionRequest(
                 card.id(),
                 config.prompt(),
@@ -71,13 +90,19 @@ final class CanaryProbe {
                 0,
                 true);
         return client.streamCompletion(request, timeout).flatMap(call -> switch (call) {
-            case EngineCall.Success<StreamedCompletion> success -> judge(card, vllmVersion, success.value());
+            case EngineCall.Success<StreamedCompletion> success -> judge(card, vllmVersion, success.value(), before);
             case EngineCall.Failure<StreamedCompletion> failure ->
-                Mono.fromSupplier(() -> ProbeFailures.report(ProbeKind.CANARY, failure.failure(), clock.instant()));
+                failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
+                                || failure.failure().kind() == EngineFailure.Kind.STALLED
+                        ? timeouts.judge(
+                                ProbeKind.CANARY, failure.failure(), before, tokenCost(), TimeoutVerdict.Reasons.HEAVY)
+                        : Mono.fromSupplier(
+                                () -> ProbeFailures.report(ProbeKind.CANARY, failure.failure(), clock.instant()));
         });
     }
 
-    private Mono<ProbeReport> judge(ModelCard card, String vllmVersion, StreamedCompletion answer) {
+    private Mono<ProbeReport> judge(
+            ModelCard card, String vllmVersion, StreamedCompletion answer, @Nullable EngineMetricsSample before) {
         // What the canary cost (tokens, time), whatever its verdict: the probe metrics count it like the other probe.
         ProbeReport.Measurement measurement =
                 ProbeReport.Measurement.of(answer.promptTokens() == null ? 0 : answer.promptTokens(), answer);
@@ -96,39 +121,81 @@ final class CanaryProbe {
                 answer.tokenLogprobs().isEmpty() ? null : answer.tokenLogprobs().getFirst());
         BaselineKey key = key(card, vllmVersion);
         // Reading the manifest and the baseline store is file I/O: off the event loop.
-        return Mono.fromCallable(() -> compare(key, vllmVersion, actual).withMeasurement(measurement))
-                .subscribeOn(blocking);
+        // A manifest taken on another GPU, driver or vLLM version is named, and its oracle does not vouch.
+        return Mono.fromCallable(() -> {
+                    String distrusted = config.configured() || !oracleApplies() ? null : oracle.distrust(vllmVersion);
+                    return new Expected(expectation(key, distrusted == null), distrusted);
+                })
+                .subscribeOn(blocking)
+                .flatMap(expected -> decide(key, expected.expectation(), actual, before)
+                        .map(report -> withDistrust(report, expected.distrusted())))
+                .map(report -> report.withMeasurement(measurement));
     }
 
-    private ProbeReport compare(BaselineKey key, String vllmVersion, CanaryAnswer actual) {
-        // A manifest taken on another GPU, driver or vLLM version is named, and its oracle does not vouch.
-        String distrusted = config.configured() || !oracleApplies() ? null : oracle.distrust(vllmVersion);
-        CanaryExpectation expectation = expectation(key, distrusted == null);
-        if (expectation == null) {
-            return withDistrust(learnOrPass(key, actual), distrusted);
+    /** The expectation, and why the snapshot manifest's oracle was not used (null when it was, or did not apply). */
+    private record Expected(
+            @Nullable CanaryExpectation expectation,
+            @Nullable String distrusted) {}
+
+    private Mono<ProbeReport> decide(
+            BaselineKey key,
+            @Nullable CanaryExpectation expectation,
+            CanaryAnswer actual,
+            @Nullable EngineMetricsSample before) {
+        if (expectation != null && expectation.matches(actual)) {
+            return Mono.just(matched(expectation, actual, false));
         }
-        boolean matches = expectation.matches(actual);
-        CanaryComparison comparison = new CanaryComparison(expectation.source(), expectation.answer(), actual, matches);
-        if (matches) {
-            return withDistrust(
-                    ProbeReport.passed(
-                            ProbeKind.CANARY,
-                            clock.instant(),
-                            "answer matches the " + expectation.source().value().replace('_', ' '),
-                            null,
-                            comparison),
-                    distrusted);
+        // A different answer, or one to learn from: was the engine alone with the canary?
+        return underLoad(before)
+                .flatMap(loaded -> Mono.fromCallable(() -> expectation == null
+                                ? learnOrPass(key, actual, loaded)
+                                : loaded && expectation.matchesUnderLoad(actual, config.maxTokens() == 1)
+                                        ? matched(expectation, actual, true)
+                                        : mismatch(expectation, actual, loaded))
+                        .subscribeOn(blocking));
+    }
+
+    /**
+     * Whether other requests were in the batch with the canary: running or waiting before it, or running, waiting or
+     * progressing (beyond the canary's own tokens) after it. Without {@code /metrics}: unknown, taken as alone.
+     */
+    private Mono<Boolean> underLoad(@Nullable EngineMetricsSample before) {
+        if (EngineLoad.working(before)) {
+            return Mono.just(true);
         }
+        if (before == null || !facts.current().capabilities().metrics()) {
+            return Mono.just(false);
+        }
+        return client.metrics()
+                .map(call -> call instanceof EngineCall.Success<EngineMetricsSample> after
+                        && EngineLoad.between(before, after.value(), tokenCost()) != EngineLoad.IDLE);
+    }
+
+    private ProbeReport matched(CanaryExpectation expectation, CanaryAnswer actual, boolean underLoad) {
+        return ProbeReport.passed(
+                ProbeKind.CANARY,
+                clock.instant(),
+                "answer matches the " + expectation.source().value().replace('_', ' ')
+                        + (underLoad
+                                ? " as far as batching keeps it (under load: the first token, and its logprob within "
+                                        + config.logprobToleranceUnderLoad() + ")"
+                                : ""),
+                null,
+                new CanaryComparison(expectation.source(), expectation.answer(), actual, true));
+    }
+
+    private ProbeReport mismatch(CanaryExpectation expectation, CanaryAnswer actual, boolean underLoad) {
         return new ProbeReport(
                 ProbeKind.CANARY,
                 clock.instant(),
                 ProbeReport.Outcome.FAILED,
                 Reason.CANARY_MISMATCH,
                 "expected " + expectation.answer().describe() + " ("
-                        + expectation.source().value() + "), got " + actual.describe(),
+                        + expectation.source().value() + "), got " + actual.describe()
+                        + (underLoad ? " (under load: the first token or its logprob differs)" : ""),
                 true,
                 null,
-                comparison);
+                new CanaryComparison(expectation.source(), expectation.answer(), actual, false));
     }
 
     /** A report whose detail also says why the snapshot manifest's oracle was not used. */
@@ -152,20 +219,27 @@ final class CanaryProbe {
             return new CanaryExpectation(
                     CanaryExpectation.Source.CONFIGURATION,
                     new CanaryAnswer(config.expectedTokenIds(), config.expectedText(), config.expectedLogprob()),
-                    config.logprobTolerance());
+                    config.logprobTolerance(),
+                    config.logprobToleranceUnderLoad());
         }
         if (manifestTrusted && oracleApplies()) {
             CanaryAnswer fromManifest = oracle.read();
             if (fromManifest != null) {
                 return new CanaryExpectation(
-                        CanaryExpectation.Source.SNAPSHOT_MANIFEST, fromManifest, config.logprobTolerance());
+                        CanaryExpectation.Source.SNAPSHOT_MANIFEST,
+                        fromManifest,
+                        config.logprobTolerance(),
+                        config.logprobToleranceUnderLoad());
             }
         }
         CanaryBaselineStore.Baseline baseline = baselines.find(key);
         return baseline == null
                 ? null
                 : new CanaryExpectation(
-                        CanaryExpectation.Source.LEARNED_BASELINE, baseline.answer(), config.logprobTolerance());
+                        CanaryExpectation.Source.LEARNED_BASELINE,
+                        baseline.answer(),
+                        config.logprobTolerance(),
+                        config.logprobToleranceUnderLoad());
     }
 
     /** The manifest's oracle answers vLLM's own canary request: only a canary with the same shape can use it. */
@@ -173,18 +247,18 @@ final class CanaryProbe {
         return config.prompt().equals(SnapshotOracle.ORACLE_PROMPT) && config.maxTokens() == 1 && config.seed() == 0;
     }
 
-    private ProbeReport learnOrPass(BaselineKey key, CanaryAnswer actual) {
+    private ProbeReport learnOrPass(BaselineKey key, CanaryAnswer actual, boolean underLoad) {
         StartTrust.Trust current = trust.current();
         boolean trusted = current == StartTrust.Trust.TRUSTED
                 || (current == StartTrust.Trust.UNKNOWN && config.learnWhenStartPathUnknown());
-        if (config.learnBaseline() && trusted) {
+        if (config.learnBaseline() && trusted && !underLoad) {
             boolean kept = baselines.save(key, actual, clock.instant());
             return ProbeReport.passed(
                     ProbeKind.CANARY,
                     clock.instant(),
                     "no expected answer yet: learned "
                             + actual.describe() + " as the baseline (start "
-                            + current.name().toLowerCase(java.util.Locale.ROOT)
+                            + current.name().toLowerCase(Locale.ROOT)
                             + (kept ? ")" : "; kept in memory only: the state directory cannot be written)"),
                     null,
                     new CanaryComparison(CanaryExpectation.Source.NONE, null, actual, true));
@@ -192,8 +266,11 @@ final class CanaryProbe {
         return ProbeReport.passed(
                 ProbeKind.CANARY,
                 clock.instant(),
-                "no expected answer and this start is not "
-                        + "trusted to learn one: the canary checks only that the engine answers",
+                underLoad && config.learnBaseline() && trusted
+                        ? "no expected answer yet, and other requests were in the batch: the baseline is learned from"
+                                + " an answer given alone; the canary checks only that the engine answers"
+                        : "no expected answer and this start is not "
+                                + "trusted to learn one: the canary checks only that the engine answers",
                 null,
                 new CanaryComparison(CanaryExpectation.Source.NONE, null, actual, true));
     }

@@ -22,10 +22,14 @@ import org.jspecify.annotations.Nullable;
  *     {@code metricsEvidence} says so)
  * @param lastSampleAt when the latest usable scrape was answered
  * @param capabilities what the engine offers (its dialect and endpoints, as discovery found them)
- * @param lastHeavy when the heavy probes last ran (or were skipped because real traffic proved health)
+ * @param lastHeavy when the heavy probes last ran
  * @param successesAtLastHeavy {@code vllm:request_success_total} then
  * @param cyclesSinceVersion cheap-check cycles since {@code /version} was last read
  * @param metricsEvidence what the scrapes of this start give restart and busy detection, and what of it is lost
+ * @param lastLight when the last light check (generation check or canary) started
+ * @param lightChecks how many light checks ran on this start (every {@code canary-every}-th is the canary)
+ * @param lightChecksAtLastHeavy {@code lightChecks} when the heavy probes last ran (their successes are readygate's
+ *     own, not real traffic's)
  */
 public record EngineFacts(
         String startId,
@@ -38,7 +42,10 @@ public record EngineFacts(
         @Nullable Instant lastHeavy,
         @Nullable Double successesAtLastHeavy,
         int cyclesSinceVersion,
-        MetricsEvidence metricsEvidence) {
+        MetricsEvidence metricsEvidence,
+        @Nullable Instant lastLight,
+        int lightChecks,
+        int lightChecksAtLastHeavy) {
 
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
@@ -46,7 +53,20 @@ public record EngineFacts(
     /** What is known of a start that just began: nothing yet. */
     public static EngineFacts fresh(String startId) {
         return new EngineFacts(
-                startId, null, null, null, null, null, EngineCapabilities.ALL, null, null, 0, MetricsEvidence.NONE);
+                startId,
+                null,
+                null,
+                null,
+                null,
+                null,
+                EngineCapabilities.ALL,
+                null,
+                null,
+                0,
+                MetricsEvidence.NONE,
+                null,
+                0,
+                0);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -101,7 +121,18 @@ public record EngineFacts(
     }
 
     EngineFacts withSuccessesAtLastHeavy(@Nullable Double value) {
-        return with(draft -> draft.successesAtLastHeavy = value);
+        return with(draft -> {
+            draft.successesAtLastHeavy = value;
+            draft.lightChecksAtLastHeavy = lightChecks;
+        });
+    }
+
+    /** A light check starts now. */
+    EngineFacts withLightCheck(Instant at) {
+        return with(draft -> {
+            draft.lastLight = at;
+            draft.lightChecks = lightChecks + 1;
+        });
     }
 
     /** {@code /version} is read now: the recheck count starts again. */
@@ -129,7 +160,10 @@ public record EngineFacts(
                 draft.lastHeavy,
                 draft.successesAtLastHeavy,
                 draft.cyclesSinceVersion,
-                draft.metricsEvidence);
+                draft.metricsEvidence,
+                draft.lastLight,
+                draft.lightChecks,
+                draft.lightChecksAtLastHeavy);
     }
 
     /** The facts being changed. */
@@ -161,6 +195,13 @@ public record EngineFacts(
 
         MetricsEvidence metricsEvidence;
 
+        @Nullable
+        Instant lastLight;
+
+        int lightChecks;
+
+        int lightChecksAtLastHeavy;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -172,6 +213,9 @@ public record EngineFacts(
             successesAtLastHeavy = facts.successesAtLastHeavy;
             cyclesSinceVersion = facts.cyclesSinceVersion;
             metricsEvidence = facts.metricsEvidence;
+            lastLight = facts.lastLight;
+            lightChecks = facts.lightChecks;
+            lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
         }
     }
 

@@ -95,12 +95,17 @@ public final class OneShotProbes {
             CanaryProbe canary = ProbeConfiguration.canaryProbe(
                     properties,
                     client,
+                    facts,
                     new CanaryBaselineStore(state, JsonMapper.builder().build()),
                     () -> StartTrust.Trust.UNTRUSTED,
                     manifestTrust,
                     clock);
-            first = canary == null ? null : canary.run(card, version).block(heavy.plusSeconds(5));
-            second = canary == null ? null : canary.run(card, version).block(heavy.plusSeconds(5));
+            first = canary == null
+                    ? null
+                    : canary.run(card, version, sample, heavy).block(heavy.plusSeconds(5));
+            second = canary == null
+                    ? null
+                    : canary.run(card, version, sample, heavy).block(heavy.plusSeconds(5));
         }
         CanaryComparison a = first == null ? null : first.canary();
         CanaryComparison b = second == null ? null : second.canary();
@@ -109,7 +114,8 @@ public final class OneShotProbes {
                 : new CanaryExpectation(
                                 CanaryExpectation.Source.NONE,
                                 a.actual(),
-                                properties.probe().canary().logprobTolerance())
+                                properties.probe().canary().logprobTolerance(),
+                                properties.probe().canary().logprobToleranceUnderLoad())
                         .matches(b.actual());
         String expected = a == null || a.expected() == null
                 ? "none yet (not configured, no snapshot oracle, no baseline learned for this engine): readygate"

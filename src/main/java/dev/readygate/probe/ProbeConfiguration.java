@@ -8,6 +8,7 @@ import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
+import dev.readygate.readiness.RestartLoop;
 import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -15,6 +16,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.RateLimiterRegistry;
+import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.SplittableRandom;
@@ -38,10 +40,14 @@ class ProbeConfiguration {
     EngineStateMachine engineStateMachine(
             ReadygateProperties properties, Clock clock, ApplicationEventPublisher publisher) {
         ReadygateProperties.Probe probe = properties.probe();
+        ReadygateProperties.Restart restart = properties.restart();
         return new EngineStateMachine(
                 new ReadinessRules(probe.successThreshold(), probe.failureThreshold()),
+                new RestartLoop(restart.loopWindow(), restart.loopStarts(), restart.loopHold(), restart.loopHoldMax()),
                 clock.instant(),
-                publisher::publishEvent);
+                publisher::publishEvent,
+                publisher::publishEvent,
+                EngineStateMachine.RANDOM_IDS);
     }
 
     @Bean
@@ -88,6 +94,8 @@ class ProbeConfiguration {
                         CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
                 .failureRateThreshold(100)
                 .recordResult(result -> result instanceof Observation.VerificationFailed)
+                // The rate limiter's refusal is no verification at all: neither a failure nor a success.
+                .ignoreExceptions(RequestNotPermitted.class)
                 .waitDurationInOpenState(probe.suspension())
                 .permittedNumberOfCallsInHalfOpenState(1)
                 .clock(clock)
@@ -130,7 +138,7 @@ class ProbeConfiguration {
             @Qualifier("probeScheduler") Scheduler probeScheduler) {
         ReadygateProperties.Probe probe = properties.probe();
         RepresentativeProbe representative = representativeProbe(properties, client, facts, clock);
-        CanaryProbe canary = canaryProbe(properties, client, baselines, startTrust, manifestTrust, clock);
+        CanaryProbe canary = canaryProbe(properties, client, facts, baselines, startTrust, manifestTrust, clock);
         Verifier verifier = new Verifier(
                 representative,
                 canary,
@@ -138,9 +146,19 @@ class ProbeConfiguration {
                 heavyProbeRateLimiter,
                 history,
                 publisher::publishEvent,
-                clock);
+                clock,
+                probe.heavyTimeout());
+        LightChecks light = probe.generation().enabled()
+                ? new LightChecks(
+                        probe.generation(),
+                        new GenerationCheck(
+                                probe.generation(), client, facts, new SplittableRandom(), clock, probe.heavyTimeout()),
+                        canary,
+                        history,
+                        publisher::publishEvent)
+                : null;
         return new ProbeSchedule(
-                probe, client, machine, verifier, facts, discovery(properties, client), clock, probeScheduler);
+                probe, client, machine, verifier, light, facts, discovery(properties, client), clock, probeScheduler);
     }
 
     /** The representative probe as configured, or null when it is disabled (here and in {@code readygate check}). */
@@ -157,6 +175,7 @@ class ProbeConfiguration {
     static @Nullable CanaryProbe canaryProbe(
             ReadygateProperties properties,
             EngineClient client,
+            EngineFactsHolder facts,
             CanaryBaselineStore baselines,
             StartTrust startTrust,
             ManifestTrust manifestTrust,
@@ -167,6 +186,7 @@ class ProbeConfiguration {
                         probe.canary(),
                         properties.node().gpuName(),
                         client,
+                        facts,
                         new SnapshotOracle(
                                 properties.evidence().snapshotDir(),
                                 JsonMapper.builder().build(),
@@ -174,7 +194,6 @@ class ProbeConfiguration {
                         baselines,
                         startTrust,
                         clock,
-                        probe.heavyTimeout(),
                         Schedulers.boundedElastic())
                 : null;
     }

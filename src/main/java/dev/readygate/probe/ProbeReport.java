@@ -31,7 +31,7 @@ public record ProbeReport(
         @Nullable Measurement measurement,
         @Nullable CanaryComparison canary) {
 
-    /** The reasons a heavy probe fails with (the metrics count each from the start). */
+    /** The reasons a probe fails with (the metrics count each from the start). */
     public static final Set<Reason> FAILURE_REASONS = Set.copyOf(EnumSet.of(
             Reason.ENGINE_DOWN,
             Reason.ENGINE_LOADING,
@@ -50,6 +50,9 @@ public record ProbeReport(
             Reason.SLOW,
             Reason.CANARY_MISMATCH,
             Reason.PROBE_EXCEEDS_CONTEXT,
+            Reason.GENERATION_FAILED,
+            Reason.GENERATION_TIMED_OUT,
+            Reason.GENERATION_STALLED,
             Reason.IO_ERROR));
 
     /** How a probe ended. */

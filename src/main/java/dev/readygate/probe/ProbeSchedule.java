@@ -9,6 +9,7 @@ import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.logging.RateLimitedLog;
+import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
@@ -18,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,17 +32,21 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The probe loop, one pipeline: a cheap check ({@code /health}, {@code /metrics}, {@code /v1/models}) every
  * {@code not-ready-interval} while the engine is not ready ({@code down-interval} while its port refuses connections)
- * and every {@code ready-interval} once it is, with {@code /health} alone every {@code health-interval} in between; the
- * heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while verification fails, and
- * every {@code heavy-interval} on a ready engine, only when it is idle and real traffic is not already proving it
- * healthy. Each observation goes to the state machine at once. Cycles never overlap; the schedule is the retry. A pause
+ * and every {@code ready-interval} once it is, with {@code /health} alone every {@code health-interval} in between.
+ * Each cycle then starts what is due and not already running, without waiting for it (a probe in flight never holds
+ * up {@code /health}): the heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while
+ * verification fails, and every {@code heavy-interval} on a ready engine (deferred while it is busy or real traffic
+ * succeeds, by at most another interval, then run under load); and on an engine that serves, the light checks every
+ * {@code generation.interval} (at once again after a failed one). Each observation goes to the state machine as it
+ * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry. A pause
  * ends early when the engine log changes readiness (a new engine process, a start that failed).
  */
 final class ProbeSchedule {
 
     private static final Logger logger = LoggerFactory.getLogger(ProbeSchedule.class);
 
-    /** Requests our own verification adds to {@code vllm:request_success_total} (representative and canary). */
+    /** Requests our own verification adds to {@code vllm:request_success_total} (representative and canary); each
+     * light check adds one more. */
     private static final int OWN_REQUESTS_PER_VERIFICATION = 2;
 
     /** Cheap-check cycles between two reads of {@code /version} on the same engine. */
@@ -50,6 +56,7 @@ final class ProbeSchedule {
     private final EngineClient client;
     private final EngineStateMachine machine;
     private final Verifier verifier;
+    private final @Nullable LightChecks lightChecks;
     private final EngineFactsHolder facts;
     private final EngineDiscovery discovery;
     private final Clock clock;
@@ -58,6 +65,8 @@ final class ProbeSchedule {
     private final RateLimitedLog evidenceLost;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
+    private final AtomicBoolean heavyInFlight = new AtomicBoolean();
+    private final AtomicBoolean lightInFlight = new AtomicBoolean();
     private final Sinks.Many<Boolean> wakeUps = Sinks.many().multicast().directBestEffort();
 
     public ProbeSchedule(
@@ -65,6 +74,7 @@ final class ProbeSchedule {
             EngineClient client,
             EngineStateMachine machine,
             Verifier verifier,
+            @Nullable LightChecks lightChecks,
             EngineFactsHolder facts,
             EngineDiscovery discovery,
             Clock clock,
@@ -74,6 +84,7 @@ final class ProbeSchedule {
         this.client = client;
         this.machine = machine;
         this.verifier = verifier;
+        this.lightChecks = lightChecks;
         this.facts = facts;
         this.clock = clock;
         this.unexpected = new RateLimitedLog(logger, clock, Duration.ofMinutes(1));
@@ -140,7 +151,7 @@ final class ProbeSchedule {
         if (machine.current().acceptsTraffic()
                 && lastFull != null
                 && now.isBefore(lastFull.plus(config.readyInterval()))) {
-            return healthOnly();
+            return healthOnly().concatWith(Mono.defer(this::launchDue));
         }
         lastFullCheck = now;
         return client.health().flatMapMany(call -> switch (call) {
@@ -151,7 +162,7 @@ final class ProbeSchedule {
                         Mono.defer(this::listModel),
                         Mono.defer(this::discover),
                         Mono.defer(this::readVersion),
-                        Mono.defer(this::heavyIfDue));
+                        Mono.defer(this::launchDue));
             case EngineCall.Failure<Void> failure -> apply(healthFailed(failure.failure()));
         });
     }
@@ -270,23 +281,45 @@ final class ProbeSchedule {
         return before != null && now != null && now < before;
     }
 
+    /**
+     * Lists {@code /v1/models} until the model is known, and again at every full cheap check of an engine that serves
+     * ({@code ready-interval}): a served model that is no longer listed, or another one in its place, is a failing
+     * {@link Check#MODEL} check, cleared when it is listed again.
+     */
     private Mono<Observation> listModel() {
-        if (facts.current().card() != null && !(machine.current() instanceof EngineState.Healthy)) {
+        EngineState state = machine.current();
+        ModelCard known = facts.current().card();
+        boolean serving = state.acceptsTraffic();
+        if (known != null && !(state instanceof EngineState.Healthy) && !serving) {
             return Mono.empty();
         }
-        return client.model().map(call -> switch (call) {
+        return client.model().mapNotNull(call -> switch (call) {
+            // An engine that serves may answer late when it is busy: no answer says nothing of its model (a hang is
+            // /health's and the light checks' to see).
+            case EngineCall.Failure<ModelCard> failure
+            when serving && failure.failure().kind() == EngineFailure.Kind.TIMED_OUT -> null;
+            case EngineCall.Success<ModelCard> listed
+            when serving && known != null && !known.id().equals(listed.value().id()) ->
+                applied(new Observation.CheckFailed(
+                        clock.instant(),
+                        Check.MODEL,
+                        Reason.MODEL_NOT_LISTED,
+                        "/v1/models lists " + listed.value().id() + ", not the served " + known.id()));
             case EngineCall.Success<ModelCard> listed -> {
-                // What discovery learned of this start (its context length) completes the card.
-                facts.learn(f -> {
-                    EngineSurface surface = f.capabilities().surface();
-                    return f.withCard(surface == null ? listed.value() : surface.applyTo(listed.value()));
-                });
+                if (!serving) {
+                    // What discovery learned of this start (its context length) completes the card.
+                    facts.learn(f -> {
+                        EngineSurface surface = f.capabilities().surface();
+                        return f.withCard(surface == null ? listed.value() : surface.applyTo(listed.value()));
+                    });
+                }
                 yield applied(new Observation.ModelListed(
                         clock.instant(), listed.value().id()));
             }
             case EngineCall.Failure<ModelCard> failure ->
                 applied(new Observation.CheckFailed(
                         clock.instant(),
+                        Check.MODEL,
                         Reason.MODEL_NOT_LISTED,
                         "/v1/models: " + failure.failure().detail()));
         });
@@ -363,26 +396,77 @@ final class ProbeSchedule {
         });
     }
 
-    private Mono<Observation> heavyIfDue() {
+    /** Starts the probes that are due and not running; their observations come when they end. */
+    private Mono<Observation> launchDue() {
+        launchHeavyIfDue();
+        launchLightIfDue();
+        return Mono.empty();
+    }
+
+    private void launchHeavyIfDue() {
         EngineFacts current = facts.current();
         ModelCard listed = current.card();
         Instant now = clock.instant();
-        if (listed == null || !heavyDue(machine.current(), current, now)) {
-            return Mono.empty();
+        if (listed == null
+                || heavyInFlight.get()
+                || !heavyDue(machine.current(), current, now)
+                || !heavyInFlight.compareAndSet(false, true)) {
+            return;
         }
-        if (trafficProvesHealth(current)) {
-            facts.learn(f -> f.withLastHeavy(now).withSuccessesAtLastHeavy(f.successes()));
-            return Mono.empty();
-        }
-        facts.learn(f -> f.withLastHeavy(now));
-        return verifier.verify(
-                        current.startId(),
+        String startId = current.startId();
+        facts.learn(startId, f -> f.withLastHeavy(now));
+        verifier.verify(
+                        startId,
                         listed,
                         Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
                         // Busy detection compares with this cycle's scrape, never with a stale one.
                         current.freshSample())
-                .map(this::applied)
-                .doOnNext(observation -> facts.learn(f -> f.withSuccessesAtLastHeavy(f.successes())));
+                .doOnNext(observation -> {
+                    machine.apply(observation, startId);
+                    facts.learn(startId, f -> f.withSuccessesAtLastHeavy(f.successes()));
+                })
+                .doFinally(signal -> heavyInFlight.set(false))
+                .subscribe(
+                        observation -> {},
+                        error -> unexpected.warn("heavy-probes", "Heavy probes failed unexpectedly", error));
+    }
+
+    /**
+     * On an engine that serves, idle or busy: a light check every {@code generation.interval}, and at the next cycle
+     * after one failed (to confirm or clear it fast).
+     */
+    private void launchLightIfDue() {
+        LightChecks checks = lightChecks;
+        EngineState state = machine.current();
+        EngineFacts current = facts.current();
+        ModelCard card = current.card();
+        if (checks == null || card == null || !state.acceptsTraffic() || lightInFlight.get()) {
+            return;
+        }
+        Instant now = clock.instant();
+        Instant last = current.lastLight();
+        boolean confirming =
+                state instanceof EngineState.Degraded d && d.failing().containsKey(Check.GENERATION);
+        if (!confirming
+                && last != null
+                && now.isBefore(last.plus(config.generation().interval()))) {
+            return;
+        }
+        if (!lightInFlight.compareAndSet(false, true)) {
+            return;
+        }
+        String startId = current.startId();
+        facts.learn(startId, f -> f.withLightCheck(now));
+        checks.run(
+                        current.lightChecks(),
+                        card,
+                        Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
+                        current.freshSample())
+                .doOnNext(observation -> machine.apply(observation, startId))
+                .doFinally(signal -> lightInFlight.set(false))
+                .subscribe(
+                        observation -> {},
+                        error -> unexpected.warn("light-check", "Light check failed unexpectedly", error));
     }
 
     private boolean heavyDue(EngineState state, EngineFacts current, Instant now) {
@@ -391,11 +475,12 @@ final class ProbeSchedule {
             case EngineState.Verifying v -> true;
             case EngineState.VerificationFailed f -> !f.latched() && elapsed(current, now, config.heavyRetryInterval());
             case EngineState.NotReady n -> !n.latched() && elapsed(current, now, config.heavyRetryInterval());
+            // Degraded by a verification: retried to confirm or clear (the other checks clear themselves).
             case EngineState.Degraded d ->
-                d.cause() != Reason.HEALTH_FAILED
-                        && d.cause() != Reason.MODEL_NOT_LISTED
-                        && elapsed(current, now, config.heavyRetryInterval());
-            case EngineState.Ready r -> elapsed(current, now, config.heavyInterval()) && idle(current);
+                d.failing().containsKey(Check.VERIFICATION) && elapsed(current, now, config.heavyRetryInterval());
+            case EngineState.Ready r -> readyHeavyDue(current, now);
+            // Held in a restart loop: verified again once the start has stayed up long enough.
+            case EngineState.Held h -> !now.isBefore(h.until()) && elapsed(current, now, config.heavyRetryInterval());
             default -> false;
         };
     }
@@ -403,6 +488,20 @@ final class ProbeSchedule {
     private static boolean elapsed(EngineFacts current, Instant now, Duration interval) {
         Instant last = current.lastHeavy();
         return last == null || !now.isBefore(last.plus(interval));
+    }
+
+    /**
+     * A ready engine's heavy probes: every {@code heavy-interval} while it is idle; while it is busy or real traffic
+     * succeeds they are deferred, by at most another interval (the light checks verify it meanwhile), then they run
+     * under load, where a timeout with progress is busy and latency objectives do not apply. Evidence from traffic
+     * defers verification, never replaces it.
+     */
+    private boolean readyHeavyDue(EngineFacts current, Instant now) {
+        if (!elapsed(current, now, config.heavyInterval())) {
+            return false;
+        }
+        return (idle(current) && !trafficProvesHealth(current))
+                || elapsed(current, now, config.heavyInterval().multipliedBy(2));
     }
 
     /** No request running or waiting (or no way to know: a stale sample says nothing of now). */
@@ -414,13 +513,14 @@ final class ProbeSchedule {
         return zero(sample.requestsRunning()) && zero(sample.requestsWaiting());
     }
 
-    /** Real requests finished successfully since the last heavy probe: no need to spend tokens proving it. */
+    /** Real requests finished successfully since the last heavy probe (beyond readygate's own light checks). */
     private boolean trafficProvesHealth(EngineFacts current) {
         Double before = current.successesAtLastHeavy();
         Double now = current.successes();
+        int ownLight = current.lightChecks() - current.lightChecksAtLastHeavy();
         return before != null
                 && now != null
-                && now - before > OWN_REQUESTS_PER_VERIFICATION
+                && now - before > OWN_REQUESTS_PER_VERIFICATION + ownLight
                 && machine.current() instanceof EngineState.Ready;
     }
 

@@ -16,10 +16,10 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * One verification: the representative probe, then the canary, turned into one readiness observation. Guarded, in
- * this order, by a rate limiter (probe tokens per minute) and a circuit breaker (heavy probes stop after repeated
- * failures; half-open lets one through): a call the rate limiter refuses never reaches the breaker, so it does not
- * count as a failure.
+ * One verification: the representative probe, then the canary, turned into one readiness observation. Guarded, from
+ * the outside in, by a circuit breaker (heavy probes stop after repeated failures; half-open lets one through) and a
+ * rate limiter (probe tokens per minute): a call the open breaker refuses never reaches the rate limiter, so it takes
+ * no token budget; a call the rate limiter refuses is not a failure to the breaker (it ignores that refusal).
  */
 final class Verifier {
 
@@ -30,6 +30,7 @@ final class Verifier {
     private final ProbeHistory history;
     private final Consumer<ProbeReport> listener;
     private final Clock clock;
+    private final java.time.Duration timeout;
     // The start the breaker counts failures of: a new engine is verified at once, whatever the last one did.
     private @Nullable String breakerStart;
 
@@ -40,7 +41,8 @@ final class Verifier {
             RateLimiter rateLimiter,
             ProbeHistory history,
             Consumer<ProbeReport> listener,
-            Clock clock) {
+            Clock clock,
+            java.time.Duration timeout) {
         this.representative = representative;
         this.canary = canary;
         this.circuitBreaker = circuitBreaker;
@@ -48,6 +50,7 @@ final class Verifier {
         this.history = history;
         this.listener = listener;
         this.clock = clock;
+        this.timeout = timeout;
     }
 
     /**
@@ -59,8 +62,8 @@ final class Verifier {
         breakerCounts(startId);
         int permits = Math.max(1, Math.min(rateLimiter.getRateLimiterConfig().getLimitForPeriod(), tokenCost(card)));
         return Mono.defer(() -> probes(card, vllmVersion, before))
-                .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
                 .transformDeferred(RateLimiterOperator.of(rateLimiter, permits))
+                .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
                 .onErrorResume(
                         CallNotPermittedException.class,
                         ex -> skip("heavy probes suspended after repeated "
@@ -95,17 +98,17 @@ final class Verifier {
         Mono<ProbeReport> first = representative == null
                 ? Mono.empty()
                 : representative.run(card, before).doOnNext(this::record);
-        return first.flatMap(report -> report.passed() ? canary(card, vllmVersion) : Mono.just(report))
-                .switchIfEmpty(Mono.defer(() -> canary(card, vllmVersion)))
+        return first.flatMap(report -> report.passed() ? canary(card, vllmVersion, before) : Mono.just(report))
+                .switchIfEmpty(Mono.defer(() -> canary(card, vllmVersion, before)))
                 .map(this::observation)
                 .defaultIfEmpty(new Observation.Verified(clock.instant(), "no heavy probe enabled"));
     }
 
-    private Mono<ProbeReport> canary(ModelCard card, String vllmVersion) {
+    private Mono<ProbeReport> canary(ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
         if (canary == null) {
             return Mono.empty();
         }
-        return canary.run(card, vllmVersion).doOnNext(this::record);
+        return canary.run(card, vllmVersion, before, timeout).doOnNext(this::record);
     }
 
     private void record(ProbeReport report) {

@@ -1,7 +1,10 @@
 package dev.readygate.readiness;
 
 import java.time.Instant;
+import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.Locale;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -9,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * {@link Down}, {@link Listening}, {@link Healthy}, {@link ModelListed}, {@link Verifying} and {@link Ready}; a ready
  * engine that fails goes {@link Degraded} (still serving, below the failure threshold) then {@link NotReady};
  * verification that fails before readiness is {@link VerificationFailed}, and a latched failure after readiness is a
- * latched {@link NotReady}.
+ * latched {@link NotReady}; a start verified during a restart loop is {@link Held} until it has stayed up long enough.
  */
 public sealed interface EngineState {
 
@@ -32,6 +35,7 @@ public sealed interface EngineState {
             case Degraded d -> d.cause();
             case NotReady n -> n.cause();
             case VerificationFailed f -> f.cause();
+            case Held h -> Reason.RESTART_LOOP;
             case ShuttingDown s -> Reason.SHUTTING_DOWN;
         };
     }
@@ -53,6 +57,7 @@ public sealed interface EngineState {
         DEGRADED,
         NOT_READY,
         VERIFICATION_FAILED,
+        HELD,
         SHUTTING_DOWN;
 
         public String value() {
@@ -115,16 +120,68 @@ public sealed interface EngineState {
         }
     }
 
-    /** Was ready; {@code failures} consecutive failures, fewer than the failure threshold: still serving. */
-    record Degraded(Instant since, String model, int failures, Reason cause, String detail) implements EngineState {
-        public Degraded {
-            if (failures < 1) {
-                throw new IllegalArgumentException("failures must be at least 1");
+    /**
+     * Was ready; some checks are failing, fewer times in a row than the failure threshold altogether: still serving.
+     * Each failing check's run ends at its own next pass (a {@code /health} that answers again clears a {@code /health}
+     * failure, reset or timeout alike), so failures scattered between passes never add up.
+     *
+     * @param since when the engine stopped being fully ready
+     * @param failing the failing checks, each with its consecutive failures and latest failure
+     */
+    record Degraded(Instant since, String model, Map<Check, Failing> failing) implements EngineState {
+
+        /**
+         * One check's run of failures.
+         *
+         * @param count consecutive failures of this check
+         * @param reason the latest one's reason
+         * @param detail the latest one's detail
+         * @param at when the latest one was seen
+         */
+        public record Failing(int count, Reason reason, String detail, Instant at) {
+            public Failing {
+                if (count < 1) {
+                    throw new IllegalArgumentException("count must be at least 1");
+                }
             }
+        }
+
+        public Degraded {
+            if (failing.isEmpty()) {
+                throw new IllegalArgumentException("a degraded engine has a failing check");
+            }
+            failing = Map.copyOf(new EnumMap<>(failing));
+        }
+
+        /** One check failing once. */
+        public Degraded(Instant since, String model, Check check, Reason reason, String detail) {
+            this(since, model, Map.of(check, new Failing(1, reason, detail, since)));
         }
 
         public Kind kind() {
             return Kind.DEGRADED;
+        }
+
+        /** Consecutive failures, over all failing checks. */
+        public int failures() {
+            return failing.values().stream().mapToInt(Failing::count).sum();
+        }
+
+        /** The latest failure. */
+        public Failing latest() {
+            return failing.values().stream()
+                    .max(Comparator.comparing(Failing::at))
+                    .orElseThrow();
+        }
+
+        /** The latest failure's reason. */
+        public Reason cause() {
+            return latest().reason();
+        }
+
+        /** The latest failure's detail. */
+        public String detail() {
+            return latest().detail();
         }
     }
 
@@ -154,6 +211,20 @@ public sealed interface EngineState {
             implements EngineState {
         public Kind kind() {
             return Kind.VERIFICATION_FAILED;
+        }
+    }
+
+    /**
+     * Verified, but the engine is in a restart loop: held out of service until it has stayed up until {@code until},
+     * then verified again, so that an engine about to crash again gets no traffic.
+     *
+     * @param since when it was held
+     * @param until when the start has stayed up long enough
+     * @param detail the loop, and how long the start must stay up
+     */
+    record Held(Instant since, String model, Instant until, String detail) implements EngineState {
+        public Kind kind() {
+            return Kind.HELD;
         }
     }
 

@@ -13,14 +13,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Holds the current {@link EngineState} and the {@link EngineStart} it belongs to, applies observations through
- * {@link ReadinessRules} and {@link StartRules}, and publishes an {@link EngineStateChanged} after each change of kind,
- * reason or start. Observations come from the probe loop and from the engine log (a start's header, a start that
- * failed), on different threads: {@link #apply} takes them one at a time and every listener gets the changes in the
- * order they were applied (a listener that folds them, like the restart timeline, would otherwise lose a start when
- * the log's header and the probes' closed port come together). Listeners are cheap and synchronous; a change that a
- * listener causes on the same thread goes out after the one it is handling. Reading never blocks and never triggers a
- * probe.
+ * Holds the current {@link EngineState}, the {@link EngineStart} it belongs to and the {@link RestartLoop} of recent
+ * starts, applies observations through {@link ReadinessRules} and {@link StartRules}, and publishes an
+ * {@link EngineStateChanged} after each change of kind, reason or start, and an {@link ObservationIgnored} for each
+ * observation the rules could not use. Observations come from the probe loop and from the engine log (a start's
+ * header, a start that failed), on different threads: {@link #apply} takes them one at a time and every listener gets
+ * the changes in the order they were applied (a listener that folds them, like the restart timeline, would otherwise
+ * lose a start when the log's header and the probes' closed port come together). Listeners are cheap and
+ * synchronous; a change that a listener causes on the same thread goes out after the one it is handling. Reading never
+ * blocks and never triggers a probe.
  */
 public final class EngineStateMachine {
 
@@ -32,30 +33,55 @@ public final class EngineStateMachine {
                     ThreadLocalRandom.current().nextLong())
             .toString();
 
-    /** The state and the start it belongs to, swapped together. */
-    private record Current(EngineState state, @Nullable EngineStart start) {}
+    /**
+     * The state, the start it belongs to, the recent starts, and until when the current start is held (it began in a
+     * restart loop), swapped together.
+     */
+    private record Current(
+            EngineState state,
+            @Nullable EngineStart start,
+            RestartLoop loop,
+            @Nullable Instant heldUntil) {}
+
+    /** No restart loop is ever recognised: for tests of other rules. */
+    public static final RestartLoop NO_LOOP = new RestartLoop(
+            java.time.Duration.ZERO, Integer.MAX_VALUE, java.time.Duration.ZERO, java.time.Duration.ZERO);
 
     private final ReadinessRules rules;
     private final Consumer<EngineStateChanged> publisher;
+    private final Consumer<ObservationIgnored> ignoredPublisher;
     private final Supplier<String> startIds;
     private final AtomicReference<Current> current;
     /** Applies and publishes one observation at a time. */
     private final Object applying = new Object();
     /** Changes applied but not yet published (guarded by {@code applying}). */
     private final Queue<EngineStateChanged> unpublished = new ArrayDeque<>();
+    /** Observations the rules could not use, not yet published (guarded by {@code applying}). */
+    private final Queue<ObservationIgnored> unpublishedIgnored = new ArrayDeque<>();
     /** Whether a thread is publishing (guarded by {@code applying}): a listener's own change waits its turn. */
     private boolean publishing;
 
     public EngineStateMachine(ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher) {
-        this(rules, start, publisher, RANDOM_IDS);
+        this(rules, NO_LOOP, start, publisher, ignored -> {}, RANDOM_IDS);
     }
 
     public EngineStateMachine(
             ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher, Supplier<String> startIds) {
+        this(rules, NO_LOOP, start, publisher, ignored -> {}, startIds);
+    }
+
+    public EngineStateMachine(
+            ReadinessRules rules,
+            RestartLoop loop,
+            Instant start,
+            Consumer<EngineStateChanged> publisher,
+            Consumer<ObservationIgnored> ignoredPublisher,
+            Supplier<String> startIds) {
         this.rules = rules;
         this.publisher = publisher;
+        this.ignoredPublisher = ignoredPublisher;
         this.startIds = startIds;
-        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null));
+        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null, loop, null));
     }
 
     public EngineState current() {
@@ -67,19 +93,54 @@ public final class EngineStateMachine {
         return current.get().start();
     }
 
+    /** The recent starts: whether the engine is in a restart loop. */
+    public RestartLoop restartLoop() {
+        return current.get().loop();
+    }
+
+    /** Until when the current start is held out of service (it began in a restart loop), or null. */
+    public @Nullable Instant heldUntil() {
+        return current.get().heldUntil();
+    }
+
     /** Applies one observation; returns the new state. */
     public EngineState apply(Observation observation) {
+        return apply(observation, null);
+    }
+
+    /**
+     * Applies an observation made for the engine start {@code startId} (null: whichever is current); one made for a
+     * start that is over changes nothing and is counted as ignored ({@link ReadinessRules.Ignored#STALE}).
+     */
+    public EngineState apply(Observation observation, @Nullable String startId) {
         synchronized (applying) {
             Current previous = current.get();
-            if (!StartRules.concerns(previous.start(), observation)) {
-                // The log's news of a start that is no longer current (another began or ended meanwhile).
-                logger.debug("Ignored, about another engine start than the current one: {}", observation);
+            EngineStart start = previous.start();
+            if ((startId != null && (start == null || !start.id().equals(startId)))
+                    || !StartRules.concerns(start, observation)) {
+                // Made for, or the log's news of, a start that is no longer current (another began or ended).
+                unpublishedIgnored.add(
+                        new ObservationIgnored(observation, previous.state(), ReadinessRules.Ignored.STALE));
+                if (!publishing) {
+                    publish();
+                }
                 return previous.state();
             }
-            EngineState state = rules.next(previous.state(), observation);
-            EngineStart start = StartRules.next(previous.start(), previous.state(), state, observation, startIds);
-            Current next = new Current(state, start);
+            ReadinessRules.Step step = rules.step(previous.state(), observation, previous.heldUntil());
+            EngineState state = step.state();
+            EngineStart nextStart = StartRules.next(start, previous.state(), state, observation, startIds);
+            Current next;
+            if (nextStart == null || nextStart == start) {
+                next = new Current(state, nextStart, previous.loop(), nextStart == null ? null : previous.heldUntil());
+            } else {
+                // A start began: counted toward the restart loop, and held if it began in one.
+                RestartLoop loop = previous.loop().started(observation.at());
+                next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()));
+            }
             current.set(next);
+            if (step.ignored() != null) {
+                unpublishedIgnored.add(new ObservationIgnored(observation, previous.state(), step.ignored()));
+            }
             if (changed(previous.state(), next.state()) || previous.start() != next.start()) {
                 log(previous.state(), next.state());
                 unpublished.add(new EngineStateChanged(
@@ -96,6 +157,11 @@ public final class EngineStateMachine {
     private void publish() {
         publishing = true;
         try {
+            for (ObservationIgnored ignored = unpublishedIgnored.poll();
+                    ignored != null;
+                    ignored = unpublishedIgnored.poll()) {
+                ignoredPublisher.accept(ignored);
+            }
             for (EngineStateChanged change = unpublished.poll(); change != null; change = unpublished.poll()) {
                 publisher.accept(change);
             }
@@ -121,6 +187,7 @@ public final class EngineStateMachine {
                         + (f.latched() ? ", held until the engine restarts" : "");
             case EngineState.Down d -> ": " + d.cause().value() + " (" + d.detail() + ")";
             case EngineState.Listening l -> ": " + l.cause().value() + " (" + l.detail() + ")";
+            case EngineState.Held h -> ": " + h.detail();
             default -> current.reason() == null ? "" : ": " + current.reason().value();
         };
         logger.info("Engine state changed from {} to {}{}", previous.kind(), current.kind(), why);

@@ -23,8 +23,19 @@ public sealed interface Observation {
      */
     record Loading(Instant at, String detail) implements Observation {}
 
-    /** The cheap check failed otherwise (timeout, 5xx, malformed): counts toward the failure threshold. */
-    record CheckFailed(Instant at, Reason reason, String detail) implements Observation {}
+    /**
+     * A check failed otherwise (timeout, 5xx, malformed, a generation that failed): counts toward the failure
+     * threshold, until that check passes again.
+     *
+     * @param check which check failed
+     */
+    record CheckFailed(Instant at, Check check, Reason reason, String detail) implements Observation {
+
+        /** A failed cheap check: {@code /v1/models} for {@link Reason#MODEL_NOT_LISTED}, else {@code /health}. */
+        public CheckFailed(Instant at, Reason reason, String detail) {
+            this(at, reason == Reason.MODEL_NOT_LISTED ? Check.MODEL : Check.HEALTH, reason, detail);
+        }
+    }
 
     /** {@code /health} answered 200. */
     record HealthOk(Instant at) implements Observation {}
@@ -44,6 +55,9 @@ public sealed interface Observation {
             this(at, detail, null);
         }
     }
+
+    /** The light generation check passed: the engine generated the tokens asked, well-formed. */
+    record Generated(Instant at, String detail) implements Observation {}
 
     /**
      * The engine log shows a new server process's start-up header: an engine start began, long before its port opens

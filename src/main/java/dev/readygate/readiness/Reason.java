@@ -61,6 +61,17 @@ public enum Reason {
     CANARY_MISMATCH,
     /** The probe cannot fit the engine's {@code max_model_len}. */
     PROBE_EXCEEDS_CONTEXT,
+    /**
+     * The light generation check got no generation: an error event, an HTTP error, a malformed or truncated answer,
+     * or not the tokens asked.
+     */
+    GENERATION_FAILED,
+    /** The light generation check got no first token in time, and the engine made no progress on other work. */
+    GENERATION_TIMED_OUT,
+    /** The light generation check's stream stopped before it finished, and the engine made no progress meanwhile. */
+    GENERATION_STALLED,
+    /** The engine restarts over and over: a verified start is held out of service until it stays up. */
+    RESTART_LOOP,
     /** Another I/O problem talking to the engine. */
     IO_ERROR,
     /** readygate is shutting down. */

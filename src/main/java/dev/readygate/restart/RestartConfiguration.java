@@ -6,6 +6,7 @@ import dev.readygate.evidence.StartLog;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ManifestTrust;
+import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.Store;
 import java.io.UncheckedIOException;
@@ -119,6 +120,7 @@ class RestartConfiguration implements DisposableBean {
             HostFacts hosts,
             ApplicationEventPublisher publisher,
             ObjectProvider<BuildProperties> build,
+            EngineStateMachine machine,
             Clock clock) {
         BuildProperties buildProperties = build.getIfAvailable();
         StartRecorder.Stamp stamp = new StartRecorder.Stamp(
@@ -127,8 +129,7 @@ class RestartConfiguration implements DisposableBean {
                 node(properties.node()));
         return new RestartTracker(
                 new StartRecorder(facts, startLog, sources, records, hosts, publisher::publishEvent, stamp),
-                new RestartLoop(
-                        properties.restart().loopWindow(), properties.restart().loopStarts()),
+                machine,
                 clock);
     }
 

@@ -1,6 +1,5 @@
 package dev.readygate.restart;
 
-import dev.readygate.probe.ProbeKind;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
@@ -174,14 +173,18 @@ record RestartTimeline(
                 || !phases.containsKey(Phase.PORT_LISTENING) && !(change.current() instanceof EngineState.ShuttingDown);
     }
 
-    /** The timeline after a heavy probe report of the current start. */
+    /** The timeline after a probe report of the current start. */
     public Step next(ProbeReport report) {
         if (start == null) {
             return new Step(this, List.of());
         }
         if (report.passed()) {
-            Phase phase = report.kind() == ProbeKind.REPRESENTATIVE ? Phase.REPRESENTATIVE_OK : Phase.CANARY_OK;
-            return new Step(reached(phase, report.at()), List.of());
+            return switch (report.kind()) {
+                case REPRESENTATIVE -> new Step(reached(Phase.REPRESENTATIVE_OK, report.at()), List.of());
+                case CANARY -> new Step(reached(Phase.CANARY_OK, report.at()), List.of());
+                // A light check of a start that serves already: no phase of its start.
+                case GENERATION -> new Step(this, List.of());
+            };
         }
         if (report.reason() == Reason.CANARY_MISMATCH && !canaryMismatch) {
             return new Step(

@@ -3,6 +3,7 @@ package dev.readygate.restart;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.StartTrust;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.EngineStateMachine;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
@@ -10,30 +11,27 @@ import org.springframework.context.event.EventListener;
 
 /**
  * Follows the current engine start: folds engine state changes and heavy probe reports into its
- * {@link RestartTimeline}, hands the verdicts to the recorder, and counts starts for restart-loop detection. Tells the
+ * {@link RestartTimeline} and hands the verdicts to the recorder; the restart loop is readiness's (the state machine
+ * counts the starts, and holds a start that began in a loop out of service). Tells the
  * canary whether the start may teach it a baseline (only weights loaded from disk). Cheap and synchronous: recording
  * happens asynchronously. Every start counts toward the restart loop, those that died before serving (begun and ended
- * by the engine log) too: the loop is decided here only.
+ * by the engine log) too.
  */
 public final class RestartTracker implements StartTrust {
 
     private final StartRecorder recorder;
     private final Clock clock;
+    private final EngineStateMachine machine;
     private RestartTimeline timeline = RestartTimeline.NONE;
-    private RestartLoop loop;
 
-    RestartTracker(StartRecorder recorder, RestartLoop loop, Clock clock) {
+    RestartTracker(StartRecorder recorder, EngineStateMachine machine, Clock clock) {
         this.recorder = recorder;
-        this.loop = loop;
+        this.machine = machine;
         this.clock = clock;
     }
 
     @EventListener
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
-        if (change.startBegan()) {
-            // When readygate learned of it (a start the log began is dated by vLLM's clock, which may be off).
-            loop = loop.started(change.cause().at());
-        }
         follow(timeline.next(change));
     }
 
@@ -69,10 +67,10 @@ public final class RestartTracker implements StartTrust {
 
     /**
      * Whether {@code loop-starts} starts happened within {@code loop-window}: starts that served and starts that died
-     * before serving alike.
+     * before serving alike (the state machine counts every start it begins, those the engine log began too).
      */
-    public synchronized boolean restartLoop() {
-        return loop.looping(clock.instant());
+    public boolean restartLoop() {
+        return machine.restartLoop().looping(clock.instant());
     }
 
     private synchronized RestartTimeline timeline() {

@@ -394,7 +394,8 @@ final class EngineApi {
                             } else {
                                 metrics.tokenGenerated(itl(plan).toNanos() / 1e9);
                             }
-                            SimulatedModel.Token token = generation.next();
+                            // Other sequences in the batch: vLLM's output is not batch-invariant by default.
+                            SimulatedModel.Token token = generation.next(metrics.running.get() - 1);
                             if (generation.finished()) {
                                 finish[0] = generation.finishReason();
                             }
@@ -405,19 +406,20 @@ final class EngineApi {
         if (faults.has(Fault.STALL_STREAM)) {
             tokens = tokens.take(properties.faults().stallAfterTokens()).concatWith(Flux.never());
         }
-        return tokens.doOnSubscribe(
-                        s -> metrics.requestStarted(plan.prompt().size(), plan.cachedTokens(), plan.maxTokens()))
-                .doFinally(signal -> {
-                    long end = System.nanoTime();
-                    double prefill = firstTokenNanos[0] == 0 ? 0 : (firstTokenNanos[0] - startNanos) / 1e9;
-                    metrics.requestFinished(
-                            plan.prompt().size(),
-                            plan.maxTokens(),
-                            generation.generated(),
-                            finish[0],
-                            (end - startNanos) / 1e9,
-                            prefill);
-                });
+        return instance.batch()
+                .admitted(tokens.doOnSubscribe(s ->
+                                metrics.requestStarted(plan.prompt().size(), plan.cachedTokens(), plan.maxTokens()))
+                        .doFinally(signal -> {
+                            long end = System.nanoTime();
+                            double prefill = firstTokenNanos[0] == 0 ? 0 : (firstTokenNanos[0] - startNanos) / 1e9;
+                            metrics.requestFinished(
+                                    plan.prompt().size(),
+                                    plan.maxTokens(),
+                                    generation.generated(),
+                                    finish[0],
+                                    (end - startNanos) / 1e9,
+                                    prefill);
+                        }));
     }
 
     private Flux<SimulatedModel.Token> queuedForever() {

@@ -19,6 +19,7 @@ import org.jspecify.annotations.Nullable;
  *     warm-up penalty)
  * @param warmedUpAt when the last warm-up request was admitted (null until then, and with no warm-up configured): from
  *     then on a request pays no warm-up penalty
+ * @param batch the sequences of the batch ({@code max-num-seqs}); requests beyond them wait
  */
 record EngineInstance(
         int number,
@@ -31,7 +32,8 @@ record EngineInstance(
         EngineMetrics metrics,
         PrefixCache prefixCache,
         AtomicInteger served,
-        AtomicReference<@Nullable Instant> warmedUpAt) {
+        AtomicReference<@Nullable Instant> warmedUpAt,
+        BatchSlots batch) {
 
     /** The checkpoint whose answers the engine gives now: the wrong-weights fault swaps in another one. */
     String answeringCheckpoint(FaultSet faults, String wrongCheckpoint) {

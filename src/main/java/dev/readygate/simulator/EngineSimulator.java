@@ -73,7 +73,8 @@ public final class EngineSimulator implements AutoCloseable {
         this.lifecycleExecutor = SerialExecutor.start("simulator-lifecycle-" + properties.port());
         this.lifecycle = Schedulers.fromExecutorService(lifecycleExecutor);
         this.loops = LoopResources.create("vllm-sim-" + properties.port(), 2, true);
-        this.model = new SimulatedModel(properties.model().eosEvery());
+        this.model = new SimulatedModel(
+                properties.model().eosEvery(), properties.model().batchVariance());
         this.faults = new FaultSet(clock);
         PrintStream echo = properties.logToStdout() ? stdout : null;
         this.engineLog = new EngineLog(

@@ -552,6 +552,12 @@ final class SimulatedEngine implements AutoCloseable {
     }
 
     private Mono<Void> bind(StartContext context) {
+        EngineMetrics metrics = new EngineMetrics(
+                properties.model().servedModelName(),
+                context.processStart.toEpochMilli() / 1000.0,
+                properties.model(),
+                context.kvTokens,
+                properties.deployment());
         EngineInstance instance = new EngineInstance(
                 context.number,
                 context.requested,
@@ -560,15 +566,11 @@ final class SimulatedEngine implements AutoCloseable {
                 context.pid,
                 context.processStart,
                 context.checkpoint,
-                new EngineMetrics(
-                        properties.model().servedModelName(),
-                        context.processStart.toEpochMilli() / 1000.0,
-                        properties.model(),
-                        context.kvTokens,
-                        properties.deployment()),
+                metrics,
                 new PrefixCache(context.kvTokens),
                 new AtomicInteger(),
-                new AtomicReference<>());
+                new AtomicReference<>(),
+                new BatchSlots(properties.model().maxNumSeqs(), metrics.waiting));
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
             lines.serving(context.pid, "http://" + properties.host() + ":" + properties.port());

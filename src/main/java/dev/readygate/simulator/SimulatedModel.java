@@ -14,9 +14,19 @@ final class SimulatedModel {
 
     private final SimulatedTokenizer tokenizer = SimulatedTokenizer.instance();
     private final int eosEvery;
+    private final double batchVariance;
 
     SimulatedModel(int eosEvery) {
+        this(eosEvery, 0);
+    }
+
+    /**
+     * @param batchVariance how far a token's logprob moves when other sequences run beside it ({@code
+     *     model.batch-variance}); tokens after the first may then become the runner-up
+     */
+    SimulatedModel(int eosEvery, double batchVariance) {
         this.eosEvery = eosEvery;
+        this.batchVariance = batchVariance;
     }
 
     /** One generated token with its logprob and the logprobs of the runners-up. */
@@ -69,16 +79,35 @@ final class SimulatedModel {
             return generated;
         }
 
+        /** The next token, with no other sequence in the batch. */
         Token next() {
+            return next(0);
+        }
+
+        /**
+         * The next token while {@code others} other sequences run in the batch: with a batch variance, its logprob
+         * moves, and a token after the first may be the runner-up (kernels that are not batch-invariant).
+         */
+        Token next(int others) {
             if (finished) {
                 throw new IllegalStateException("generation already finished");
             }
             long h = mix(context ^ (generated + 1L) * 0xC2B2AE3D27D4EB4FL);
             long draw = random != null ? random.nextLong() : h;
+            boolean batched = others > 0 && batchVariance > 0;
+            long batch = mix(h ^ (others * 0x9E3779B97F4A7C15L));
+            if (batched && generated > 0 && (batch & 1) == 1) {
+                draw += 7919L << 1;
+            }
             boolean eosAllowed = !sampling.ignoreEos() && generated >= sampling.minTokens();
             boolean eos = eosAllowed && Math.floorMod(mix(draw ^ 0x5bd1e995L), eosEvery) == 0;
             int id = eos ? SimulatedTokenizer.EOS : tokenizer.outputToken(draw >>> 1);
             double logprob = logprob(h);
+            if (batched) {
+                // Half to all of the variance, either way.
+                double shift = batchVariance * (0.5 + Math.floorMod(batch >>> 8, 1000) / 2000.0);
+                logprob = Math.min(-0.001, logprob + ((batch & 2) == 0 ? shift : -shift));
+            }
             List<Alternative> alternatives = new ArrayList<>();
             for (int i = 1; i <= sampling.topLogprobs(); i++) {
                 int alternative = tokenizer.outputToken((draw >>> 1) + i * 7919L);

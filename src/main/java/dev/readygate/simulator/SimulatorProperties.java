@@ -147,6 +147,13 @@ public record SimulatorProperties(
      * @param driverVersion the NVIDIA driver version the simulated node runs (nvidia-smi, the snapshot manifest; a
      *     restore checks it)
      * @param eosEvery on average one token in this many is end-of-sequence when {@code ignore_eos} is off
+     * @param maxNumSeqs the most sequences the engine runs at once (vLLM's {@code --max-num-seqs}); requests beyond
+     *     them wait, first come first served, in {@code vllm:num_requests_waiting}
+     * @param batchVariance how much a token's logprob moves when other requests run beside it: vLLM's kernels are not
+     *     batch-invariant by default, so greedy output can change with the batch. With other requests running, every
+     *     token's logprob moves by up to this much (at least half of it) and each token after the first may be another
+     *     one (the runner-up); the first token stays, as a decisive one does. 0: batch-invariant (vLLM's
+     *     {@code VLLM_BATCH_INVARIANT=1})
      */
     public record Model(
             @DefaultValue("Qwen/Qwen3-0.6B") String servedModelName,
@@ -168,7 +175,9 @@ public record SimulatorProperties(
 
             @DefaultValue("580.159.04") String driverVersion,
 
-            @DefaultValue("48") int eosEvery) {
+            @DefaultValue("48") int eosEvery,
+            @DefaultValue("256") int maxNumSeqs,
+            @DefaultValue("0.03") double batchVariance) {
 
         public Model {
             if (maxModelLen < 16) {
@@ -183,6 +192,15 @@ public record SimulatorProperties(
             if (eosEvery < 2) {
                 throw new IllegalArgumentException(
                         "readygate.simulator.model.eos-every must be at least 2 (was " + eosEvery + ")");
+            }
+            if (maxNumSeqs < 1) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.model.max-num-seqs must be at least 1 (was " + maxNumSeqs + ")");
+            }
+            if (!(batchVariance >= 0 && batchVariance < 1)) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.model.batch-variance must be at least 0 and below 1 (was " + batchVariance
+                                + ")");
             }
         }
     }

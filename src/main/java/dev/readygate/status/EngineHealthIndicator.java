@@ -50,6 +50,16 @@ class EngineHealthIndicator implements ReactiveHealthIndicator {
             case EngineState.Degraded d -> {
                 details.put("consecutiveFailures", d.failures());
                 details.put("detail", d.detail());
+                Map<String, Integer> failing = new LinkedHashMap<>();
+                d.failing().entrySet().stream()
+                        .sorted(Map.Entry.comparingByKey())
+                        .forEach(entry -> failing.put(
+                                entry.getKey().value(), entry.getValue().count()));
+                details.put("failingChecks", failing);
+            }
+            case EngineState.Held h -> {
+                details.put("detail", h.detail());
+                details.put("heldUntil", h.until().toString());
             }
             case EngineState.NotReady n -> {
                 details.put("detail", n.detail());

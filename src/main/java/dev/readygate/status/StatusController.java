@@ -39,6 +39,7 @@ import dev.readygate.restart.Stop;
 import dev.readygate.secret.SecretRedaction;
 import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.ratelimiter.RateLimiter;
 import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -91,6 +92,7 @@ class StatusController {
     private final EngineFactsHolder facts;
     private final ProbeHistory history;
     private final CircuitBreaker heavyProbeCircuitBreaker;
+    private final RateLimiter heavyProbeRateLimiter;
     private final ReadygateProperties properties;
     private final RestartTracker restarts;
     private final RestartRecords records;
@@ -109,6 +111,7 @@ class StatusController {
             EngineFactsHolder facts,
             ProbeHistory history,
             CircuitBreaker heavyProbeCircuitBreaker,
+            RateLimiter heavyProbeRateLimiter,
             ReadygateProperties properties,
             RestartTracker restarts,
             RestartRecords records,
@@ -124,6 +127,7 @@ class StatusController {
         this.facts = facts;
         this.history = history;
         this.heavyProbeCircuitBreaker = heavyProbeCircuitBreaker;
+        this.heavyProbeRateLimiter = heavyProbeRateLimiter;
         this.properties = properties;
         this.restarts = restarts;
         this.records = records;
@@ -327,7 +331,31 @@ class StatusController {
                                 .toLowerCase(Locale.ROOT)
                                 .replace('_', '-'));
         probes.put("lastSkipped", history.lastSkipped());
+        probes.put("circuitBreaker", circuitBreaker());
+        probes.put("tokenBudget", tokenBudget());
         return probes;
+    }
+
+    /** The heavy probes' circuit breaker: its state and the failures it counts. */
+    private Map<String, Object> circuitBreaker() {
+        CircuitBreaker.Metrics metrics = heavyProbeCircuitBreaker.getMetrics();
+        Map<String, Object> breaker = new LinkedHashMap<>();
+        breaker.put("state", heavyProbeCircuitBreaker.getState().name().toLowerCase(Locale.ROOT));
+        breaker.put("failedVerifications", metrics.getNumberOfFailedCalls());
+        breaker.put("suspendAfterFailures", properties.probe().suspendAfterFailures());
+        breaker.put("suspension", properties.probe().suspension().toString());
+        breaker.put("refusedVerifications", metrics.getNumberOfNotPermittedCalls());
+        return breaker;
+    }
+
+    /** The heavy probes' token budget: what is left of this minute's. */
+    private Map<String, Object> tokenBudget() {
+        Map<String, Object> budget = new LinkedHashMap<>();
+        budget.put("tokensPerMinute", properties.probe().maxTokensPerMinute());
+        budget.put(
+                "tokensLeftThisMinute",
+                Math.max(0, heavyProbeRateLimiter.getMetrics().getAvailablePermissions()));
+        return budget;
     }
 
     private static @Nullable Map<String, Object> report(@Nullable ProbeReport report) {

@@ -42,7 +42,7 @@ public final class Benchmark {
                         ? plan.mode().equals("full") ? "docs" : "target/benchmarks/" + plan.mode()
                         : outProperty);
         List<String> stages =
-                Arrays.asList(System.getProperty("benchmark.stages", "lag,false-ready,detection,footprint")
+                Arrays.asList(System.getProperty("benchmark.stages", "lag,false-ready,detection,ready-engine,footprint")
                         .split(","));
         Path jar = Path.of(System.getProperty("benchmark.jar", "target/readygate.jar"));
         Path work = Files.createTempDirectory("readygate-benchmark-");
@@ -64,6 +64,11 @@ public final class Benchmark {
                 DetectionStage detection = new DetectionStage(plan, work.resolve("detection"));
                 detection.run(noise);
                 results.detection(detection);
+            }
+            if (stages.contains("ready-engine")) {
+                ReadyEngineStage readyEngine = new ReadyEngineStage(plan, work.resolve("ready-engine"));
+                readyEngine.run(noise);
+                results.readyEngine(readyEngine);
             }
             if (stages.contains("footprint")) {
                 FootprintStage footprint = new FootprintStage(plan, jar, work.resolve("footprint"));

@@ -23,8 +23,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code frozen}: the engine hangs entirely (every request, {@code /health} included, is read and never
  *       answered): the {@code hang} fault with scope {@code all};
  *   <li>{@code inference-hang} and {@code generation-fails-while-ready}: only inference is broken, {@code /health}
- *       stays 200: only a heavy probe can see it, at readygate's default cadence on an idle engine (every 60 s), so
- *       these take up to a minute each and have few samples. The kubelet never notices them.
+ *       stays 200: the light generation check sees it (every 2 s on a ready engine, at once again after a failure).
+ *       The kubelet never notices them.
  * </ul>
  */
 final class DetectionStage {
@@ -99,10 +99,10 @@ final class DetectionStage {
             recover(stack, kind);
             return;
         }
-        // A random moment in readygate's cycles (200 ms health checks, 1 s full checks, 60 s heavy probes).
-        Stack.pause(Duration.ofMillis(midRun ? random.nextLong(0, 60_000) : random.nextLong(0, 1_200)));
+        // A random moment in readygate's cycles (200 ms health checks, 1 s full checks, 2 s light checks).
+        Stack.pause(Duration.ofMillis(midRun ? random.nextLong(0, 2_400) : random.nextLong(0, 1_200)));
         Instant failed = inject(stack, kind);
-        Duration limit = midRun ? Duration.ofSeconds(150) : Duration.ofSeconds(30);
+        Duration limit = Duration.ofSeconds(30);
         Stack.await(() -> stack.readygateReady.firstChangeTo(false, failed) != null, limit);
         if (withBaseline && !midRun) {
             // The kubelet does not see an inference-only failure at all: for those its verdict is only read.

@@ -34,6 +34,9 @@ final class Results {
     DetectionStage detection;
 
     @Nullable
+    ReadyEngineStage readyEngine;
+
+    @Nullable
     FootprintStage footprint;
 
     List<Map<String, Object>> noise = List.of();
@@ -57,6 +60,11 @@ final class Results {
     void detection(DetectionStage stage) {
         detection = stage;
         details.put("detection", stage.results());
+    }
+
+    void readyEngine(ReadyEngineStage stage) {
+        readyEngine = stage;
+        details.put("ready_engine", stage.results());
     }
 
     void footprint(FootprintStage stage) {

@@ -78,6 +78,11 @@ final class Stack implements AutoCloseable {
                 "--readygate.evidence.daemon-log=" + engine.workDir().resolve("preload-daemon.log"),
                 "--readygate.evidence.daemon-health-url=" + engine.daemonHealthUrl()));
         args.addAll(READYGATE_SETTINGS);
+        if (extraSettings.stream().noneMatch(setting -> setting.startsWith("--readygate.restart.loop-hold="))) {
+            // The stages restart the engine on purpose, hundreds of times: no restart loop to hold, except in the
+            // crash-loop stage, which sets it.
+            args.add("--readygate.restart.loop-hold=0s");
+        }
         args.addAll(extraSettings);
         this.readygate = new SpringApplicationBuilder(ReadygateApplication.class)
                 .listeners(new StateListener())

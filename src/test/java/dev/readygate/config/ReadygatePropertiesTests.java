@@ -124,7 +124,7 @@ class ReadygatePropertiesTests {
                 "readygate.probe.representative.output-tokens=-1|readygate.probe.representative.output-tokens must be at least 1",
                 "readygate.probe.failure-threshold=0|readygate.probe.failure-threshold must be at least 1",
                 "readygate.probe.success-threshold=-2|readygate.probe.success-threshold must be at least 1",
-                "readygate.probe.heavy-timeout=2m|readygate.probe.heavy-timeout must not be longer than its interval readygate.probe.heavy-interval (was PT2M)",
+                "readygate.probe.heavy-timeout=6m|readygate.probe.heavy-timeout must not be longer than its interval readygate.probe.heavy-interval (was PT6M)",
                 "readygate.engine.request-timeout=5s|readygate.engine.request-timeout must not be longer than its interval readygate.probe.ready-interval (was PT5S)",
                 "readygate.probe.not-ready-interval=0s|readygate.probe.not-ready-interval must be positive",
                 "readygate.probe.down-interval=0s|readygate.probe.down-interval must be positive",

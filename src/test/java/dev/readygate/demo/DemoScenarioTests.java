@@ -40,7 +40,7 @@ import tools.jackson.databind.json.JsonMapper;
  * The demo as the README's "Watching the demo" describes it: the demo profile with the scenario from the jar, for one
  * whole round and the start of the next, four times as fast ({@code readygate.simulator.time-scale=0.25}, but for two
  * short engine timings kept at their real lengths; of readygate's own settings only the GPU reading interval, the log
- * poll interval and the restart-loop window are scaled alike). While it runs,
+ * poll interval, the restart-loop window and the light checks' interval are scaled alike). While it runs,
  * {@code /readyz}, {@code /status} and the simulator's admin API are read every 100 ms, each answer labelled with the
  * scenario step that was running; then each promise of that section is asserted on the step it is about. When what
  * the demo does changes, this test and the README change together.
@@ -125,7 +125,12 @@ class DemoScenarioTests {
                         "--readygate.evidence.log-poll-interval="
                                 + scaled(Duration.ofMillis(250)).toMillis() + "ms",
                         "--readygate.restart.loop-window="
-                                + scaled(Duration.ofSeconds(30)).toMillis() + "ms")) {
+                                + scaled(Duration.ofSeconds(30)).toMillis() + "ms",
+                        // The light checks' cadence, scaled alike (2 s), its budget no longer than it.
+                        "--readygate.probe.generation.interval="
+                                + scaled(Duration.ofSeconds(2)).toMillis() + "ms",
+                        "--readygate.probe.generation.timeout="
+                                + scaled(Duration.ofSeconds(2)).toMillis() + "ms")) {
             int port = ((WebServerApplicationContext) demo).getWebServer().getPort();
             WebTestClient readygate = client(port);
             WebTestClient simulator = client(admin);
@@ -187,12 +192,16 @@ class DemoScenarioTests {
                     .as("stale_cache outside the rollout's steps:\n%s", seen)
                     .noneMatch(s -> s.signals().contains("stale_cache"));
 
-            // The GPU fault: /health stays 200 and readygate does not see it either. A ready engine's generation is
-            // re-verified every heavy-interval (60 s), and the fault lasts 10 s (README, "Watching the demo").
-            assertThat(inStep(samples, 1, GPU_FAULT))
+            // The GPU fault: /health stays 200, and the light generation checks see it within its 10 s (README,
+            // "Watching the demo"): 503 generation_failed.
+            List<Sample> gpuFault = inStep(samples, 1, GPU_FAULT);
+            assertThat(gpuFault)
                     .as("during the GPU fault:\n%s", seen)
                     .isNotEmpty()
-                    .allMatch(s -> s.readyz() == 200 && s.state().equals("ready"));
+                    .anyMatch(s -> s.readyz() == 503 && "generation_failed".equals(s.reason()));
+            assertThat(gpuFault.getFirst().readyz())
+                    .as("ready when the GPU fault began")
+                    .isEqualTo(200);
 
             // 503 `engine_down` after the crash, ready again once the container restarted it (the clients stop at once:
             // the next step's samples are the crash's too).
@@ -367,7 +376,7 @@ class DemoScenarioTests {
                         .equals(json.readTree(get(simulator, "/admin/state").getResponseBody())
                                 .at("/engine/requestedPath")
                                 .asString(null)));
-        // Left on, the fault is seen by the next verification: here the restored start's.
+        // Left on, the fault is seen by every verification after it: here the restored start's.
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> "error_event"
                         .equals(json.readTree(get(readygate, "/readyz").getResponseBody())

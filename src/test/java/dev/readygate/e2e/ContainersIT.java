@@ -140,7 +140,10 @@ class ContainersIT {
                         "--readygate.evidence.daemon-health-url=http://127.0.0.1:" + daemonHealthPort + "/health",
                         // No heavy probe on the ready engine while a test freezes it: one in flight would add its own
                         // timeout (heavy-timeout) to the bound, as docs/readiness.md says.
-                        "--readygate.probe.heavy-interval=10m")
+                        "--readygate.probe.heavy-interval=10m",
+                        // The engine container is restarted and killed on purpose, three starts in minutes: not a
+                        // restart loop to hold (RestartTrackingTests has the hold).
+                        "--readygate.restart.loop-hold=0s")
                 .waitingFor(Wait.forLogMessage(".*Started ReadygateApplication.*", 1));
         readygate.start();
     }

@@ -31,11 +31,11 @@ final class HidingProxy implements AutoCloseable {
     private final HttpServer server;
     private final HttpClient client;
     private final String target;
-    private final Set<String> hidden;
+    private final Set<String> hidden = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private HidingProxy(String target, Set<String> hidden) throws IOException {
         this.target = target;
-        this.hidden = Set.copyOf(hidden);
+        this.hidden.addAll(hidden);
         this.client = HttpClient.newBuilder()
                 .connectTimeout(Duration.ofSeconds(2))
                 .version(HttpClient.Version.HTTP_1_1)
@@ -53,6 +53,11 @@ final class HidingProxy implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Hides {@code paths} too, from now on: an engine whose {@code /health} still answers while they fail. */
+    void hide(String... paths) {
+        hidden.addAll(List.of(paths));
     }
 
     String baseUrl() {

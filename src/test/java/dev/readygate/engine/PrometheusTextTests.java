@@ -33,6 +33,39 @@ class PrometheusTextTests {
             vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-0.6B"} NaN
             """;
 
+    /** llama-server's /metrics (--metrics) with one slot busy on a long request and one request deferred. */
+    static final String LLAMA_BUSY = """
+            # HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.
+            # TYPE llamacpp:prompt_tokens_total counter
+            llamacpp:prompt_tokens_total 2
+            # HELP llamacpp:tokens_predicted_total Number of generation tokens processed.
+            # TYPE llamacpp:tokens_predicted_total counter
+            llamacpp:tokens_predicted_total 0
+            # HELP llamacpp:n_decode_total Total number of llama_decode() calls
+            # TYPE llamacpp:n_decode_total counter
+            llamacpp:n_decode_total 489
+            # HELP llamacpp:kv_cache_tokens KV-cache tokens.
+            # TYPE llamacpp:kv_cache_tokens gauge
+            llamacpp:kv_cache_tokens 337
+            # HELP llamacpp:requests_processing Number of requests processing.
+            # TYPE llamacpp:requests_processing gauge
+            llamacpp:requests_processing 1
+            # HELP llamacpp:requests_deferred Number of requests deferred.
+            # TYPE llamacpp:requests_deferred gauge
+            llamacpp:requests_deferred 1
+            """;
+
+    @Test
+    void llamaServersDecodeStepsAreReadBesideItsTokenCounters() {
+        EngineMetricsSample sample = PrometheusText.parse(LLAMA_BUSY);
+
+        assertThat(sample.decodeSteps()).isEqualTo(489.0);
+        assertThat(sample.generationTokens()).isEqualTo(0.0);
+        assertThat(sample.requestsRunning()).isEqualTo(1.0);
+        assertThat(sample.requestsWaiting()).isEqualTo(1.0);
+        assertThat(PrometheusText.parse(VLLM).decodeSteps()).isNull();
+    }
+
     @Test
     void parseWhenASeriesHasSeveralLabelSetsSumsThem() {
         EngineMetricsSample sample = PrometheusText.parse(VLLM);
@@ -61,7 +94,8 @@ class PrometheusTextTests {
         EngineMetricsSample sample = PrometheusText.parse("# only comments\r\n\r\nup 1\r\n");
 
         assertThat(sample)
-                .isEqualTo(new EngineMetricsSample(null, null, null, null, null, null, Map.of(), java.util.Set.of()));
+                .isEqualTo(new EngineMetricsSample(
+                        null, null, null, null, null, null, Map.of(), java.util.Set.of(), null));
         assertThat(sample.kvCacheSizeTokens()).isNull();
     }
 

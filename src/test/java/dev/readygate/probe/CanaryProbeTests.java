@@ -3,8 +3,11 @@ package dev.readygate.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
 import dev.readygate.statedir.StateDir;
 import java.nio.file.Files;
@@ -36,7 +39,7 @@ class CanaryProbeTests {
 
     static ReadygateProperties.Canary canary(List<Integer> ids, @Nullable String text, @Nullable Double logprob) {
         return new ReadygateProperties.Canary(
-                true, "The capital of France is", 1, 0, ids, text, logprob, 0.01, true, true);
+                true, "The capital of France is", 1, 0, ids, text, logprob, 0.01, 0.1, true, true);
     }
 
     CanaryProbe probe(ReadygateProperties.Canary config, @Nullable Path snapshot, StartTrust.Trust trust) {
@@ -44,11 +47,11 @@ class CanaryProbeTests {
                 config,
                 "NVIDIA H200",
                 engine,
+                new EngineFactsHolder(new EngineStateMachine(new ReadinessRules(1, 3), clock.instant(), change -> {})),
                 new SnapshotOracle(snapshot, json),
                 new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
                 () -> trust,
                 clock,
-                Duration.ofSeconds(5),
                 Schedulers.immediate());
     }
 
@@ -69,7 +72,15 @@ class CanaryProbeTests {
     }
 
     ProbeReport run(CanaryProbe probe) {
-        return probe.run(card, "0.31.0").block(Duration.ofSeconds(5));
+        return run(probe, null);
+    }
+
+    ProbeReport run(CanaryProbe probe, @Nullable EngineMetricsSample before) {
+        return probe.run(card, "0.31.0", before, Duration.ofSeconds(5)).block(Duration.ofSeconds(5));
+    }
+
+    static EngineMetricsSample sample(double running, double generated) {
+        return new EngineMetricsSample(1000.0, running, 0.0, generated, 0.0, 10.0, java.util.Map.of());
     }
 
     @Test
@@ -169,6 +180,7 @@ class CanaryProbeTests {
                 canary(List.of(), null, null),
                 "NVIDIA H200",
                 engine,
+                new EngineFactsHolder(new EngineStateMachine(new ReadinessRules(1, 3), clock.instant(), change -> {})),
                 new SnapshotOracle(snapshotDir, json, vllmVersion -> {
                     askedFor.add(vllmVersion);
                     return why;
@@ -176,7 +188,6 @@ class CanaryProbeTests {
                 new CanaryBaselineStore(new StateDir(stateDir, Clock.systemUTC()), json),
                 () -> StartTrust.Trust.UNTRUSTED,
                 clock,
-                Duration.ofSeconds(5),
                 Schedulers.immediate());
 
         ProbeReport report = run(probe);
@@ -228,7 +239,7 @@ class CanaryProbeTests {
         run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
         answers(12096, " paris", -0.5);
         ProbeReport upgraded = probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED)
-                .run(card, "0.32.0")
+                .run(card, "0.32.0", null, Duration.ofSeconds(5))
                 .block();
         assertThat(upgraded.passed()).isTrue();
         assertThat(upgraded.detail()).contains("learned");
@@ -260,6 +271,50 @@ class CanaryProbeTests {
         ProbeReport report = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
         assertThat(report.outcome()).isEqualTo(ProbeReport.Outcome.FAILED);
         assertThat(report.reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(stateDir.resolve("canary-baselines.json")).doesNotExist();
+    }
+
+    @Test
+    void underLoadTheFirstTokenAndItsLogprobWithinTheLooserToleranceAreCompared() {
+        ReadygateProperties.Canary expected = canary(List.of(12095), " Paris", -0.4243);
+        // Batched with other requests: the logprob moved by 0.036, more than the idle tolerance (0.01).
+        answers(12095, " Paris", -0.46);
+        ProbeReport loaded = run(probe(expected, null, StartTrust.Trust.TRUSTED), sample(3, 500));
+        assertThat(loaded.passed()).as(loaded.detail()).isTrue();
+        assertThat(loaded.detail()).contains("under load");
+        // The same answer from an engine that was alone with the canary, before and after: a mismatch.
+        engine.running = 0;
+        engine.generated = 500;
+        ProbeReport alone = run(probe(expected, null, StartTrust.Trust.TRUSTED), sample(0, 500));
+        assertThat(alone.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(alone.latched()).isTrue();
+    }
+
+    @Test
+    void otherRequestsSeenOnlyAfterTheCanaryAlsoMakeItAnAnswerUnderLoad() {
+        answers(12095, " Paris", -0.46);
+        engine.running = 2;
+        engine.generated = 900;
+        ProbeReport report =
+                run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED), sample(0, 500));
+        assertThat(report.passed()).isTrue();
+    }
+
+    @Test
+    void underLoadAnotherFirstTokenIsStillAMismatch() {
+        answers(5112, " tefu", -0.4243);
+        ProbeReport report =
+                run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED), sample(5, 100));
+        assertThat(report.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(report.detail()).contains("under load");
+    }
+
+    @Test
+    void aBaselineIsNeverLearnedFromAnAnswerGivenUnderLoad() {
+        answers(12095, " Paris", -0.46);
+        ProbeReport report = run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED), sample(4, 100));
+        assertThat(report.passed()).isTrue();
+        assertThat(report.detail()).contains("learned from an answer given alone");
         assertThat(stateDir.resolve("canary-baselines.json")).doesNotExist();
     }
 }

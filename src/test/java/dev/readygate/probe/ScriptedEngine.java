@@ -16,7 +16,9 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.IntStream;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * An {@link EngineClient} whose answers a test sets, for schedule tests in virtual time. By default a healthy vLLM
@@ -30,6 +32,13 @@ final class ScriptedEngine implements EngineClient {
     volatile double running;
     volatile double generated;
     volatile double successes;
+    volatile double waiting;
+    /** Tokens the engine's other work adds to {@code generated} at every scrape: progress of real traffic. */
+    volatile double progressPerScrape;
+    /** When set, every completion hangs: it times out after its timeout, on this scheduler. */
+    volatile @Nullable Scheduler hangOn;
+
+    volatile @Nullable Duration lastTimeout;
     volatile boolean metricsSupported = true;
     volatile boolean tokenizeSupported = true;
     volatile boolean processStartKnown = true;
@@ -124,6 +133,7 @@ final class ScriptedEngine implements EngineClient {
     @Override
     public Mono<EngineCall<EngineMetricsSample>> metrics() {
         metricsCalls.incrementAndGet();
+        generated += progressPerScrape;
         if (!metricsSupported) {
             return Mono.just(new EngineCall.Failure<>(
                     new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 404, "404"), Duration.ofMillis(1)));
@@ -135,17 +145,24 @@ final class ScriptedEngine implements EngineClient {
         return Mono.fromSupplier(() -> ok(new EngineMetricsSample(
                 processStartKnown ? processStart : null,
                 running,
-                0.0,
+                waiting,
                 generated,
                 0.0,
                 successes,
                 Map.of("kv_cache_size_tokens", "65536"),
-                java.util.Set.of("vllm:", "process_"))));
+                java.util.Set.of("vllm:", "process_"),
+                null)));
     }
 
     @Override
     public Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout) {
         completionCalls.incrementAndGet();
+        lastTimeout = timeout;
+        Scheduler hang = hangOn;
+        if (hang != null) {
+            return Mono.delay(timeout, hang)
+                    .map(tick -> failure(EngineFailure.Kind.TIMED_OUT, "no event in " + timeout.toMillis() + " ms"));
+        }
         return Mono.defer(() -> completions.apply(request));
     }
 }

@@ -116,4 +116,59 @@ class EngineStateMachineTests {
         assertThat(events.get(1).start()).isEqualTo(new EngineStart("start-1", t0, StartSource.OBSERVED_DOWN, false));
         assertThat(stamped.start()).isNull();
     }
+
+    @Test
+    void aStartThatBeginsInARestartLoopIsHeldAndTheLoopBacksOff() {
+        List<ObservationIgnored> ignored = new ArrayList<>();
+        AtomicInteger starts = new AtomicInteger();
+        EngineStateMachine looping = new EngineStateMachine(
+                new ReadinessRules(1, 2),
+                new RestartLoop(
+                        java.time.Duration.ofMinutes(10),
+                        3,
+                        java.time.Duration.ofSeconds(60),
+                        java.time.Duration.ofMinutes(10)),
+                t0,
+                events::add,
+                ignored::add,
+                () -> "start-" + starts.incrementAndGet());
+        List<EngineState.Kind> verdicts = new ArrayList<>();
+        for (int round = 0; round < 4; round++) {
+            Instant up = t0.plusSeconds(10L * round);
+            looping.apply(new Observation.Unreachable(up, Reason.ENGINE_DOWN, "refused"));
+            looping.apply(new Observation.HealthOk(up.plusSeconds(1)));
+            looping.apply(new Observation.ModelListed(up.plusSeconds(1), "m"));
+            verdicts.add(looping.apply(new Observation.Verified(up.plusSeconds(2), "ok"))
+                    .kind());
+        }
+        assertThat(verdicts)
+                .containsExactly(
+                        EngineState.Kind.READY, EngineState.Kind.READY, EngineState.Kind.HELD, EngineState.Kind.HELD);
+        assertThat(looping.restartLoop().looping(t0.plusSeconds(40))).isTrue();
+        // The fourth start (began at 31 s) is held twice as long as the third.
+        assertThat(looping.heldUntil()).isEqualTo(t0.plusSeconds(31 + 120));
+        assertThat(looping.apply(new Observation.Verified(t0.plusSeconds(150), "ok"))
+                        .kind())
+                .isEqualTo(EngineState.Kind.HELD);
+        assertThat(looping.apply(new Observation.Verified(t0.plusSeconds(151), "ok"))
+                        .kind())
+                .isEqualTo(EngineState.Kind.READY);
+        assertThat(ignored).isEmpty();
+    }
+
+    @Test
+    void anObservationMadeForAnEndedStartOrIgnoredByTheRulesIsPublishedAsIgnored() {
+        List<ObservationIgnored> ignored = new ArrayList<>();
+        EngineStateMachine counted = new EngineStateMachine(
+                new ReadinessRules(1, 2), EngineStateMachine.NO_LOOP, t0, events::add, ignored::add, () -> "s1");
+        counted.apply(new Observation.HealthOk(t0));
+        Observation late = new Observation.Verified(t0.plusSeconds(1), "ok");
+        assertThat(counted.apply(late, "an-older-start").kind()).isEqualTo(EngineState.Kind.HEALTHY);
+        counted.apply(late, "s1");
+        assertThat(ignored)
+                .extracting(ObservationIgnored::observationKind, ObservationIgnored::why)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("verified", ReadinessRules.Ignored.STALE),
+                        org.assertj.core.groups.Tuple.tuple("verified", ReadinessRules.Ignored.STALE));
+    }
 }

@@ -130,7 +130,7 @@ class ReadinessRulesTests {
     void nextWhenReadyEngineFailsNeedsTheFailureThresholdAndDegradesMeanwhile() {
         EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
         EngineState once = rules.next(ready, failed(5, Reason.TIMED_OUT));
-        assertThat(once).isEqualTo(new EngineState.Degraded(t(5), MODEL, 1, Reason.TIMED_OUT, "x"));
+        assertThat(once).isEqualTo(new EngineState.Degraded(t(5), MODEL, Check.VERIFICATION, Reason.TIMED_OUT, "x"));
         assertThat(once.acceptsTraffic()).isTrue();
         EngineState twice = rules.next(once, new Observation.CheckFailed(t(6), Reason.HEALTH_FAILED, "500"));
         assertThat(twice.kind()).isEqualTo(Kind.DEGRADED);
@@ -372,9 +372,19 @@ class ReadinessRulesTests {
                 new EngineState.ModelListed(T0, MODEL, Reason.NOT_VERIFIED),
                 new EngineState.Verifying(T0, MODEL, 1, Reason.NOT_VERIFIED),
                 new EngineState.Ready(T0, MODEL),
-                new EngineState.Degraded(T0, MODEL, 1, Reason.HEALTH_FAILED, "x"),
-                new EngineState.Degraded(T0, MODEL, 2, Reason.MODEL_NOT_LISTED, "x"),
-                new EngineState.Degraded(T0, MODEL, 1, Reason.SLOW, "x"),
+                new EngineState.Degraded(T0, MODEL, Check.HEALTH, Reason.HEALTH_FAILED, "x"),
+                new EngineState.Degraded(T0, MODEL, Check.MODEL, Reason.MODEL_NOT_LISTED, "x"),
+                new EngineState.Degraded(T0, MODEL, Check.VERIFICATION, Reason.SLOW, "x"),
+                new EngineState.Degraded(T0, MODEL, Check.GENERATION, Reason.GENERATION_FAILED, "x"),
+                new EngineState.Degraded(
+                        T0,
+                        MODEL,
+                        java.util.Map.of(
+                                Check.HEALTH,
+                                new EngineState.Degraded.Failing(1, Reason.CONNECTION_RESET, "x", T0),
+                                Check.VERIFICATION,
+                                new EngineState.Degraded.Failing(1, Reason.TIMED_OUT, "x", T0))),
+                new EngineState.Held(T0, MODEL, t(30), "loop"),
                 new EngineState.NotReady(T0, MODEL, 0, Reason.SLOW, "x"),
                 new EngineState.VerificationFailed(T0, MODEL, Reason.SLOW, "x", false, 1),
                 new EngineState.VerificationFailed(T0, MODEL, Reason.CANARY_MISMATCH, "x", true, 1),
@@ -384,6 +394,9 @@ class ReadinessRulesTests {
                 new Observation.EngineDead(t(1), "503"),
                 new Observation.CheckFailed(t(1), Reason.HEALTH_FAILED, "x"),
                 new Observation.CheckFailed(t(1), Reason.MODEL_NOT_LISTED, "x"),
+                new Observation.CheckFailed(t(1), Reason.CONNECTION_RESET, "x"),
+                new Observation.CheckFailed(t(1), Check.GENERATION, Reason.GENERATION_TIMED_OUT, "x"),
+                new Observation.Generated(t(1), "x"),
                 ok(1),
                 listed(1),
                 new Observation.Restarted(t(1), "x"),
@@ -395,16 +408,193 @@ class ReadinessRulesTests {
                 new Observation.StartFailed(t(1), "s1", "torch.OutOfMemoryError: CUDA out of memory."),
                 new Observation.ShutdownRequested(t(1)));
         for (ReadinessRules thresholds : List.of(new ReadinessRules(1, 1), new ReadinessRules(2, 3))) {
-            for (EngineState state : states) {
-                for (Observation observation : observations) {
-                    Kind next = thresholds.next(state, observation).kind();
-                    if (next != state.kind()) {
-                        assertThat(ReadinessRules.TRANSITIONS.get(state.kind()))
-                                .as("%s after %s", state, observation)
-                                .contains(next);
+            for (Instant heldUntil : java.util.Arrays.asList(null, t(30))) {
+                for (EngineState state : states) {
+                    for (Observation observation : observations) {
+                        Kind next = thresholds
+                                .step(state, observation, heldUntil)
+                                .state()
+                                .kind();
+                        if (next != state.kind()) {
+                            assertThat(ReadinessRules.TRANSITIONS.get(state.kind()))
+                                    .as("%s after %s", state, observation)
+                                    .contains(next);
+                        }
                     }
                 }
             }
         }
+    }
+
+    /** Every reason each check fails a ready engine with, and the observation that is that check passing. */
+    static Stream<Arguments> failuresAndPasses() {
+        List<Arguments> cases = new ArrayList<>();
+        for (Reason reason : List.of(Reason.HEALTH_FAILED, Reason.CONNECTION_RESET)) {
+            cases.add(Arguments.of(Check.HEALTH, reason, new Observation.HealthOk(T0)));
+        }
+        cases.add(Arguments.of(Check.MODEL, Reason.MODEL_NOT_LISTED, new Observation.ModelListed(T0, MODEL)));
+        for (Reason reason :
+                List.of(Reason.GENERATION_FAILED, Reason.GENERATION_TIMED_OUT, Reason.GENERATION_STALLED)) {
+            cases.add(Arguments.of(Check.GENERATION, reason, new Observation.Generated(T0, "ok")));
+        }
+        for (Reason reason : List.of(
+                Reason.CONNECTION_RESET,
+                Reason.TIMED_OUT,
+                Reason.STALLED,
+                Reason.HTTP_STATUS,
+                Reason.MALFORMED_RESPONSE,
+                Reason.TRUNCATED_STREAM,
+                Reason.ERROR_EVENT,
+                Reason.RESPONSE_TOO_LARGE,
+                Reason.PROMPT_TOKENS_MISMATCH,
+                Reason.COMPLETION_TOKENS_MISMATCH,
+                Reason.UNEXPECTED_FINISH_REASON,
+                Reason.SLOW,
+                Reason.IO_ERROR)) {
+            cases.add(Arguments.of(Check.VERIFICATION, reason, new Observation.Verified(T0, "ok")));
+        }
+        return cases.stream();
+    }
+
+    static Observation failure(Check check, Reason reason, int s) {
+        return check == Check.VERIFICATION
+                ? new Observation.VerificationFailed(t(s), reason, "x", false)
+                : new Observation.CheckFailed(t(s), check, reason, "x");
+    }
+
+    static Observation at(Observation pass, int s) {
+        return switch (pass) {
+            case Observation.HealthOk o -> ok(s);
+            case Observation.ModelListed o -> listed(s);
+            case Observation.Generated o -> new Observation.Generated(t(s), "ok");
+            case Observation.Verified o -> verified(s);
+            default -> throw new IllegalArgumentException(pass.toString());
+        };
+    }
+
+    @ParameterizedTest
+    @MethodSource("failuresAndPasses")
+    void failuresSeparatedByPassesOfTheSameCheckNeverAddUp(Check check, Reason reason, Observation pass) {
+        EngineState state = run(ok(1), listed(2), verified(3), verified(4));
+        for (int round = 0; round < 10; round++) {
+            state = rules.next(state, failure(check, reason, 10 + 2 * round));
+            assertThat(state).as("after failure %d", round + 1).isInstanceOf(EngineState.Degraded.class);
+            assertThat(((EngineState.Degraded) state).failures()).isEqualTo(1);
+            assertThat(state.reason()).isEqualTo(reason);
+            state = rules.next(state, at(pass, 11 + 2 * round));
+            assertThat(state).as("after pass %d", round + 1).isEqualTo(new EngineState.Ready(t(11 + 2 * round), MODEL));
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("failuresAndPasses")
+    void consecutiveFailuresOfOneCheckTakeTheEngineOutAtTheThreshold(Check check, Reason reason, Observation pass) {
+        EngineState state = run(ok(1), listed(2), verified(3), verified(4));
+        state = rules.next(state, failure(check, reason, 10));
+        state = rules.next(state, failure(check, reason, 11));
+        assertThat(state.kind()).isEqualTo(Kind.DEGRADED);
+        state = rules.next(state, failure(check, reason, 12));
+        assertThat(state.kind()).isEqualTo(Kind.NOT_READY);
+        assertThat(state.reason()).isEqualTo(reason);
+    }
+
+    @ParameterizedTest
+    @MethodSource("failuresAndPasses")
+    void passesOfAnotherCheckDoNotEndAFailingRun(Check check, Reason reason, Observation pass) {
+        Observation other = check == Check.HEALTH ? listed(0) : ok(0);
+        EngineState state = run(ok(1), listed(2), verified(3), verified(4));
+        state = rules.next(state, failure(check, reason, 10));
+        state = rules.next(state, at(other, 11));
+        state = rules.next(state, failure(check, reason, 12));
+        state = rules.next(state, at(other, 13));
+        assertThat(state.kind()).isEqualTo(Kind.DEGRADED);
+        assertThat(rules.next(state, failure(check, reason, 14)).kind()).isEqualTo(Kind.NOT_READY);
+    }
+
+    @Test
+    void aPassingHealthCheckEndsOnlyTheHealthFailuresNotAFailingVerification() {
+        EngineState state = run(
+                ok(1),
+                listed(2),
+                verified(3),
+                verified(4),
+                new Observation.CheckFailed(t(5), Reason.CONNECTION_RESET, "reset"),
+                failed(6, Reason.ERROR_EVENT));
+        assertThat(((EngineState.Degraded) state).failures()).isEqualTo(2);
+        state = rules.next(state, ok(7));
+        assertThat(state).isInstanceOf(EngineState.Degraded.class);
+        assertThat(((EngineState.Degraded) state).failing()).containsOnlyKeys(Check.VERIFICATION);
+        assertThat(state.reason()).isEqualTo(Reason.ERROR_EVENT);
+        assertThat(state.since()).isEqualTo(t(5));
+        assertThat(rules.next(state, verified(8)).kind()).isEqualTo(Kind.READY);
+    }
+
+    static Stream<Arguments> ignoredObservations() {
+        EngineState healthy = new EngineState.Healthy(T0, Reason.MODEL_NOT_LISTED, "");
+        EngineState latched = new EngineState.VerificationFailed(T0, MODEL, Reason.CANARY_MISMATCH, "x", true, 1);
+        EngineState notReady = new EngineState.NotReady(T0, MODEL, 0, Reason.TIMED_OUT, "x");
+        return Stream.of(
+                Arguments.of(healthy, verified(1), ReadinessRules.Ignored.STALE),
+                Arguments.of(healthy, failed(1, Reason.TIMED_OUT), ReadinessRules.Ignored.STALE),
+                Arguments.of(
+                        new EngineState.Down(T0, Reason.ENGINE_DOWN, "x"), listed(1), ReadinessRules.Ignored.STALE),
+                Arguments.of(notReady, new Observation.Generated(t(1), "ok"), ReadinessRules.Ignored.STALE),
+                Arguments.of(
+                        notReady,
+                        new Observation.CheckFailed(t(1), Check.GENERATION, Reason.GENERATION_FAILED, "x"),
+                        ReadinessRules.Ignored.STALE),
+                Arguments.of(latched, verified(1), ReadinessRules.Ignored.LATCHED),
+                Arguments.of(latched, failed(1, Reason.TIMED_OUT), ReadinessRules.Ignored.LATCHED),
+                Arguments.of(
+                        latched,
+                        new Observation.CheckFailed(t(1), Reason.HEALTH_FAILED, "x"),
+                        ReadinessRules.Ignored.LATCHED),
+                Arguments.of(new EngineState.ShuttingDown(T0), ok(1), ReadinessRules.Ignored.SHUT_DOWN));
+    }
+
+    @ParameterizedTest
+    @MethodSource("ignoredObservations")
+    void anObservationTheRulesCannotUseIsSaidToBeIgnored(
+            EngineState state, Observation observation, ReadinessRules.Ignored why) {
+        ReadinessRules.Step step = rules.step(state, observation, null);
+        assertThat(step.state()).isEqualTo(state);
+        assertThat(step.ignored()).isEqualTo(why);
+    }
+
+    @Test
+    void confirmationsAreUsedNotIgnored() {
+        EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
+        for (Observation confirmation : List.of(ok(5), listed(5), verified(5), new Observation.Generated(t(5), "ok"))) {
+            assertThat(rules.step(ready, confirmation, null)).isEqualTo(new ReadinessRules.Step(ready, null));
+        }
+    }
+
+    @Test
+    void aStartOfARestartLoopIsHeldUntilItHasStayedUpThenVerifiedAgain() {
+        ReadinessRules once = new ReadinessRules(1, 3);
+        EngineState listedState = new EngineState.ModelListed(t(1), MODEL, Reason.NOT_VERIFIED);
+        ReadinessRules.Step held = once.step(listedState, verified(2), t(60));
+        assertThat(held.state()).isInstanceOf(EngineState.Held.class);
+        assertThat(held.state().acceptsTraffic()).isFalse();
+        assertThat(held.state().reason()).isEqualTo(Reason.RESTART_LOOP);
+        assertThat(((EngineState.Held) held.state()).until()).isEqualTo(t(60));
+        // Verified again before the hold ends: still held, since unchanged.
+        EngineState stillHeld = once.step(held.state(), verified(30), t(60)).state();
+        assertThat(stillHeld).isEqualTo(held.state());
+        // After it: ready.
+        assertThat(once.step(stillHeld, verified(60), t(60)).state()).isEqualTo(new EngineState.Ready(t(60), MODEL));
+        // A failing /health while held: listening, like any engine not yet ready.
+        assertThat(once.step(stillHeld, new Observation.CheckFailed(t(31), Reason.HEALTH_FAILED, "x"), t(60))
+                        .state()
+                        .kind())
+                .isEqualTo(Kind.LISTENING);
+        // No hold outside a loop.
+        assertThat(once.step(listedState, verified(2), null).state().kind()).isEqualTo(Kind.READY);
+    }
+
+    @Test
+    void aServingEngineIsNeverHeld() {
+        EngineState degraded = new EngineState.Degraded(t(1), MODEL, Check.VERIFICATION, Reason.TIMED_OUT, "x");
+        assertThat(rules.step(degraded, verified(2), t(60)).state().kind()).isEqualTo(Kind.READY);
     }
 }

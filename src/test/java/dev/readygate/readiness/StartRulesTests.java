@@ -202,7 +202,7 @@ class StartRulesTests {
                 Arguments.of(
                         RUNNING,
                         new Ready(t(3), MODEL),
-                        new Degraded(t(9), MODEL, 1, Reason.TIMED_OUT, "30s"),
+                        new Degraded(t(9), MODEL, Check.VERIFICATION, Reason.TIMED_OUT, "30s"),
                         new Observation.VerificationFailed(t(9), Reason.TIMED_OUT, "30s", false),
                         RUNNING),
                 Arguments.of(

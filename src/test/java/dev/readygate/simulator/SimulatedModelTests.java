@@ -72,4 +72,27 @@ class SimulatedModelTests {
                 .hasSize(3)
                 .allSatisfy(alternative -> assertThat(alternative.logprob()).isLessThan(token.logprob()));
     }
+
+    @Test
+    void withOtherSequencesInTheBatchLogprobsMoveAndLaterTokensMayChangeButTheFirstStays() {
+        SimulatedModel variant = new SimulatedModel(48, 0.04);
+        List<Integer> canaryPrompt = canary;
+        SimulatedModel.Token alone =
+                variant.start("base", canaryPrompt, greedy(1)).next(0);
+        // Alone in the batch: exactly the batch-invariant answer.
+        assertThat(alone).isEqualTo(generate("base", greedy(1)).getFirst());
+        boolean laterChanged = false;
+        for (int others = 1; others <= 24; others++) {
+            SimulatedModel.Generation batched = variant.start("base", canaryPrompt, greedy(4));
+            SimulatedModel.Generation invariant = model.start("base", canaryPrompt, greedy(4));
+            SimulatedModel.Token first = batched.next(others);
+            SimulatedModel.Token expected = invariant.next();
+            assertThat(first.id()).isEqualTo(expected.id());
+            assertThat(Math.abs(first.logprob() - expected.logprob())).isBetween(0.02, 0.04);
+            for (int i = 1; i < 4; i++) {
+                laterChanged |= batched.next(others).id() != invariant.next().id();
+            }
+        }
+        assertThat(laterChanged).isTrue();
+    }
 }

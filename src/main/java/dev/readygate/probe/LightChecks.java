@@ -1,0 +1,101 @@
+package dev.readygate.probe;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.ModelCard;
+import dev.readygate.readiness.Check;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.Reason;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * The light checks of an engine that serves, between the heavy probes: the generation check, and every {@code
+ * canary-every}-th time the canary instead, each turned into one readiness observation of its own
+ * ({@link Check#GENERATION}: {@code generation_failed}, {@code generation_timed_out}, {@code generation_stalled}; a
+ * canary mismatch is latched, as in a verification). Not behind the heavy probes' circuit breaker or token budget:
+ * their cost is fixed by their cadence.
+ */
+final class LightChecks {
+
+    private final ReadygateProperties.Generation config;
+    private final GenerationCheck generation;
+    private final @Nullable CanaryProbe canary;
+    private final ProbeHistory history;
+    private final Consumer<ProbeReport> listener;
+
+    LightChecks(
+            ReadygateProperties.Generation config,
+            GenerationCheck generation,
+            @Nullable CanaryProbe canary,
+            ProbeHistory history,
+            Consumer<ProbeReport> listener) {
+        this.config = config;
+        this.generation = generation;
+        this.canary = canary;
+        this.history = history;
+        this.listener = listener;
+    }
+
+    /** Whether the {@code count}-th light check (from 0) of a start is the canary. */
+    boolean canaryTurn(int count) {
+        int every = config.canaryEvery();
+        return canary != null && every > 0 && count % every == every - 1;
+    }
+
+    /** The tokens one light check spends at most (the dearer of the two). */
+    int tokenCost() {
+        return Math.max(generation.tokenCost(), canary == null ? 0 : canary.tokenCost());
+    }
+
+    /**
+     * Runs the {@code count}-th light check of the start.
+     *
+     * @param before the engine's metrics from before (null without {@code /metrics})
+     */
+    Mono<Observation> run(int count, ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
+        Mono<ProbeReport> check = canaryTurn(count)
+                ? java.util.Objects.requireNonNull(canary).run(card, vllmVersion, before, generation.budget(before))
+                : generation.run(card, before);
+        return check.doOnNext(this::record).map(LightChecks::observation);
+    }
+
+    private void record(ProbeReport report) {
+        history.record(report);
+        listener.accept(report);
+    }
+
+    /** A light check's report as what readiness makes of it. */
+    static Observation observation(ProbeReport report) {
+        String prefix = report.kind() == ProbeKind.CANARY ? "canary (generation check): " : "generation check: ";
+        return switch (report.outcome()) {
+            case PASSED -> new Observation.Generated(report.at(), prefix + report.detail());
+            case BUSY -> new Observation.Busy(report.at(), prefix + report.detail());
+            case FAILED -> failed(report, prefix);
+        };
+    }
+
+    private static Observation failed(ProbeReport report, String prefix) {
+        Reason reason = report.reason() == null ? Reason.GENERATION_FAILED : report.reason();
+        return switch (reason) {
+            case ENGINE_DOWN -> new Observation.Unreachable(report.at(), reason, prefix + report.detail());
+            case CANARY_MISMATCH ->
+                new Observation.VerificationFailed(report.at(), reason, prefix + report.detail(), report.latched());
+            case GENERATION_FAILED, GENERATION_TIMED_OUT, GENERATION_STALLED ->
+                new Observation.CheckFailed(report.at(), Check.GENERATION, reason, prefix + report.detail());
+            case TIMED_OUT ->
+                new Observation.CheckFailed(
+                        report.at(), Check.GENERATION, Reason.GENERATION_TIMED_OUT, prefix + report.detail());
+            case STALLED ->
+                new Observation.CheckFailed(
+                        report.at(), Check.GENERATION, Reason.GENERATION_STALLED, prefix + report.detail());
+            default ->
+                new Observation.CheckFailed(
+                        report.at(),
+                        Check.GENERATION,
+                        Reason.GENERATION_FAILED,
+                        prefix + reason.value() + ": " + report.detail());
+        };
+    }
+}

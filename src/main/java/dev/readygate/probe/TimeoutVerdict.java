@@ -1,0 +1,102 @@
+package dev.readygate.probe;
+
+import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineFailure;
+import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.readiness.Reason;
+import java.time.Clock;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+
+/**
+ * What a probe that got no (further) answer in time means: a probe waiting behind real traffic is not a failure. The
+ * engine's metrics are read again and compared with those from before the probe ({@link EngineLoad}): other work
+ * progressing is {@code busy} (neither pass nor failure); requests running or waiting with no progress is a stall;
+ * an idle engine that did not answer timed out. Without {@code /metrics} there is no telling: the timeout is a
+ * failure.
+ */
+final class TimeoutVerdict {
+
+    /** The reasons a kind of probe fails with when it stalls, and when it timed out on an idle engine. */
+    record Reasons(Reason stalled, Reason timedOut) {
+
+        /** The heavy probes' ({@code stalled}, {@code timed_out}). */
+        static final Reasons HEAVY = new Reasons(Reason.STALLED, Reason.TIMED_OUT);
+
+        /** The generation check's ({@code generation_stalled}, {@code generation_timed_out}). */
+        static final Reasons GENERATION = new Reasons(Reason.GENERATION_STALLED, Reason.GENERATION_TIMED_OUT);
+    }
+
+    private final EngineClient client;
+    private final EngineFactsHolder facts;
+    private final Clock clock;
+
+    TimeoutVerdict(EngineClient client, EngineFactsHolder facts, Clock clock) {
+        this.client = client;
+        this.facts = facts;
+        this.clock = clock;
+    }
+
+    /**
+     * The report of a {@code kind} probe whose call failed with {@code timeout} ({@code TIMED_OUT} or {@code
+     * STALLED}).
+     *
+     * @param before the engine's metrics from before the probe (null without {@code /metrics})
+     * @param ownTokens the tokens the probe itself may have added to the engine's counters
+     */
+    Mono<ProbeReport> judge(
+            ProbeKind kind,
+            EngineFailure timeout,
+            @Nullable EngineMetricsSample before,
+            double ownTokens,
+            Reasons reasons) {
+        Reason own = timeout.kind() == EngineFailure.Kind.STALLED ? reasons.stalled() : reasons.timedOut();
+        if (before == null || !facts.current().capabilities().metrics()) {
+            return Mono.fromSupplier(() -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail()));
+        }
+        return client.metrics().map(call -> {
+            if (!(call instanceof EngineCall.Success<EngineMetricsSample> success)) {
+                return ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
+            }
+            EngineMetricsSample after = success.value();
+            double running = after.requestsRunning() == null ? 0 : after.requestsRunning();
+            double waiting = after.requestsWaiting() == null ? 0 : after.requestsWaiting();
+            String progress = progress(before, after);
+            return switch (EngineLoad.between(before, after, ownTokens)) {
+                case BUSY ->
+                    new ProbeReport(
+                            kind,
+                            clock.instant(),
+                            ProbeReport.Outcome.BUSY,
+                            null,
+                            "%s while the engine was busy: %.0f requests running, %.0f waiting, %s meanwhile"
+                                    .formatted(timeout.detail(), running, waiting, progress),
+                            false,
+                            null,
+                            null);
+                case STALLED ->
+                    ProbeReport.failed(
+                            kind,
+                            clock.instant(),
+                            reasons.stalled(),
+                            "%s with %.0f requests running, %.0f waiting and no progress (%s meanwhile)"
+                                    .formatted(timeout.detail(), running, waiting, progress));
+                case IDLE -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
+            };
+        });
+    }
+
+    /** The progress between two samples, in the engine's own terms: tokens, and llama.cpp's decode steps. */
+    private static String progress(EngineMetricsSample before, EngineMetricsSample after) {
+        String tokens = "%.0f tokens processed".formatted(Math.max(0, tokens(after) - tokens(before)));
+        Double from = before.decodeSteps();
+        Double to = after.decodeSteps();
+        return from == null || to == null ? tokens : tokens + ", %.0f decode steps".formatted(Math.max(0, to - from));
+    }
+
+    private static double tokens(EngineMetricsSample sample) {
+        return (sample.generationTokens() == null ? 0 : sample.generationTokens())
+                + (sample.promptTokens() == null ? 0 : sample.promptTokens());
+    }
+}
