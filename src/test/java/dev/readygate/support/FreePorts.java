@@ -6,6 +6,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -14,10 +16,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * new ServerSocket(0)} lies inside it, so once the test's server lets it go (an engine restart) any outgoing connection
  * on the machine may take it as its local port, and the server cannot bind it again. With several test JVMs probing
  * every 20 ms that happened often enough to fail tests with "Address already in use".
+ *
+ * <p>Each port is handed out once per JVM: a simulator takes three (engine, admin, daemon health) before it binds any,
+ * and two calls that drew the same free port gave it two of them ("port must differ from admin-port").
  */
 public final class FreePorts {
 
     private static final int LOWEST = 10_000;
+
+    private static final Set<Integer> issued = ConcurrentHashMap.newKeySet();
 
     private FreePorts() {}
 
@@ -28,7 +35,7 @@ public final class FreePorts {
         int lowest = highest - LOWEST > 2_000 ? LOWEST : 1_024;
         for (int attempt = 0; attempt < 200; attempt++) {
             int port = ThreadLocalRandom.current().nextInt(lowest, highest);
-            if (bindable(port)) {
+            if (bindable(port) && issued.add(port)) {
                 return port;
             }
         }
