@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -24,8 +25,10 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.netty.Connection;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRoutes;
 import reactor.netty.resources.LoopResources;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -73,6 +76,9 @@ final class SimulatedEngine implements AutoCloseable {
     // The open connections of the listener that serves now; one group per listener, closed with it for good: a
     // connection accepted while its listener closes is closed when it registers, as a dead process's would be.
     private volatile ChannelGroup connections = newConnections();
+    // Whether the listener that serves now was closed: a request on any of its connections is then never answered (the
+    // connection is dropped), whatever the channel group caught; a dead process answers nothing.
+    private volatile AtomicBoolean closed = new AtomicBoolean();
     private volatile @Nullable EngineInstance current;
     private volatile @Nullable DisposableServer server;
     private volatile @Nullable Instant listeningSince;
@@ -220,6 +226,7 @@ final class SimulatedEngine implements AutoCloseable {
             if (crashed) {
                 lastFailure = "crashed";
             }
+            closed.set(true);
             connections.close();
             if (listening == null) {
                 return Mono.empty();
@@ -581,12 +588,18 @@ final class SimulatedEngine implements AutoCloseable {
         EngineApi api = new EngineApi(properties, model, faults, json, clock, timer, instance);
         ChannelGroup group = newConnections();
         connections = group;
+        AtomicBoolean listenerClosed = new AtomicBoolean();
+        closed = listenerClosed;
+        HttpServerRoutes routes = HttpServerRoutes.newRoutes();
+        api.routes(routes);
         return HttpServer.create()
                 .runOn(loops)
                 .host(properties.host())
                 .port(properties.port())
                 .doOnChannelInit((observer, channel, remote) -> group.add(channel))
-                .route(api::routes)
+                .handle((request, response) -> listenerClosed.get()
+                        ? Mono.<Void>fromRunnable(() -> request.withConnection(Connection::dispose))
+                        : Mono.from(routes.apply(request, response)))
                 .bind()
                 .flatMap(bound -> Mono.fromRunnable(() -> serve(bound, context, instance, restored))
                         .subscribeOn(lifecycle)
