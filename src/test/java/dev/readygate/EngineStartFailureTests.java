@@ -43,7 +43,11 @@ class EngineStartFailureTests {
                 "--readygate.evidence.snapshot-dir=" + sim.resolve("snapshot"),
                 "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
                 "--readygate.probe.representative.prompt-tokens=100",
-                "--readygate.probe.representative.output-tokens=4"));
+                "--readygate.probe.representative.output-tokens=4",
+                // Starts that fail on purpose, one after another: no restart-loop hold between them, and no light
+                // generation checks, which would be traffic before the "before any traffic" restarts.
+                "--readygate.restart.loop-hold=0s",
+                "--readygate.probe.generation.enabled=false"));
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
     }
