@@ -42,7 +42,9 @@ class StateDirReadinessTests {
                         "--readygate.engine.base-url=" + engine.baseUrl(),
                         "--readygate.state-dir=" + state,
                         "--readygate.probe.representative.prompt-tokens=100",
-                        "--readygate.probe.representative.output-tokens=4");
+                        "--readygate.probe.representative.output-tokens=4",
+                        // Its engine restarts on purpose, four times in a row: no restart-loop hold.
+                        "--readygate.restart.loop-hold=0s");
     }
 
     @Test

@@ -174,8 +174,8 @@ class SettingProblemsTests {
                 "--readygate.probe.representative.prompt-tokens=lots|readygate.probe.representative.prompt-tokens: not a"
                         + " token count or a fraction of max_model_len (was lots)",
                 "--readygate.memory.tolerance=-64MB|readygate.memory.tolerance: must be positive (was -64MB)",
-                "--readygate.probe.heavy-timeout=2m|readygate.probe.heavy-timeout: must not be longer than its interval"
-                        + " readygate.probe.heavy-interval (was 2m; readygate.probe.heavy-interval is 60s, the default)",
+                "--readygate.probe.heavy-timeout=6m|readygate.probe.heavy-timeout: must not be longer than its interval"
+                        + " readygate.probe.heavy-interval (was 6m; readygate.probe.heavy-interval is 5m, the default)",
                 "--readygate.probe.heavy-interval=soon|readygate.probe.heavy-interval: not a duration: write a whole"
                         + " number and a unit, e.g. 500ms, 30s, 5m (was soon)",
                 "--readygate.probe.heavy-interval=1.5s|readygate.probe.heavy-interval: not a duration: write a whole"
