@@ -13,25 +13,30 @@ import org.jspecify.annotations.Nullable;
  * (docs/readiness.md, "How fast readiness drops"), so they hold at the defaults and at compressed intervals alike.
  */
 enum FaultCase {
-    CRASH("crash", "engine_down", Seen.GOES_AWAY, Back.AFTER_RESTART),
-    ENGINE_DEAD("engine-dead (/health 503)", "engine_dead", Seen.GOES_AWAY, Back.HEALTH_PASSES),
-    FROZEN("hang, scope all (frozen)", "health_failed", Seen.FROZEN, Back.NEXT_VERIFICATION),
-    RESET_ALL("reset, scope all", "connection_reset", Seen.RESETS, Back.NEXT_VERIFICATION),
-    HANG("hang", "timed_out", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    STALL_STREAM("stall-stream", "stalled", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    SLOW("slow", "slow", Seen.NEEDS_OBJECTIVE, Back.NEXT_VERIFICATION),
-    ERROR_5XX("error-5xx", "http_status", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    BUSY_429("busy-429", "http_status", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    MALFORMED_JSON("malformed-json", "malformed_response", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    TRUNCATED_SSE("truncated-sse", "truncated_stream", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    RESET("reset", "connection_reset", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    CRASH("crash", "engine_down", null, Seen.GOES_AWAY, Back.AFTER_RESTART),
+    ENGINE_DEAD("engine-dead (/health 503)", "engine_dead", null, Seen.GOES_AWAY, Back.HEALTH_PASSES),
+    FROZEN("hang, scope all (frozen)", "health_failed", null, Seen.FROZEN, Back.NEXT_VERIFICATION),
+    RESET_ALL("reset, scope all", "connection_reset", null, Seen.RESETS, Back.NEXT_VERIFICATION),
+    HANG("hang", "timed_out", "generation_timed_out", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    STALL_STREAM("stall-stream", "stalled", "generation_stalled", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    SLOW("slow", "slow", "generation_timed_out", Seen.NEEDS_OBJECTIVE, Back.NEXT_VERIFICATION),
+    ERROR_5XX("error-5xx", "http_status", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    BUSY_429("busy-429", "http_status", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    MALFORMED_JSON(
+            "malformed-json", "malformed_response", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    TRUNCATED_SSE("truncated-sse", "truncated_stream", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    RESET("reset", "connection_reset", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
     GENERATION_FAILS(
-            "generation-fails (GPU fault: error events)", "error_event", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    KV_TOO_SMALL("kv-too-small", "error_event", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    TRUNCATE_PROMPT("truncate-prompt", "prompt_tokens_mismatch", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    WRONG_WEIGHTS("wrong-weights", "canary_mismatch", Seen.LATCHED, Back.AFTER_RESTART),
-    CRASH_LOOP("crash-loop", "engine_down", Seen.GOES_AWAY, Back.AFTER_CRASH_LOOP),
-    STARTUP_FAILURE("startup-failure, then a crash", "engine_down", Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
+            "generation-fails (GPU fault: error events)",
+            "error_event",
+            "generation_failed",
+            Seen.HEAVY_PROBE,
+            Back.NEXT_VERIFICATION),
+    KV_TOO_SMALL("kv-too-small", "error_event", null, Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    TRUNCATE_PROMPT("truncate-prompt", "prompt_tokens_mismatch", null, Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    WRONG_WEIGHTS("wrong-weights", "canary_mismatch", null, Seen.LATCHED, Back.AFTER_RESTART),
+    CRASH_LOOP("crash-loop", "engine_down", null, Seen.GOES_AWAY, Back.AFTER_CRASH_LOOP),
+    STARTUP_FAILURE("startup-failure, then a crash", "engine_down", null, Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
 
     /** How readygate sees a fault: this decides its bound. */
     enum Seen {
@@ -78,22 +83,40 @@ enum FaultCase {
 
     final String label;
     final String reason;
+    /**
+     * The reason of the light generation checks (issue 16: a few tokens every {@code probe.generation.interval}), when
+     * they see the fault; they often see it before a heavy probe does, so either reason is the fault's. Null: only the
+     * reason above.
+     */
+    final @Nullable String lightReason;
+
     final Seen seen;
     final Back back;
 
-    FaultCase(String label, String reason, Seen seen, Back back) {
+    FaultCase(String label, String reason, @Nullable String lightReason, Seen seen, Back back) {
         this.label = label;
         this.reason = reason;
+        this.lightReason = lightReason;
         this.seen = seen;
         this.back = back;
     }
 
     /**
      * Whether readygate sees this fault at all with these settings: {@code slow} needs a latency objective, which the
-     * defaults do not set.
+     * defaults do not set, or the light checks, whose timeout a ten times slower engine misses.
      */
     boolean seenWith(MatrixSettings s) {
-        return seen != Seen.NEEDS_OBJECTIVE || s.timeToFirstTokenObjective() != null;
+        return seen != Seen.NEEDS_OBJECTIVE || s.timeToFirstTokenObjective() != null || lightReason != null;
+    }
+
+    /** Whether {@code observed} is this fault's reason: the heavy probes' or the light checks'. */
+    boolean isItsReason(@Nullable String observed) {
+        return reason.equals(observed) || lightReason != null && lightReason.equals(observed);
+    }
+
+    /** The reason, or both reasons, as the table's check says them. */
+    String reasons() {
+        return lightReason == null ? reason : reason + " or " + lightReason;
     }
 
     /** Whether only a heavy probe sees it (so today nothing sees it while real traffic keeps the engine busy). */

@@ -305,8 +305,8 @@ final class FaultMatrix {
                         + " after the load stopped, promised within " + seconds(idle));
             }
         }
-        if (fault.seenWith(settings) && !fault.reason.equals(r.reason())) {
-            out.add(r.row().label() + ": reason " + r.reason() + ", expected " + fault.reason);
+        if (fault.seenWith(settings) && !fault.isItsReason(r.reason())) {
+            out.add(r.row().label() + ": reason " + r.reason() + ", expected " + fault.reasons());
         }
         if (r.backToReady() == null || r.backToReady().compareTo(limit(r.backBound())) > 0) {
             out.add(r.row().label() + ": back to 200 after " + seconds(r.backToReady()) + ", promised within "

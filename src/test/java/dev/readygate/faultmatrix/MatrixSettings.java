@@ -132,7 +132,11 @@ record MatrixSettings(
                 "--readygate.probe.heavy-interval=" + heavyInterval.toMillis() + "ms",
                 "--readygate.probe.heavy-timeout=" + heavyTimeout.toMillis() + "ms",
                 "--readygate.probe.heavy-retry-interval=" + heavyRetryInterval.toMillis() + "ms",
-                "--readygate.probe.failure-threshold=" + failureThreshold));
+                "--readygate.probe.failure-threshold=" + failureThreshold,
+                // Each lane restarts its engine again and again on purpose (a crash, a latched canary, a crash loop):
+                // the restart-loop hold (issue 16) would keep it out of service a minute at a time. The hold is tested
+                // on its own (RestartTrackingTests, the benchmark's crash-loop stage).
+                "--readygate.restart.loop-hold=0s"));
         if (timeToFirstTokenObjective != null) {
             args.add("--readygate.probe.representative.max-time-to-first-token=" + timeToFirstTokenObjective.toMillis()
                     + "ms");
