@@ -45,7 +45,9 @@ class RecoveryAndWorkLostTests {
                 "--readygate.probe.representative.prompt-tokens=100",
                 "--readygate.probe.representative.output-tokens=4",
                 "--readygate.node.name=node-a",
-                "--readygate.node.pod-uid=pod-1"));
+                "--readygate.node.pod-uid=pod-1",
+                // Its engine restarts and crashes on purpose, several times in a row: no restart-loop hold.
+                "--readygate.restart.loop-hold=0s"));
         args.addAll(List.of(extra));
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
     }
