@@ -109,7 +109,11 @@ class StateDirReadinessTests {
     @Test
     void secondReadygateOnTheSameStateDirRunsReadOnlyAndEveryStartIsKeptOnce(CapturedOutput output) throws Exception {
         Path state = workDir.resolve("state");
-        try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false");
+        // Two readygates probe one engine, each verifying every start at the same moment: one's canary shares the
+        // batch with the other's probes, which it cannot see. A batch-invariant engine keeps this test on the state
+        // dir (one sidecar per engine is the deployment readygate gates).
+        try (RunningSimulator engine = RunningSimulator.serving(
+                        workDir.resolve("engine"), "preload.enabled=false", "model.batch-variance=0");
                 ConfigurableApplicationContext first = readygate(engine, state);
                 ConfigurableApplicationContext second = readygate(engine, state)) {
             WebTestClient writer = client(first);
