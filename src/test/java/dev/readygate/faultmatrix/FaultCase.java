@@ -4,7 +4,11 @@ import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,30 +17,41 @@ import org.jspecify.annotations.Nullable;
  * (docs/readiness.md, "How fast readiness drops"), so they hold at the defaults and at compressed intervals alike.
  */
 enum FaultCase {
-    CRASH("crash", "engine_down", null, Seen.GOES_AWAY, Back.AFTER_RESTART),
-    ENGINE_DEAD("engine-dead (/health 503)", "engine_dead", null, Seen.GOES_AWAY, Back.HEALTH_PASSES),
-    FROZEN("hang, scope all (frozen)", "health_failed", null, Seen.FROZEN, Back.NEXT_VERIFICATION),
-    RESET_ALL("reset, scope all", "connection_reset", null, Seen.RESETS, Back.NEXT_VERIFICATION),
-    HANG("hang", "timed_out", "generation_timed_out", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    STALL_STREAM("stall-stream", "stalled", "generation_stalled", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    SLOW("slow", "slow", "generation_timed_out", Seen.NEEDS_OBJECTIVE, Back.NEXT_VERIFICATION),
-    ERROR_5XX("error-5xx", "http_status", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    BUSY_429("busy-429", "http_status", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    CRASH("crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_RESTART),
+    ENGINE_DEAD("engine-dead (/health 503)", "engine_dead", Set.of(), Seen.GOES_AWAY, Back.HEALTH_PASSES),
+    FROZEN("hang, scope all (frozen)", "health_failed", Set.of(), Seen.FROZEN, Back.NEXT_VERIFICATION),
+    RESET_ALL("reset, scope all", "connection_reset", Set.of(), Seen.RESETS, Back.NEXT_VERIFICATION),
+    HANG("hang", "timed_out", Set.of("generation_timed_out"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    STALL_STREAM("stall-stream", "stalled", Set.of("generation_stalled"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    SLOW(
+            "slow",
+            "slow",
+            Set.of("generation_timed_out", "generation_stalled"),
+            Seen.NEEDS_OBJECTIVE,
+            Back.NEXT_VERIFICATION),
+    ERROR_5XX("error-5xx", "http_status", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    BUSY_429("busy-429", "http_status", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
     MALFORMED_JSON(
-            "malformed-json", "malformed_response", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    TRUNCATED_SSE("truncated-sse", "truncated_stream", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    RESET("reset", "connection_reset", "generation_failed", Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+            "malformed-json",
+            "malformed_response",
+            Set.of("generation_failed"),
+            Seen.HEAVY_PROBE,
+            Back.NEXT_VERIFICATION),
+    TRUNCATED_SSE(
+            "truncated-sse", "truncated_stream", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    RESET("reset", "connection_reset", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
     GENERATION_FAILS(
             "generation-fails (GPU fault: error events)",
             "error_event",
-            "generation_failed",
+            Set.of("generation_failed"),
             Seen.HEAVY_PROBE,
             Back.NEXT_VERIFICATION),
-    KV_TOO_SMALL("kv-too-small", "error_event", null, Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    TRUNCATE_PROMPT("truncate-prompt", "prompt_tokens_mismatch", null, Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    WRONG_WEIGHTS("wrong-weights", "canary_mismatch", null, Seen.LATCHED, Back.AFTER_RESTART),
-    CRASH_LOOP("crash-loop", "engine_down", null, Seen.GOES_AWAY, Back.AFTER_CRASH_LOOP),
-    STARTUP_FAILURE("startup-failure, then a crash", "engine_down", null, Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
+    KV_TOO_SMALL("kv-too-small", "error_event", Set.of(), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    TRUNCATE_PROMPT("truncate-prompt", "prompt_tokens_mismatch", Set.of(), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    WRONG_WEIGHTS("wrong-weights", "canary_mismatch", Set.of(), Seen.LATCHED, Back.AFTER_RESTART),
+    CRASH_LOOP("crash-loop", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_CRASH_LOOP),
+    STARTUP_FAILURE(
+            "startup-failure, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
 
     /** How readygate sees a fault: this decides its bound. */
     enum Seen {
@@ -84,19 +99,20 @@ enum FaultCase {
     final String label;
     final String reason;
     /**
-     * The reason of the light generation checks (issue 16: a few tokens every {@code probe.generation.interval}), when
-     * they see the fault; they often see it before a heavy probe does, so either reason is the fault's. Null: only the
-     * reason above.
+     * The reasons of the light generation checks (issue 16: a few tokens every {@code probe.generation.interval}) when
+     * they see the fault; they often see it before a heavy probe does, so any of them is the fault's. A slow engine
+     * misses the check's timeout before its first token or between two ({@code generation_timed_out},
+     * {@code generation_stalled}). Empty: only the reason above.
      */
-    final @Nullable String lightReason;
+    final Set<String> lightReasons;
 
     final Seen seen;
     final Back back;
 
-    FaultCase(String label, String reason, @Nullable String lightReason, Seen seen, Back back) {
+    FaultCase(String label, String reason, Set<String> lightReasons, Seen seen, Back back) {
         this.label = label;
         this.reason = reason;
-        this.lightReason = lightReason;
+        this.lightReasons = lightReasons;
         this.seen = seen;
         this.back = back;
     }
@@ -106,17 +122,19 @@ enum FaultCase {
      * defaults do not set, or the light checks, whose timeout a ten times slower engine misses.
      */
     boolean seenWith(MatrixSettings s) {
-        return seen != Seen.NEEDS_OBJECTIVE || s.timeToFirstTokenObjective() != null || lightReason != null;
+        return seen != Seen.NEEDS_OBJECTIVE || s.timeToFirstTokenObjective() != null || !lightReasons.isEmpty();
     }
 
     /** Whether {@code observed} is this fault's reason: the heavy probes' or the light checks'. */
     boolean isItsReason(@Nullable String observed) {
-        return reason.equals(observed) || lightReason != null && lightReason.equals(observed);
+        return reason.equals(observed) || lightReasons.contains(observed);
     }
 
     /** The reason, or both reasons, as the table's check says them. */
     String reasons() {
-        return lightReason == null ? reason : reason + " or " + lightReason;
+        List<String> all = new ArrayList<>(List.of(reason));
+        all.addAll(new TreeSet<>(lightReasons));
+        return String.join(" or ", all);
     }
 
     /** Whether only a heavy probe sees it (so today nothing sees it while real traffic keeps the engine busy). */
