@@ -407,8 +407,11 @@ final class ProbeSchedule {
         EngineFacts current = facts.current();
         ModelCard listed = current.card();
         Instant now = clock.instant();
+        // Never beside a light check: readygate's own requests in one batch would move the canary's logprob (vLLM is
+        // not batch-invariant), and a canary cannot see readygate's other probe in the engine's metrics in time.
         if (listed == null
                 || heavyInFlight.get()
+                || lightInFlight.get()
                 || !heavyDue(machine.current(), current, now)
                 || !heavyInFlight.compareAndSet(false, true)) {
             return;
@@ -440,7 +443,8 @@ final class ProbeSchedule {
         EngineState state = machine.current();
         EngineFacts current = facts.current();
         ModelCard card = current.card();
-        if (checks == null || card == null || !state.acceptsTraffic() || lightInFlight.get()) {
+        // Not while the heavy probes run (see launchHeavyIfDue): the next cycle runs it.
+        if (checks == null || card == null || !state.acceptsTraffic() || lightInFlight.get() || heavyInFlight.get()) {
             return;
         }
         Instant now = clock.instant();
