@@ -19,41 +19,58 @@ import org.jspecify.annotations.Nullable;
 enum FaultCase {
     CRASH("crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_RESTART),
     ENGINE_DEAD("engine-dead (/health 503)", "engine_dead", Set.of(), Seen.GOES_AWAY, Back.HEALTH_PASSES),
-    FROZEN("hang, scope all (frozen)", "health_failed", Set.of(), Seen.FROZEN, Back.NEXT_VERIFICATION),
-    RESET_ALL("reset, scope all", "connection_reset", Set.of(), Seen.RESETS, Back.NEXT_VERIFICATION),
-    HANG("hang", "timed_out", Set.of("generation_timed_out"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    STALL_STREAM("stall-stream", "stalled", Set.of("generation_stalled"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    // The light checks hang too, and their failures count with /health's.
+    FROZEN(
+            "hang, scope all (frozen)",
+            "health_failed",
+            Set.of("generation_timed_out", "generation_stalled"),
+            Seen.FROZEN,
+            Back.NEXT_VERIFICATION),
+    RESET_ALL("reset, scope all", "connection_reset", Set.of("generation_failed"), Seen.RESETS, Back.NEXT_VERIFICATION),
+    // A hung request still runs in the engine: a check that timed out beside it is stalled (running, no progress).
+    HANG(
+            "hang",
+            "timed_out",
+            Set.of("generation_timed_out", "generation_stalled"),
+            Seen.LIGHT_TIMES_OUT,
+            Back.NEXT_VERIFICATION),
+    STALL_STREAM(
+            "stall-stream",
+            "stalled",
+            Set.of("generation_stalled", "generation_timed_out"),
+            Seen.LIGHT_TIMES_OUT,
+            Back.NEXT_VERIFICATION),
     SLOW(
             "slow",
             "slow",
             Set.of("generation_timed_out", "generation_stalled"),
             Seen.NEEDS_OBJECTIVE,
             Back.NEXT_VERIFICATION),
-    ERROR_5XX("error-5xx", "http_status", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    BUSY_429("busy-429", "http_status", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+    ERROR_5XX("error-5xx", "http_status", Set.of("generation_failed"), Seen.LIGHT_FAILS, Back.NEXT_VERIFICATION),
+    BUSY_429("busy-429", "http_status", Set.of("generation_failed"), Seen.LIGHT_FAILS, Back.NEXT_VERIFICATION),
     MALFORMED_JSON(
             "malformed-json",
             "malformed_response",
             Set.of("generation_failed"),
-            Seen.HEAVY_PROBE,
+            Seen.LIGHT_FAILS,
             Back.NEXT_VERIFICATION),
     TRUNCATED_SSE(
-            "truncated-sse", "truncated_stream", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    RESET("reset", "connection_reset", Set.of("generation_failed"), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
+            "truncated-sse", "truncated_stream", Set.of("generation_failed"), Seen.LIGHT_FAILS, Back.NEXT_VERIFICATION),
+    RESET("reset", "connection_reset", Set.of("generation_failed"), Seen.LIGHT_FAILS, Back.NEXT_VERIFICATION),
     GENERATION_FAILS(
             "generation-fails (GPU fault: error events)",
             "error_event",
             Set.of("generation_failed"),
-            Seen.HEAVY_PROBE,
+            Seen.LIGHT_FAILS,
             Back.NEXT_VERIFICATION),
     KV_TOO_SMALL("kv-too-small", "error_event", Set.of(), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
     TRUNCATE_PROMPT("truncate-prompt", "prompt_tokens_mismatch", Set.of(), Seen.HEAVY_PROBE, Back.NEXT_VERIFICATION),
-    WRONG_WEIGHTS("wrong-weights", "canary_mismatch", Set.of(), Seen.LATCHED, Back.AFTER_RESTART),
+    WRONG_WEIGHTS("wrong-weights", "canary_mismatch", Set.of(), Seen.CANARY, Back.AFTER_RESTART),
     CRASH_LOOP("crash-loop", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_CRASH_LOOP),
     STARTUP_FAILURE(
             "startup-failure, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
 
-    /** How readygate sees a fault: this decides its bound. */
+    /** How readygate sees a fault: this decides its bound (docs/readiness.md, "How fast readiness drops"). */
     enum Seen {
         /** Connection refused or {@code /health} 503: out at the next health check. */
         GOES_AWAY,
@@ -61,11 +78,29 @@ enum FaultCase {
         FROZEN,
         /** Every connection, {@code /health}'s included, is reset. */
         RESETS,
-        /** {@code /health} stays 200: only a heavy probe sees it, failure-threshold times. */
+        /**
+         * {@code /health} stays 200 and generation fails at once (an error status or event, bad framing, a reset): the
+         * light checks see it, idle or under load, failure-threshold times, the next one at the next cycle.
+         */
+        LIGHT_FAILS,
+        /**
+         * {@code /health} stays 200 and generation hangs or streams stall: each light check waits out its budget
+         * ({@code generation.timeout} with the engine's queue empty, as in the matrix); a heavy probe that was already
+         * running waits out {@code heavy-timeout}, and the heavy retries then go first.
+         */
+        LIGHT_TIMES_OUT,
+        /** Answers from other weights: the next canary among the light checks sees it, and one failure latches. */
+        CANARY,
+        /**
+         * Only a heavy probe sees it (it needs the representative prompt's size: a KV cache too small for it, a prompt
+         * cut short); under load the heavy probe is deferred by at most another {@code heavy-interval}.
+         */
         HEAVY_PROBE,
-        /** Only a heavy probe sees it, and one failure latches (the canary's answer). */
-        LATCHED,
-        /** Correct but slow: only a heavy probe with a latency objective sees it. */
+        /**
+         * Correct but slow: a heavy probe sees it with a latency objective, a light check when the slowed check
+         * misses {@code generation.timeout}; under load neither (a slow engine that makes progress is busy, and the
+         * objectives do not apply under load), so it is seen once the load stops.
+         */
         NEEDS_OBJECTIVE
     }
 
@@ -99,10 +134,10 @@ enum FaultCase {
     final String label;
     final String reason;
     /**
-     * The reasons of the light generation checks (issue 16: a few tokens every {@code probe.generation.interval}) when
-     * they see the fault; they often see it before a heavy probe does, so any of them is the fault's. A slow engine
-     * misses the check's timeout before its first token or between two ({@code generation_timed_out},
-     * {@code generation_stalled}). Empty: only the reason above.
+     * The reasons of the light generation checks ({@code probe.generation.*}) when they see the fault; they often see
+     * it before a heavy probe does, so any of them is the fault's. A slow engine misses the check's timeout before its
+     * first token or between two ({@code generation_timed_out}, {@code generation_stalled}). Empty: only the reason
+     * above.
      */
     final Set<String> lightReasons;
 
@@ -119,40 +154,42 @@ enum FaultCase {
 
     /**
      * Whether readygate sees this fault at all with these settings: {@code slow} needs a latency objective, which the
-     * defaults do not set, or the light checks, whose timeout a ten times slower engine misses.
+     * defaults do not set, or a light check that the slowed engine makes miss its timeout.
      */
     boolean seenWith(MatrixSettings s) {
-        return seen != Seen.NEEDS_OBJECTIVE || s.timeToFirstTokenObjective() != null || !lightReasons.isEmpty();
+        return seen != Seen.NEEDS_OBJECTIVE || s.timeToFirstTokenObjective() != null || s.slowLightCheckTimesOut();
     }
 
     /** Whether {@code observed} is this fault's reason: the heavy probes' or the light checks'. */
     boolean isItsReason(@Nullable String observed) {
-        return reason.equals(observed) || lightReasons.contains(observed);
+        return observed != null && (heavyReasons().contains(observed) || lightReasons.contains(observed));
     }
 
-    /** The reason, or both reasons, as the table's check says them. */
+    /** The heavy probes' reasons: the fault's, and for a hang or a stall either (a timeout beside running requests). */
+    private Set<String> heavyReasons() {
+        return seen == Seen.LIGHT_TIMES_OUT ? Set.of("timed_out", "stalled") : Set.of(reason);
+    }
+
+    /** The reason, or all its reasons, as the table's check says them. */
     String reasons() {
         List<String> all = new ArrayList<>(List.of(reason));
+        all.addAll(new TreeSet<>(heavyReasons()));
         all.addAll(new TreeSet<>(lightReasons));
-        return String.join(" or ", all);
-    }
-
-    /** Whether only a heavy probe sees it (so today nothing sees it while real traffic keeps the engine busy). */
-    boolean heavyProbeOnly() {
-        return seen == Seen.HEAVY_PROBE || seen == Seen.LATCHED || seen == Seen.NEEDS_OBJECTIVE;
+        return String.join(" or ", new java.util.LinkedHashSet<>(all));
     }
 
     /** Whether issue 16 promises it within {@link #READY_ENGINE_GOAL}: faults that make generation fail or hang. */
     boolean inReadyEngineGoal() {
-        return heavyProbeOnly() && this != SLOW && this != TRUNCATE_PROMPT;
+        return seen == Seen.LIGHT_FAILS || seen == Seen.LIGHT_TIMES_OUT || seen == Seen.CANARY;
     }
 
     /**
-     * The promised time from the fault to {@code /readyz} 503 on a ready, idle engine (docs/readiness.md): null when
-     * these settings promise none.
+     * The promised time from the fault to {@code /readyz} 503 in {@code condition}, for the first not-ready
+     * {@code reason} seen (null: the longest any reason may take): null when these settings promise none ({@code
+     * slow} without an objective; {@code slow} under load, which is busy, not broken).
      */
     @Nullable
-    Duration toNotReady(MatrixSettings s) {
+    Duration toNotReady(MatrixSettings s, Condition condition, @Nullable String reason) {
         Duration rt = s.requestTimeout();
         Duration hi = s.healthInterval();
         int ft = s.failureThreshold();
@@ -160,33 +197,101 @@ enum FaultCase {
             // A call in flight when /health turns 503 may take up to request-timeout.
             case GOES_AWAY -> hi.plus(rt);
             // failure-threshold timed-out checks, the cheap check already past /health waiting out its /metrics and
-            // /version calls, and a heavy probe in flight at that moment (up to heavy-timeout).
+            // /version calls, and a heavy probe in flight at that moment (up to heavy-timeout). The light checks'
+            // timeouts count with them and only make it sooner.
             case FROZEN -> rt.plus(hi).multipliedBy(ft).plus(rt.multipliedBy(2)).plus(s.heavyTimeout());
             // failure-threshold reset checks, health-interval apart, and the cheap check in progress.
             case RESETS -> rt.plus(hi).multipliedBy(ft).plus(s.readyInterval());
-            case HEAVY_PROBE -> heavyProbes(s);
-            case NEEDS_OBJECTIVE -> seenWith(s) ? heavyProbes(s) : null;
-            // One verification: the representative probe and the canary, each up to heavy-timeout.
-            case LATCHED ->
-                s.heavyInterval().plus(s.readyInterval()).plus(s.heavyTimeout().multipliedBy(2));
+            case LIGHT_FAILS -> lightFails(s);
+            case LIGHT_TIMES_OUT -> {
+                if (unseenUnderLoad(condition)) {
+                    yield null;
+                }
+                yield reason != null && lightReasons.contains(reason) ? lightTimesOut(s) : heavyInFlight(s);
+            }
+            case CANARY -> nextCanary(s);
+            case HEAVY_PROBE -> condition == Condition.LOAD ? heavyProbes(s).plus(s.heavyInterval()) : heavyProbes(s);
+            case NEEDS_OBJECTIVE -> {
+                if (condition == Condition.LOAD || !seenWith(s)) {
+                    yield null;
+                }
+                // A slowed heavy probe that started first holds the light checks up to heavy-timeout.
+                Duration light = s.slowLightCheckTimesOut() ? lightTimesOut(s).plus(s.heavyTimeout()) : null;
+                Duration heavy = s.timeToFirstTokenObjective() != null ? heavyProbes(s) : null;
+                if (reason != null && lightReasons.contains(reason) && light != null) {
+                    yield light;
+                }
+                if (reason != null && reason.equals(this.reason) && heavy != null) {
+                    yield heavy;
+                }
+                yield light == null ? heavy : heavy == null ? light : max(light, heavy);
+            }
         };
     }
 
     /**
-     * The promised time from the fault to {@code /readyz} 503 in {@code condition}: the idle bound, except for a fault
-     * only a heavy probe sees under load, for which none is promised today (heavy probes wait for an idle engine and
-     * are skipped while requests succeed): null. With {@code readyEngine} (issue 16 is in), issue 16's goal.
+     * A known gap, not a promise: {@code stall-stream} under load is taken for a busy engine. Every stream stalls after
+     * its first tokens, but the load's new requests are admitted and prefilled meanwhile, so the counters move beyond
+     * the check's own tokens and each timed-out check (and, once deferred no longer, each heavy probe) is judged busy
+     * ({@code EngineLoad}): it is seen only once the load stops. Issue 16, item 2 is open for it.
      */
-    @Nullable
-    Duration toNotReady(MatrixSettings s, Condition condition, boolean readyEngine) {
-        if (readyEngine && inReadyEngineGoal()) {
-            return READY_ENGINE_GOAL;
-        }
-        if (condition == Condition.LOAD && heavyProbeOnly()) {
-            return null;
-        }
-        return toNotReady(s);
+    boolean unseenUnderLoad(Condition condition) {
+        return this == STALL_STREAM && condition == Condition.LOAD;
     }
+
+    /** The promised time from the fault to {@code /readyz} 503 with no reason seen yet: the longest any reason takes. */
+    @Nullable
+    Duration toNotReady(MatrixSettings s, Condition condition) {
+        return toNotReady(s, condition, null);
+    }
+
+    /** The formula of {@link #toNotReady(MatrixSettings, Condition, String)}, as the table says it. */
+    @Nullable
+    String formula(MatrixSettings s, Condition condition, @Nullable String reason) {
+        return switch (seen) {
+            case GOES_AWAY -> "health-interval + request-timeout";
+            case FROZEN ->
+                "failure-threshold × (request-timeout + health-interval) + 2 × request-timeout + heavy-timeout";
+            case RESETS -> "failure-threshold × (request-timeout + health-interval) + ready-interval";
+            case LIGHT_FAILS -> LIGHT_FAILS_FORMULA;
+            case LIGHT_TIMES_OUT -> {
+                if (unseenUnderLoad(condition)) {
+                    yield null;
+                }
+                yield reason != null && lightReasons.contains(reason)
+                        ? LIGHT_TIMES_OUT_FORMULA
+                        : HEAVY_IN_FLIGHT_FORMULA
+                                + (reason == null
+                                        ? ": the longest, a heavy probe running"
+                                        : ": a heavy probe was running");
+            }
+            case CANARY -> "generation.canary-every × (generation.interval + health-interval)";
+            case HEAVY_PROBE ->
+                condition == Condition.LOAD
+                        ? "2 × heavy-interval + ready-interval + failure-threshold × (heavy-timeout"
+                                + " + max(heavy-retry-interval, ready-interval)): deferred under load"
+                        : HEAVY_FORMULA;
+            case NEEDS_OBJECTIVE -> {
+                Duration bound = toNotReady(s, condition, reason);
+                if (bound == null) {
+                    yield null;
+                }
+                yield bound.equals(heavyProbes(s))
+                        ? HEAVY_FORMULA
+                        : LIGHT_TIMES_OUT_FORMULA + " + heavy-timeout (a slowed heavy probe running first)";
+            }
+        };
+    }
+
+    private static final String LIGHT_FAILS_FORMULA =
+            "generation.interval + 2 × health-interval + (failure-threshold − 1) × max(heavy-retry-interval,"
+                    + " health-interval)";
+    private static final String LIGHT_TIMES_OUT_FORMULA =
+            "generation.interval + health-interval + failure-threshold × (generation.timeout + health-interval)";
+    private static final String HEAVY_IN_FLIGHT_FORMULA =
+            "generation.interval + health-interval + failure-threshold × (heavy-timeout + health-interval)";
+    private static final String HEAVY_FORMULA = "heavy-interval + ready-interval + failure-threshold × (heavy-timeout"
+            + " + max(heavy-retry-interval, ready-interval))";
 
     /** The promised time back to {@code /readyz} 200, counted from {@link #clearedAt}. */
     Duration backToReady(MatrixSettings s) {
@@ -271,6 +376,46 @@ enum FaultCase {
                 yield at;
             }
         };
+    }
+
+    /**
+     * A fault that fails generation at once: the next light check starts within generation.interval (checked each
+     * cycle, health-interval apart); each failure after it comes at the next cycle from a light check confirming it, or
+     * within heavy-retry-interval from a heavy probe retrying one that failed first (they count together). The
+     * checks' own time (milliseconds) is not in it.
+     */
+    private static Duration lightFails(MatrixSettings s) {
+        Duration hi = s.healthInterval();
+        return s.generationInterval()
+                .plus(hi.multipliedBy(2))
+                .plus(max(s.heavyRetryInterval(), hi).multipliedBy(s.failureThreshold() - 1L));
+    }
+
+    /**
+     * A fault that makes generation hang or stall: the next light check starts within generation.interval, and each of
+     * failure-threshold checks waits out generation.timeout (the matrix's load leaves the engine's queue empty, so the
+     * budget does not grow), the next at the next cycle.
+     */
+    private static Duration lightTimesOut(MatrixSettings s) {
+        Duration hi = s.healthInterval();
+        return s.generationInterval()
+                .plus(hi)
+                .plus(s.generationTimeout().plus(hi).multipliedBy(s.failureThreshold()));
+    }
+
+    /**
+     * The same with a heavy probe started before the first light check saw the fault: it waits out heavy-timeout, and
+     * while a verification is failing its retry goes before the light check at every cycle, so failure-threshold heavy
+     * probes time out (readygate never runs both at once).
+     */
+    private static Duration heavyInFlight(MatrixSettings s) {
+        Duration hi = s.healthInterval();
+        return s.generationInterval().plus(hi).plus(s.heavyTimeout().plus(hi).multipliedBy(s.failureThreshold()));
+    }
+
+    /** The next canary: every canary-every-th light check, each within generation.interval + health-interval. */
+    private static Duration nextCanary(MatrixSettings s) {
+        return s.generationInterval().plus(s.healthInterval()).multipliedBy(s.canaryEvery());
     }
 
     /**

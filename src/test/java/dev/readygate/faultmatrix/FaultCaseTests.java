@@ -6,6 +6,7 @@ import dev.readygate.simulator.Fault;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -23,6 +24,42 @@ class FaultCaseTests {
         assertThat(Arrays.stream(FaultCase.values()).map(FaultCase::name))
                 .as("FaultCase needs a row (its reason, how readygate sees it, how it clears) for each simulator Fault")
                 .containsAll(Arrays.stream(Fault.values()).map(Fault::name).toList());
+    }
+
+    /**
+     * The promises at the matrix's defaults, as docs/readiness.md's formula table gives them (there with the shipped
+     * heavy-interval of 5 min, here 60 s): the light checks' seconds idle and under load alike, a hang a running heavy
+     * probe caught, the heavy-probe-only faults deferred under load, and no bound for slow.
+     */
+    @Test
+    void theBoundsAreTheDocumentedFormulasAtTheDefaults() {
+        MatrixSettings s = MatrixSettings.defaults();
+        for (FaultCase.Condition c : FaultCase.Condition.values()) {
+            assertThat(FaultCase.ERROR_5XX.toNotReady(s, c, "generation_failed"))
+                    .isEqualTo(Duration.ofMillis(4400));
+            assertThat(FaultCase.GENERATION_FAILS.toNotReady(s, c, "error_event"))
+                    .isEqualTo(Duration.ofMillis(4400));
+            assertThat(FaultCase.HANG.toNotReady(s, c, "generation_timed_out")).isEqualTo(Duration.ofMillis(5050));
+            assertThat(FaultCase.HANG.toNotReady(s, c, "timed_out")).isEqualTo(Duration.ofMillis(92_800));
+            assertThat(FaultCase.HANG.toNotReady(s, c)).isEqualTo(Duration.ofMillis(92_800));
+            assertThat(FaultCase.WRONG_WEIGHTS.toNotReady(s, c, "canary_mismatch"))
+                    .isEqualTo(Duration.ofMillis(4400));
+            assertThat(FaultCase.SLOW.seenWith(s)).isFalse();
+            assertThat(FaultCase.SLOW.toNotReady(s, c)).isNull();
+        }
+        assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.IDLE, "generation_stalled"))
+                .isEqualTo(Duration.ofMillis(5050));
+        // The known gap: a stalled stream under load is taken for busy.
+        assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.LOAD))
+                .isNull();
+        assertThat(FaultCase.KV_TOO_SMALL.toNotReady(s, FaultCase.Condition.IDLE))
+                .isEqualTo(Duration.ofSeconds(154));
+        assertThat(FaultCase.KV_TOO_SMALL.toNotReady(s, FaultCase.Condition.LOAD))
+                .isEqualTo(Duration.ofSeconds(214));
+        MatrixSettings compressed = MatrixSettings.compressed();
+        assertThat(FaultCase.SLOW.seenWith(compressed)).isTrue();
+        assertThat(FaultCase.SLOW.toNotReady(compressed, FaultCase.Condition.LOAD))
+                .isNull();
     }
 
     @ParameterizedTest

@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * Runs the fault matrix outside the unit tests, at readygate's default settings (what CI cannot afford: a fault only a
- * heavy probe sees takes up to a minute and a half on an idle engine), and writes its table into docs/readiness.md
+ * heavy probe sees takes up to a minute and a half on an idle engine, and up to two and a half under load), and writes its table into docs/readiness.md
  * between {@code <!-- fault-matrix:<settings>:begin -->} and its end marker:
  *
  * <pre>
@@ -18,8 +18,7 @@ import java.util.List;
  * ./mvnw -Pfault-matrix verify -Dfault-matrix.settings=compressed    # what FaultMatrixTests checks, a few minutes
  * </pre>
  *
- * <p>{@code -Dfault-matrix.lanes}, {@code -Dfault-matrix.faults=HANG,CRASH}, {@code -Dfault-matrix.ready-engine-bounds}
- * as for {@link FaultMatrixTests}; {@code -Dfault-matrix.docs=false} writes only {@code target/fault-matrix/}. Exits
+ * <p>{@code -Dfault-matrix.lanes}, {@code -Dfault-matrix.faults=HANG,CRASH} as for {@link FaultMatrixTests}; {@code -Dfault-matrix.docs=false} writes only {@code target/fault-matrix/}. Exits
  * with 1 when a row breaks its promise (the table is written anyway, the broken rows listed).
  */
 public final class FaultMatrixRun {
@@ -29,9 +28,8 @@ public final class FaultMatrixRun {
     public static void main(String[] args) throws Exception {
         String name = System.getProperty("fault-matrix.settings", "defaults");
         MatrixSettings settings = name.equals("compressed") ? MatrixSettings.compressed() : MatrixSettings.defaults();
-        boolean readyEngine = Boolean.getBoolean("fault-matrix.ready-engine-bounds");
         int lanes = Integer.getInteger("fault-matrix.lanes", 4);
-        FaultMatrix matrix = new FaultMatrix(settings, readyEngine);
+        FaultMatrix matrix = new FaultMatrix(settings);
         Instant started = Instant.now();
         Path dir = Files.createTempDirectory("fault-matrix-");
         List<FaultMatrix.Result> results =

@@ -7,6 +7,7 @@ import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.net.URI;
@@ -59,7 +60,7 @@ final class Lane implements AutoCloseable {
     Lane(String name, Path dir, MatrixSettings settings) {
         this.name = name;
         this.settings = settings;
-        List<String> overrides = new ArrayList<>(settings.simulator());
+        List<String> overrides = new ArrayList<>(settings.simulatorSettings());
         overrides.add("log-to-stdout=false");
         this.engine = RunningSimulator.serving(dir.resolve("engine"), overrides.toArray(String[]::new));
         List<String> args = new ArrayList<>(List.of(
@@ -112,7 +113,7 @@ final class Lane implements AutoCloseable {
     }
 
     /**
-     * Waits until readygate is ready and has stayed ready for {@code steady} (a fault case starts from an engine
+     * Waits until readygate is ready (not degraded) and has stayed ready for {@code steady} (a fault case starts from an engine
      * verified ready, not one that is still settling), restarting the engine if it does not get there.
      */
     void awaitSteadyReady(Duration steady, Duration limit) {
@@ -127,7 +128,9 @@ final class Lane implements AutoCloseable {
 
     private void awaitReadyFor(Duration steady, Duration limit) {
         await().atMost(limit).pollInterval(Duration.ofMillis(20)).until(() -> {
-            if (!ready()) {
+            // Ready, not degraded: failures a row left behind (a light check that hung in a stalled stream and timed
+            // out after the clear) count with the next row's and would take it out early, with the wrong reason.
+            if (!ready() || !(readygate.getBean(EngineStateMachine.class).current() instanceof EngineState.Ready)) {
                 return false;
             }
             Change last = changes.getLast();

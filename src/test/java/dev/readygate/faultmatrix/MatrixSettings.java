@@ -21,6 +21,11 @@ import org.jspecify.annotations.Nullable;
  * @param heavyTimeout {@code readygate.probe.heavy-timeout}
  * @param heavyRetryInterval {@code readygate.probe.heavy-retry-interval}
  * @param failureThreshold {@code readygate.probe.failure-threshold}
+ * @param generationInterval {@code readygate.probe.generation.interval} (the light checks' cadence)
+ * @param generationTimeout {@code readygate.probe.generation.timeout} (a light check's budget with the engine's queue
+ *     empty)
+ * @param canaryEvery {@code readygate.probe.generation.canary-every}
+ * @param slowFactor the simulator's {@code faults.slow-factor}
  * @param timeToFirstTokenObjective {@code readygate.probe.representative.max-time-to-first-token}, or null (the default:
  *     then {@code slow} cannot be seen)
  * @param loadWindow how long load runs with a fault before the run stops it (a fault readygate does not see under load
@@ -42,6 +47,10 @@ record MatrixSettings(
         Duration heavyTimeout,
         Duration heavyRetryInterval,
         int failureThreshold,
+        Duration generationInterval,
+        Duration generationTimeout,
+        int canaryEvery,
+        double slowFactor,
         @Nullable Duration timeToFirstTokenObjective,
         Duration loadWindow,
         Duration loadRequestTimeout,
@@ -55,17 +64,26 @@ record MatrixSettings(
     static final Duration AUTO_RESTART_DELAY = Duration.ofMillis(200);
     static final Duration CRASH_LOOP_UPTIME = Duration.ofSeconds(1);
 
+    /** The simulator's time to first token and per output token ({@code timing.*} below). */
+    static final Duration TTFT_BASE = Duration.ofMillis(20);
+
+    static final Duration DECODE_PER_TOKEN = Duration.ofMillis(1);
+
+    /** {@code readygate.probe.generation.output-tokens}, as shipped. */
+    static final int GENERATION_OUTPUT_TOKENS = 2;
+
     private static final List<String> SIMULATOR = List.of(
             "preload.enabled=false",
             "load-time=" + LOAD_TIME.toMillis() + "ms",
             "auto-restart-delay=" + AUTO_RESTART_DELAY.toMillis() + "ms",
             "faults.crash-loop-uptime=" + CRASH_LOOP_UPTIME.toMillis() + "ms",
-            "timing.ttft-base=20ms",
-            "timing.decode-per-token=1ms");
+            "timing.ttft-base=" + TTFT_BASE.toMillis() + "ms",
+            "timing.decode-per-token=" + DECODE_PER_TOKEN.toMillis() + "ms");
 
     /**
-     * readygate's defaults: every timing as shipped. {@code slow} is not seen (there is no latency objective by
-     * default), and a fault that only a heavy probe sees takes up to a minute and a half on an idle engine.
+     * readygate's defaults: every timing as shipped, but heavy-interval 60 s (5 min shipped: the matrix could not
+     * afford it). {@code slow} (ten times slower) is not seen: there is no latency objective by default, and a light
+     * check still answers within its timeout.
      */
     static MatrixSettings defaults() {
         return new MatrixSettings(
@@ -79,6 +97,10 @@ record MatrixSettings(
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(1),
                 3,
+                Duration.ofSeconds(2),
+                Duration.ofMillis(750),
+                2,
+                10,
                 null,
                 Duration.ofSeconds(120),
                 Duration.ofSeconds(10),
@@ -88,16 +110,15 @@ record MatrixSettings(
     }
 
     /**
-     * For CI: the heavy-probe cadence 30 times faster (heavy-interval 2 s), its timeout 20 times shorter (1.5 s),
+     * For CI: the light checks as shipped (they are seconds already), the heavy-probe cadence 30 times faster (heavy-interval 2 s), its timeout 20 times shorter (1.5 s),
      * request-timeout 800 ms to 300 ms, health-interval 200 to 100 ms and ready-interval 1 s to 500 ms; thresholds,
-     * not-ready-interval and down-interval as shipped. A latency objective (500 ms to the first token) lets {@code slow}
-     * be seen; the token budget and the breaker are opened wide so that the many verifications of one run are never
+     * not-ready-interval and down-interval as shipped. A latency objective (500 ms to the first token) and a slow factor
+     * of 40 (a light check then misses its 750 ms) let {@code slow} be seen; the token budget and the breaker are opened wide so that the many verifications of one run are never
      * throttled or suspended (the defaults' 20,000 tokens a minute and 5 failures are not what is measured here).
      */
     static MatrixSettings compressed() {
         List<String> simulator = new ArrayList<>(SIMULATOR);
-        simulator.addAll(
-                List.of("faults.truncate-prompt-limit=128", "faults.kv-too-small-tokens=150", "faults.slow-factor=40"));
+        simulator.addAll(List.of("faults.truncate-prompt-limit=128", "faults.kv-too-small-tokens=150"));
         return new MatrixSettings(
                 "compressed",
                 Duration.ofMillis(300),
@@ -109,6 +130,10 @@ record MatrixSettings(
                 Duration.ofMillis(1500),
                 Duration.ofMillis(300),
                 3,
+                Duration.ofSeconds(2),
+                Duration.ofMillis(750),
+                2,
+                40,
                 Duration.ofMillis(500),
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(2),
@@ -119,6 +144,22 @@ record MatrixSettings(
                         "--readygate.probe.suspend-after-failures=1000",
                         "--readygate.probe.representative.prompt-tokens=200",
                         "--readygate.probe.representative.output-tokens=8"));
+    }
+
+    /** The simulator's settings: those above and the slow factor. */
+    List<String> simulatorSettings() {
+        List<String> all = new ArrayList<>(simulator);
+        all.add("faults.slow-factor=" + slowFactor);
+        return all;
+    }
+
+    /**
+     * Whether a light check on an idle engine with the {@code slow} fault misses {@code generation.timeout}: the
+     * simulator stretches its time to first token and every token by the slow factor.
+     */
+    boolean slowLightCheckTimesOut() {
+        Duration unslowed = TTFT_BASE.plus(DECODE_PER_TOKEN.multipliedBy(GENERATION_OUTPUT_TOKENS));
+        return unslowed.toNanos() * slowFactor > generationTimeout.toNanos();
     }
 
     /** The command-line arguments of a readygate with these settings. */
@@ -133,6 +174,10 @@ record MatrixSettings(
                 "--readygate.probe.heavy-timeout=" + heavyTimeout.toMillis() + "ms",
                 "--readygate.probe.heavy-retry-interval=" + heavyRetryInterval.toMillis() + "ms",
                 "--readygate.probe.failure-threshold=" + failureThreshold,
+                "--readygate.probe.generation.interval=" + generationInterval.toMillis() + "ms",
+                "--readygate.probe.generation.timeout=" + generationTimeout.toMillis() + "ms",
+                "--readygate.probe.generation.output-tokens=" + GENERATION_OUTPUT_TOKENS,
+                "--readygate.probe.generation.canary-every=" + canaryEvery,
                 // Each lane restarts its engine again and again on purpose (a crash, a latched canary, a crash loop):
                 // the restart-loop hold (issue 16) would keep it out of service a minute at a time. The hold is tested
                 // on its own (RestartTrackingTests, the benchmark's crash-loop stage).
