@@ -215,8 +215,8 @@ enum FaultCase {
                 if (condition == Condition.LOAD || !seenWith(s)) {
                     yield null;
                 }
-                // A slowed heavy probe that started first holds the light checks up to heavy-timeout.
-                Duration light = s.slowLightCheckTimesOut() ? lightTimesOut(s).plus(s.heavyTimeout()) : null;
+                // Slowed heavy probes that started first hold the light checks up to heavy-timeout each.
+                Duration light = s.slowLightCheckTimesOut() ? heavyInFlight(s) : null;
                 Duration heavy = s.timeToFirstTokenObjective() != null ? heavyProbes(s) : null;
                 if (reason != null && lightReasons.contains(reason) && light != null) {
                     yield light;
@@ -278,7 +278,8 @@ enum FaultCase {
                 }
                 yield bound.equals(heavyProbes(s))
                         ? HEAVY_FORMULA
-                        : LIGHT_TIMES_OUT_FORMULA + " + heavy-timeout (a slowed heavy probe running first)";
+                        : HEAVY_IN_FLIGHT_FORMULA + ": the light checks' bound for a hang, slowed heavy probes running"
+                                + " first";
             }
         };
     }
