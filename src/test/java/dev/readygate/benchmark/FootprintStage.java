@@ -32,7 +32,8 @@ final class FootprintStage {
      * {@link #SPRING_AOT}; {@code DockerfileFlagsTests} keeps them equal): serial GC, one compiler tier (C1), a heap of
      * 16 MiB up to 128 MiB (readygate's live set is about 15 to 25 MiB) that gives memory back after a collection,
      * compact object headers (JDK 25), smaller thread stacks, code cache and direct memory, no {@code hsperfdata} file,
-     * and an exit on {@code OutOfMemoryError}.
+     * the C heap trimmed every 5 s (glibc's {@code malloc_trim}: about 4 to 5 MiB less idle RSS, measured) and an exit
+     * on {@code OutOfMemoryError}.
      */
     static final List<String> SMALL = List.of(
             "-XX:+UseSerialGC",
@@ -46,6 +47,7 @@ final class FootprintStage {
             "-XX:ReservedCodeCacheSize=32m",
             "-XX:MaxDirectMemorySize=64m",
             "-XX:-UsePerfData",
+            "-XX:TrimNativeHeapInterval=5000",
             "-XX:+ExitOnOutOfMemoryError");
 
     /** Spring's AOT-processed bean definitions, which the build makes ({@code process-aot}). */
