@@ -555,6 +555,12 @@ final class Report {
                     + " cores | " + readyz + " | " + status + " |");
         });
         line();
+        line("Two savings since the last full run, each measured against the build before it: the validation starter"
+                + " is gone (no Jakarta constraint was declared, so Hibernate Validator only loaded its 607 classes and"
+                + " built a validator: 9,890 classes loaded to a refreshed context instead of 10,663), and the C heap"
+                + " is trimmed every 5 s (`-XX:TrimNativeHeapInterval=5000`, glibc's `malloc_trim`: about 4 to 5 MiB"
+                + " less idle RSS and working set, one process at a time on the same machine).");
+        line();
         line("Idle CPU is readygate's own work with the engine ready and idle: `/health` 5 times a second, the rest"
                 + " of the cheap check once a second, a heavy verification a minute. Under load the two cores are"
                 + " shared by readygate, the load generator and the simulator.");

@@ -383,15 +383,13 @@ final class Results {
                                     .toList()));
             for (FigureIntervals.Agreement a : agreementWithFull) {
                 Benchmark.progress(
-                        "%s %s: quick %s [%s, %s] vs full %s [%s, %s], others busy %s cores",
+                        "%s %s: quick %s %s vs full %s %s, others busy %s cores",
                         a.agrees() ? "agrees   " : "DISAGREES",
                         a.figure(),
                         Report.f(a.value()),
-                        Report.f(a.interval().low()),
-                        Report.f(a.interval().high()),
+                        Report.bounds(a.interval()),
                         Report.f(a.other()),
-                        Report.f(a.otherInterval().low()),
-                        Report.f(a.otherInterval().high()),
+                        Report.bounds(a.otherInterval()),
                         a.othersBusyCores() == null ? "n/a" : Report.f(a.othersBusyCores()));
             }
         } catch (RuntimeException ex) {
