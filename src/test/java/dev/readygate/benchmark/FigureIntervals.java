@@ -51,6 +51,14 @@ final class FigureIntervals {
             return new Agreement(figure, value, interval, other, theirs, interval.overlaps(theirs), othersBusyCores);
         }
 
+        /** Agrees, disagrees, or cannot tell: this run's interval is open on both sides (too few samples). */
+        String verdict() {
+            if (Double.isInfinite(interval.low()) && Double.isInfinite(interval.high())) {
+                return "cannot tell";
+            }
+            return agrees ? "agrees" : "disagrees";
+        }
+
         Map<String, Object> toMap() {
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("figure", figure);
@@ -59,6 +67,7 @@ final class FigureIntervals {
             out.put("other", other);
             out.put("other_interval", otherInterval.toMap());
             out.put("agrees", agrees);
+            out.put("verdict", verdict());
             out.put("others_busy_cores", othersBusyCores);
             return out;
         }

@@ -41,7 +41,16 @@ class FigureIntervalsTests {
                 Map.of("lag_p50_ms", 70.0),
                 Map.of("lag_p50_ms", new Interval(62, 80, 1, 2, 2, 0.95)),
                 noise);
-        assertThat(apart).singleElement().satisfies(a -> assertThat(a.agrees()).isFalse());
+        assertThat(apart).singleElement().satisfies(a -> {
+            assertThat(a.agrees()).isFalse();
+            assertThat(a.verdict()).isEqualTo("disagrees");
+        });
+
+        FigureIntervals few = new FigureIntervals();
+        few.put("lag_p50_ms", oneTo(5, 1), 0.5, "lag");
+        assertThat(few.compare(Map.of("lag_p50_ms", 3.0), Map.of("lag_p50_ms", 70.0), Map.of(), List.of()))
+                .singleElement()
+                .satisfies(a -> assertThat(a.verdict()).isEqualTo("cannot tell"));
     }
 
     @Test

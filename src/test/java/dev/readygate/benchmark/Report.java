@@ -168,7 +168,8 @@ final class Report {
             return;
         }
         line("**Against the last full run** (" + r.fullRun + "). A figure agrees when its interval here and the full"
-                + " run's overlap (a full run with no recorded intervals: when its figure lies inside this run's);"
+                + " run's overlap (a full run with no recorded intervals: when its figure lies inside this run's; too few"
+                + " samples to bound this run's figure on either side: cannot tell);"
                 + " \"others\" is how many cores other work on the machine kept busy during the stage that measured"
                 + " it (noisy from " + f(FigureIntervals.NOISY_CORES) + "):");
         line();
@@ -177,7 +178,8 @@ final class Report {
         for (FigureIntervals.Agreement a : r.agreementWithFull) {
             Double others = a.othersBusyCores();
             line("| `" + a.figure() + "` | " + f(a.value()) + " " + bounds(a.interval()) + " | " + f(a.other()) + " "
-                    + bounds(a.otherInterval()) + " | " + (a.agrees() ? "agrees" : "**disagrees**") + " | "
+                    + bounds(a.otherInterval()) + " | "
+                    + (a.verdict().equals("disagrees") ? "**disagrees**" : a.verdict()) + " | "
                     + (others == null ? "n/a" : f(others) + (others >= FigureIntervals.NOISY_CORES ? " (noisy)" : ""))
                     + " |");
         }

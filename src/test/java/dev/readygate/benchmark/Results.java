@@ -384,7 +384,7 @@ final class Results {
             for (FigureIntervals.Agreement a : agreementWithFull) {
                 Benchmark.progress(
                         "%s %s: quick %s %s vs full %s %s, others busy %s cores",
-                        a.agrees() ? "agrees   " : "DISAGREES",
+                        a.verdict().toUpperCase(java.util.Locale.ROOT),
                         a.figure(),
                         Report.f(a.value()),
                         Report.bounds(a.interval()),
