@@ -1,7 +1,6 @@
 package dev.readygate.config;
 
 import dev.readygate.secret.SecretRedaction;
-import jakarta.validation.Valid;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,7 +10,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
-import org.springframework.validation.annotation.Validated;
 
 /**
  * readygate's configuration, {@code readygate.*}.
@@ -28,11 +26,10 @@ import org.springframework.validation.annotation.Validated;
  * @param check the one-shot {@code readygate check} command
  */
 @ConfigurationProperties("readygate")
-@Validated
 public record ReadygateProperties(
-        @Valid @DefaultValue Engine engine,
+        @DefaultValue Engine engine,
         @DefaultValue("./state") Path stateDir,
-        @Valid @DefaultValue Probe probe,
+        @DefaultValue Probe probe,
         @DefaultValue Evidence evidence,
         @DefaultValue Restart restart,
         @DefaultValue Node node,
@@ -160,9 +157,9 @@ public record ReadygateProperties(
             @DefaultValue("20000") int maxTokensPerMinute,
             @DefaultValue("5") int suspendAfterFailures,
             @DefaultValue("30s") Duration suspension,
-            @Valid @DefaultValue Representative representative,
-            @Valid @DefaultValue Canary canary,
-            @Valid @DefaultValue Generation generation) {
+            @DefaultValue Representative representative,
+            @DefaultValue Canary canary,
+            @DefaultValue Generation generation) {
 
         public Probe {
             requirePositive("readygate.probe.not-ready-interval", notReadyInterval);

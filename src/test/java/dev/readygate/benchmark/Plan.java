@@ -70,7 +70,8 @@ record Plan(
                         4,
                         1,
                         2,
-                        1,
+                        // six starts: the fewest whose median has a bounded 95 % interval (Interval)
+                        6,
                         Duration.ofSeconds(16),
                         Duration.ofSeconds(10),
                         Duration.ofSeconds(20),

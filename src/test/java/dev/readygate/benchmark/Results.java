@@ -175,6 +175,7 @@ final class Results {
         Headline h = headline();
         out.putAll(h.figures);
         out.put("goals", h.goals);
+        out.put("intervals", intervals().toMap());
         out.put("details", details);
         return out;
     }
@@ -229,6 +230,9 @@ final class Results {
             Double idleCpu = figure(recommended, "idle", "cpu_cores");
             put(f, "idle_rss_mib", idle);
             put(f, "loaded_rss_mib", loaded);
+            put(f, "idle_working_set_mib", figure(recommended, "idle", "working_set_mib_median"));
+            put(f, "loaded_working_set_mib", figure(recommended, "load", "working_set_mib_max"));
+            put(f, "default_jvm_idle_working_set_mib", figure(standard, "idle", "working_set_mib_median"));
             put(f, "default_jvm_idle_rss_mib", figure(standard, "idle", "rss_mib_median"));
             put(f, "default_jvm_loaded_rss_mib", figure(standard, "load", "rss_mib_max"));
             Series start = footprint.startup.get(FootprintStage.recommended());
@@ -269,6 +273,52 @@ final class Results {
         return new Headline(f, goals);
     }
 
+    /** The headline percentiles' intervals (see {@link FigureIntervals}); the keys are the figures'. */
+    FigureIntervals intervals() {
+        FigureIntervals out = new FigureIntervals();
+        if (lag != null) {
+            out.put("verification_lag_overhead_p99_ms", lag.overheadAll, 0.99, "lag");
+            out.put("verification_lag_overhead_p50_ms", lag.overheadAll, 0.50, "lag");
+            out.put("baseline_verification_lag_p99_ms", lag.baselineAll, 0.99, "lag");
+            out.put("baseline_verification_lag_p50_ms", lag.baselineAll, 0.50, "lag");
+        }
+        if (detection != null) {
+            Samples dead = pooled(detection.readygate, "crash", "engine-dead");
+            out.put("dead_engine_detection_p99_ms", dead, 0.99, "detection");
+            out.put("dead_engine_detection_p50_ms", dead, 0.50, "detection");
+            out.put("hang_detection_p99_ms", detection.readygate.get("frozen"), 0.99, "detection");
+            out.put("hang_detection_p50_ms", detection.readygate.get("frozen"), 0.50, "detection");
+        }
+        if (footprint != null) {
+            Map<String, Object> recommended = footprint.profiles.get(FootprintStage.recommended());
+            out.put("idle_rss_mib", interval(recommended, "idle", "rss_mib_median_ci95"), "footprint: recommended");
+            out.put(
+                    "idle_working_set_mib",
+                    interval(recommended, "idle", "working_set_mib_median_ci95"),
+                    "footprint: recommended");
+            Series start = footprint.startup.get(FootprintStage.recommended());
+            if (start != null) {
+                out.put("startup_to_livez_seconds", start, 0.50, "footprint: start-up");
+            }
+            Series startDefault = footprint.startup.get("default");
+            if (startDefault != null) {
+                out.put("default_jvm_startup_to_livez_seconds", startDefault, 0.50, "footprint: start-up");
+            }
+            if (footprint.readyzLatency != null) {
+                out.put("readyz_p99_ms", footprint.readyzLatency, 0.99, "footprint: recommended");
+                out.put("readyz_p50_ms", footprint.readyzLatency, 0.50, "footprint: recommended");
+            }
+        }
+        return out;
+    }
+
+    private static @Nullable Interval interval(@Nullable Map<String, Object> profile, String window, String key) {
+        if (profile != null && profile.get(window) instanceof Map<?, ?> w && w.get(key) instanceof Map<?, ?> m) {
+            return Interval.fromMap(m);
+        }
+        return null;
+    }
+
     private static @Nullable Object stage(Map<String, Object> map, String key) {
         return map.get(key);
     }
@@ -299,6 +349,54 @@ final class Results {
     /** The headline figures of the run written there before this one (same mode), to show how much they move. */
     Map<String, Object> previous = Map.of();
 
+    /** That run's intervals, where it recorded them. */
+    Map<String, Interval> previousIntervals = Map.of();
+
+    /** A quick run: its figures against the last published full run's ({@code benchmark.full-results}). */
+    List<FigureIntervals.Agreement> agreementWithFull = List.of();
+
+    /** Where the full run was read from, and when it started; empty when none was compared. */
+    String fullRun = "";
+
+    @SuppressWarnings("unchecked")
+    private void compareWithFull(Path file, JsonMapper json) {
+        if (!plan.mode().equals("quick") || !Files.exists(file)) {
+            return;
+        }
+        try {
+            Map<String, Object> full = json.readValue(file.toFile(), Map.class);
+            if (!"full".equals(full.get("mode"))) {
+                return;
+            }
+            agreementWithFull =
+                    intervals().compare(headline().figures(), full, FigureIntervals.read(full.get("intervals")), noise);
+            fullRun =
+                    file + (full.get("machine") instanceof Map<?, ?> m ? " (started " + m.get("started_at") + ")" : "");
+            details.put(
+                    "agreement_with_full_run",
+                    Map.of(
+                            "full_run",
+                            fullRun,
+                            "figures",
+                            agreementWithFull.stream()
+                                    .map(FigureIntervals.Agreement::toMap)
+                                    .toList()));
+            for (FigureIntervals.Agreement a : agreementWithFull) {
+                Benchmark.progress(
+                        "%s %s: quick %s %s vs full %s %s, others busy %s cores",
+                        a.verdict().toUpperCase(java.util.Locale.ROOT),
+                        a.figure(),
+                        Report.f(a.value()),
+                        Report.bounds(a.interval()),
+                        Report.f(a.other()),
+                        Report.bounds(a.otherInterval()),
+                        a.othersBusyCores() == null ? "n/a" : Report.f(a.othersBusyCores()));
+            }
+        } catch (RuntimeException ex) {
+            Benchmark.progress("full results unreadable (%s): not compared", ex.getMessage());
+        }
+    }
+
     @SuppressWarnings("unchecked")
     private void readPrevious(Path file, JsonMapper json) {
         if (!Files.exists(file)) {
@@ -322,6 +420,7 @@ final class Results {
                 }
             });
             previous = figures;
+            previousIntervals = FigureIntervals.read(before.get("intervals"));
         } catch (RuntimeException ex) {
             Benchmark.progress("previous results unreadable (%s): not compared", ex.getMessage());
         }
@@ -333,6 +432,7 @@ final class Results {
         JsonMapper json =
                 JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT).build();
         readPrevious(dir.resolve("results.json"), json);
+        compareWithFull(Path.of(System.getProperty("benchmark.full-results", "docs/benchmarks/results.json")), json);
         if (!previous.isEmpty()) {
             details.put("previous_run", previous);
         }

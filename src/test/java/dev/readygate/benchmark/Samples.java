@@ -61,6 +61,11 @@ final class Samples {
         return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
     }
 
+    /** The {@link Interval#CONFIDENCE} confidence interval of the {@code q} quantile, from order statistics. */
+    Interval interval(double q) {
+        return Interval.ofQuantile(sorted(), q, Interval.CONFIDENCE);
+    }
+
     double p50() {
         return quantile(0.50);
     }
