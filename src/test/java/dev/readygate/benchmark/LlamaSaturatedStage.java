@@ -3,6 +3,9 @@ package dev.readygate.benchmark;
 import dev.readygate.ExternalTool;
 import dev.readygate.e2e.GgufModel;
 import dev.readygate.e2e.LlamaServer;
+import dev.readygate.probe.ProbeHistory;
+import dev.readygate.probe.ProbeKind;
+import dev.readygate.probe.ProbeReport;
 import dev.readygate.readiness.EngineState;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,9 +17,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -120,7 +126,7 @@ final class LlamaSaturatedStage {
                     int before = changes.size();
                     long okBefore = traffic.ok.get();
                     Instant from = Instant.now();
-                    Stack.pause(window());
+                    Map<String, Integer> lightChecks = lightChecks(readygate.getBean(ProbeHistory.class), window());
                     Instant to = Instant.now();
                     long ok = traffic.ok.get() - okBefore;
                     out.put("window_s", window().toSeconds());
@@ -144,6 +150,9 @@ final class LlamaSaturatedStage {
                     out.put(
                             "kubelet_false_not_ready_s",
                             ReadyEngineStage.seconds(kubelet.ready().overlap(false, traffic.served, true, from, to)));
+                    // What readygate's light generation checks ended with (busy: waited behind real traffic that
+                    // made progress, neither pass nor failure).
+                    out.put("readygate_light_checks", lightChecks);
                     out.put("readygate_changes_in_window", List.copyOf(changes.subList(before, changes.size())));
                     Benchmark.progress("saturated llama-server, %s: %s", variant.key(), out);
                 } finally {
@@ -183,6 +192,22 @@ final class LlamaSaturatedStage {
         String[] flags() {
             return flags.clone();
         }
+    }
+
+    /** Watches readygate's light checks for {@code window}: how many ended with each outcome. */
+    private static Map<String, Integer> lightChecks(ProbeHistory history, Duration window) {
+        Map<String, Integer> outcomes = new TreeMap<>();
+        long deadline = System.nanoTime() + window.toNanos();
+        @Nullable ProbeReport seen = history.last(ProbeKind.GENERATION);
+        while (System.nanoTime() < deadline) {
+            ProbeReport last = history.last(ProbeKind.GENERATION);
+            if (last != null && last != seen) {
+                outcomes.merge(last.outcome().name().toLowerCase(Locale.ROOT), 1, Integer::sum);
+                seen = last;
+            }
+            Stack.pause(Duration.ofMillis(50));
+        }
+        return outcomes;
     }
 
     private static String describe(EngineState state) {

@@ -397,7 +397,9 @@ final class Report {
                 + " the engine serves while its requests keep completing (" + v(sat.get("engine_requests_ok"))
                 + " completed in the window, about " + v(sat.get("engine_seconds_per_request")) + " s each, "
                 + v(sat.get("engine_requests_failed")) + " failed, " + v(sat.get("engine_not_serving_s"))
-                + " s not serving).");
+                + " s not serving). readygate's light checks in the window ended "
+                + v(sat.get("readygate_light_checks")) + " (busy: it waited behind real traffic that made progress,"
+                + " neither pass nor failure).");
         line();
         line("The second row runs llama-server with its default HTTP threads, `max(np + 2, cores - 1)`: 3 on this"
                 + " 2-core machine. The two clients and readygate's queued light check then hold all three, and"
