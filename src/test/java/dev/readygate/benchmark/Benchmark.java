@@ -24,8 +24,10 @@ import java.util.Map;
  * System properties: {@code benchmark.mode} ({@code quick}: CI-sized, writes to {@code target/benchmarks};
  * {@code full}: what the docs report, writes {@code docs/benchmarks.md} and {@code docs/benchmarks/}),
  * {@code benchmark.out} (where to write instead), {@code benchmark.stages} (a comma-separated subset of
- * {@code lag,false-ready,detection,footprint}), {@code benchmark.jar} (default {@code target/readygate.jar}),
- * {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick mode).
+ * {@code lag,false-ready,detection,ready-engine,llama-saturated,footprint}), {@code benchmark.jar} (default
+ * {@code target/readygate.jar}), {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick
+ * mode), {@code readygate-test.llama-server} (llama.cpp's {@code llama-server} for {@code llama-saturated}, as the
+ * tests take it: {@link dev.readygate.ExternalTool#LLAMA_SERVER}; without one that stage is skipped).
  */
 public final class Benchmark {
 
@@ -41,9 +43,9 @@ public final class Benchmark {
                 outProperty.isBlank()
                         ? plan.mode().equals("full") ? "docs" : "target/benchmarks/" + plan.mode()
                         : outProperty);
-        List<String> stages =
-                Arrays.asList(System.getProperty("benchmark.stages", "lag,false-ready,detection,ready-engine,footprint")
-                        .split(","));
+        List<String> stages = Arrays.asList(System.getProperty(
+                        "benchmark.stages", "lag,false-ready,detection,ready-engine,llama-saturated,footprint")
+                .split(","));
         Path jar = Path.of(System.getProperty("benchmark.jar", "target/readygate.jar"));
         Path work = Files.createTempDirectory("readygate-benchmark-");
         progress("mode %s, stages %s, writing to %s, scratch %s", plan.mode(), stages, out, work);
@@ -69,6 +71,11 @@ public final class Benchmark {
                 ReadyEngineStage readyEngine = new ReadyEngineStage(plan, work.resolve("ready-engine"));
                 readyEngine.run(noise);
                 results.readyEngine(readyEngine);
+            }
+            if (stages.contains("llama-saturated")) {
+                LlamaSaturatedStage llama = new LlamaSaturatedStage(plan, work.resolve("llama-saturated"));
+                llama.run(noise);
+                results.llamaSaturated(llama);
             }
             if (stages.contains("footprint")) {
                 FootprintStage footprint = new FootprintStage(plan, jar, work.resolve("footprint"));

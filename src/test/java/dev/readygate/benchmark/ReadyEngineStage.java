@@ -193,7 +193,7 @@ final class ReadyEngineStage {
         }
     }
 
-    private static double seconds(Duration duration) {
+    static double seconds(Duration duration) {
         return Samples.round(duration.toNanos() / 1e9);
     }
 
@@ -205,7 +205,7 @@ final class ReadyEngineStage {
     }
 
     /** Changes from ready to not ready within the window. */
-    private static long flaps(Timeline timeline, Instant from, Instant to) {
+    static long flaps(Timeline timeline, Instant from, Instant to) {
         return timeline.changes().stream()
                 .filter(c -> !c.value() && c.at().isAfter(from) && c.at().isBefore(to))
                 .count();
@@ -231,25 +231,36 @@ final class ReadyEngineStage {
 
         final AtomicLong ok = new AtomicLong();
         final AtomicLong failed = new AtomicLong();
+        /** Whether the latest request to end succeeded: the engine serves (a ground truth beside the simulator's). */
+        final Timeline served = new Timeline(true);
+
         private final AtomicBoolean stop = new AtomicBoolean();
         private final List<Thread> clients = new ArrayList<>();
 
         Traffic(int port, int clients, int outputTokens) {
+            this(port, clients, outputTokens, Duration.ofSeconds(30));
+        }
+
+        /** With {@code timeout} for each request, its wait in the engine's queue included. */
+        Traffic(int port, int clients, int outputTokens, Duration timeout) {
             for (int c = 0; c < clients; c++) {
                 String body = "{\"model\":\"Qwen/Qwen3-0.6B\",\"prompt\":\"" + "the ".repeat(60) + c
                         + "\",\"max_tokens\":" + outputTokens + ",\"ignore_eos\":true}";
                 this.clients.add(Thread.ofPlatform().daemon().start(() -> {
                     while (!stop.get()) {
-                        try (HttpConnection connection = new HttpConnection("127.0.0.1", port, 30_000)) {
+                        try (HttpConnection connection =
+                                new HttpConnection("127.0.0.1", port, (int) timeout.toMillis())) {
                             while (!stop.get()) {
-                                if (connection.postJson("/v1/completions", body).status() == 200) {
-                                    ok.incrementAndGet();
-                                } else {
-                                    failed.incrementAndGet();
-                                }
+                                boolean success = connection
+                                                .postJson("/v1/completions", body)
+                                                .status()
+                                        == 200;
+                                (success ? ok : failed).incrementAndGet();
+                                served.set(Instant.now(), success);
                             }
                         } catch (IOException | RuntimeException ex) {
                             failed.incrementAndGet();
+                            served.set(Instant.now(), false);
                             Stack.pause(Duration.ofMillis(20));
                         }
                     }

@@ -39,8 +39,10 @@ final class Report {
         line();
         line("The profile builds the jar, skips the unit tests and runs `dev.readygate.benchmark.Benchmark` from the"
                 + " test classpath (the harness never ships in the jar and never runs in `./mvnw verify`)."
-                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,footprint` runs a subset, `-Dbenchmark.out=DIR`"
-                + " writes elsewhere.");
+                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,footprint` runs a subset,"
+                + " `-Dbenchmark.out=DIR` writes elsewhere, `-Dreadygate-test.llama-server=PATH` names llama.cpp's"
+                + " `llama-server` for `llama-saturated` (else `READYGATE_LLAMA_SERVER` or the `PATH`, as the tests take"
+                + " it; without one that stage is skipped).");
         line();
         summary(h);
         machine();
@@ -48,6 +50,7 @@ final class Report {
         falseReady();
         detection();
         readyEngine();
+        saturatedLlamaServer();
         footprint();
         probeCost();
         changes();
@@ -133,6 +136,12 @@ final class Report {
                 "none",
                 "none",
                 verdict(h, "no heavy probe while real traffic succeeds"));
+        row(
+                "Saturated engine, no fault: flaps / false not-ready seconds",
+                saturated(f, ""),
+                saturated(f, "baseline_"),
+                "0 / 0 s",
+                verdict(h, "saturated: zero flaps and zero false not-ready seconds"));
         row("Idle CPU", pct(f, "idle_cpu_fraction_of_a_core") + " of one core", "", "", "");
         line();
         line("The readygate columns are readygate as the image runs it (`" + FootprintStage.recommended()
@@ -451,6 +460,73 @@ final class Report {
         line("| saturated: false not-ready seconds | " + v(sat.get("readygate_false_not_ready_s")) + " | "
                 + v(sat.get("kubelet_false_not_ready_s")) + " |");
         line();
+    }
+
+    private void saturatedLlamaServer() {
+        LlamaSaturatedStage llama = r.llamaSaturated;
+        if (llama == null) {
+            return;
+        }
+        line("## 3c. A saturated real engine: llama-server");
+        line();
+        if (llama.skipped() != null) {
+            line("**Not run**: " + llama.skipped() + ". No figure here; `-Dreadygate-test.llama-server=PATH` runs it.");
+            line();
+            return;
+        }
+        Map<String, Object> sat = llama.figures(LlamaSaturatedStage.Variant.SLOT_SATURATED);
+        Map<String, Object> pool = llama.figures(LlamaSaturatedStage.Variant.HTTP_THREADS_DEFAULT);
+        line("No fault: llama.cpp's `llama-server` on the CPU (a tiny random-weight model, one slot: `"
+                + v(sat.get("llama_server_flags")) + "`), " + v(sat.get("clients")) + " clients send "
+                + v(sat.get("output_tokens")) + "-token completions in a loop, so its slot always decodes and a"
+                + " request waits behind it; readygate at its defaults (in this JVM) and the kubelet judge it at once,"
+                + " watched for " + v(sat.get("window_s")) + " s. llama-server adds to its token counters only when a"
+                + " request ends; `llamacpp:n_decode_total` moves while it decodes. The ground truth is the traffic:"
+                + " the engine serves while its requests keep completing (" + v(sat.get("engine_requests_ok"))
+                + " completed in the window, about " + v(sat.get("engine_seconds_per_request")) + " s each, "
+                + v(sat.get("engine_requests_failed")) + " failed, " + v(sat.get("engine_not_serving_s"))
+                + " s not serving). readygate's light checks in the window ended "
+                + v(sat.get("readygate_light_checks")) + " (busy: it waited behind real traffic that made progress,"
+                + " neither pass nor failure).");
+        line();
+        line("The second row runs llama-server with its default HTTP threads, `max(np + 2, cores - 1)`: 3 on this"
+                + " 2-core machine. The two clients and readygate's queued light check then hold all three, and"
+                + " `/health` and `/metrics` wait for a thread, past both judges' timeouts, while requests keep"
+                + " completing (" + v(pool.get("engine_requests_ok")) + " in the window, "
+                + v(pool.get("engine_requests_failed")) + " failed). The first row gives it 8 (its default on 9"
+                + " cores or more), so that only the slot is saturated.");
+        line();
+        line("| | readygate flaps | readygate false not-ready | kubelet flaps | kubelet false not-ready |");
+        line("|---|---|---|---|---|");
+        line("| saturated llama-server, `--threads-http 8` | " + v(sat.get("readygate_flaps")) + " | "
+                + v(sat.get("readygate_false_not_ready_s")) + " s | " + v(sat.get("kubelet_flaps")) + " | "
+                + v(sat.get("kubelet_false_not_ready_s")) + " s |");
+        line("| saturated llama-server, default HTTP threads (3) | " + v(pool.get("readygate_flaps")) + " | "
+                + v(pool.get("readygate_false_not_ready_s")) + " s | " + v(pool.get("kubelet_flaps")) + " | "
+                + v(pool.get("kubelet_false_not_ready_s")) + " s |");
+        line();
+    }
+
+    /** The saturated engines' flaps and false not-ready seconds for one judge ({@code ""} or {@code "baseline_"}). */
+    private static String saturated(Map<String, Object> f, String judge) {
+        List<String> cells = new java.util.ArrayList<>();
+        Map<String, String> engines = Map.of(
+                "simulator", "simulator",
+                "llama_server", "llama-server",
+                "llama_server_http_threads_default", "(llama-server out of HTTP threads:");
+        for (String engine : List.of("simulator", "llama_server", "llama_server_http_threads_default")) {
+            Object flaps = f.get(judge + "saturated_" + engine + "_flaps");
+            if (flaps != null) {
+                String cell = engines.get(engine) + " " + v(flaps) + " / "
+                        + v(f.get(judge + "saturated_" + engine + "_false_not_ready_s")) + " s";
+                if (engine.endsWith("_default") && !cells.isEmpty()) {
+                    cells.set(cells.size() - 1, cells.getLast() + " " + cell + ")");
+                } else {
+                    cells.add(cell);
+                }
+            }
+        }
+        return cells.isEmpty() ? "n/a" : String.join("; ", cells);
     }
 
     private void footprint() {

@@ -37,6 +37,9 @@ final class Results {
     ReadyEngineStage readyEngine;
 
     @Nullable
+    LlamaSaturatedStage llamaSaturated;
+
+    @Nullable
     FootprintStage footprint;
 
     List<Map<String, Object>> noise = List.of();
@@ -65,6 +68,11 @@ final class Results {
     void readyEngine(ReadyEngineStage stage) {
         readyEngine = stage;
         details.put("ready_engine", stage.results());
+    }
+
+    void llamaSaturated(LlamaSaturatedStage stage) {
+        llamaSaturated = stage;
+        details.put("saturated_llama_server", stage.results);
     }
 
     void footprint(FootprintStage stage) {
@@ -222,6 +230,7 @@ final class Results {
             goals.put("dead_engine_detection_p99_ms <= 250", dead.p99() <= 250);
             goals.put("hang_detection_p99_ms <= heavy-timeout (3 s here) + 500", hang.p99() <= 3500);
         }
+        saturated(f, goals);
         if (footprint != null) {
             Map<String, Object> recommended = footprint.profiles.get(FootprintStage.recommended());
             Map<String, Object> standard = footprint.profiles.get("default");
@@ -317,6 +326,38 @@ final class Results {
             return Interval.fromMap(m);
         }
         return null;
+    }
+
+    /** Flaps and false not-ready seconds on a saturated engine with no fault: the simulator's, llama-server's. */
+    private void saturated(Map<String, Object> f, Map<String, Object> goals) {
+        Map<String, Map<String, Object>> engines = new LinkedHashMap<>();
+        if (readyEngine != null && !readyEngine.saturated.isEmpty()) {
+            engines.put("simulator", readyEngine.saturated);
+        }
+        if (llamaSaturated != null && llamaSaturated.skipped() == null) {
+            engines.put("llama_server", llamaSaturated.figures(LlamaSaturatedStage.Variant.SLOT_SATURATED));
+            engines.put(
+                    "llama_server_http_threads_default",
+                    llamaSaturated.figures(LlamaSaturatedStage.Variant.HTTP_THREADS_DEFAULT));
+        }
+        boolean none = true;
+        for (var engine : engines.entrySet()) {
+            for (String judge : List.of("readygate", "kubelet")) {
+                for (String figure : List.of("flaps", "false_not_ready_s")) {
+                    Object value = engine.getValue().get(judge + "_" + figure);
+                    String key = (judge.equals("kubelet") ? "baseline_" : "") + "saturated_" + engine.getKey() + "_"
+                            + figure;
+                    put(f, key, value instanceof Number n ? n.doubleValue() : null);
+                    // The goal is readygate's on a saturated slot; an engine out of HTTP threads answers no judge.
+                    if (judge.equals("readygate") && !engine.getKey().endsWith("_http_threads_default")) {
+                        none &= value instanceof Number n && n.doubleValue() == 0;
+                    }
+                }
+            }
+        }
+        if (!engines.isEmpty()) {
+            goals.put("saturated: zero flaps and zero false not-ready seconds", none);
+        }
     }
 
     private static @Nullable Object stage(Map<String, Object> map, String key) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -84,9 +85,7 @@ final class Stack implements AutoCloseable {
             args.add("--readygate.restart.loop-hold=0s");
         }
         args.addAll(extraSettings);
-        this.readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                .listeners(new StateListener())
-                .run(args.toArray(String[]::new));
+        this.readygate = readygate(args, this::changed);
         this.history = readygate.getBean(ProbeHistory.class);
         this.kubelet = new KubeletProber("127.0.0.1", engine.port(), clock, seed);
         this.truth = Thread.ofPlatform().daemon().name("truth-" + name).start(this::pollTruth);
@@ -159,35 +158,48 @@ final class Stack implements AutoCloseable {
         }
     }
 
-    /** readygate's state changes, in the thread that made them (so the probe history is that verification's). */
-    private final class StateListener implements ApplicationListener<ApplicationEvent> {
+    /**
+     * Starts a readygate from its application class in this JVM with {@code args}; {@code changes} sees each of its
+     * state changes, in the thread that made it.
+     */
+    static ConfigurableApplicationContext readygate(List<String> args, Consumer<EngineState> changes) {
+        return new SpringApplicationBuilder(ReadygateApplication.class)
+                .listeners(new StateListener(changes))
+                .run(args.toArray(String[]::new));
+    }
+
+    /** One state change, in the thread that made it (so the probe history is that verification's). */
+    private void changed(EngineState state) {
+        double representative = Double.NaN;
+        double canary = Double.NaN;
+        if (state.kind() == EngineState.Kind.READY) {
+            representative = totalMillis(history.last(ProbeKind.REPRESENTATIVE));
+            canary = totalMillis(history.last(ProbeKind.CANARY));
+        }
+        transitions.add(new Transition(
+                state.since(),
+                state.kind(),
+                state.acceptsTraffic(),
+                state.reason() == null ? null : state.reason().value(),
+                representative,
+                canary));
+        readygateReady.set(state.since(), state.acceptsTraffic());
+    }
+
+    private static double totalMillis(@Nullable ProbeReport report) {
+        return report == null || report.measurement() == null
+                ? Double.NaN
+                : report.measurement().total().toNanos() / 1e6;
+    }
+
+    /** readygate's state changes, handed on from its application events. */
+    private record StateListener(Consumer<EngineState> changes) implements ApplicationListener<ApplicationEvent> {
         @Override
         public void onApplicationEvent(ApplicationEvent event) {
-            if (!(event instanceof PayloadApplicationEvent<?> payload)
-                    || !(payload.getPayload() instanceof EngineStateChanged change)) {
-                return;
+            if (event instanceof PayloadApplicationEvent<?> payload
+                    && payload.getPayload() instanceof EngineStateChanged change) {
+                changes.accept(change.current());
             }
-            EngineState state = change.current();
-            double representative = Double.NaN;
-            double canary = Double.NaN;
-            if (state.kind() == EngineState.Kind.READY) {
-                representative = totalMillis(history.last(ProbeKind.REPRESENTATIVE));
-                canary = totalMillis(history.last(ProbeKind.CANARY));
-            }
-            transitions.add(new Transition(
-                    state.since(),
-                    state.kind(),
-                    state.acceptsTraffic(),
-                    state.reason() == null ? null : state.reason().value(),
-                    representative,
-                    canary));
-            readygateReady.set(state.since(), state.acceptsTraffic());
-        }
-
-        private double totalMillis(@Nullable ProbeReport report) {
-            return report == null || report.measurement() == null
-                    ? Double.NaN
-                    : report.measurement().total().toNanos() / 1e6;
         }
     }
 

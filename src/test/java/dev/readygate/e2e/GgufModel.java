@@ -31,7 +31,7 @@ import java.util.SplittableRandom;
  * @param contextLength {@code llama.context_length}, the training context (llama-server's default {@code -c})
  * @param seed the weights' seed
  */
-record GgufModel(int embedding, int layers, int heads, int feedForward, int contextLength, long seed) {
+public record GgufModel(int embedding, int layers, int heads, int feedForward, int contextLength, long seed) {
 
     private static final int MAGIC = 0x46554747; // "GGUF", little-endian
     private static final int VERSION = 3;
@@ -46,14 +46,14 @@ record GgufModel(int embedding, int layers, int heads, int feedForward, int cont
     private static final String VOCABULARY = "/llama/ggml-vocab-llama-spm.gguf";
     private static final int VOCABULARY_SIZE = 32000;
 
-    GgufModel {
+    public GgufModel {
         if (embedding % heads != 0) {
             throw new IllegalArgumentException("embedding must be a multiple of heads");
         }
     }
 
     /** The small model: loads in well under a second. */
-    static GgufModel small(long seed) {
+    public static GgufModel small(long seed) {
         return new GgufModel(64, 2, 4, 128, 2048, seed);
     }
 
@@ -66,7 +66,7 @@ record GgufModel(int embedding, int layers, int heads, int feedForward, int cont
     }
 
     /** Writes the model to {@code file}, atomically (a server reading the path never sees half a file). */
-    Path writeTo(Path file) {
+    public Path writeTo(Path file) {
         Path partial = file.resolveSibling(file.getFileName() + ".partial");
         try (FileChannel out = FileChannel.open(
                 partial, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {

@@ -23,8 +23,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>llama-server sets {@code SO_REUSEPORT}: two servers can listen on one port at once. So a port is used once: every
  * start takes a fresh one, except {@link #restart()}, which waits until the old process is gone first.
+ *
+ * <p>Public, with the few members it needs, for the benchmark harness's saturated llama-server stage.
  */
-final class LlamaServer implements AutoCloseable {
+public final class LlamaServer implements AutoCloseable {
 
     private final Path binary;
     private final Path model;
@@ -53,7 +55,8 @@ final class LlamaServer implements AutoCloseable {
      * Starts llama-server serving {@code model} on a fresh port with {@code flags} (e.g. {@code -c 256}), its log in
      * {@code log}. Returns at once: the server binds its port early and loads the model after.
      */
-    static LlamaServer start(Path binary, Path model, Path log, Map<String, String> environment, String... flags) {
+    public static LlamaServer start(
+            Path binary, Path model, Path log, Map<String, String> environment, String... flags) {
         LlamaServer server = new LlamaServer(binary, model, List.of(flags), environment, log);
         server.launch();
         return server;
@@ -67,11 +70,11 @@ final class LlamaServer implements AutoCloseable {
         return new LlamaServer(binary, model, List.of(flags), environment, log);
     }
 
-    int port() {
+    public int port() {
         return port;
     }
 
-    String baseUrl() {
+    public String baseUrl() {
         return "http://127.0.0.1:" + port;
     }
 
@@ -162,7 +165,7 @@ final class LlamaServer implements AutoCloseable {
     }
 
     /** The last lines of the server's log, for a failure message. */
-    String logTail(int lines) {
+    public String logTail(int lines) {
         try {
             return Loopback.tail(Files.readString(log), lines);
         } catch (IOException e) {
