@@ -149,7 +149,7 @@ public record ReadygateProperties(
      */
     public record Probe(
             @DefaultValue("100ms") Duration notReadyInterval,
-            @DefaultValue("20ms") Duration downInterval,
+            @DefaultValue("10ms") Duration downInterval,
             @DefaultValue("1s") Duration readyInterval,
             @DefaultValue("200ms") Duration healthInterval,
             @DefaultValue("5m") Duration heavyInterval,
