@@ -301,11 +301,11 @@ final class Report {
                 + " once (not at the next `health-interval`, 200 ms), and the refused connection takes it out. For the"
                 + " kubelet a crash is a container exit: readiness fails at its next probe tick after its relist"
                 + " (every second) noticed, or after three failed probes.");
-        line("- **engine-dead**: vLLM's `EngineDeadError` with the API server kept alive (as with"
-                + " `VLLM_KEEP_ALIVE_ON_ENGINE_DEATH`): the port stays open, `/health` says 503, so no connection"
-                + " closes; readygate sees it at its next `/health`, every `health-interval` (200 ms). Without that"
-                + " variable vLLM's server shuts itself down, which is the crash case. The kubelet needs three failed"
-                + " probes 5 s apart.");
+        line("- **engine-dead**: vLLM's `EngineDeadError`: the port stays open, `/health` says 503, so no"
+                + " connection closes; readygate sees it at its next `/health`, every `health-interval` (200 ms)."
+                + " (vLLM's server shuts itself down only after a request met the dead engine or its 5 s watchdog"
+                + " noticed, unless `VLLM_KEEP_ALIVE_ON_ENGINE_DEATH` is set: later than that `/health`.) The kubelet"
+                + " needs three failed probes 5 s apart.");
         line("- **frozen**: the whole engine hangs (`hang` with scope `all`: every request, `/health` included, is"
                 + " read and never answered). readygate's `/health` times out after `request-timeout` (800 ms) and"
                 + " counts toward `failure-threshold` (3), so it is out after three timeouts, about 3 s; the goal"
