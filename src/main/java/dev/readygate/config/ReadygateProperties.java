@@ -128,7 +128,8 @@ public record ReadygateProperties(
      * @param readyInterval how often the full cheap check ({@code /health}, {@code /metrics}, ...) runs while the
      *     engine is ready
      * @param healthInterval how often {@code /health} alone is checked while the engine is ready, between full cheap
-     *     checks: an engine that dies (refused, 503) is taken out within this
+     *     checks: an engine that dies (refused, 503) is taken out within this (an exit that closes the connection
+     *     readygate holds to the engine's port is checked at once)
      * @param heavyInterval how often the heavy probes re-verify a ready engine (when it is idle; real traffic defers them
      *     by at most another interval, then they run under load)
      * @param heavyRetryInterval how soon heavy probes run again after a failed verification, before readiness
@@ -146,7 +147,7 @@ public record ReadygateProperties(
      */
     public record Probe(
             @DefaultValue("100ms") Duration notReadyInterval,
-            @DefaultValue("20ms") Duration downInterval,
+            @DefaultValue("10ms") Duration downInterval,
             @DefaultValue("1s") Duration readyInterval,
             @DefaultValue("200ms") Duration healthInterval,
             @DefaultValue("5m") Duration heavyInterval,

@@ -42,4 +42,14 @@ public interface EngineClient {
      * sending is {@code STALLED}.
      */
     Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout);
+
+    /**
+     * Completes when readygate's idle connection to the engine's port closes, or could not be opened: a sign that the
+     * engine process may have exited, never proof (servers close idle connections too), so the caller checks
+     * {@code /health}. Holds one connection at a time, with a back-off when the engine keeps closing it at once. A
+     * client that holds none never completes.
+     */
+    default Mono<Void> connectionClosed() {
+        return Mono.never();
+    }
 }

@@ -31,6 +31,7 @@ import reactor.core.scheduler.Scheduler;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
+import reactor.netty.tcp.TcpClient;
 
 /**
  * The {@link EngineClient} over Spring's {@link WebClient} on Reactor Netty. Each call is bounded in time (the
@@ -54,6 +55,7 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     private final WebClient webClient;
     private final ConnectionProvider connections;
     private final LoopResources loops;
+    private final HeldConnection held;
     private final EngineApiKey apiKey;
     private final RateLimitedLog warnings;
     private final Duration connectTimeout;
@@ -94,7 +96,17 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         this.loops = LoopResources.create("readygate-engine", 1, true);
         HttpClient http = HttpClient.create(connections).runOn(loops).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
                 Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE));
-        String baseUrl = engine.requiredBaseUrl().toString();
+        java.net.URI base = engine.requiredBaseUrl();
+        this.held = new HeldConnection(
+                TcpClient.newConnection()
+                        .runOn(loops)
+                        .host(base.getHost())
+                        .port(base.getPort() >= 0 ? base.getPort() : "https".equals(base.getScheme()) ? 443 : 80)
+                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+                                Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE)),
+                ticker,
+                scheduler);
+        String baseUrl = base.toString();
         this.webClient = WebClient.builder()
                 .baseUrl(baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl)
                 .clientConnector(new ReactorClientHttpConnector(http))
@@ -213,9 +225,15 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         });
     }
 
+    @Override
+    public Mono<Void> connectionClosed() {
+        return held.closed();
+    }
+
     /** Gives the connection pool back; in-flight calls fail. */
     @Override
     public void close() {
+        held.dispose();
         connections
                 .disposeLater()
                 .then(loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)))

@@ -39,7 +39,8 @@ import reactor.core.scheduler.Scheduler;
  * succeeds, by at most another interval, then run under load); and on an engine that serves, the light checks every
  * {@code generation.interval} (at once again after a failed one). Each observation goes to the state machine as it
  * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry. A pause
- * ends early when the engine log changes readiness (a new engine process, a start that failed).
+ * ends early when the engine log changes readiness (a new engine process, a start that failed), and on an engine that
+ * serves when the idle connection held to its port closes (the engine process may have exited).
  */
 final class ProbeSchedule {
 
@@ -104,10 +105,12 @@ final class ProbeSchedule {
             unexpected.warn("probe-cycle", "Probe cycle failed unexpectedly", error);
             return Flux.empty();
         });
-        // A pause ends early when the engine log changed readiness meanwhile: a new process's header takes a ready
-        // engine down, to be checked at the down interval rather than after the ready one.
+        // A pause ends early when the engine log changed readiness meanwhile (a new process's header takes a ready
+        // engine down, to be checked at the down interval rather than after the ready one), and, on an engine that
+        // serves, when the idle connection readygate holds to its port closes: the engine may have exited, and the
+        // check that follows (a refused connect) says so now rather than at the next health-interval.
         Mono<Observation> pause = Mono.defer(() -> Mono.firstWithSignal(
-                        Mono.delay(interval(), scheduler), wakeUps.asFlux().next()))
+                        Mono.delay(interval(), scheduler), wakeUps.asFlux().next(), connectionClosed()))
                 .then(Mono.empty());
         return cycle.concatWith(pause).repeat();
     }
@@ -132,6 +135,17 @@ final class ProbeSchedule {
 
     private Mono<Observation> apply(Observation observation) {
         return Mono.fromSupplier(() -> applied(observation));
+    }
+
+    /**
+     * On an engine that serves: the close of the held connection, handed to the probe scheduler. A close is only a
+     * reason to check; the client bounds how often an engine that keeps closing it can cause one.
+     */
+    private Mono<Boolean> connectionClosed() {
+        if (!machine.current().acceptsTraffic()) {
+            return Mono.never();
+        }
+        return client.connectionClosed().publishOn(scheduler).thenReturn(true);
     }
 
     private Duration interval() {

@@ -295,8 +295,9 @@ final class Report {
                 + " representative completion (512 prompt + 64 output tokens, here 1 ms per token) and the canary."
                 + " Their durations as readygate measured them (request sent to `[DONE]`, from its probe history at the"
                 + " moment it turned ready) are subtracted; what is left, the *overhead*, is noticing that the engine"
-                + " listens (a refused connect every 20 ms until then), the cheap check (`/health`, `/metrics`,"
-                + " `/v1/models`, `/version`), planning the prompt (`/tokenize`, not subtracted) and judging.");
+                + " listens (a refused connect every 10 ms until then), the cheap check (`/health`, `/metrics`,"
+                + " `/v1/models`, then discovery's `/tokenize`, `/version` and `/metrics` asked at once), planning"
+                + " the prompt (`/tokenize`, not subtracted) and judging.");
         line();
         line("| Path | Starts | readygate overhead p50 / p99 / max | Verifying probes p50 | readygate lag p50 / p99 |"
                 + " kubelet lag p50 / p99 / max |");
@@ -317,9 +318,9 @@ final class Report {
                 + "; where readygate said ready before the engine could serve: " + lag.readyBeforeAble + ".");
         line();
         line("The kubelet's lag is the wait for its next probe after the engine listens: uniform over its 5 s"
-                + " period, whatever the path. readygate's overhead is dominated by the 20 ms `down-interval` poll"
-                + " (uniform over 0 to 20 ms) plus a few milliseconds of cheap check; its tail is the machine (see the"
-                + " timer lateness above).");
+                + " period, whatever the path. readygate's overhead is the 10 ms `down-interval` poll (uniform over 0"
+                + " to 10 ms) plus a few milliseconds of cheap check; its tail is the machine (see the timer lateness"
+                + " above).");
         line();
     }
 
@@ -392,12 +393,16 @@ final class Report {
                     + " | " + (k.isEmpty() ? (kMissed > 0 ? "never" : "") : three(k)) + " |");
         }
         line();
-        line("- **crash**: the engine process dies (listener and connections gone). readygate checks `/health`"
-                + " every `health-interval` (200 ms) while ready; a refused connection takes it out at once. For the"
+        line("- **crash**: the engine process dies (listener and connections gone). readygate holds an idle"
+                + " connection to the engine's port while it is ready; its close makes readygate check `/health` at"
+                + " once (not at the next `health-interval`, 200 ms), and the refused connection takes it out. For the"
                 + " kubelet a crash is a container exit: readiness fails at its next probe tick after its relist"
                 + " (every second) noticed, or after three failed probes.");
-        line("- **engine-dead**: vLLM's `EngineDeadError`: the port stays open, `/health` says 503. Same 200 ms for"
-                + " readygate; the kubelet needs three failed probes 5 s apart.");
+        line("- **engine-dead**: vLLM's `EngineDeadError`: the port stays open, `/health` says 503, so no"
+                + " connection closes; readygate sees it at its next `/health`, every `health-interval` (200 ms)."
+                + " (vLLM's server shuts itself down only after a request met the dead engine or its 5 s watchdog"
+                + " noticed, unless `VLLM_KEEP_ALIVE_ON_ENGINE_DEATH` is set: later than that `/health`.) The kubelet"
+                + " needs three failed probes 5 s apart.");
         line("- **frozen**: the whole engine hangs (`hang` with scope `all`: every request, `/health` included, is"
                 + " read and never answered). readygate's `/health` times out after `request-timeout` (800 ms) and"
                 + " counts toward `failure-threshold` (3), so it is out after three timeouts, about 3 s; the goal"
@@ -710,12 +715,17 @@ final class Report {
     private void changes() {
         line("## Changes made for these goals, and what is left");
         line();
-        line("- **readygate: `down-interval` (20 ms).** Before, readygate polled a refused port every"
-                + " `not-ready-interval` (100 ms), so the lag overhead alone was up to 100 ms. A refused connect costs"
-                + " the engine nothing, so while nothing listens readygate now polls every 20 ms.");
+        line("- **readygate: `down-interval` (10 ms).** Before, readygate polled a refused port every"
+                + " `not-ready-interval` (100 ms), then every 20 ms, so the lag overhead alone was up to that. A"
+                + " refused connect costs the engine nothing, so while nothing listens readygate now polls every"
+                + " 10 ms; discovery's `/tokenize`, `/version` and `/metrics` are asked at once.");
         line("- **readygate: `health-interval` (200 ms).** Before, a ready engine was checked once a second, so a"
                 + " dead engine stayed in service up to a second. Now `/health` alone is checked every 200 ms between"
                 + " the full cheap checks (which stay at 1 s); its failures count exactly as before.");
+        line("- **readygate: the held connection.** While the engine is ready readygate holds one idle connection"
+                + " to its port; the engine's exit closes it, and readygate checks at once instead of at the next"
+                + " `health-interval` (a close by a healthy engine costs one `/health`; one that closes at once is"
+                + " backed off).");
         line("- **readygate: restart records wait for the log.** With readiness that fast, a start could be recorded"
                 + " before the log tail's next poll read its lines (the restart path was then taken from the previous"
                 + " start's lines): the record of a ready start now waits for the tail to catch up, and lines read"
@@ -784,10 +794,11 @@ final class Report {
                     + " (see the noise table); the load generator on another machine would isolate readygate.";
         }
         if (goal.startsWith("verification_lag")) {
-            return "The tail follows the machine's timer lateness; a shorter `down-interval` moves the median only.";
+            return "The tail follows the machine's timer lateness; `down-interval` (now 10 ms) moves the median.";
         }
         if (goal.startsWith("dead_engine")) {
-            return "A shorter `health-interval` lowers it linearly.";
+            return "A crash is seen through the held connection's close; a 503 with the port open (engine-dead) waits"
+                    + " for the next `health-interval`, which lowers it linearly.";
         }
         return "";
     }

@@ -98,12 +98,23 @@ class ProbeScheduleTests {
             Duration downInterval,
             Duration healthInterval,
             ReadygateProperties.Generation generation) {
+        return probe(
+                successThreshold, tokensPerMinute, downInterval, healthInterval, Duration.ofSeconds(1), generation);
+    }
+
+    static ReadygateProperties.Probe probe(
+            int successThreshold,
+            int tokensPerMinute,
+            Duration downInterval,
+            Duration healthInterval,
+            Duration readyInterval,
+            ReadygateProperties.Generation generation) {
         return new ReadygateProperties.Probe(
                 Duration.ofMillis(100),
                 downInterval,
-                Duration.ofSeconds(1),
+                readyInterval,
                 healthInterval,
-                Duration.ofSeconds(60),
+                readyInterval.compareTo(Duration.ofSeconds(60)) > 0 ? readyInterval : Duration.ofSeconds(60),
                 Duration.ofSeconds(1),
                 Duration.ofSeconds(30),
                 successThreshold,
@@ -379,6 +390,47 @@ class ProbeScheduleTests {
         advance(Duration.ofMillis(100));
         assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
         assertThat(machine.current().since()).isEqualTo(Instant.ofEpochMilli(400));
+    }
+
+    @Test
+    void readyEngineWhoseHeldConnectionClosesIsCheckedAtOnceAndTakenOutWhenItRefuses() {
+        // Health and full checks an hour apart: only the close can make the check that sees the engine gone.
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofHours(1), Duration.ofHours(1), NO_LIGHT_CHECKS));
+        advance(Duration.ofMillis(300));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        engine.closeHeldConnection();
+        advance(Duration.ZERO);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DOWN);
+        assertThat(machine.current().since()).isEqualTo(Instant.ofEpochMilli(300));
+    }
+
+    @Test
+    void heldConnectionClosedByAHealthyEngineCostsOneHealthCheckAndNothingElse() {
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofHours(1), Duration.ofHours(1), NO_LIGHT_CHECKS));
+        advance(Duration.ofMillis(300));
+        int health = engine.healthCalls.get();
+        engine.closeHeldConnection();
+        advance(Duration.ZERO);
+        assertThat(engine.healthCalls.get() - health).isEqualTo(1);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        // The next wait is on the next connection; without its close, nothing more until the interval.
+        advance(Duration.ofMinutes(10));
+        assertThat(engine.healthCalls.get() - health).isEqualTo(1);
+        engine.closeHeldConnection();
+        advance(Duration.ZERO);
+        assertThat(engine.healthCalls.get() - health).isEqualTo(2);
+    }
+
+    @Test
+    void heldConnectionIsNotWatchedWhileTheEngineIsNotReady() {
+        engine.health = ScriptedEngine.status(500);
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofSeconds(1)));
+        advance(Duration.ofMillis(1000));
+        int health = engine.healthCalls.get();
+        engine.closeHeldConnection();
+        advance(Duration.ZERO);
+        assertThat(engine.healthCalls.get()).isEqualTo(health);
     }
 
     @Test

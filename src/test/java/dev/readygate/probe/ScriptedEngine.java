@@ -18,6 +18,7 @@ import java.util.function.Function;
 import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -48,6 +49,9 @@ final class ScriptedEngine implements EngineClient {
     volatile String version = "0.31.0";
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
+    /** The held connection's close: {@link #closeHeldConnection()} ends it, and the next wait is on a new one. */
+    private volatile Sinks.Empty<Void> held = Sinks.empty();
+
     final AtomicInteger completionCalls = new AtomicInteger();
     final AtomicInteger metricsCalls = new AtomicInteger();
 
@@ -164,5 +168,17 @@ final class ScriptedEngine implements EngineClient {
                     .map(tick -> failure(EngineFailure.Kind.TIMED_OUT, "no event in " + timeout.toMillis() + " ms"));
         }
         return Mono.defer(() -> completions.apply(request));
+    }
+
+    @Override
+    public Mono<Void> connectionClosed() {
+        return held.asMono();
+    }
+
+    /** The engine (or the kernel, for an engine that exited) closes the connection readygate holds. */
+    void closeHeldConnection() {
+        Sinks.Empty<Void> closing = held;
+        held = Sinks.empty();
+        closing.tryEmitEmpty();
     }
 }
