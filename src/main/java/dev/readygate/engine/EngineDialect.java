@@ -46,6 +46,16 @@ public enum EngineDialect {
         return generationTokens;
     }
 
+    /**
+     * Whether an idle connection costs the server only a socket: an event-loop server (uvicorn for vLLM and SGLang,
+     * tokio for TGI). llama-server gives every open connection one thread of a small pool ({@code --threads-http},
+     * {@code -np} + 2 on a small machine) for as long as it stays open, and an unknown server may do the same, so
+     * readygate holds no idle connection to those.
+     */
+    public boolean idleConnectionIsFree() {
+        return this == VLLM || this == SGLANG || this == TGI;
+    }
+
     /** The name in {@code /status}, {@code readygate check} and docs: {@code vllm}, {@code llama.cpp}, ... */
     public String value() {
         return value;

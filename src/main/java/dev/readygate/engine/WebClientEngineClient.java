@@ -87,9 +87,13 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         this.maxBodyText = readable(engine.maxBodySize());
         this.ticker = ticker;
         this.scheduler = scheduler;
+        // Last in, first out: the connection used last is used again, so sequential checks keep one connection open
+        // and the others idle out after MAX_IDLE (first in, first out kept every connection ever opened alive by
+        // turns; on llama-server each one holds an HTTP thread taken from real traffic).
         this.connections = ConnectionProvider.builder("readygate-engine")
                 .maxConnections(16)
                 .maxIdleTime(MAX_IDLE)
+                .lifo()
                 .build();
         // Its own event loop, not Reactor Netty's global ones: the engine client's shutdown (a stuck stream included)
         // then never holds up the web server's.

@@ -40,7 +40,8 @@ import reactor.core.scheduler.Scheduler;
  * {@code generation.interval} (at once again after a failed one). Each observation goes to the state machine as it
  * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry. A pause
  * ends early when the engine log changes readiness (a new engine process, a start that failed), and on an engine that
- * serves when the idle connection held to its port closes (the engine process may have exited).
+ * serves when the idle connection held to its port closes (the engine process may have exited; only on an engine where an
+ * idle connection is free, see {@link dev.readygate.engine.EngineDialect#idleConnectionIsFree()}).
  */
 final class ProbeSchedule {
 
@@ -142,7 +143,11 @@ final class ProbeSchedule {
      * reason to check; the client bounds how often an engine that keeps closing it can cause one.
      */
     private Mono<Boolean> connectionClosed() {
-        if (!machine.current().acceptsTraffic()) {
+        EngineSurface surface = facts.current().capabilities().surface();
+        // A server that gives every open connection a thread of a small pool (llama-server) would lend one of them to
+        // readygate's idle connection, taken from real traffic: such an engine is polled only.
+        if (!machine.current().acceptsTraffic()
+                || (surface != null && !surface.dialect().idleConnectionIsFree())) {
             return Mono.never();
         }
         return client.connectionClosed().publishOn(scheduler).thenReturn(true);

@@ -495,8 +495,9 @@ final class Report {
                 + " neither pass nor failure).");
         line();
         line("The second row runs llama-server with its default HTTP threads, `max(np + 2, cores - 1)`: 3 on this"
-                + " 2-core machine. The two clients and readygate's queued light check then hold all three, and"
-                + " `/health` and `/metrics` wait for a thread, past both judges' timeouts, while requests keep"
+                + " 2-core machine. The two clients then hold two of them, and, by our reading (not measured), readygate's"
+                + " light check waiting for the slot holds the third, so `/health` and `/metrics` wait for a thread,"
+                + " past both judges' timeouts, while requests keep"
                 + " completing (" + v(pool.get("engine_requests_ok")) + " in the window, "
                 + v(pool.get("engine_requests_failed")) + " failed). The first row gives it 8 (its default on 9"
                 + " cores or more), so that only the slot is saturated.");

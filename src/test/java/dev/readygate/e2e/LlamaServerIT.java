@@ -217,23 +217,6 @@ class LlamaServerIT {
     }
 
     @Test
-    void killNineIsSeenThroughTheHeldConnectionWithoutWaitingForTheNextHealthCheck() {
-        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
-        // /health ten minutes apart: only the close of the connection readygate holds can make the check in time.
-        WebTestClient client = readygate(
-                engine.baseUrl(),
-                "--readygate.probe.health-interval=10m",
-                "--readygate.probe.ready-interval=10m",
-                "--readygate.probe.heavy-interval=20m",
-                "--readygate.probe.generation.enabled=false");
-        awaitReady(client, engine);
-
-        engine.kill();
-        await().atMost(Duration.ofSeconds(60)).until(() -> readyz(client) == 503);
-        assertThat(ReadygateClients.status(client).get("reason").asString()).isEqualTo("engine_down");
-    }
-
-    @Test
     void stoppedEngineIsNotReadyAndReadyAgainWhenContinued() {
         LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
         WebTestClient client = readygate(engine.baseUrl());

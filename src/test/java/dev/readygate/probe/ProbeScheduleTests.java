@@ -423,6 +423,21 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void heldConnectionIsNeverAskedOfAnEngineThatGivesEachConnectionAThread() {
+        // llama-server serves every open connection on one of its few HTTP threads: an idle connection held by
+        // readygate would take one from real traffic, so a ready llama.cpp engine is polled only.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofHours(1), Duration.ofHours(1), NO_LIGHT_CHECKS));
+        advance(Duration.ofMillis(300));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(engine.heldConnectionWaits.get()).isZero();
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        engine.closeHeldConnection();
+        advance(Duration.ZERO);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+    }
+
+    @Test
     void heldConnectionIsNotWatchedWhileTheEngineIsNotReady() {
         engine.health = ScriptedEngine.status(500);
         start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofSeconds(1)));

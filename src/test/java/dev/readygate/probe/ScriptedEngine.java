@@ -51,6 +51,8 @@ final class ScriptedEngine implements EngineClient {
     final AtomicInteger healthCalls = new AtomicInteger();
     /** The held connection's close: {@link #closeHeldConnection()} ends it, and the next wait is on a new one. */
     private volatile Sinks.Empty<Void> held = Sinks.empty();
+    /** How many times readygate waited on the held connection. */
+    final AtomicInteger heldConnectionWaits = new AtomicInteger();
 
     final AtomicInteger completionCalls = new AtomicInteger();
     final AtomicInteger metricsCalls = new AtomicInteger();
@@ -172,7 +174,10 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<Void> connectionClosed() {
-        return held.asMono();
+        return Mono.defer(() -> {
+            heldConnectionWaits.incrementAndGet();
+            return held.asMono();
+        });
     }
 
     /** The engine (or the kernel, for an engine that exited) closes the connection readygate holds. */
