@@ -475,7 +475,7 @@ final class ProbeSchedule {
                 && now.isBefore(last.plus(config.generation().interval()))) {
             return;
         }
-        if (!lightInFlight.compareAndSet(false, true)) {
+        if (waitsHoldingAThread(current) || !lightInFlight.compareAndSet(false, true)) {
             return;
         }
         String startId = current.startId();
@@ -490,6 +490,22 @@ final class ProbeSchedule {
                 .subscribe(
                         observation -> {},
                         error -> unexpected.warn("light-check", "Light check failed unexpectedly", error));
+    }
+
+    /**
+     * Whether a light check would only wait for a slot while holding one of the server's few HTTP threads: on an
+     * engine that gives each connection a thread (llama-server) whose latest scrape shows requests waiting (every slot
+     * taken). Its answer would be busy at best, and the thread it holds is one that {@code /health}, the kubelet or a
+     * client needs; it is put off to the first cycle whose scrape shows no request waiting.
+     */
+    private static boolean waitsHoldingAThread(EngineFacts current) {
+        EngineSurface surface = current.capabilities().surface();
+        EngineMetricsSample sample = current.freshSample();
+        return surface != null
+                && !surface.dialect().idleConnectionIsFree()
+                && sample != null
+                && sample.requestsWaiting() != null
+                && sample.requestsWaiting() > 0;
     }
 
     private boolean heavyDue(EngineState state, EngineFacts current, Instant now) {

@@ -738,6 +738,42 @@ class ProbeScheduleTests {
         assertThat(Duration.between(hung, machine.current().since())).isLessThanOrEqualTo(Duration.ofSeconds(5));
     }
 
+    /** llama-server's series: one request decoding in its slot, {@code waiting} deferred behind it. */
+    static EngineMetricsSample llamaCppSample(double waiting, double decodeSteps) {
+        return new EngineMetricsSample(
+                null, 1.0, waiting, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), decodeSteps);
+    }
+
+    @Test
+    void aLightCheckThatWouldWaitForALlamaCppSlotHoldingAnHttpThreadIsPutOffUntilNoRequestWaits() {
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(1, 100));
+        advance(Duration.ofMillis(2100));
+        int sent = engine.completionCalls.get();
+        // Every slot taken and a request waiting: a light check would wait too, holding one of the few HTTP threads.
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.completionCalls.get()).isEqualTo(sent);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        // Nothing waits any more: the light checks resume.
+        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(0, 200));
+        advance(Duration.ofSeconds(3));
+        assertThat(engine.completionCalls.get()).isGreaterThan(sent);
+    }
+
+    @Test
+    void aVllmEngineWithRequestsWaitingStillGetsItsLightChecks() {
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.metricsAnswer =
+                ScriptedEngine.ok(new EngineMetricsSample(null, 4.0, 3.0, 100.0, 100.0, 0.0, java.util.Map.of()));
+        advance(Duration.ofMillis(2100));
+        int sent = engine.completionCalls.get();
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.completionCalls.get() - sent).isGreaterThanOrEqualTo(4);
+    }
+
     @Test
     void aLightCheckInFlightNeverHoldsUpHealth() {
         start(withLightChecks());
