@@ -199,11 +199,17 @@ final class PrometheusText {
         }
     }
 
+    /**
+     * A sample's value as Prometheus reads it (Go's {@code ParseFloat}: {@code NaN}, {@code Inf} and {@code Infinity}
+     * in any case, with a sign), and {@code -nan} too: llama-server prints its rates with C++ streams, which write
+     * {@code nan}, {@code -nan} and {@code inf} for a rate over no time yet.
+     */
     private double value(String token) {
-        return switch (token) {
-            case "+Inf", "Inf" -> Double.POSITIVE_INFINITY;
-            case "-Inf" -> Double.NEGATIVE_INFINITY;
-            case "NaN" -> Double.NaN;
+        String special = token.toLowerCase(java.util.Locale.ROOT);
+        return switch (special) {
+            case "+inf", "inf", "+infinity", "infinity" -> Double.POSITIVE_INFINITY;
+            case "-inf", "-infinity" -> Double.NEGATIVE_INFINITY;
+            case "nan", "+nan", "-nan" -> Double.NaN;
             default -> {
                 try {
                     yield Double.parseDouble(token);

@@ -67,6 +67,28 @@ class PrometheusTextTests {
     }
 
     @Test
+    void llamaServersRatesOverNoTimeYetAreReadAsPrometheusReadsThem() {
+        // llama-server writes its rates with C++ streams: before the first generation they are nan, -nan or inf,
+        // which Prometheus (Go's ParseFloat) reads; they cost readygate all its /metrics evidence before.
+        String text = LLAMA_BUSY + """
+                # HELP llamacpp:prompt_tokens_seconds Average prompt throughput in tokens/s.
+                # TYPE llamacpp:prompt_tokens_seconds gauge
+                llamacpp:prompt_tokens_seconds inf
+                # HELP llamacpp:predicted_tokens_seconds Average generation throughput in tokens/s.
+                # TYPE llamacpp:predicted_tokens_seconds gauge
+                llamacpp:predicted_tokens_seconds -nan
+                # HELP llamacpp:n_busy_slots_per_decode Average number of busy slots per llama_decode() call
+                # TYPE llamacpp:n_busy_slots_per_decode gauge
+                llamacpp:n_busy_slots_per_decode nan
+                llamacpp:other_rate -Infinity
+                """;
+        EngineMetricsSample sample = PrometheusText.parse(text);
+
+        assertThat(sample.decodeSteps()).isEqualTo(489.0);
+        assertThat(sample.requestsWaiting()).isEqualTo(1.0);
+    }
+
+    @Test
     void parseWhenASeriesHasSeveralLabelSetsSumsThem() {
         EngineMetricsSample sample = PrometheusText.parse(VLLM);
 
