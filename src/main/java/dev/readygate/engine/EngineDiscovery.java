@@ -275,7 +275,8 @@ public final class EngineDiscovery {
                                         ? ok.value().path()
                                         : "unknown",
                 families,
-                problems);
+                problems,
+                info instanceof EngineCall.Success<ServerInfo> ok ? ok.value().slots() : null);
     }
 
     private static Observed failed(EngineFailure failure, String consequence) {

@@ -23,6 +23,7 @@ import org.jspecify.annotations.Nullable;
  * @param metricFamilies the metric name prefixes its {@code /metrics} had ({@code vllm:}, {@code llamacpp:}, ...),
  *     empty when it has none
  * @param problems configuration that does not fit what the engine said, one line each
+ * @param slots how many requests it serves at once, where it says (llama.cpp's {@code total_slots}), or null
  */
 public record EngineSurface(
         EngineDialect dialect,
@@ -33,7 +34,8 @@ public record EngineSurface(
         @Nullable String version,
         String versionSource,
         Set<String> metricFamilies,
-        List<String> problems) {
+        List<String> problems,
+        @Nullable Integer slots) {
 
     public EngineSurface {
         endpoints = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(endpoints));

@@ -494,18 +494,22 @@ final class ProbeSchedule {
 
     /**
      * Whether a light check would only wait for a slot while holding one of the server's few HTTP threads: on an
-     * engine that gives each connection a thread (llama-server) whose latest scrape shows requests waiting (every slot
-     * taken). Its answer would be busy at best, and the thread it holds is one that {@code /health}, the kubelet or a
-     * client needs; it is put off to the first cycle whose scrape shows no request waiting.
+     * engine that gives each connection a thread (llama-server) whose latest scrape shows every slot taken
+     * ({@code llamacpp:requests_processing} at its {@code total_slots}) or a request waiting. Its answer would be busy
+     * at best; the thread it holds (until the slot frees, even after readygate gave up on it) is one that
+     * {@code /health}, the kubelet or a client needs. It is put off to the first cycle whose scrape shows a free slot.
      */
     private static boolean waitsHoldingAThread(EngineFacts current) {
         EngineSurface surface = current.capabilities().surface();
         EngineMetricsSample sample = current.freshSample();
-        return surface != null
-                && !surface.dialect().idleConnectionIsFree()
-                && sample != null
-                && sample.requestsWaiting() != null
-                && sample.requestsWaiting() > 0;
+        if (surface == null || surface.dialect().idleConnectionIsFree() || sample == null) {
+            return false;
+        }
+        boolean waiting = sample.requestsWaiting() != null && sample.requestsWaiting() > 0;
+        boolean full = surface.slots() != null
+                && sample.requestsRunning() != null
+                && sample.requestsRunning() >= surface.slots();
+        return waiting || full;
     }
 
     private boolean heavyDue(EngineState state, EngineFacts current, Instant now) {

@@ -10,6 +10,7 @@ import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.ServerInfo;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -758,6 +759,25 @@ class ProbeScheduleTests {
         assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
         // Nothing waits any more: the light checks resume.
         engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(0, 200));
+        advance(Duration.ofSeconds(3));
+        assertThat(engine.completionCalls.get()).isGreaterThan(sent);
+    }
+
+    @Test
+    void aLightCheckIsPutOffWhileEveryLlamaCppSlotIsTakenEvenWithNothingWaiting() {
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 2);
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.metricsAnswer = ScriptedEngine.ok(new EngineMetricsSample(
+                null, 2.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 100.0));
+        advance(Duration.ofMillis(2100));
+        int sent = engine.completionCalls.get();
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.completionCalls.get()).isEqualTo(sent);
+        // One of the two slots frees: the light checks resume.
+        engine.metricsAnswer = ScriptedEngine.ok(new EngineMetricsSample(
+                null, 1.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 200.0));
         advance(Duration.ofSeconds(3));
         assertThat(engine.completionCalls.get()).isGreaterThan(sent);
     }

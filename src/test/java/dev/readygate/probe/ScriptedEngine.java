@@ -49,6 +49,8 @@ final class ScriptedEngine implements EngineClient {
     volatile String version = "0.31.0";
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
     final AtomicInteger healthCalls = new AtomicInteger();
+    /** What {@code /props} (or the like) answers; null: the engine has none. */
+    volatile @Nullable ServerInfo serverInfo;
     /** The held connection's close: {@link #closeHeldConnection()} ends it, and the next wait is on a new one. */
     private volatile Sinks.Empty<Void> held = Sinks.empty();
     /** How many times readygate waited on the held connection. */
@@ -119,8 +121,13 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<ServerInfo>> serverInfo(EngineDialect dialect) {
-        return Mono.just(new EngineCall.Failure<>(
-                new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, null, "none"), Duration.ofMillis(1)));
+        ServerInfo info = serverInfo;
+        return Mono.just(
+                info != null
+                        ? ok(info)
+                        : new EngineCall.Failure<>(
+                                new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, null, "none"),
+                                Duration.ofMillis(1)));
     }
 
     @Override
