@@ -53,7 +53,7 @@ final class LlamaSaturatedStage {
 
     /** How long the saturated engine is watched: one default heavy-interval (60 s) and more. */
     private Duration window() {
-        return plan.mode().equals("full") ? Duration.ofSeconds(300) : Duration.ofSeconds(60);
+        return plan.mode().equals("full") ? Duration.ofSeconds(120) : Duration.ofSeconds(60);
     }
 
     /** Why the stage did not run, or null when it ran. */

@@ -58,7 +58,7 @@ final class ReadyEngineStage {
 
     /** How long the crash loop and the saturated engine are watched. */
     private Duration window() {
-        return plan.mode().equals("full") ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
+        return plan.mode().equals("full") ? Duration.ofSeconds(120) : Duration.ofSeconds(30);
     }
 
     void run(NoiseMonitor noise) {
