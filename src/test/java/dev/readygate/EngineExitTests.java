@@ -50,7 +50,7 @@ class EngineExitTests {
                         "--readygate.probe.representative.prompt-tokens=64",
                         "--readygate.probe.representative.output-tokens=4");
         WebTestClient client = ReadygateClients.client(readygate);
-        await().atMost(Duration.ofSeconds(30)).until(() -> readyz(client) == 200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> ReadygateClients.readyz(client) == 200);
         return client;
     }
 
@@ -58,16 +58,7 @@ class EngineExitTests {
     void crashOfAReadyEngineIsNotReadyWithoutWaitingForTheNextHealthCheck() {
         WebTestClient client = start();
         engine.crash();
-        await().atMost(Duration.ofSeconds(60)).until(() -> readyz(client) == 503);
+        await().atMost(Duration.ofSeconds(60)).until(() -> ReadygateClients.readyz(client) == 503);
         assertThat(ReadygateClients.status(client).get("reason").asString()).isEqualTo("engine_down");
-    }
-
-    private static int readyz(WebTestClient client) {
-        return client.get()
-                .uri("/readyz")
-                .exchange()
-                .returnResult(String.class)
-                .getStatus()
-                .value();
     }
 }

@@ -50,15 +50,18 @@ public final class ReadygateClients {
                 .getResponseBody();
     }
 
+    /** The status {@code /readyz} answers now. */
+    public static int readyz(WebTestClient client) {
+        return client.get()
+                .uri("/readyz")
+                .exchange()
+                .returnResult(String.class)
+                .getStatus()
+                .value();
+    }
+
     /** Waits until {@code /readyz} answers 200. */
     public static void awaitReady(WebTestClient client) {
-        await().atMost(Duration.ofSeconds(15))
-                .until(() -> client.get()
-                                .uri("/readyz")
-                                .exchange()
-                                .returnResult(String.class)
-                                .getStatus()
-                                .value()
-                        == 200);
+        await().atMost(Duration.ofSeconds(15)).until(() -> readyz(client) == 200);
     }
 }

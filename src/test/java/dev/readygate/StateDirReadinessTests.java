@@ -135,7 +135,7 @@ class StateDirReadinessTests {
                     .until(() -> distinctIds(state) == 4
                             && status(reader).at("/restarts/history").size() >= 4);
             assertThat(status(reader).at("/stateDir/degraded").toString()).contains("state_dir_locked");
-            assertThat(readyz(reader)).isEqualTo(200);
+            assertThat(ReadygateClients.readyz(reader)).isEqualTo(200);
         }
         // A readygate started again on the directory lists each start once.
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine2"), "preload.enabled=false");
@@ -164,15 +164,6 @@ class StateDirReadinessTests {
                         .asString())
                 .distinct()
                 .count();
-    }
-
-    static int readyz(WebTestClient client) {
-        return client.get()
-                .uri("/readyz")
-                .exchange()
-                .returnResult(String.class)
-                .getStatus()
-                .value();
     }
 
     static int lines(String text, String part) {

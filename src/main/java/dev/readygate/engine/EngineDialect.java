@@ -47,12 +47,13 @@ public enum EngineDialect {
     }
 
     /**
-     * Whether an idle connection costs the server only a socket: an event-loop server (uvicorn for vLLM and SGLang,
-     * tokio for TGI). llama-server gives every open connection one thread of a small pool ({@code --threads-http},
-     * {@code -np} + 2 on a small machine) for as long as it stays open, and an unknown server may do the same, so
-     * readygate holds no idle connection to those.
+     * Whether the server keeps an open connection, idle or waiting for a slot, for the price of a socket: an event-loop
+     * server (uvicorn for vLLM and SGLang, tokio for TGI). llama-server gives every open connection one thread of a
+     * small pool ({@code --threads-http}, {@code -np} + 2 on a small machine) for as long as it stays open, and an
+     * unknown server may do the same: readygate holds no idle connection to those, and sends them no request that
+     * would only wait for a slot.
      */
-    public boolean idleConnectionIsFree() {
+    public boolean connectionsCostNoThread() {
         return this == VLLM || this == SGLANG || this == TGI;
     }
 

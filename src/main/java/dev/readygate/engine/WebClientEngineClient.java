@@ -3,6 +3,7 @@ package dev.readygate.engine;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.logging.RateLimitedLog;
 import io.netty.channel.ChannelOption;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -98,16 +99,16 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         // Its own event loop, not Reactor Netty's global ones: the engine client's shutdown (a stuck stream included)
         // then never holds up the web server's.
         this.loops = LoopResources.create("readygate-engine", 1, true);
-        HttpClient http = HttpClient.create(connections).runOn(loops).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
-                Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE));
-        java.net.URI base = engine.requiredBaseUrl();
+        int connectMillis = (int) Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE);
+        HttpClient http =
+                HttpClient.create(connections).runOn(loops).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis);
+        URI base = engine.requiredBaseUrl();
         this.held = new HeldConnection(
                 TcpClient.newConnection()
                         .runOn(loops)
                         .host(base.getHost())
                         .port(base.getPort() >= 0 ? base.getPort() : "https".equals(base.getScheme()) ? 443 : 80)
-                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
-                                Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE)),
+                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis),
                 ticker,
                 scheduler);
         String baseUrl = base.toString();

@@ -41,7 +41,7 @@ import reactor.core.scheduler.Scheduler;
  * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry. A pause
  * ends early when the engine log changes readiness (a new engine process, a start that failed), and on an engine that
  * serves when the idle connection held to its port closes (the engine process may have exited; only on an engine where an
- * idle connection is free, see {@link dev.readygate.engine.EngineDialect#idleConnectionIsFree()}).
+ * idle connection costs no thread, see {@link dev.readygate.engine.EngineDialect#connectionsCostNoThread()}).
  */
 final class ProbeSchedule {
 
@@ -147,7 +147,7 @@ final class ProbeSchedule {
         // A server that gives every open connection a thread of a small pool (llama-server) would lend one of them to
         // readygate's idle connection, taken from real traffic: such an engine is polled only.
         if (!machine.current().acceptsTraffic()
-                || (surface != null && !surface.dialect().idleConnectionIsFree())) {
+                || (surface != null && !surface.dialect().connectionsCostNoThread())) {
             return Mono.never();
         }
         return client.connectionClosed().publishOn(scheduler).thenReturn(true);
@@ -502,7 +502,7 @@ final class ProbeSchedule {
     private static boolean waitsHoldingAThread(EngineFacts current) {
         EngineSurface surface = current.capabilities().surface();
         EngineMetricsSample sample = current.freshSample();
-        if (surface == null || surface.dialect().idleConnectionIsFree() || sample == null) {
+        if (surface == null || surface.dialect().connectionsCostNoThread() || sample == null) {
             return false;
         }
         boolean waiting = sample.requestsWaiting() != null && sample.requestsWaiting() > 0;

@@ -205,7 +205,7 @@ class LlamaServerIT {
         awaitReady(client, engine);
 
         engine.kill();
-        await().atMost(Duration.ofSeconds(2)).until(() -> readyz(client) == 503);
+        await().atMost(Duration.ofSeconds(2)).until(() -> ReadygateClients.readyz(client) == 503);
         assertThat(ReadygateClients.status(client).get("reason").asString()).isEqualTo("engine_down");
 
         engine.restart();
@@ -223,7 +223,7 @@ class LlamaServerIT {
         awaitReady(client, engine);
 
         engine.pause();
-        await().atMost(Duration.ofSeconds(10)).until(() -> readyz(client) == 503);
+        await().atMost(Duration.ofSeconds(10)).until(() -> ReadygateClients.readyz(client) == 503);
         engine.resume();
         awaitReady(client, engine);
     }
@@ -276,7 +276,7 @@ class LlamaServerIT {
         awaitReady(client, engine);
 
         engine.kill();
-        await().atMost(Duration.ofSeconds(2)).until(() -> readyz(client) == 503);
+        await().atMost(Duration.ofSeconds(2)).until(() -> ReadygateClients.readyz(client) == 503);
         GgufModel.small(12).writeTo(model);
         engine.restart();
 
@@ -321,7 +321,7 @@ class LlamaServerIT {
     // --- issue 16: a ready engine ---
 
     @Test
-    void aBusySlotIsBusyNeverBrokenTheProgressReadFromLlamacppMetrics() throws Exception {
+    void aBusySlotIsNeverTakenForBrokenAndNoLightCheckWaitsForIt() throws Exception {
         // One slot (-np 1), taken by a long request: readygate stays ready, and sends no light check to wait for the
         // slot (llama-server adds to its token counters only when a request ends; llamacpp:requests_processing shows
         // the slot taken).
@@ -353,7 +353,7 @@ class LlamaServerIT {
                         JsonNode status = ReadygateClients.status(client);
                         states.add(status.path("state").asString() + "/"
                                 + status.path("reason").asString(""));
-                        return readyz(client) == 200 && !longRequest.isDone();
+                        return ReadygateClients.readyz(client) == 200 && !longRequest.isDone();
                     });
         } finally {
             longRequest.cancel(true);
@@ -383,7 +383,7 @@ class LlamaServerIT {
         Instant broke = Instant.now();
         await().atMost(Duration.ofSeconds(30))
                 .pollInterval(Duration.ofMillis(100))
-                .until(() -> readyz(client) == 503);
+                .until(() -> ReadygateClients.readyz(client) == 503);
         Duration seen = Duration.between(broke, Instant.now());
         JsonNode status = ReadygateClients.status(client);
         assertThat(status.get("reason").asString()).isEqualTo("generation_failed");
@@ -443,7 +443,7 @@ class LlamaServerIT {
             await().atMost(READY_WITHIN)
                     .pollInterval(Duration.ofMillis(100))
                     .ignoreExceptions()
-                    .until(() -> readyz(client) == 200);
+                    .until(() -> ReadygateClients.readyz(client) == 200);
         } catch (org.awaitility.core.ConditionTimeoutException e) {
             throw new AssertionError(
                     "not ready: " + ReadygateClients.status(client) + "\nllama-server's log:\n" + engine.logTail(30),
@@ -470,21 +470,12 @@ class LlamaServerIT {
         await().atMost(window.plusSeconds(5))
                 .pollInterval(Duration.ofMillis(100))
                 .until(() -> {
-                    if (readyz(client) == 200) {
+                    if (ReadygateClients.readyz(client) == 200) {
                         ready.set(true);
                     }
                     return Instant.now().isAfter(until);
                 });
         return !ready.get();
-    }
-
-    private static int readyz(WebTestClient client) {
-        return client.get()
-                .uri("/readyz")
-                .exchange()
-                .returnResult(String.class)
-                .getStatus()
-                .value();
     }
 
     /** The recorded starts, newest first. */
