@@ -86,7 +86,8 @@ record Plan(
                         50,
                         4,
                         20,
-                        5,
+                        // six starts, as in quick mode: the fewest whose median has a bounded 95 % interval
+                        6,
                         Duration.ofMinutes(5),
                         Duration.ofSeconds(60),
                         Duration.ofSeconds(150),

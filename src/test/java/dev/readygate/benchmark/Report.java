@@ -251,10 +251,13 @@ final class Report {
                     Interval before = r.previousIntervals.get(key);
                     String moved = "";
                     if (entry != null && r.previous.get(key) instanceof Number old) {
-                        moved = FigureIntervals.Agreement.of(key, 0, entry.interval(), old.doubleValue(), before, null)
-                                        .agrees()
-                                ? "within the intervals"
-                                : "**moved beyond its interval**";
+                        moved = switch (FigureIntervals.Agreement.of(
+                                        key, 0, entry.interval(), old.doubleValue(), before, null)
+                                .verdict()) {
+                            case "agrees" -> "within the intervals";
+                            case "disagrees" -> "**moved beyond its interval**";
+                            default -> "cannot tell";
+                        };
                     }
                     line("| `" + key + "` | " + v(value) + (entry == null ? "" : " " + bounds(entry.interval()))
                             + " | " + v(r.previous.get(key)) + (before == null ? "" : " " + bounds(before)) + " | "
@@ -263,8 +266,11 @@ final class Report {
             });
             line();
             line("A figure moved beyond its interval when this run's interval and the previous run's do not overlap (a"
-                    + " previous run with no recorded intervals: when its figure lies outside this run's);"
-                    + " [intervals](#intervals).");
+                    + " previous run with no recorded intervals: when its figure lies outside this run's); too few"
+                    + " samples to bound this run's figure on either side: cannot tell; [intervals](#intervals). Both"
+                    + " runs' figures are also the machine's: the same build measured on another day can move beyond its"
+                    + " interval with no change to readygate (the noise table shows how busy other work kept it, not how"
+                    + " fast the host ran).");
             line();
         }
         if (r.plan.repeats() > 1) {
