@@ -54,6 +54,26 @@ class FigureIntervalsTests {
     }
 
     @Test
+    void againstARunWhoseIntervalIsOpenOnBothSidesItCannotTell() {
+        // The full run of 2026-12-01: five starts, so its start-up median was 2.19 s [−∞, ∞]; a quick run's six
+        // starts bound theirs, and overlapping an interval that holds everything says nothing.
+        FigureIntervals quick = new FigureIntervals();
+        quick.put("startup_to_livez_seconds", oneTo(6, 0.5), 0.5, "footprint: start-up");
+        assertThat(quick.compare(
+                        Map.of("startup_to_livez_seconds", 1.5),
+                        Map.of("startup_to_livez_seconds", 2.19),
+                        Map.of(
+                                "startup_to_livez_seconds",
+                                new Interval(Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, 0, 0, 5, 0)),
+                        List.of()))
+                .singleElement()
+                .satisfies(a -> {
+                    assertThat(a.agrees()).isTrue();
+                    assertThat(a.verdict()).isEqualTo("cannot tell");
+                });
+    }
+
+    @Test
     void againstARunWithoutIntervalsItsFigureMustLieInside() {
         FigureIntervals intervals = new FigureIntervals();
         intervals.put("lag_p50_ms", oneTo(100, 1), 0.5, "lag");

@@ -61,6 +61,17 @@ class ReportTests {
     }
 
     @Test
+    void aBoundedFigureCannotTellAgainstAPreviousRunWhoseIntervalIsOpenOnBothSides() {
+        Results results = footprintRun(Plan.of("full"), 2.01, 2.1, 2.19, 2.2, 2.3, 2.34);
+        results.previousIntervals = Map.of(
+                "startup_to_livez_seconds",
+                new Interval(Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, 0, 0, 5, 0));
+        assertThat(row(new Report(results).markdown(), "startup_to_livez_seconds"))
+                .contains("0.85 [−∞, ∞]")
+                .contains("cannot tell");
+    }
+
+    @Test
     void theFullPlanStartsEachVariantOftenEnoughToBoundItsMedian() {
         Samples starts = new Samples("start-up", "s");
         for (int i = 1; i <= Plan.of("full").startupRuns(); i++) {
