@@ -51,12 +51,19 @@ final class FigureIntervals {
             return new Agreement(figure, value, interval, other, theirs, interval.overlaps(theirs), othersBusyCores);
         }
 
-        /** Agrees, disagrees, or cannot tell: this run's interval is open on both sides (too few samples). */
+        /**
+         * Agrees, disagrees, or cannot tell: this run's interval or the other's is open on both sides (too few
+         * samples), and overlapping an interval that holds every value says nothing.
+         */
         String verdict() {
-            if (Double.isInfinite(interval.low()) && Double.isInfinite(interval.high())) {
+            if (openOnBothSides(interval) || openOnBothSides(otherInterval)) {
                 return "cannot tell";
             }
             return agrees ? "agrees" : "disagrees";
+        }
+
+        private static boolean openOnBothSides(Interval interval) {
+            return Double.isInfinite(interval.low()) && Double.isInfinite(interval.high());
         }
 
         Map<String, Object> toMap() {

@@ -178,7 +178,7 @@ final class Report {
         }
         line("**Against the last full run** (" + r.fullRun + "). A figure agrees when its interval here and the full"
                 + " run's overlap (a full run with no recorded intervals: when its figure lies inside this run's; too few"
-                + " samples to bound this run's figure on either side: cannot tell);"
+                + " samples to bound this run's figure or the full run's on either side: cannot tell);"
                 + " \"others\" is how many cores other work on the machine kept busy during the stage that measured"
                 + " it (noisy from " + f(FigureIntervals.NOISY_CORES) + "):");
         line();
@@ -267,7 +267,7 @@ final class Report {
             line();
             line("A figure moved beyond its interval when this run's interval and the previous run's do not overlap (a"
                     + " previous run with no recorded intervals: when its figure lies outside this run's); too few"
-                    + " samples to bound this run's figure on either side: cannot tell; [intervals](#intervals). Both"
+                    + " samples to bound either run's figure on either side: cannot tell; [intervals](#intervals). Both"
                     + " runs' figures are also the machine's: the same build measured on another day can move beyond its"
                     + " interval with no change to readygate (the noise table shows how busy other work kept it, not how"
                     + " fast the host ran).");
