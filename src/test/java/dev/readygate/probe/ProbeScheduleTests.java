@@ -742,7 +742,16 @@ class ProbeScheduleTests {
     /** llama-server's series: one request decoding in its slot, {@code waiting} deferred behind it. */
     static EngineMetricsSample llamaCppSample(double waiting, double decodeSteps) {
         return new EngineMetricsSample(
-                null, 1.0, waiting, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), decodeSteps);
+                null,
+                1.0,
+                waiting,
+                10.0,
+                10.0,
+                null,
+                java.util.Map.of(),
+                java.util.Set.of("llamacpp:"),
+                decodeSteps,
+                null);
     }
 
     @Test
@@ -770,14 +779,14 @@ class ProbeScheduleTests {
         start(withLightChecks());
         assertThat(machine.current().acceptsTraffic()).isTrue();
         engine.metricsAnswer = ScriptedEngine.ok(new EngineMetricsSample(
-                null, 2.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 100.0));
+                null, 2.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 100.0, null));
         advance(Duration.ofMillis(2100));
         int sent = engine.completionCalls.get();
         advance(Duration.ofSeconds(10));
         assertThat(engine.completionCalls.get()).isEqualTo(sent);
         // One of the two slots frees: the light checks resume.
         engine.metricsAnswer = ScriptedEngine.ok(new EngineMetricsSample(
-                null, 1.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 200.0));
+                null, 1.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 200.0, null));
         advance(Duration.ofSeconds(3));
         assertThat(engine.completionCalls.get()).isGreaterThan(sent);
     }
