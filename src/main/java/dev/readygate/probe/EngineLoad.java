@@ -52,13 +52,24 @@ enum EngineLoad {
     }
 
     /**
-     * What the engine's other work says of a probe that got no (further) answer in time.
+     * What the engine's other work says of a probe that got no (further) answer in time, and may still be running or
+     * waiting in the engine when {@code after} was scraped: one request of {@code after} may be the probe's own, so the
+     * engine is idle unless other work ran before the probe or more than one request runs or waits after it.
      *
      * @param ownStreamStopped whether the probe's own stream had begun and then went quiet ({@code STALLED})
      */
-    static EngineLoad between(
+    static EngineLoad afterTimeout(
             @Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own, boolean ownStreamStopped) {
-        if (!working(after)) {
+        double requests = count(after.requestsRunning()) + count(after.requestsWaiting());
+        if (!working(before) && requests <= 1) {
+            return IDLE;
+        }
+        return between(before, after, own, ownStreamStopped);
+    }
+
+    private static EngineLoad between(
+            @Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own, boolean ownStreamStopped) {
+        if (!working(after) && !working(before)) {
             return IDLE;
         }
         if (before == null) {
@@ -105,6 +116,10 @@ enum EngineLoad {
     /** vLLM's series: its generation tokens are counted at every engine step, not when a request ends. */
     private static boolean countsEveryStep(EngineMetricsSample sample) {
         return sample.families().contains("vllm:") && sample.generationTokens() != null;
+    }
+
+    private static double count(@Nullable Double value) {
+        return value == null ? 0 : Math.max(0, value);
     }
 
     private static double running(EngineMetricsSample sample) {

@@ -64,7 +64,8 @@ final class TimeoutVerdict {
             double running = after.requestsRunning() == null ? 0 : after.requestsRunning();
             double waiting = after.requestsWaiting() == null ? 0 : after.requestsWaiting();
             String progress = EngineLoad.progress(before, after);
-            return switch (EngineLoad.between(before, after, ownTokens, timeout.kind() == EngineFailure.Kind.STALLED)) {
+            return switch (EngineLoad.afterTimeout(
+                    before, after, ownTokens, timeout.kind() == EngineFailure.Kind.STALLED)) {
                 case BUSY ->
                     new ProbeReport(
                             kind,

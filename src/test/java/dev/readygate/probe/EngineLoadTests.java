@@ -90,23 +90,23 @@ class EngineLoadTests {
         // outnumber the running ones, though each of those is stuck. The probe's own stream began and stopped too.
         EngineMetricsSample before = vllm(24, 0, 1000, 40_000, 0.0);
         EngineMetricsSample after = vllm(24, 0, 1072, 43_600, 0.0);
-        assertThat(EngineLoad.between(before, after, OWN, true)).isEqualTo(EngineLoad.LEFT_OUT);
+        assertThat(EngineLoad.afterTimeout(before, after, OWN, true)).isEqualTo(EngineLoad.LEFT_OUT);
         // The same counters, the probe still waiting for its first token: busy (it may be queued behind them).
-        assertThat(EngineLoad.between(before, after, OWN, false)).isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.afterTimeout(before, after, OWN, false)).isEqualTo(EngineLoad.BUSY);
         assertThat(EngineLoad.between(before, after, OWN)).isEqualTo(EngineLoad.BUSY);
         // vLLM preempted requests meanwhile (the probe's among them, perhaps): a preempted stream waits, busy.
-        assertThat(EngineLoad.between(before, vllm(24, 3, 1072, 43_600, 3.0), OWN, true))
+        assertThat(EngineLoad.afterTimeout(before, vllm(24, 3, 1072, 43_600, 3.0), OWN, true))
                 .isEqualTo(EngineLoad.BUSY);
         // No preemption counter to tell: busy, not broken.
-        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000, null), vllm(24, 0, 1072, 43_600, null), OWN, true))
+        assertThat(EngineLoad.afterTimeout(vllm(24, 0, 1000, 40_000, null), vllm(24, 0, 1072, 43_600, null), OWN, true))
                 .isEqualTo(EngineLoad.BUSY);
         // A stopped stream on an engine whose running requests do not advance either: stalled, as before.
-        assertThat(EngineLoad.between(before, vllm(24, 0, 1008, 41_200, 0.0), OWN, true))
+        assertThat(EngineLoad.afterTimeout(before, vllm(24, 0, 1008, 41_200, 0.0), OWN, true))
                 .isEqualTo(EngineLoad.STALLED);
         // llama-server's steps and SGLang's tokens are read as before: a stopped stream there is not judged alone.
-        assertThat(EngineLoad.between(llama(1, 1, 0, 123), llama(1, 1, 0, 336), OWN, true))
+        assertThat(EngineLoad.afterTimeout(llama(1, 1, 0, 123), llama(1, 1, 0, 336), OWN, true))
                 .isEqualTo(EngineLoad.BUSY);
-        assertThat(EngineLoad.between(sglang(4, 0, 100, 100), sglang(4, 0, 100, 4100), OWN, true))
+        assertThat(EngineLoad.afterTimeout(sglang(4, 0, 100, 100), sglang(4, 0, 100, 4100), OWN, true))
                 .isEqualTo(EngineLoad.BUSY);
     }
 
@@ -119,6 +119,22 @@ class EngineLoadTests {
                 .isEqualTo(EngineLoad.STALLED);
         assertThat(EngineLoad.between(sglang(0, 3, 100, 100), sglang(0, 3, 102, 108), OWN))
                 .isEqualTo(EngineLoad.STALLED);
+    }
+
+    @Test
+    void aProbeThatTimedOutOnAnIdleEngineIsItsOwnOnlyRequestAndTheEngineIdle() {
+        // A slow engine, idle before the probe: the one request running when it timed out is the probe itself, whose
+        // own prompt (counted with its first token) and tokens are no one else's progress.
+        assertThat(EngineLoad.afterTimeout(vllm(0, 0, 100, 100), vllm(1, 0, 101, 300), OWN, false))
+                .isEqualTo(EngineLoad.IDLE);
+        assertThat(EngineLoad.afterTimeout(vllm(0, 0, 100, 100), vllm(0, 1, 100, 100), OWN, false))
+                .isEqualTo(EngineLoad.IDLE);
+        // One more request than the probe: other work.
+        assertThat(EngineLoad.afterTimeout(vllm(0, 0, 100, 100), vllm(2, 0, 101, 300), OWN, false))
+                .isEqualTo(EngineLoad.STALLED);
+        // Other work before the probe, none after: judged on its progress.
+        assertThat(EngineLoad.afterTimeout(vllm(2, 0, 100, 100), vllm(0, 0, 300, 100), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
     }
 
     @Test

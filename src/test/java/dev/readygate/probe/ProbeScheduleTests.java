@@ -301,7 +301,9 @@ class ProbeScheduleTests {
         engine.completions = request -> Mono.delay(Duration.ofSeconds(30), time)
                 .map(tick -> ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "no event in 30s"));
         advance(Duration.ofSeconds(60));
-        engine.running = 1;
+        // Two requests running when the probe started on an idle engine timed out: one may be the probe itself (the
+        // engine may not have dropped it yet), the other is someone else's that did not advance.
+        engine.running = 2;
         advance(Duration.ofSeconds(31));
         assertThat(machine.current()).isInstanceOf(EngineState.Degraded.class);
         assertThat(machine.current().reason()).isEqualTo(Reason.STALLED);
@@ -741,19 +743,10 @@ class ProbeScheduleTests {
 
     /** llama-server's series: one request decoding in its slot, {@code waiting} deferred behind it. */
     static EngineMetricsSample llamaCppSample(double waiting, double decodeSteps) {
-        return new EngineMetricsSample(
-                null,
-                1.0,
-                waiting,
-                10.0,
-                10.0,
-                null,
-                java.util.Map.of(),
-                java.util.Set.of("llamacpp:"),
-                decodeSteps,
-                null);
+        return llamaCppSample(1, waiting, decodeSteps);
     }
 
+    /** llama-server's series: {@code processing} slots taken, {@code waiting} deferred behind them. */
     static EngineMetricsSample llamaCppSample(double processing, double waiting, double decodeSteps) {
         return new EngineMetricsSample(
                 null,
