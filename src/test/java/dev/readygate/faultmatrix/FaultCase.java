@@ -215,7 +215,9 @@ enum FaultCase {
                 Duration light = s.slowLightCheckTimesOut() ? heavyInFlight(s) : null;
                 Duration heavy = s.timeToFirstTokenObjective() != null ? heavyProbes(s) : null;
                 if (reason != null && lightReasons.contains(reason) && light != null) {
-                    yield light;
+                    // Heavy probes that fail too (the objective missed, or their timeout on the idle engine) are
+                    // retried every heavy-retry-interval, each holding the light checks off: the later of the two.
+                    yield heavy == null ? light : max(light, heavy);
                 }
                 if (reason != null && reason.equals(this.reason) && heavy != null) {
                     yield heavy;

@@ -60,6 +60,9 @@ class FaultCaseTests {
         assertThat(FaultCase.SLOW.seenWith(compressed)).isTrue();
         assertThat(FaultCase.SLOW.toNotReady(compressed, FaultCase.Condition.LOAD))
                 .isNull();
+        // Idle, a light check's reason: its heavy probes fail too and hold the light checks off, the later bound.
+        assertThat(FaultCase.SLOW.toNotReady(compressed, FaultCase.Condition.IDLE, "generation_stalled"))
+                .isEqualTo(Duration.ofMillis(8500));
     }
 
     @ParameterizedTest
