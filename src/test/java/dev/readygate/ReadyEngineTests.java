@@ -166,6 +166,11 @@ class ReadyEngineTests {
 
     /** Steady traffic: {@code workers} clients, each sending completions one after the other. */
     static Disposable traffic(int workers, AtomicInteger succeeded, AtomicBoolean stop) {
+        return traffic(workers, Duration.ofSeconds(20), succeeded, stop);
+    }
+
+    /** The same, each client giving up on a request after {@code patience} and sending the next. */
+    static Disposable traffic(int workers, Duration patience, AtomicInteger succeeded, AtomicBoolean stop) {
         WebClient web = WebClient.create(engine.baseUrl());
         return Flux.range(0, workers)
                 .flatMap(
@@ -182,7 +187,7 @@ class ReadyEngineTests {
                                                 true))
                                         .retrieve()
                                         .toBodilessEntity()
-                                        .timeout(Duration.ofSeconds(20))
+                                        .timeout(patience)
                                         .doOnNext(ok -> succeeded.incrementAndGet())
                                         .then()
                                         .onErrorResume(error -> Mono.delay(Duration.ofMillis(20))
@@ -214,6 +219,31 @@ class ReadyEngineTests {
         if (fault.equals("wrong-weights")) {
             engine.clearFaults();
             engine.restartAndAwait(StartupPath.COLD);
+        }
+    }
+
+    @Test
+    void streamsThatStallWhileNewRequestsKeepComingAreSeenWithinSeconds() {
+        // Clients that give up after a second and send the next request: the engine admits and prefills new requests
+        // all
+        // along, and each gets its first tokens before it stalls, so vLLM's token counters keep rising.
+        awaitReady(client);
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicInteger succeeded = new AtomicInteger();
+        Disposable load = traffic(24, Duration.ofSeconds(1), succeeded, stop);
+        try {
+            await().atMost(Duration.ofSeconds(20)).until(() -> succeeded.get() > 50);
+            Change out = injectAndAwaitOut("stall-stream", false);
+            assertThat(out.reason()).isEqualTo("generation_stalled");
+            JsonNode generation = ReadygateClients.status(client).at("/probes/generation/lastFailure");
+            // Judged on the running requests' progress, not the new ones': either they did not advance, or they did and
+            // the check's own stream was left out of the batch (how many new requests came in meanwhile decides).
+            assertThat(generation.path("detail").asString())
+                    .containsPattern("no progress of them|advanced its other requests")
+                    .contains("requests running before the probe");
+        } finally {
+            stop.set(true);
+            load.dispose();
         }
     }
 

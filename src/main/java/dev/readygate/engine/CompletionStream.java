@@ -14,7 +14,7 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * What one streamed {@code /v1/completions} answer has delivered so far, fed event by event: text, token ids,
  * logprobs, finish reason, usage, an error event, and the timing of token-carrying events. One instance per call;
- * events arrive serially, while {@link #progress()} may be read from the timeout's thread.
+ * events arrive serially, while {@link #progress(Duration)} may be read from the timeout's thread.
  */
 final class CompletionStream {
 
@@ -247,18 +247,26 @@ final class CompletionStream {
                 "connection " + TransportFailures.endedHow(cause) + " after " + describeEvents() + ", before [DONE]");
     }
 
-    /** How a timeout's detail starts when the stream had begun: the failure is then {@code STALLED}. */
+    /**
+     * How a timeout's detail starts when the stream had begun and then went quiet for at least half the call's
+     * timeout: the failure is then {@code STALLED}.
+     */
     static final String STALLED = "stalled after ";
 
-    /** Where the stream stood, for a timeout's detail. */
-    String progress() {
+    /**
+     * Where the stream stood when its call timed out after {@code timeout}, for the timeout's detail: stalled when it
+     * had begun and then sent nothing for at least half of {@code timeout}, otherwise still under way (too slow, not
+     * stopped).
+     */
+    String progress(Duration timeout) {
         int seen = events;
         if (seen == 0) {
             return "no event yet";
         }
         long quiet = ticker.getAsLong() - lastEventNanos;
-        return STALLED + describeEvents() + ", the last "
-                + Duration.ofNanos(quiet).toMillis() + " ms before";
+        String since =
+                describeEvents() + ", the last " + Duration.ofNanos(quiet).toMillis() + " ms before";
+        return quiet * 2 >= timeout.toNanos() ? STALLED + since : "still streaming: " + since;
     }
 
     private String describeEvents() {

@@ -11,6 +11,8 @@ import java.util.Optional;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
+import reactor.util.function.Tuple3;
+import reactor.util.function.Tuples;
 
 /**
  * Finds out what an engine start really offers, once, by asking: the dialect (configured, else named by
@@ -53,20 +55,26 @@ public final class EngineDiscovery {
                 .flatMap(choice -> serverInfo(choice).flatMap(info -> {
                     // The three questions are independent: asked at once (each writes its own answers), they add one
                     // round trip, not three, to the time from listening to verified. Kept in the fixed order after.
+                    // One at a time where every open connection takes one of the server's few HTTP threads
+                    // (llama-server): three at once would take them all from the engine's clients.
                     Map<Endpoint, Observed> tokenizing = new LinkedHashMap<>();
                     Map<Endpoint, Observed> versioning = new LinkedHashMap<>();
                     Map<Endpoint, Observed> scraping = new LinkedHashMap<>();
-                    return Mono.zip(
-                                    tokenize(choice.dialect(), card, tokenizing).thenReturn(true),
-                                    version(choice.dialect(), info, versioning),
-                                    metrics(scraping))
-                            .map(answers -> {
-                                Map<Endpoint, Observed> endpoints = new LinkedHashMap<>(tokenizing);
-                                endpoints.putAll(versioning);
-                                endpoints.putAll(scraping);
-                                endpoints.put(Endpoint.SERVER_INFO, serverInfoObserved(choice.dialect(), info));
-                                return surface(choice, card, info, answers.getT2(), answers.getT3(), endpoints);
-                            });
+                    Mono<Boolean> tokenized =
+                            tokenize(choice.dialect(), card, tokenizing).thenReturn(true);
+                    Mono<String> versioned = version(choice.dialect(), info, versioning);
+                    Mono<Set<String>> scraped = metrics(scraping);
+                    Mono<Tuple3<Boolean, String, Set<String>>> asked = choice.dialect()
+                                    .connectionsCostNoThread()
+                            ? Mono.zip(tokenized, versioned, scraped)
+                            : tokenized.flatMap(t -> versioned.flatMap(v -> scraped.map(m -> Tuples.of(t, v, m))));
+                    return asked.map(answers -> {
+                        Map<Endpoint, Observed> endpoints = new LinkedHashMap<>(tokenizing);
+                        endpoints.putAll(versioning);
+                        endpoints.putAll(scraping);
+                        endpoints.put(Endpoint.SERVER_INFO, serverInfoObserved(choice.dialect(), info));
+                        return surface(choice, card, info, answers.getT2(), answers.getT3(), endpoints);
+                    });
                 }));
     }
 

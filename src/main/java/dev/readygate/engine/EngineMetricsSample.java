@@ -23,6 +23,8 @@ import org.jspecify.annotations.Nullable;
  *     {@code process_})
  * @param decodeSteps llama.cpp's {@code llamacpp:n_decode_total}: its decode steps, which rise all along a request
  *     (llama-server adds to its token counters only when a request ends); null for other engines
+ * @param preemptions {@code vllm:num_preemptions_total}: requests vLLM took out of its batch to free KV cache (they
+ *     wait and start again); null for other engines
  */
 public record EngineMetricsSample(
         @Nullable Double processStartTimeSeconds,
@@ -33,7 +35,8 @@ public record EngineMetricsSample(
         @Nullable Double requestSuccess,
         Map<String, String> cacheConfig,
         Set<String> families,
-        @Nullable Double decodeSteps) {
+        @Nullable Double decodeSteps,
+        @Nullable Double preemptions) {
 
     public EngineMetricsSample {
         cacheConfig = Map.copyOf(cacheConfig);
@@ -58,6 +61,7 @@ public record EngineMetricsSample(
                 requestSuccess,
                 cacheConfig,
                 processStartTimeSeconds == null ? Set.of("vllm:") : Set.of("vllm:", "process_"),
+                null,
                 null);
     }
 

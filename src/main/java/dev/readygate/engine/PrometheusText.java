@@ -26,7 +26,8 @@ final class PrometheusText {
         GENERATION_TOKENS,
         PROMPT_TOKENS,
         REQUEST_SUCCESS,
-        DECODE_STEPS
+        DECODE_STEPS,
+        PREEMPTIONS
     }
 
     private static final Map<String, Series> NAMES = Map.ofEntries(
@@ -37,6 +38,8 @@ final class PrometheusText {
             Map.entry("vllm:prompt_tokens_total", Series.PROMPT_TOKENS),
             // Only vLLM's: at the first scrape it tells a snapshot restore (counters restored from the image).
             Map.entry("vllm:request_success_total", Series.REQUEST_SUCCESS),
+            // A preempted request's stream pauses while the others go on: busy, not a stall.
+            Map.entry("vllm:num_preemptions_total", Series.PREEMPTIONS),
             Map.entry("llamacpp:requests_processing", Series.RUNNING),
             Map.entry("llamacpp:requests_deferred", Series.WAITING),
             Map.entry("llamacpp:tokens_predicted_total", Series.GENERATION_TOKENS),
@@ -96,7 +99,8 @@ final class PrometheusText {
                 sums.get(Series.REQUEST_SUCCESS),
                 labels == null ? Map.of() : Map.copyOf(labels),
                 families,
-                sums.get(Series.DECODE_STEPS));
+                sums.get(Series.DECODE_STEPS),
+                sums.get(Series.PREEMPTIONS));
     }
 
     private void sampleLine(int start, int end) {

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -266,7 +265,7 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                 request,
                 onSuccess,
                 secrets(extraSecrets),
-                () -> "no complete answer"));
+                timedOut -> "no complete answer"));
     }
 
     /**
@@ -280,7 +279,7 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
             Function<WebClient, WebClient.RequestHeadersSpec<?>> request,
             Function<ClientResponse, Mono<T>> onSuccess,
             Collection<String> secrets,
-            Supplier<String> progress) {
+            Function<Duration, String> progress) {
         return request.apply(webClient)
                 .exchangeToMono(response -> response.statusCode().is2xxSuccessful()
                         ? onSuccess.apply(response)
@@ -303,12 +302,16 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     }
 
     private EngineFailure failure(
-            Throwable error, Route route, Duration timeout, Collection<String> secrets, Supplier<String> progress) {
+            Throwable error,
+            Route route,
+            Duration timeout,
+            Collection<String> secrets,
+            Function<Duration, String> progress) {
         if (error instanceof EngineCallException known) {
             return known.failure();
         }
         if (error instanceof TimeoutException) {
-            String where = progress.get();
+            String where = progress.apply(timeout);
             return EngineFailure.of(
                     where.startsWith(CompletionStream.STALLED)
                             ? EngineFailure.Kind.STALLED

@@ -65,7 +65,11 @@ final class CanaryProbe {
 
     /** Tokens one run spends at most (an estimate of the prompt plus the output). */
     public int tokenCost() {
-        return config.prompt().length() / 3 + 8 + config.maxTokens();
+        return ownTokens().total();
+    }
+
+    private EngineLoad.OwnTokens ownTokens() {
+        return new EngineLoad.OwnTokens(config.prompt().length() / 3 + 8, config.maxTokens());
     }
 
     /**
@@ -95,7 +99,7 @@ final class CanaryProbe {
                 failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
                                 || failure.failure().kind() == EngineFailure.Kind.STALLED
                         ? timeouts.judge(
-                                ProbeKind.CANARY, failure.failure(), before, tokenCost(), TimeoutVerdict.Reasons.HEAVY)
+                                ProbeKind.CANARY, failure.failure(), before, ownTokens(), TimeoutVerdict.Reasons.HEAVY)
                         : Mono.fromSupplier(
                                 () -> ProbeFailures.report(ProbeKind.CANARY, failure.failure(), clock.instant()));
         });
@@ -168,7 +172,7 @@ final class CanaryProbe {
         }
         return client.metrics()
                 .map(call -> call instanceof EngineCall.Success<EngineMetricsSample> after
-                        && EngineLoad.between(before, after.value(), tokenCost()) != EngineLoad.IDLE);
+                        && EngineLoad.between(before, after.value(), ownTokens()) != EngineLoad.IDLE);
     }
 
     private ProbeReport matched(CanaryExpectation expectation, CanaryAnswer actual, boolean underLoad) {

@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  * @param lightChecks how many light checks ran on this start (every {@code canary-every}-th is the canary)
  * @param lightChecksAtLastHeavy {@code lightChecks} when the heavy probes last ran (their successes are readygate's
  *     own, not real traffic's)
+ * @param putOffSince the scrape a light check was last put off at, while every llama-server slot was taken: the next
+ *     one put off is judged against it from the engine's metrics alone; null once a light check ran
  */
 public record EngineFacts(
         String startId,
@@ -45,7 +47,8 @@ public record EngineFacts(
         MetricsEvidence metricsEvidence,
         @Nullable Instant lastLight,
         int lightChecks,
-        int lightChecksAtLastHeavy) {
+        int lightChecksAtLastHeavy,
+        @Nullable EngineMetricsSample putOffSince) {
 
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
@@ -66,7 +69,8 @@ public record EngineFacts(
                 MetricsEvidence.NONE,
                 null,
                 0,
-                0);
+                0,
+                null);
     }
 
     EngineFacts withCard(ModelCard value) {
@@ -132,6 +136,15 @@ public record EngineFacts(
         return with(draft -> {
             draft.lastLight = at;
             draft.lightChecks = lightChecks + 1;
+            draft.putOffSince = null;
+        });
+    }
+
+    /** A light check due now is put off (every slot taken), and judged from {@code sample} and the next one on. */
+    EngineFacts withLightCheckPutOff(Instant at, EngineMetricsSample sample) {
+        return with(draft -> {
+            draft.lastLight = at;
+            draft.putOffSince = sample;
         });
     }
 
@@ -163,7 +176,8 @@ public record EngineFacts(
                 draft.metricsEvidence,
                 draft.lastLight,
                 draft.lightChecks,
-                draft.lightChecksAtLastHeavy);
+                draft.lightChecksAtLastHeavy,
+                draft.putOffSince);
     }
 
     /** The facts being changed. */
@@ -202,6 +216,9 @@ public record EngineFacts(
 
         int lightChecksAtLastHeavy;
 
+        @Nullable
+        EngineMetricsSample putOffSince;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -216,6 +233,7 @@ public record EngineFacts(
             lastLight = facts.lastLight;
             lightChecks = facts.lightChecks;
             lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
+            putOffSince = facts.putOffSince;
         }
     }
 

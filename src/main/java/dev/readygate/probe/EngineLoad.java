@@ -5,43 +5,130 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What the engine's metrics say about its other work between two scrapes: progress of real traffic is evidence that
- * the engine is busy, not broken. Progress is its generated and prompt tokens moving (vLLM's
- * {@code vllm:generation_tokens_total} and {@code vllm:prompt_tokens_total}, SGLang's and TGI's alike), or llama.cpp's
- * decode steps ({@code llamacpp:n_decode_total}: llama-server adds to its token counters only when a request ends);
- * work is requests running or waiting. Pure.
+ * the engine is busy, not broken; requests running or waiting without it are a stall. Progress is read in each
+ * engine's own terms:
+ *
+ * <ul>
+ *   <li>vLLM adds to {@code vllm:generation_tokens_total} at every engine step, a token for each request that produced
+ *       one (its prompt tokens only with a request's first token): the work already running progresses when, beyond
+ *       the probe's own tokens, at least one token was generated for each request running before the probe. New
+ *       requests prefilled meanwhile are no evidence that the running ones advance (an engine whose streams stall after
+ *       their first tokens still takes in and prefills new requests). And vLLM gives every running request a token at
+ *       every step: a probe whose own stream began and then stopped while the others advanced was left out of the
+ *       batch, a stall of its own, unless vLLM preempted requests meanwhile ({@code vllm:num_preemptions_total} rose,
+ *       or is not exported: a preempted request waits for KV cache and starts again).
+ *   <li>llama.cpp adds to its token counters only when a request ends: its decode steps ({@code
+ *       llamacpp:n_decode_total}), each of which advances every busy slot, are its progress.
+ *   <li>Any other engine (SGLang and TGI count tokens when a request ends): its prompt and generated tokens moving
+ *       beyond the probe's own.
+ * </ul>
+ *
+ * Pure.
  */
 enum EngineLoad {
     /** Nothing else runs or waits. */
     IDLE,
     /** Other requests run or wait, and the engine made progress beyond the probe's own tokens. */
     BUSY,
-    /** Requests run or wait, and the engine made no progress. */
-    STALLED;
+    /** Requests run or wait, and the engine made no progress (vLLM: less than a token for each running request). */
+    STALLED,
+    /**
+     * vLLM advanced its other requests, but the probe's own stream began and then stopped, with no preemption: the
+     * engine left a running request out of its batch, a stall.
+     */
+    LEFT_OUT;
+
+    /** The tokens a probe itself may have added to the engine's counters: none of them is progress of other work. */
+    record OwnTokens(int prompt, int output) {
+
+        int total() {
+            return prompt + output;
+        }
+    }
+
+    /** The engine's other work from {@code before} to {@code after}, while a probe ran. */
+    static EngineLoad between(@Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own) {
+        return between(before, after, own, false);
+    }
 
     /**
-     * The engine's other work from {@code before} to {@code after}.
+     * What the engine's other work says of a probe that got no (further) answer in time, and may still be running or
+     * waiting in the engine when {@code after} was scraped: one request of {@code after} may be the probe's own, so the
+     * engine is idle unless other work ran before the probe or more than one request runs or waits after it.
      *
-     * @param ownTokens tokens the probe itself may have added to the counters (not progress of other work)
+     * @param ownStreamStopped whether the probe's own stream had begun and then went quiet ({@code STALLED})
      */
-    static EngineLoad between(@Nullable EngineMetricsSample before, EngineMetricsSample after, double ownTokens) {
-        boolean working = positive(after.requestsRunning()) || positive(after.requestsWaiting());
-        if (!working) {
+    static EngineLoad afterTimeout(
+            @Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own, boolean ownStreamStopped) {
+        double requests = count(after.requestsRunning()) + count(after.requestsWaiting());
+        if (!working(before) && requests <= 1) {
+            return IDLE;
+        }
+        return between(before, after, own, ownStreamStopped);
+    }
+
+    private static EngineLoad between(
+            @Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own, boolean ownStreamStopped) {
+        if (!working(after) && !working(before)) {
             return IDLE;
         }
         if (before == null) {
             return STALLED;
         }
+        if (before.decodeSteps() != null && after.decodeSteps() != null) {
+            // llama.cpp: a probe waiting behind another request adds no step of its own (at most one to evaluate its
+            // prompt, one per token it generated).
+            return delta(before.decodeSteps(), after.decodeSteps()) > own.total() ? BUSY : STALLED;
+        }
+        if (countsEveryStep(after)) {
+            double generated = delta(before.generationTokens(), after.generationTokens()) - own.output();
+            if (generated < Math.max(1, running(before))) {
+                return STALLED;
+            }
+            boolean preempted = before.preemptions() == null
+                    || after.preemptions() == null
+                    || delta(before.preemptions(), after.preemptions()) > 0;
+            return ownStreamStopped && !preempted ? LEFT_OUT : BUSY;
+        }
         double progress = delta(before.generationTokens(), after.generationTokens())
                 + delta(before.promptTokens(), after.promptTokens());
-        // llama.cpp's decode steps: a probe waiting behind another request adds none of its own (at most one to
-        // evaluate its prompt, one per token it generated).
-        double steps = delta(before.decodeSteps(), after.decodeSteps());
-        return progress > ownTokens || steps > ownTokens ? BUSY : STALLED;
+        return progress > own.total() ? BUSY : STALLED;
+    }
+
+    /** The progress from {@code before} to {@code after} in the engine's own terms, for an operator to read. */
+    static String progress(EngineMetricsSample before, EngineMetricsSample after) {
+        if (before.decodeSteps() != null && after.decodeSteps() != null) {
+            return "%.0f tokens processed, %.0f decode steps"
+                    .formatted(tokens(before, after), delta(before.decodeSteps(), after.decodeSteps()));
+        }
+        if (countsEveryStep(after)) {
+            return "%.0f tokens generated for %.0f requests running before the probe"
+                    .formatted(delta(before.generationTokens(), after.generationTokens()), running(before));
+        }
+        return "%.0f tokens processed".formatted(tokens(before, after));
     }
 
     /** Whether a sample shows other requests running or waiting (the probe's own not yet counted). */
     static boolean working(@Nullable EngineMetricsSample sample) {
         return sample != null && (positive(sample.requestsRunning()) || positive(sample.requestsWaiting()));
+    }
+
+    /** vLLM's series: its generation tokens are counted at every engine step, not when a request ends. */
+    private static boolean countsEveryStep(EngineMetricsSample sample) {
+        return sample.families().contains("vllm:") && sample.generationTokens() != null;
+    }
+
+    private static double count(@Nullable Double value) {
+        return value == null ? 0 : Math.max(0, value);
+    }
+
+    private static double running(EngineMetricsSample sample) {
+        return sample.requestsRunning() == null ? 0 : Math.max(0, sample.requestsRunning());
+    }
+
+    private static double tokens(EngineMetricsSample before, EngineMetricsSample after) {
+        return delta(before.generationTokens(), after.generationTokens())
+                + delta(before.promptTokens(), after.promptTokens());
     }
 
     private static boolean positive(@Nullable Double value) {

@@ -58,7 +58,11 @@ final class GenerationCheck {
 
     /** The tokens one check spends at most. */
     int tokenCost() {
-        return PROMPT_TOKENS + config.outputTokens();
+        return ownTokens().total();
+    }
+
+    private EngineLoad.OwnTokens ownTokens() {
+        return new EngineLoad.OwnTokens(PROMPT_TOKENS, config.outputTokens());
     }
 
     /**
@@ -129,7 +133,7 @@ final class GenerationCheck {
     private Mono<ProbeReport> failed(EngineFailure failure, @Nullable EngineMetricsSample before) {
         return switch (failure.kind()) {
             case TIMED_OUT, STALLED ->
-                timeouts.judge(ProbeKind.GENERATION, failure, before, tokenCost(), TimeoutVerdict.Reasons.GENERATION);
+                timeouts.judge(ProbeKind.GENERATION, failure, before, ownTokens(), TimeoutVerdict.Reasons.GENERATION);
             // The engine went away: the observation that takes it out at once.
             case REFUSED ->
                 Mono.fromSupplier(() -> ProbeFailures.report(ProbeKind.GENERATION, failure, clock.instant()));

@@ -6,6 +6,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.Reason;
+import java.time.Instant;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -44,6 +45,11 @@ final class LightChecks {
         return canary != null && every > 0 && count % every == every - 1;
     }
 
+    /** How long a light check sent now would wait for its answer ({@link GenerationCheck#budget}). */
+    java.time.Duration budget(@Nullable EngineMetricsSample before) {
+        return generation.budget(before);
+    }
+
     /** The tokens one light check spends at most (the dearer of the two). */
     int tokenCost() {
         return Math.max(generation.tokenCost(), canary == null ? 0 : canary.tokenCost());
@@ -60,6 +66,48 @@ final class LightChecks {
                 : generation.run(card, before);
         return check.doOnNext(this::record).map(LightChecks::observation);
     }
+
+    /**
+     * A light check put off because every llama-server slot stays taken, judged from the engine's metrics alone: its
+     * decode steps moved since {@code since} ({@code over} ago), or the requests in its slots advance no more. Null
+     * without decode steps in both scrapes (nothing else tells a long request from a stall there).
+     */
+    @Nullable
+    Observation putOff(EngineMetricsSample since, EngineMetricsSample now, java.time.Duration over, Instant at) {
+        Double from = since.decodeSteps();
+        Double to = now.decodeSteps();
+        if (from == null || to == null) {
+            return null;
+        }
+        String slots = "light check put off, every slot taken (%.0f requests processing, %.0f deferred): "
+                .formatted(
+                        now.requestsRunning() == null ? 0 : now.requestsRunning(),
+                        now.requestsWaiting() == null ? 0 : now.requestsWaiting());
+        long seconds = Math.max(0, over.toSeconds());
+        ProbeReport report = switch (EngineLoad.between(since, now, NOTHING_OF_ITS_OWN)) {
+            case STALLED ->
+                ProbeReport.failed(
+                        ProbeKind.GENERATION,
+                        at,
+                        Reason.GENERATION_STALLED,
+                        slots + "no decode step in " + seconds + " s, the requests in its slots advance no more");
+            default ->
+                new ProbeReport(
+                        ProbeKind.GENERATION,
+                        at,
+                        ProbeReport.Outcome.BUSY,
+                        null,
+                        slots + "%.0f decode steps in %d s".formatted(Math.max(0, to - from), seconds),
+                        false,
+                        null,
+                        null);
+        };
+        record(report);
+        return observation(report);
+    }
+
+    /** A check put off sent nothing: no token is its own. */
+    private static final EngineLoad.OwnTokens NOTHING_OF_ITS_OWN = new EngineLoad.OwnTokens(0, 0);
 
     private void record(ProbeReport report) {
         history.record(report);

@@ -475,7 +475,11 @@ final class ProbeSchedule {
                 && now.isBefore(last.plus(config.generation().interval()))) {
             return;
         }
-        if (waitsHoldingAThread(current) || !lightInFlight.compareAndSet(false, true)) {
+        if (waitsHoldingAThread(current)) {
+            putOff(checks, current, now);
+            return;
+        }
+        if (!lightInFlight.compareAndSet(false, true)) {
             return;
         }
         String startId = current.startId();
@@ -490,6 +494,34 @@ final class ProbeSchedule {
                 .subscribe(
                         observation -> {},
                         error -> unexpected.warn("light-check", "Light check failed unexpectedly", error));
+    }
+
+    /**
+     * A light check due while every llama-server slot stays taken is put off, and judged from the engine's metrics
+     * instead, over at least {@code generation.interval} and the budget the check would have had: decode steps moving
+     * since the one put off before are busy; none is a stall, a failure as a light check's would be.
+     */
+    private void putOff(LightChecks checks, EngineFacts current, Instant now) {
+        EngineMetricsSample sample = Objects.requireNonNull(current.freshSample());
+        EngineMetricsSample since = current.putOffSince();
+        Instant last = current.lastLight();
+        if (since != null && last != null) {
+            Duration budget = checks.budget(since);
+            Duration window = budget.compareTo(config.generation().interval()) > 0
+                    ? budget
+                    : config.generation().interval();
+            if (now.isBefore(last.plus(window))) {
+                return;
+            }
+        }
+        String startId = current.startId();
+        facts.learn(startId, f -> f.withLightCheckPutOff(now, sample));
+        if (since != null && last != null) {
+            Observation observation = checks.putOff(since, sample, Duration.between(last, now), now);
+            if (observation != null) {
+                machine.apply(observation, startId);
+            }
+        }
     }
 
     /**

@@ -118,7 +118,7 @@ final class RepresentativeProbe {
                                 ProbeKind.REPRESENTATIVE,
                                 failure.failure(),
                                 before,
-                                config.outputTokens(),
+                                new EngineLoad.OwnTokens(planned, config.outputTokens()),
                                 TimeoutVerdict.Reasons.HEAVY)
                         : Mono.fromSupplier(() ->
                                 ProbeFailures.report(ProbeKind.REPRESENTATIVE, failure.failure(), clock.instant()));

@@ -12,8 +12,9 @@ import reactor.core.publisher.Mono;
 /**
  * What a probe that got no (further) answer in time means: a probe waiting behind real traffic is not a failure. The
  * engine's metrics are read again and compared with those from before the probe ({@link EngineLoad}): other work
- * progressing is {@code busy} (neither pass nor failure); requests running or waiting with no progress is a stall;
- * an idle engine that did not answer timed out. Without {@code /metrics} there is no telling: the timeout is a
+ * progressing is {@code busy} (neither pass nor failure); requests running or waiting with no progress is a stall, and
+ * so is a vLLM engine that advanced its other requests while the probe's own stream stopped; an idle engine that did
+ * not answer timed out. Without {@code /metrics} there is no telling: the timeout is a
  * failure.
  */
 final class TimeoutVerdict {
@@ -49,7 +50,7 @@ final class TimeoutVerdict {
             ProbeKind kind,
             EngineFailure timeout,
             @Nullable EngineMetricsSample before,
-            double ownTokens,
+            EngineLoad.OwnTokens ownTokens,
             Reasons reasons) {
         Reason own = timeout.kind() == EngineFailure.Kind.STALLED ? reasons.stalled() : reasons.timedOut();
         if (before == null || !facts.current().capabilities().metrics()) {
@@ -62,8 +63,9 @@ final class TimeoutVerdict {
             EngineMetricsSample after = success.value();
             double running = after.requestsRunning() == null ? 0 : after.requestsRunning();
             double waiting = after.requestsWaiting() == null ? 0 : after.requestsWaiting();
-            String progress = progress(before, after);
-            return switch (EngineLoad.between(before, after, ownTokens)) {
+            String progress = EngineLoad.progress(before, after);
+            return switch (EngineLoad.afterTimeout(
+                    before, after, ownTokens, timeout.kind() == EngineFailure.Kind.STALLED)) {
                 case BUSY ->
                     new ProbeReport(
                             kind,
@@ -80,23 +82,17 @@ final class TimeoutVerdict {
                             kind,
                             clock.instant(),
                             reasons.stalled(),
-                            "%s with %.0f requests running, %.0f waiting and no progress (%s meanwhile)"
+                            "%s with %.0f requests running, %.0f waiting and no progress of them (%s meanwhile)"
                                     .formatted(timeout.detail(), running, waiting, progress));
+                case LEFT_OUT ->
+                    ProbeReport.failed(
+                            kind,
+                            clock.instant(),
+                            reasons.stalled(),
+                            "%s while the engine advanced its other requests (%s meanwhile, no preemption)"
+                                    .formatted(timeout.detail(), progress));
                 case IDLE -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
             };
         });
-    }
-
-    /** The progress between two samples, in the engine's own terms: tokens, and llama.cpp's decode steps. */
-    private static String progress(EngineMetricsSample before, EngineMetricsSample after) {
-        String tokens = "%.0f tokens processed".formatted(Math.max(0, tokens(after) - tokens(before)));
-        Double from = before.decodeSteps();
-        Double to = after.decodeSteps();
-        return from == null || to == null ? tokens : tokens + ", %.0f decode steps".formatted(Math.max(0, to - from));
-    }
-
-    private static double tokens(EngineMetricsSample sample) {
-        return (sample.generationTokens() == null ? 0 : sample.generationTokens())
-                + (sample.promptTokens() == null ? 0 : sample.promptTokens());
     }
 }

@@ -329,6 +329,7 @@ class LlamaServerIT {
         WebTestClient client = readygate(engine.baseUrl());
         awaitReady(client, engine);
         List<String> states = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> deferred = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.time.Instant slotTaken;
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
         java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> longRequest = http.sendAsync(
@@ -353,6 +354,18 @@ class LlamaServerIT {
                         JsonNode status = ReadygateClients.status(client);
                         states.add(status.path("state").asString() + "/"
                                 + status.path("reason").asString(""));
+                        // A light check sent now would wait in llama-server's queue: requests_deferred 1.
+                        deferred.add(java.util.regex.Pattern.compile("(?m)^llamacpp:requests_deferred (\\S+)$")
+                                .matcher(http.send(
+                                                java.net.http.HttpRequest.newBuilder(
+                                                                java.net.URI.create(engine.baseUrl() + "/metrics"))
+                                                        .build(),
+                                                java.net.http.HttpResponse.BodyHandlers.ofString())
+                                        .body())
+                                .results()
+                                .map(match -> match.group(1))
+                                .findFirst()
+                                .orElse("absent"));
                         return ReadygateClients.readyz(client) == 200 && !longRequest.isDone();
                     });
         } finally {
@@ -360,15 +373,20 @@ class LlamaServerIT {
         }
         assertThat(states).as("busy is not broken").allMatch(state -> state.startsWith("ready/"));
         // Its only slot taken: a light check would wait for it holding one of llama-server's three HTTP threads
-        // (until the slot frees, even once given up), so none is sent while the slot stays taken.
-        // (None at all when the slot was taken before the first one was due.)
+        // (until the slot frees, even once given up), so none is sent while the slot stays taken: nothing waited.
+        assertThat(deferred).isNotEmpty().allMatch(value -> value.equals("0"));
+        // Each one due is judged from llama-server's decode steps instead: they moved, busy.
         JsonNode generation = ReadygateClients.status(client).at("/probes/generation/last");
-        String lastAt = generation.path("at").asString("");
-        if (!lastAt.isEmpty()) {
-            assertThat(java.time.Instant.parse(lastAt))
-                    .as(generation.toString())
-                    .isBefore(slotTaken);
-        }
+        assertThat(java.time.Instant.parse(generation.path("at").asString()))
+                .as(generation.toString())
+                .isAfter(slotTaken);
+        assertThat(generation.path("outcome").asString())
+                .as(generation.toString())
+                .isEqualTo("busy");
+        assertThat(generation.path("detail").asString())
+                .as(generation.toString())
+                .startsWith("light check put off, every slot taken (1 requests processing, 0 deferred): ")
+                .containsPattern("[0-9]+ decode steps in [0-9]+ s");
     }
 
     @Test

@@ -103,13 +103,26 @@ class CompletionStreamTests {
 
     @Test
     void progressWhenTheStreamIsQuietSaysForHowLong() {
-        assertThat(stream.progress()).isEqualTo("no event yet");
+        Duration timeout = Duration.ofMillis(900);
+        assertThat(stream.progress(timeout)).isEqualTo("no event yet");
 
         at(100, token("Hi", 5, -0.1, null));
         at(120, token(" there", 6, -0.1, null));
         nanos.set(Duration.ofMillis(900).toNanos());
 
-        assertThat(stream.progress()).isEqualTo("stalled after 2 events, the last 780 ms before");
+        assertThat(stream.progress(timeout)).isEqualTo("stalled after 2 events, the last 780 ms before");
+    }
+
+    @Test
+    void aStreamThatBeganLateAndIsStillUnderWayIsSlowNotStalled() {
+        // The first token after 800 ms of a 900 ms budget: the stream did not stop, it is late.
+        at(800, token("Hi", 5, -0.1, null));
+        nanos.set(Duration.ofMillis(900).toNanos());
+
+        assertThat(stream.progress(Duration.ofMillis(900)))
+                .isEqualTo("still streaming: 1 event, the last 100 ms before");
+        // Quiet for half the budget is a stall.
+        assertThat(stream.progress(Duration.ofMillis(200))).isEqualTo("stalled after 1 event, the last 100 ms before");
     }
 
     @Test

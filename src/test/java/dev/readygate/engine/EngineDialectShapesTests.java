@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -62,6 +63,25 @@ class EngineDialectShapesTests {
 
     /** llama-server with {@code -c 256} and {@code --metrics}; {@code body} records the last /tokenize request. */
     static FakeEngine llamaServer(AtomicReference<String> body, boolean loading) {
+        return llamaServer(body, loading, new InFlight(Duration.ZERO));
+    }
+
+    /** Requests the server is answering at once, each answered after {@code delay}: the most at any moment. */
+    record InFlight(Duration delay, AtomicInteger now, AtomicInteger most) {
+
+        InFlight(Duration delay) {
+            this(delay, new AtomicInteger(), new AtomicInteger());
+        }
+
+        Mono<Void> answer(Mono<Void> response) {
+            return Mono.fromRunnable(() -> most.accumulateAndGet(now.incrementAndGet(), Math::max))
+                    .then(Mono.delay(delay))
+                    .then(response)
+                    .doFinally(signal -> now.decrementAndGet());
+        }
+    }
+
+    static FakeEngine llamaServer(AtomicReference<String> body, boolean loading, InFlight inFlight) {
         return FakeEngine.start(routes -> routes.get(
                         "/health",
                         (req, res) -> loading
@@ -72,29 +92,33 @@ class EngineDialectShapesTests {
                                                 + "\"unavailable_error\"}}")
                                 : send(res, 200, "{\"status\":\"ok\"}"))
                 .get("/v1/models", (req, res) -> send(res, 200, LLAMA_MODELS))
-                .get("/props", (req, res) -> send(res, 200, LLAMA_PROPS))
+                .get("/props", (req, res) -> inFlight.answer(send(res, 200, LLAMA_PROPS)))
                 .get(
                         "/metrics",
-                        (req, res) -> res.status(200)
+                        (req, res) -> inFlight.answer(res.status(200)
                                 .header(HttpHeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4")
-                                .sendString(Mono.just(LLAMA_METRICS)))
+                                .sendString(Mono.just(LLAMA_METRICS))
+                                .then()))
                 .post(
                         "/tokenize",
-                        (req, res) -> req.receive().aggregate().asString().flatMap(request -> {
-                            body.set(request);
-                            // llama-server reads "content" only; anything else gets an empty token list.
-                            return send(
-                                    res,
-                                    200,
-                                    request.contains("\"content\"")
-                                            ? "{\"tokens\":[1,450,4996,17354]}"
-                                            : "{\"tokens\":[]}");
-                        }))
+                        (req, res) -> inFlight.answer(req.receive()
+                                .aggregate()
+                                .asString()
+                                .flatMap(request -> {
+                                    body.set(request);
+                                    // llama-server reads "content" only; anything else gets an empty token list.
+                                    return send(
+                                            res,
+                                            200,
+                                            request.contains("\"content\"")
+                                                    ? "{\"tokens\":[1,450,4996,17354]}"
+                                                    : "{\"tokens\":[]}");
+                                })))
                 .post(
                         "/detokenize",
-                        (req, res) -> send(
-                                res, 200, "{\"content\":\"<s> The quick brown fox jumps over" + " the lazy dog.\"}"))
-                .route(req -> true, (req, res) -> send(res, 404, LLAMA_NOT_FOUND)));
+                        (req, res) -> inFlight.answer(send(
+                                res, 200, "{\"content\":\"<s> The quick brown fox jumps over" + " the lazy dog.\"}")))
+                .route(req -> true, (req, res) -> inFlight.answer(send(res, 404, LLAMA_NOT_FOUND))));
     }
 
     @Test
@@ -299,6 +323,25 @@ class EngineDialectShapesTests {
                             "busyDetection",
                             "yes: /metrics has requests running and tokens generated (no vllm:* series, llamacpp:*"
                                     + " series)");
+        }
+    }
+
+    @Test
+    void discoveryOfLlamaServerAsksOneQuestionAtATime() {
+        // llama-server gives every open connection one of its few HTTP threads (3 on a small machine): discovery
+        // asking /tokenize, /version and /metrics at once would take them all while the engine's clients wait.
+        InFlight inFlight = new InFlight(Duration.ofMillis(50));
+        try (FakeEngine engine = llamaServer(new AtomicReference<>(), false, inFlight);
+                WebClientEngineClient client = client(engine.url())) {
+            ModelCard card = success(client.model());
+
+            EngineSurface surface = new EngineDiscovery(client, Optional.empty(), null)
+                    .discover(card)
+                    .block(Duration.ofSeconds(10));
+
+            assertThat(surface.dialect()).isEqualTo(EngineDialect.LLAMA_CPP);
+            assertThat(surface.tokenizeUsable()).isTrue();
+            assertThat(inFlight.most()).hasValue(1);
         }
     }
 

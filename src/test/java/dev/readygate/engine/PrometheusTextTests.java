@@ -101,6 +101,19 @@ class PrometheusTextTests {
     }
 
     @Test
+    void parseReadsVllmsPreemptionsSummedOverItsEngineCores() {
+        EngineMetricsSample sample = PrometheusText.parse("""
+                # HELP vllm:num_preemptions_total Cumulative number of preemption from the engine.
+                # TYPE vllm:num_preemptions_total counter
+                vllm:num_preemptions_total{engine="0",model_name="Qwen/Qwen3-0.6B"} 2.0
+                vllm:num_preemptions_total{engine="1",model_name="Qwen/Qwen3-0.6B"} 3.0
+                """);
+
+        assertThat(sample.preemptions()).isEqualTo(5.0);
+        assertThat(PrometheusText.parse("up 1\n").preemptions()).isNull();
+    }
+
+    @Test
     void parseWhenCacheConfigLabelsHaveEscapesUnescapesThem() {
         EngineMetricsSample sample = PrometheusText.parse(VLLM);
 
@@ -117,7 +130,7 @@ class PrometheusTextTests {
 
         assertThat(sample)
                 .isEqualTo(new EngineMetricsSample(
-                        null, null, null, null, null, null, Map.of(), java.util.Set.of(), null));
+                        null, null, null, null, null, null, Map.of(), java.util.Set.of(), null, null));
         assertThat(sample.kvCacheSizeTokens()).isNull();
     }
 

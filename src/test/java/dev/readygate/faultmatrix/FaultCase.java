@@ -203,12 +203,8 @@ enum FaultCase {
             // failure-threshold reset checks, health-interval apart, and the cheap check in progress.
             case RESETS -> rt.plus(hi).multipliedBy(ft).plus(s.readyInterval());
             case LIGHT_FAILS -> lightFails(s);
-            case LIGHT_TIMES_OUT -> {
-                if (unseenUnderLoad(condition)) {
-                    yield null;
-                }
-                yield reason != null && lightReasons.contains(reason) ? lightTimesOut(s) : heavyInFlight(s);
-            }
+            case LIGHT_TIMES_OUT ->
+                reason != null && lightReasons.contains(reason) ? lightTimesOut(s) : heavyInFlight(s);
             case CANARY -> nextCanary(s);
             case HEAVY_PROBE -> condition == Condition.LOAD ? heavyProbes(s).plus(s.heavyInterval()) : heavyProbes(s);
             case NEEDS_OBJECTIVE -> {
@@ -219,7 +215,9 @@ enum FaultCase {
                 Duration light = s.slowLightCheckTimesOut() ? heavyInFlight(s) : null;
                 Duration heavy = s.timeToFirstTokenObjective() != null ? heavyProbes(s) : null;
                 if (reason != null && lightReasons.contains(reason) && light != null) {
-                    yield light;
+                    // Heavy probes that fail too (the objective missed, or their timeout on the idle engine) are
+                    // retried every heavy-retry-interval, each holding the light checks off: the later of the two.
+                    yield heavy == null ? light : max(light, heavy);
                 }
                 if (reason != null && reason.equals(this.reason) && heavy != null) {
                     yield heavy;
@@ -227,16 +225,6 @@ enum FaultCase {
                 yield light == null ? heavy : heavy == null ? light : max(light, heavy);
             }
         };
-    }
-
-    /**
-     * A known gap, not a promise: {@code stall-stream} under load is taken for a busy engine. Every stream stalls after
-     * its first tokens, but the load's new requests are admitted and prefilled meanwhile, so the counters move beyond
-     * the check's own tokens and each timed-out check (and, once deferred no longer, each heavy probe) is judged busy
-     * ({@code EngineLoad}): it is seen only once the load stops. Issue 16, item 2 is open for it.
-     */
-    boolean unseenUnderLoad(Condition condition) {
-        return this == STALL_STREAM && condition == Condition.LOAD;
     }
 
     /** The promised time from the fault to {@code /readyz} 503 with no reason seen yet: the longest any reason takes. */
@@ -255,9 +243,6 @@ enum FaultCase {
             case RESETS -> "failure-threshold × (request-timeout + health-interval) + ready-interval";
             case LIGHT_FAILS -> LIGHT_FAILS_FORMULA;
             case LIGHT_TIMES_OUT -> {
-                if (unseenUnderLoad(condition)) {
-                    yield null;
-                }
                 yield reason != null && lightReasons.contains(reason)
                         ? LIGHT_TIMES_OUT_FORMULA
                         : HEAVY_IN_FLIGHT_FORMULA

@@ -49,9 +49,9 @@ class FaultCaseTests {
         }
         assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.IDLE, "generation_stalled"))
                 .isEqualTo(Duration.ofMillis(5050));
-        // The known gap: a stalled stream under load is taken for busy.
-        assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.LOAD))
-                .isNull();
+        // Under load too: the running streams advance no more, whatever new requests are prefilled meanwhile.
+        assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.LOAD, "generation_stalled"))
+                .isEqualTo(Duration.ofMillis(5050));
         assertThat(FaultCase.KV_TOO_SMALL.toNotReady(s, FaultCase.Condition.IDLE))
                 .isEqualTo(Duration.ofSeconds(154));
         assertThat(FaultCase.KV_TOO_SMALL.toNotReady(s, FaultCase.Condition.LOAD))
@@ -60,6 +60,9 @@ class FaultCaseTests {
         assertThat(FaultCase.SLOW.seenWith(compressed)).isTrue();
         assertThat(FaultCase.SLOW.toNotReady(compressed, FaultCase.Condition.LOAD))
                 .isNull();
+        // Idle, a light check's reason: its heavy probes fail too and hold the light checks off, the later bound.
+        assertThat(FaultCase.SLOW.toNotReady(compressed, FaultCase.Condition.IDLE, "generation_stalled"))
+                .isEqualTo(Duration.ofMillis(8500));
     }
 
     @ParameterizedTest

@@ -379,11 +379,8 @@ final class FaultMatrix {
             return "none: no latency objective set, and a light check answers within its timeout";
         }
         if (r.notReadyBound() == null && r.problem() == null) {
-            return (fault.unseenUnderLoad(r.row().condition())
-                            ? "none under load today (a known gap: stalled streams while new requests' prefill moves"
-                                    + " the counters are taken for busy)"
-                            : "none under load (a slow engine that makes progress is busy, not broken)")
-                    + "; once idle ≤ " + seconds(fault.toNotReady(settings, Condition.IDLE));
+            return "none under load (a slow engine that makes progress is busy, not broken)" + "; once idle ≤ "
+                    + seconds(fault.toNotReady(settings, Condition.IDLE));
         }
         Duration bound = r.notReadyBound() != null
                 ? r.notReadyBound()

@@ -12,52 +12,140 @@ import org.junit.jupiter.api.Test;
 class EngineLoadTests {
 
     static EngineMetricsSample vllm(double running, double waiting, double generated, double prompt) {
-        return new EngineMetricsSample(1.0, running, waiting, generated, prompt, 0.0, Map.of());
+        return vllm(running, waiting, generated, prompt, 0.0);
+    }
+
+    static EngineMetricsSample vllm(
+            double running, double waiting, double generated, double prompt, @Nullable Double preemptions) {
+        return new EngineMetricsSample(
+                1.0,
+                running,
+                waiting,
+                generated,
+                prompt,
+                0.0,
+                Map.of(),
+                Set.of("vllm:", "process_"),
+                null,
+                preemptions);
     }
 
     /** llama-server's series: its token counters rise only when a request ends, its decode steps all along. */
     static EngineMetricsSample llama(double processing, double deferred, double predicted, double decodes) {
         return new EngineMetricsSample(
-                null, processing, deferred, predicted, 2.0, null, Map.of(), Set.of("llamacpp:"), decodes);
+                null, processing, deferred, predicted, 2.0, null, Map.of(), Set.of("llamacpp:"), decodes, null);
+    }
+
+    /** SGLang's series: its token counters rise when a request ends. */
+    static EngineMetricsSample sglang(double running, double queued, double generated, double prompt) {
+        return new EngineMetricsSample(
+                null, running, queued, generated, prompt, null, Map.of(), Set.of("sglang:"), null, null);
     }
 
     static @Nullable EngineMetricsSample none() {
         return null;
     }
 
+    /** A light check's own tokens: an eight-token prompt, two tokens out. */
+    static final EngineLoad.OwnTokens OWN = new EngineLoad.OwnTokens(8, 2);
+
     @Test
     void nothingRunningOrWaitingIsIdleWhateverTheCounters() {
-        assertThat(EngineLoad.between(vllm(0, 0, 0, 0), vllm(0, 0, 500, 500), 10))
+        assertThat(EngineLoad.between(vllm(0, 0, 0, 0), vllm(0, 0, 500, 500), OWN))
                 .isEqualTo(EngineLoad.IDLE);
     }
 
     @Test
     void otherWorkWithTokensBeyondTheProbesOwnIsBusy() {
-        assertThat(EngineLoad.between(vllm(4, 2, 100, 100), vllm(4, 2, 180, 100), 10))
+        assertThat(EngineLoad.between(vllm(4, 2, 100, 100), vllm(4, 2, 180, 100), OWN))
                 .isEqualTo(EngineLoad.BUSY);
-        // Prompt tokens count too: a long prefill is progress.
-        assertThat(EngineLoad.between(vllm(1, 0, 0, 0), vllm(1, 0, 0, 4000), 10))
+        // A request that finished its prefill: vLLM counts its prompt with its first token.
+        assertThat(EngineLoad.between(vllm(1, 0, 0, 0), vllm(1, 0, 3, 4000), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        // SGLang counts a request's tokens when it ends: any of them beyond the probe's own is progress.
+        assertThat(EngineLoad.between(sglang(4, 0, 100, 100), sglang(4, 0, 100, 4100), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+    }
+
+    @Test
+    void onVllmTheRunningRequestsMustAdvanceNewRequestsPrefilledAreNoProgressOfThem() {
+        // 24 streams stuck after their first tokens while new requests keep coming: each new one is prefilled and
+        // gets its first two tokens, so both counters move, but the running ones never advance.
+        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(25, 0, 1008, 41_200), OWN))
+                .isEqualTo(EngineLoad.STALLED);
+        // The same 24 streams healthy, at 50 ms a token: 20 tokens each in a second.
+        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1480, 40_000), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        // A token for each of them is enough (a slow engine, a second a token).
+        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1026, 40_000), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        // The probe's own two tokens are not those of the others.
+        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1025, 40_000), OWN))
+                .isEqualTo(EngineLoad.STALLED);
+    }
+
+    @Test
+    void onVllmAProbeWhoseOwnStreamStoppedWhileTheOthersAdvancedWasLeftOutUnlessVllmPreempted() {
+        // Clients that give up after half a second and retry: so many new requests that their first two tokens
+        // outnumber the running ones, though each of those is stuck. The probe's own stream began and stopped too.
+        EngineMetricsSample before = vllm(24, 0, 1000, 40_000, 0.0);
+        EngineMetricsSample after = vllm(24, 0, 1072, 43_600, 0.0);
+        assertThat(EngineLoad.afterTimeout(before, after, OWN, true)).isEqualTo(EngineLoad.LEFT_OUT);
+        // The same counters, the probe still waiting for its first token: busy (it may be queued behind them).
+        assertThat(EngineLoad.afterTimeout(before, after, OWN, false)).isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.between(before, after, OWN)).isEqualTo(EngineLoad.BUSY);
+        // vLLM preempted requests meanwhile (the probe's among them, perhaps): a preempted stream waits, busy.
+        assertThat(EngineLoad.afterTimeout(before, vllm(24, 3, 1072, 43_600, 3.0), OWN, true))
+                .isEqualTo(EngineLoad.BUSY);
+        // No preemption counter to tell: busy, not broken.
+        assertThat(EngineLoad.afterTimeout(vllm(24, 0, 1000, 40_000, null), vllm(24, 0, 1072, 43_600, null), OWN, true))
+                .isEqualTo(EngineLoad.BUSY);
+        // A stopped stream on an engine whose running requests do not advance either: stalled, as before.
+        assertThat(EngineLoad.afterTimeout(before, vllm(24, 0, 1008, 41_200, 0.0), OWN, true))
+                .isEqualTo(EngineLoad.STALLED);
+        // llama-server's steps and SGLang's tokens are read as before: a stopped stream there is not judged alone.
+        assertThat(EngineLoad.afterTimeout(llama(1, 1, 0, 123), llama(1, 1, 0, 336), OWN, true))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.afterTimeout(sglang(4, 0, 100, 100), sglang(4, 0, 100, 4100), OWN, true))
                 .isEqualTo(EngineLoad.BUSY);
     }
 
     @Test
     void requestsRunningOrWaitingWithoutProgressIsAStall() {
-        assertThat(EngineLoad.between(vllm(4, 0, 100, 100), vllm(4, 0, 100, 100), 10))
+        assertThat(EngineLoad.between(vllm(4, 0, 100, 100), vllm(4, 0, 100, 100), OWN))
                 .isEqualTo(EngineLoad.STALLED);
         // The probe's own tokens are no progress of other work.
-        assertThat(EngineLoad.between(vllm(0, 3, 100, 100), vllm(0, 3, 105, 103), 10))
+        assertThat(EngineLoad.between(vllm(0, 3, 100, 100), vllm(0, 3, 102, 108), OWN))
+                .isEqualTo(EngineLoad.STALLED);
+        assertThat(EngineLoad.between(sglang(0, 3, 100, 100), sglang(0, 3, 102, 108), OWN))
                 .isEqualTo(EngineLoad.STALLED);
     }
 
     @Test
+    void aProbeThatTimedOutOnAnIdleEngineIsItsOwnOnlyRequestAndTheEngineIdle() {
+        // A slow engine, idle before the probe: the one request running when it timed out is the probe itself, whose
+        // own prompt (counted with its first token) and tokens are no one else's progress.
+        assertThat(EngineLoad.afterTimeout(vllm(0, 0, 100, 100), vllm(1, 0, 101, 300), OWN, false))
+                .isEqualTo(EngineLoad.IDLE);
+        assertThat(EngineLoad.afterTimeout(vllm(0, 0, 100, 100), vllm(0, 1, 100, 100), OWN, false))
+                .isEqualTo(EngineLoad.IDLE);
+        // One more request than the probe: other work.
+        assertThat(EngineLoad.afterTimeout(vllm(0, 0, 100, 100), vllm(2, 0, 101, 300), OWN, false))
+                .isEqualTo(EngineLoad.STALLED);
+        // Other work before the probe, none after: judged on its progress.
+        assertThat(EngineLoad.afterTimeout(vllm(2, 0, 100, 100), vllm(0, 0, 300, 100), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+    }
+
+    @Test
     void withoutAnEarlierSampleWorkIsNeverTakenForProgress() {
-        assertThat(EngineLoad.between(none(), vllm(4, 0, 100, 100), 10)).isEqualTo(EngineLoad.STALLED);
+        assertThat(EngineLoad.between(none(), vllm(4, 0, 100, 100), OWN)).isEqualTo(EngineLoad.STALLED);
     }
 
     @Test
     void countersThatWentDownAreNoProgress() {
         // A restarted engine's counters start again from zero.
-        assertThat(EngineLoad.between(vllm(2, 0, 1000, 1000), vllm(2, 0, 5, 5), 10))
+        assertThat(EngineLoad.between(vllm(2, 0, 1000, 1000), vllm(2, 0, 5, 5), OWN))
                 .isEqualTo(EngineLoad.STALLED);
     }
 
@@ -73,13 +161,13 @@ class EngineLoadTests {
     void llamaServersDecodeStepsAreProgressWhileItsTokenCountersStandStill() {
         // One slot busy on a long request, the probe deferred behind it: tokens_predicted_total stays 0 until the
         // request ends (measured on llama-server: 0 throughout, n_decode_total 123, then 336, two seconds later).
-        assertThat(EngineLoad.between(llama(1, 1, 0, 123), llama(1, 1, 0, 336), 10))
+        assertThat(EngineLoad.between(llama(1, 1, 0, 123), llama(1, 1, 0, 336), OWN))
                 .isEqualTo(EngineLoad.BUSY);
         // No decode step meanwhile: a stall.
-        assertThat(EngineLoad.between(llama(1, 1, 0, 336), llama(1, 1, 0, 336), 10))
+        assertThat(EngineLoad.between(llama(1, 1, 0, 336), llama(1, 1, 0, 336), OWN))
                 .isEqualTo(EngineLoad.STALLED);
         // The probe's own steps (its prompt, its two tokens) are no progress of other work.
-        assertThat(EngineLoad.between(llama(1, 0, 0, 336), llama(1, 0, 0, 339), 10))
+        assertThat(EngineLoad.between(llama(1, 0, 0, 336), llama(1, 0, 0, 339), OWN))
                 .isEqualTo(EngineLoad.STALLED);
     }
 }

@@ -301,7 +301,9 @@ class ProbeScheduleTests {
         engine.completions = request -> Mono.delay(Duration.ofSeconds(30), time)
                 .map(tick -> ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "no event in 30s"));
         advance(Duration.ofSeconds(60));
-        engine.running = 1;
+        // Two requests running when the probe started on an idle engine timed out: one may be the probe itself (the
+        // engine may not have dropped it yet), the other is someone else's that did not advance.
+        engine.running = 2;
         advance(Duration.ofSeconds(31));
         assertThat(machine.current()).isInstanceOf(EngineState.Degraded.class);
         assertThat(machine.current().reason()).isEqualTo(Reason.STALLED);
@@ -741,8 +743,30 @@ class ProbeScheduleTests {
 
     /** llama-server's series: one request decoding in its slot, {@code waiting} deferred behind it. */
     static EngineMetricsSample llamaCppSample(double waiting, double decodeSteps) {
+        return llamaCppSample(1, waiting, decodeSteps);
+    }
+
+    /** llama-server's series: {@code processing} slots taken, {@code waiting} deferred behind them. */
+    static EngineMetricsSample llamaCppSample(double processing, double waiting, double decodeSteps) {
         return new EngineMetricsSample(
-                null, 1.0, waiting, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), decodeSteps);
+                null,
+                processing,
+                waiting,
+                10.0,
+                10.0,
+                null,
+                java.util.Map.of(),
+                java.util.Set.of("llamacpp:"),
+                decodeSteps,
+                null);
+    }
+
+    /** {@code seconds} of llama-server's slots taken, their requests advancing (100 decode steps a second). */
+    void slotsTakenAndAdvancing(int seconds, double processing, double waiting) {
+        for (int second = 0; second < seconds; second++) {
+            engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(processing, waiting, 1000 + 100 * second));
+            advance(Duration.ofSeconds(1));
+        }
     }
 
     @Test
@@ -754,11 +778,11 @@ class ProbeScheduleTests {
         advance(Duration.ofMillis(2100));
         int sent = engine.completionCalls.get();
         // Every slot taken and a request waiting: a light check would wait too, holding one of the few HTTP threads.
-        advance(Duration.ofSeconds(10));
+        slotsTakenAndAdvancing(10, 1, 1);
         assertThat(engine.completionCalls.get()).isEqualTo(sent);
         assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
         // Nothing waits any more: the light checks resume.
-        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(0, 200));
+        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(0, 5000));
         advance(Duration.ofSeconds(3));
         assertThat(engine.completionCalls.get()).isGreaterThan(sent);
     }
@@ -770,16 +794,58 @@ class ProbeScheduleTests {
         start(withLightChecks());
         assertThat(machine.current().acceptsTraffic()).isTrue();
         engine.metricsAnswer = ScriptedEngine.ok(new EngineMetricsSample(
-                null, 2.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 100.0));
+                null, 2.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 100.0, null));
         advance(Duration.ofMillis(2100));
         int sent = engine.completionCalls.get();
-        advance(Duration.ofSeconds(10));
+        slotsTakenAndAdvancing(10, 2, 0);
         assertThat(engine.completionCalls.get()).isEqualTo(sent);
         // One of the two slots frees: the light checks resume.
-        engine.metricsAnswer = ScriptedEngine.ok(new EngineMetricsSample(
-                null, 1.0, 0.0, 10.0, 10.0, null, java.util.Map.of(), java.util.Set.of("llamacpp:"), 200.0));
+        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(1, 0, 5000));
         advance(Duration.ofSeconds(3));
         assertThat(engine.completionCalls.get()).isGreaterThan(sent);
+    }
+
+    @Test
+    void aLightCheckPutOffIsJudgedFromLlamaServersDecodeStepsBusyWhileTheyMove() {
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        int sent = engine.completionCalls.get();
+        // The slot stays taken for 20 s and its request advances: a decode step every 10 ms.
+        slotsTakenAndAdvancing(20, 1, 1);
+        assertThat(engine.completionCalls.get()).isEqualTo(sent);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        ProbeReport last = history.last(ProbeKind.GENERATION);
+        assertThat(last.outcome()).isEqualTo(ProbeReport.Outcome.BUSY);
+        assertThat(last.detail())
+                .startsWith("light check put off, every slot taken (1 requests processing, 1 deferred)");
+        assertThat(last.detail()).containsPattern("[0-9]+ decode steps in [0-9]+ s");
+    }
+
+    @Test
+    void aLlamaServerWhoseSlotsStayTakenWithoutADecodeStepIsStalledThoughNoLightCheckIsSent() {
+        // Every slot taken and the light checks put off: before, a stall there went unseen until a slot freed.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            return ScriptedEngine.correct(request);
+        };
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        sent.clear();
+        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(1, 500));
+        // failure-threshold (3) windows of generation.interval (2 s) with no decode step, after the first put off.
+        advance(Duration.ofSeconds(9));
+        assertThat(states).anySatisfy(state -> {
+            assertThat(state).isInstanceOf(EngineState.NotReady.class);
+            assertThat(state.reason()).isEqualTo(Reason.GENERATION_STALLED);
+        });
+        // No light check was sent (the scripted engine's heavy probes, once not ready, answer at once).
+        assertThat(sent).noneMatch(request -> request.maxTokens() == 2);
+        assertThat(history.last(ProbeKind.GENERATION).detail())
+                .isEqualTo("light check put off, every slot taken (1 requests processing, 1 deferred): no decode step"
+                        + " in 2 s, the requests in its slots advance no more");
     }
 
     @Test

@@ -164,6 +164,7 @@ final class ScriptedEngine implements EngineClient {
                 successes,
                 Map.of("kv_cache_size_tokens", "65536"),
                 java.util.Set.of("vllm:", "process_"),
+                null,
                 null)));
     }
 
