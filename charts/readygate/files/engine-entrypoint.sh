@@ -53,8 +53,31 @@ copy_to() {
   done
 }
 
-# Whatever this script started in the background (the mirror loop, a wait, the daemon) ends with it.
-trap 'kill $(jobs -p) 2>/dev/null' EXIT
+# Starts "$@" in the background with its output copied to file $1 (rotated at $2 bytes) and to standard output: $started
+# is its pid. The copy is this shell's own child, not the command's, so that drain can wait for it.
+copiers=()
+start_copied() {
+  local file=$1 max=$2 out
+  shift 2
+  exec {out}> >(copy_to "$file" "$max")
+  copiers+=("$!")
+  "$@" >&"$out" 2>&1 &
+  started=$!
+  exec {out}>&-
+}
+
+# Waits, 5 s at most, for the copies to reach their files: the last lines a command wrote are often why it stopped, and
+# this script may end before its copy has read them.
+drain() {
+  local pid tries=0
+  for pid in "${copiers[@]}"; do
+    while alive "$pid" && ((tries++ < 100)); do sleep 0.05; done
+  done
+}
+
+# Whatever this script started in the background (the mirror loop, a wait, the daemon) ends with it, once what the
+# commands wrote is in the logs.
+trap 'drain; kill $(jobs -p) 2>/dev/null' EXIT
 
 child=""
 stopping=""
@@ -75,8 +98,8 @@ wait_child() {
 }
 
 serve() {
-  vllm serve "${serve_args[@]}" > >(copy_to "$engine_log" "$log_max_bytes") 2>&1 &
-  child=$!
+  start_copied "$engine_log" "$log_max_bytes" vllm serve "${serve_args[@]}"
+  child=$started
   wait_child
 }
 
@@ -100,11 +123,10 @@ daemon_serves() {
 
 run_preload() {
   local daemon_log=${READYGATE_DAEMON_LOG:?} daemon
-  vllm preload "${serve_args[0]}" "${preload_args[@]}" \
+  start_copied "$daemon_log" "$log_max_bytes" vllm preload "${serve_args[0]}" "${preload_args[@]}" \
     --weight-cache-socket-dir "${READYGATE_SOCKET_DIR:?}" \
-    --weight-cache-health-port "$READYGATE_DAEMON_HEALTH_PORT" \
-    > >(copy_to "$daemon_log" "$log_max_bytes") 2>&1 &
-  daemon=$!
+    --weight-cache-health-port "$READYGATE_DAEMON_HEALTH_PORT"
+  daemon=$started
   # The engine starts once the daemon serves: an engine started while the daemon still loads falls back to disk and
   # keeps its own copy of the weights (vLLM's cold-start ordering hazard).
   until daemon_serves; do
@@ -155,9 +177,9 @@ run_snapshot() {
   local dir=${READYGATE_SNAPSHOT_DIR:?} mirror restored
   (while :; do mirror_snapshot; sleep 0.5; done) &
   mirror=$!
-  vllm snapshot restore "$dir" --host 0.0.0.0 --port "${READYGATE_ENGINE_PORT:?}" \
-    > >(copy_to "$engine_log" "$log_max_bytes") 2>&1 &
-  child=$!
+  start_copied "$engine_log" "$log_max_bytes" \
+    vllm snapshot restore "$dir" --host 0.0.0.0 --port "${READYGATE_ENGINE_PORT:?}"
+  child=$started
   wait_child
   if ((status != 0)); then
     kill "$mirror" 2>/dev/null

@@ -50,6 +50,8 @@ class EngineEntrypointTests {
                   kill "$daemon"
                   while [[ -e /proc/$daemon ]] && ! grep -q '^State:.*Z' "/proc/$daemon/status" 2>/dev/null; do sleep 0.02; done
                 fi
+                for (( i = 0; i < ${FAKE_LINES:-0}; i++ )); do echo "line $i"; done
+                echo "ERROR fake vllm: the last line, why it stopped"
                 exit 3 ;;
               preload)
                 echo "===== Weight cache daemon READY: all 1 ranks serving in 0.10s ====="
@@ -116,6 +118,18 @@ class EngineEntrypointTests {
                 .contains("Loading weights took 1.00 seconds");
         // Still the container's output too (kubectl logs).
         assertThat(read(dir.resolve("stdout"))).contains("Loading weights took 1.00 seconds");
+    }
+
+    @Test
+    void theLastLinesVllmWroteAreInTheLogWhenTheContainerEnds() throws Exception {
+        // The copy to the log is a process of its own: the entrypoint used to end before it had read vLLM's last
+        // lines (7 times in 10 with 3,000 lines before them), often the very lines that say why vLLM stopped.
+        for (int run = 0; run < 3; run++) {
+            Files.deleteIfExists(logs.resolve("engine.log"));
+            Process entrypoint = start("plain", Map.of("FAKE_LINES", "3000"), "Qwen/Qwen3-0.6B");
+            assertThat(exitOf(entrypoint)).isEqualTo(3);
+            assertThat(read(logs.resolve("engine.log"))).endsWith("ERROR fake vllm: the last line, why it stopped\n");
+        }
     }
 
     @Test
