@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>vLLM adds to {@code vllm:generation_tokens_total} at every engine step, a token for each request that produced
  *       one (its prompt tokens only with a request's first token): the work already running progresses when, beyond
- *       the probe's own tokens, at least one token was generated for each request running before the probe. New
+ *       the probe's own tokens, at least one token was generated for every two requests running before the probe (one
+ *       in the middle of a long chunked prefill runs and generates none). New
  *       requests prefilled meanwhile are no evidence that the running ones advance (an engine whose streams stall after
  *       their first tokens still takes in and prefills new requests). And vLLM gives every running request a token at
  *       every step: a probe whose own stream began and then stopped while the others advanced was left out of the
@@ -30,7 +31,7 @@ enum EngineLoad {
     IDLE,
     /** Other requests run or wait, and the engine made progress beyond the probe's own tokens. */
     BUSY,
-    /** Requests run or wait, and the engine made no progress (vLLM: less than a token for each running request). */
+    /** Requests run or wait, and the engine made no progress (vLLM: less than a token for two running requests). */
     STALLED,
     /**
      * vLLM advanced its other requests, but the probe's own stream began and then stopped, with no preemption: the
@@ -82,7 +83,8 @@ enum EngineLoad {
         }
         if (countsEveryStep(after)) {
             double generated = delta(before.generationTokens(), after.generationTokens()) - own.output();
-            if (generated < Math.max(1, running(before))) {
+            // Half a token each: a request in the middle of a long chunked prefill is running and generates none.
+            if (generated < Math.max(1, Math.ceil(running(before) / 2))) {
                 return STALLED;
             }
             boolean preempted = before.preemptions() == null

@@ -76,11 +76,13 @@ class EngineLoadTests {
         // The same 24 streams healthy, at 50 ms a token: 20 tokens each in a second.
         assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1480, 40_000), OWN))
                 .isEqualTo(EngineLoad.BUSY);
-        // A token for each of them is enough (a slow engine, a second a token).
-        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1026, 40_000), OWN))
+        // A token for every two of them is enough (a slow engine, or half of them in a long chunked prefill).
+        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1014, 40_000), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.between(vllm(1, 0, 1000, 40_000), vllm(1, 0, 1003, 40_000), OWN))
                 .isEqualTo(EngineLoad.BUSY);
         // The probe's own two tokens are not those of the others.
-        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1025, 40_000), OWN))
+        assertThat(EngineLoad.between(vllm(24, 0, 1000, 40_000), vllm(24, 0, 1013, 40_000), OWN))
                 .isEqualTo(EngineLoad.STALLED);
     }
 
