@@ -59,9 +59,14 @@ public final class ProcessOwners {
 
     private ProcessOwners() {}
 
-    /** Classifies a process by its command line when known, else by the name nvidia-smi reported. */
+    /**
+     * Classifies a process by its command line when known and it names vLLM, else by the name nvidia-smi reported.
+     * nvidia-smi reports the host's process ids: in a container, or beside other processes, {@code /proc/<pid>} may be
+     * another process that happens to have that id, and its command line must not hide a {@code VLLM::} name.
+     */
     public static Owner classify(GpuProcess process, @Nullable String commandLine) {
-        return classify(commandLine != null && !commandLine.isBlank() ? commandLine : process.processName());
+        Owner byCommand = commandLine != null && !commandLine.isBlank() ? classify(commandLine) : Owner.OTHER;
+        return byCommand != Owner.OTHER ? byCommand : classify(process.processName());
     }
 
     /**

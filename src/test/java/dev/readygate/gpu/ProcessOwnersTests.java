@@ -71,6 +71,17 @@ class ProcessOwnersTests {
     }
 
     @Test
+    void classifyWhenTheProcessWithThatIdIsAnotherOneKeepsNvidiaSmisVllmName() {
+        // nvidia-smi gives the host's pid; /proc/<pid> here is an unrelated process that happens to have it (the
+        // simulator's daemon, pid 4140, beside a test JVM's child of the same id: the daemon's memory went uncounted).
+        GpuProcess process = new GpuProcess(4140, "VLLM::weight_cache_daemon", Fixtures.H200_UUID, 1668 * Fixtures.MIB);
+
+        assertThat(ProcessOwners.classify(process, "/usr/bin/bash ./run-tests")).isEqualTo(Owner.PRELOAD_DAEMON);
+        assertThat(ProcessOwners.classify(new GpuProcess(7, "python3", Fixtures.H200_UUID, 1), "/usr/bin/bash"))
+                .isEqualTo(Owner.OTHER);
+    }
+
+    @Test
     void readCommandLineWhenFileHoldsNulSeparatedArgumentsJoinsThem() throws IOException {
         Files.createDirectories(proc.resolve("560"));
         Files.write(
