@@ -49,7 +49,7 @@ enum EngineLoad {
 
     /** The engine's other work from {@code before} to {@code after}, while a probe ran. */
     static EngineLoad between(@Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own) {
-        return between(before, after, own, false);
+        return judge(before, after, own, false);
     }
 
     /**
@@ -65,10 +65,10 @@ enum EngineLoad {
         if (!working(before) && requests <= 1) {
             return IDLE;
         }
-        return between(before, after, own, ownStreamStopped);
+        return judge(before, after, own, ownStreamStopped);
     }
 
-    private static EngineLoad between(
+    private static EngineLoad judge(
             @Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own, boolean ownStreamStopped) {
         if (!working(after) && !working(before)) {
             return IDLE;
@@ -92,9 +92,7 @@ enum EngineLoad {
                     || delta(before.preemptions(), after.preemptions()) > 0;
             return ownStreamStopped && !preempted ? LEFT_OUT : BUSY;
         }
-        double progress = delta(before.generationTokens(), after.generationTokens())
-                + delta(before.promptTokens(), after.promptTokens());
-        return progress > own.total() ? BUSY : STALLED;
+        return tokens(before, after) > own.total() ? BUSY : STALLED;
     }
 
     /** The progress from {@code before} to {@code after} in the engine's own terms, for an operator to read. */
@@ -125,7 +123,7 @@ enum EngineLoad {
     }
 
     private static double running(EngineMetricsSample sample) {
-        return sample.requestsRunning() == null ? 0 : Math.max(0, sample.requestsRunning());
+        return count(sample.requestsRunning());
     }
 
     private static double tokens(EngineMetricsSample before, EngineMetricsSample after) {

@@ -6,6 +6,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.Reason;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -46,7 +47,7 @@ final class LightChecks {
     }
 
     /** How long a light check sent now would wait for its answer ({@link GenerationCheck#budget}). */
-    java.time.Duration budget(@Nullable EngineMetricsSample before) {
+    Duration budget(@Nullable EngineMetricsSample before) {
         return generation.budget(before);
     }
 
@@ -73,7 +74,7 @@ final class LightChecks {
      * without decode steps in both scrapes (nothing else tells a long request from a stall there).
      */
     @Nullable
-    Observation putOff(EngineMetricsSample since, EngineMetricsSample now, java.time.Duration over, Instant at) {
+    Observation putOff(EngineMetricsSample since, EngineMetricsSample now, Duration over, Instant at) {
         Double from = since.decodeSteps();
         Double to = now.decodeSteps();
         if (from == null || to == null) {
@@ -92,15 +93,10 @@ final class LightChecks {
                         Reason.GENERATION_STALLED,
                         slots + "no decode step in " + seconds + " s, the requests in its slots advance no more");
             default ->
-                new ProbeReport(
+                ProbeReport.busy(
                         ProbeKind.GENERATION,
                         at,
-                        ProbeReport.Outcome.BUSY,
-                        null,
-                        slots + "%.0f decode steps in %d s".formatted(Math.max(0, to - from), seconds),
-                        false,
-                        null,
-                        null);
+                        slots + "%.0f decode steps in %d s".formatted(Math.max(0, to - from), seconds));
         };
         record(report);
         return observation(report);

@@ -105,6 +105,11 @@ public record ProbeReport(
         return new ProbeReport(kind, at, Outcome.PASSED, null, detail, false, measurement, canary);
     }
 
+    /** Neither a pass nor a failure: the probe got no answer in time while the engine made progress on other work. */
+    public static ProbeReport busy(ProbeKind kind, Instant at, String detail) {
+        return new ProbeReport(kind, at, Outcome.BUSY, null, detail, false, null, null);
+    }
+
     public static ProbeReport failed(ProbeKind kind, Instant at, Reason reason, String detail) {
         return new ProbeReport(kind, at, Outcome.FAILED, reason, detail, false, null, null);
     }

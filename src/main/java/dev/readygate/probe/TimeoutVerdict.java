@@ -67,16 +67,11 @@ final class TimeoutVerdict {
             return switch (EngineLoad.afterTimeout(
                     before, after, ownTokens, timeout.kind() == EngineFailure.Kind.STALLED)) {
                 case BUSY ->
-                    new ProbeReport(
+                    ProbeReport.busy(
                             kind,
                             clock.instant(),
-                            ProbeReport.Outcome.BUSY,
-                            null,
                             "%s while the engine was busy: %.0f requests running, %.0f waiting, %s meanwhile"
-                                    .formatted(timeout.detail(), running, waiting, progress),
-                            false,
-                            null,
-                            null);
+                                    .formatted(timeout.detail(), running, waiting, progress));
                 case STALLED ->
                     ProbeReport.failed(
                             kind,

@@ -121,6 +121,13 @@ class EngineDialectShapesTests {
                 .route(req -> true, (req, res) -> inFlight.answer(send(res, 404, LLAMA_NOT_FOUND))));
     }
 
+    /** Discovery of the engine behind {@code client}, its dialect not configured, its model as it lists it. */
+    static EngineSurface discover(WebClientEngineClient client) {
+        return new EngineDiscovery(client, Optional.empty(), null)
+                .discover(success(client.model()))
+                .block(Duration.ofSeconds(10));
+    }
+
     @Test
     void tokenizeInTheLlamaCppFormSendsContentAndReadsTheBareTokenList() {
         AtomicReference<String> body = new AtomicReference<>();
@@ -301,11 +308,7 @@ class EngineDialectShapesTests {
     void discoveryOfLlamaServerFindsItsDialectContextVersionAndWhatItLacks() {
         try (FakeEngine engine = llamaServer(new AtomicReference<>(), false);
                 WebClientEngineClient client = client(engine.url())) {
-            ModelCard card = success(client.model());
-
-            EngineSurface surface = new EngineDiscovery(client, Optional.empty(), null)
-                    .discover(card)
-                    .block(Duration.ofSeconds(10));
+            EngineSurface surface = discover(client);
 
             assertThat(surface.dialect()).isEqualTo(EngineDialect.LLAMA_CPP);
             assertThat(surface.dialectEvidence()).isEqualTo("/v1/models owned_by llamacpp");
@@ -333,11 +336,7 @@ class EngineDialectShapesTests {
         InFlight inFlight = new InFlight(Duration.ofMillis(50));
         try (FakeEngine engine = llamaServer(new AtomicReference<>(), false, inFlight);
                 WebClientEngineClient client = client(engine.url())) {
-            ModelCard card = success(client.model());
-
-            EngineSurface surface = new EngineDiscovery(client, Optional.empty(), null)
-                    .discover(card)
-                    .block(Duration.ofSeconds(10));
+            EngineSurface surface = discover(client);
 
             assertThat(surface.dialect()).isEqualTo(EngineDialect.LLAMA_CPP);
             assertThat(surface.tokenizeUsable()).isTrue();
@@ -369,11 +368,7 @@ class EngineDialectShapesTests {
                                 (req, res) -> send(res, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"m\"}]}"))
                         .route(req -> true, (req, res) -> send(res, 404, "{\"detail\":\"Not Found\"}")));
                 WebClientEngineClient client = client(engine.url())) {
-            ModelCard card = success(client.model());
-
-            EngineSurface surface = new EngineDiscovery(client, Optional.empty(), null)
-                    .discover(card)
-                    .block(Duration.ofSeconds(10));
+            EngineSurface surface = discover(client);
 
             assertThat(surface.dialect()).isEqualTo(EngineDialect.OPENAI);
             assertThat(surface.maxModelLen()).isNull();

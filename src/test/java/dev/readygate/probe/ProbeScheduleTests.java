@@ -657,6 +657,16 @@ class ProbeScheduleTests {
                 .containsExactly(300);
     }
 
+    /** The engine answers every completion correctly; the list has each request it was sent. */
+    List<CompletionRequest> answeredCorrectly() {
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            return ScriptedEngine.correct(request);
+        };
+        return sent;
+    }
+
     /** The defaults of the cadences that matter here (health every 200 ms, full checks every second), light checks on. */
     static ReadygateProperties.Probe withLightChecks() {
         return probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200), LIGHT_CHECKS);
@@ -680,11 +690,7 @@ class ProbeScheduleTests {
 
     @Test
     void aReadyIdleEngineIsCheckedLightlyEveryTwoSecondsAlternatingTheGenerationCheckAndTheCanary() {
-        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
-        engine.completions = request -> {
-            sent.add(request);
-            return ScriptedEngine.correct(request);
-        };
+        List<CompletionRequest> sent = answeredCorrectly();
         start(withLightChecks());
         assertThat(machine.current().acceptsTraffic()).isTrue();
         sent.clear();
@@ -826,11 +832,7 @@ class ProbeScheduleTests {
     void aLlamaServerWhoseSlotsStayTakenWithoutADecodeStepIsStalledThoughNoLightCheckIsSent() {
         // Every slot taken and the light checks put off: before, a stall there went unseen until a slot freed.
         engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
-        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
-        engine.completions = request -> {
-            sent.add(request);
-            return ScriptedEngine.correct(request);
-        };
+        List<CompletionRequest> sent = answeredCorrectly();
         start(withLightChecks());
         assertThat(machine.current().acceptsTraffic()).isTrue();
         sent.clear();
