@@ -31,6 +31,14 @@ import org.jspecify.annotations.Nullable;
  * {@code ['--api-key', 'k']}). A value is read as a literal (a quoted string, a bracketed list, tuple or dict, or a
  * bare word); an unterminated one is redacted to the end of the text. A value that hides nothing ({@code None},
  * {@code null}, booleans, empty) is kept.
+ *
+ * <p><b>Shapes.</b> A name is not always there: an engine's exception text says {@code 401 Client Error: token
+ * hf_...}. So well-known secret shapes are redacted by their value too, wherever they stand: Hugging Face tokens
+ * ({@code hf_} and at least 8 letters or digits), OpenAI-style keys ({@code sk-}, {@code sk-proj-...}, at least 8
+ * more), the credential after {@code Bearer}, JWTs (three base64url parts joined by dots, the first starting
+ * {@code eyJ}) and AWS access key ids ({@code AKIA} or {@code ASIA} and 16 capitals or digits). A Hugging Face, OpenAI-style or bearer
+ * value is taken for a secret only when it looks random (it holds a digit, a capital after its first letter or
+ * punctuation), so {@code hf_transfer}, {@code hf_overrides} and "Bearer authentication" stay.
  */
 public final class SecretRedaction {
 
@@ -86,6 +94,23 @@ public final class SecretRedaction {
     private static final List<String> TRIGGERS =
             List.of("token", "key", "secret", "pass", "pwd", "credential", "auth", "bearer", "@");
 
+    /** Substrings without which a text holds no secret of a well-known shape ({@link #SHAPES}). */
+    private static final List<String> SHAPE_TRIGGERS = List.of("hf_", "sk-", "bearer", "eyj", "akia", "asia");
+
+    /**
+     * Secrets known by their value's shape. Group {@code random}: taken only when it looks random; group
+     * {@code credential}: only it is replaced (the scheme before it stays).
+     */
+    private static final Pattern SHAPES = Pattern.compile(
+            // A JWT: header (base64url of {" is eyJ), payload and signature (empty for alg none).
+            "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*"
+                    // An AWS access key id: long-term (AKIA) or temporary (ASIA).
+                    + "|(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+                    // A Hugging Face token, an OpenAI-style key (sk-..., sk-proj-..., sk-ant-...).
+                    + "|(?<![A-Za-z0-9_-])(?<random>hf_[A-Za-z0-9]{8,}|sk-[A-Za-z0-9][A-Za-z0-9_-]{7,})(?![A-Za-z0-9_-])"
+                    // A bearer credential (RFC 6750's token68 characters), wherever the word stands.
+                    + "|(?i:\\bbearer)\\s+(?<credential>[A-Za-z0-9._~+/=-]{6,})");
+
     private SecretRedaction() {}
 
     /** Whether a setting, argument, header or mapping key of this name holds a secret. */
@@ -115,10 +140,50 @@ public final class SecretRedaction {
 
     /** The text with every secret it holds replaced by {@value #REDACTED}. */
     public static String redact(String text) {
-        if (!mayHoldSecret(text)) {
-            return text;
+        String redacted = mayHoldSecret(text) ? redactEntries(redactUserInfo(text)) : text;
+        return mayHoldShape(redacted) ? redactShapes(redacted) : redacted;
+    }
+
+    private static boolean mayHoldShape(String text) {
+        for (String trigger : SHAPE_TRIGGERS) {
+            if (containsIgnoreCase(text, trigger)) {
+                return true;
+            }
         }
-        return redactEntries(redactUserInfo(text));
+        return false;
+    }
+
+    /** Replaces every value of a well-known secret shape ({@link #SHAPES}). */
+    private static String redactShapes(String text) {
+        Matcher matcher = SHAPES.matcher(text);
+        StringBuilder out = null;
+        int copied = 0;
+        while (matcher.find()) {
+            String random = matcher.group("random");
+            String credential = matcher.group("credential");
+            if ((random != null && !looksRandom(random.substring(3)))
+                    || (credential != null && !looksRandom(credential))) {
+                continue;
+            }
+            int start = credential != null ? matcher.start("credential") : matcher.start();
+            if (out == null) {
+                out = new StringBuilder(text.length());
+            }
+            out.append(text, copied, start).append(REDACTED);
+            copied = matcher.end();
+        }
+        return out == null ? text : out.append(text, copied, text.length()).toString();
+    }
+
+    /** Whether a value looks generated rather than a word: a digit, a capital after the first letter, punctuation. */
+    static boolean looksRandom(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (Character.isDigit(c) || (i > 0 && Character.isUpperCase(c)) || !Character.isLetterOrDigit(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean mayBeSecretName(String name) {

@@ -129,6 +129,32 @@ class SecretRedactionTests {
                         "HF_TOKEN=<redacted> VLLM_API_KEY=<redacted> HOME=/root"),
                 arguments("Authorization: Bearer abc.def", "Authorization: Bearer <redacted>"),
                 arguments("password: hunter2", "password: <redacted>"),
+                // Secrets known by their shape alone, without a name (an engine's exception text).
+                arguments(
+                        "401 Client Error: Unauthorized for url: https://huggingface.co/api/models/m (token"
+                                + " hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh)",
+                        "401 Client Error: Unauthorized for url: https://huggingface.co/api/models/m (token"
+                                + " <redacted>)"),
+                arguments("token hf_SECRETTOKEN123 was refused", "token <redacted> was refused"),
+                arguments("invalid key sk-proj-Ab12_cd34-EF56gh78 given", "invalid key <redacted> given"),
+                arguments("key sk-APIKEYVALUE9.", "key <redacted>."),
+                arguments("sent Bearer bearerXYZ321 upstream", "sent Bearer <redacted> upstream"),
+                arguments("header: bearer abc.def-ghi", "header: bearer <redacted>"),
+                arguments(
+                        "jwt=x; got eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvcHMifQ.c2lnbmF0dXJlMTIz from the proxy",
+                        "jwt=x; got <redacted> from the proxy"),
+                arguments("unsigned eyJhbGciOiJub25lIn0.eyJzdWIiOiJvcHMifQ. end", "unsigned <redacted> end"),
+                arguments(
+                        "S3 denied AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A",
+                        "S3 denied <redacted> and <redacted>"),
+                arguments("'hf_token': 'hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh'", "'hf_token': '<redacted>'"),
+                // Words of those shapes that are no secrets stay.
+                arguments(
+                        "hf_transfer and hf_overrides, HF_HUB_OFFLINE=1, disk-usage, task-queue",
+                        "hf_transfer and hf_overrides, HF_HUB_OFFLINE=1, disk-usage, task-queue"),
+                arguments("Bearer authentication is required", "Bearer authentication is required"),
+                arguments("AKIA1234 is too short, ASIAN markets", "AKIA1234 is too short, ASIAN markets"),
+                arguments("eyJ alone, eyJhbGci.x", "eyJ alone, eyJhbGci.x"),
                 // Prose and counts stay.
                 arguments("the API key is read from a file", "the API key is read from a file"),
                 arguments("max_tokens=64, prompt_tokens: 512", "max_tokens=64, prompt_tokens: 512"),

@@ -52,6 +52,12 @@ class SecretsNeverShownTests {
     static final String ENV_TOKEN = "hf_ENVTOKEN456";
     static final String BEARER = "bearerXYZ321";
     static final String EXCEPTION_PASSWORD = "exc3ptionPW";
+    // Secrets of well-known shapes, named by nothing: only their value tells them.
+    static final String BARE_HF_TOKEN = "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";
+    static final String BARE_SK_KEY = "sk-proj-Zx81Yw72Xv63Wu54";
+    static final String BARE_BEARER = "b3arerBAREtoken";
+    static final String BARE_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJyZWFkeWdhdGUifQ.c2lnbmF0dXJlMTIzNDU2";
+    static final String BARE_AWS_KEY = "AKIAZ7QH3JXW5EXAMPLE";
 
     static final List<String> SECRETS = List.of(
             URL_PASSWORD,
@@ -64,7 +70,20 @@ class SecretsNeverShownTests {
             CLI_KEY,
             ENV_TOKEN,
             BEARER,
-            EXCEPTION_PASSWORD);
+            EXCEPTION_PASSWORD,
+            BARE_HF_TOKEN,
+            BARE_SK_KEY,
+            BARE_BEARER,
+            BARE_JWT,
+            BARE_AWS_KEY);
+
+    /**
+     * vLLM's root exception for a start whose model download was refused, as issue 24 saw it reach every output: the
+     * token stands bare, after the word "token", beside a header whose name alone was redacted before.
+     */
+    static final String REFUSED_DOWNLOAD = "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url:"
+            + " https://huggingface.co/api/models/Qwen/Qwen3-0.6B/revision/main (token " + BARE_HF_TOKEN
+            + ", Authorization: Bearer " + BARE_HF_TOKEN + "; proxy " + BARE_JWT + ")";
 
     @TempDir
     Path workDir;
@@ -124,6 +143,58 @@ class SecretsNeverShownTests {
     }
 
     /**
+     * An engine start that dies with a bare token in vLLM's exception text: the failure reaches {@code /readyz},
+     * {@code /status}, the history's file and exports and the log, each without the token.
+     */
+    @Test
+    void aBareTokenInTheEnginesErrorTextIsShownNowhere(CapturedOutput output) throws Exception {
+        Path state = workDir.resolve("state");
+        try (RunningSimulator engine = RunningSimulator.serving(
+                        workDir.resolve("engine"),
+                        "preload.enabled=false",
+                        "auto-restart-delay=3s",
+                        "faults.startup-failure=" + REFUSED_DOWNLOAD);
+                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
+                        .run(
+                                "--server.port=0",
+                                "--readygate.engine.base-url=" + engine.baseUrl(),
+                                "--readygate.state-dir=" + state,
+                                "--readygate.evidence.engine-log=" + engine.engineLogFile(),
+                                "--readygate.restart.loop-hold=0s",
+                                "--readygate.probe.generation.enabled=false",
+                                "--readygate.probe.representative.prompt-tokens=100",
+                                "--readygate.probe.representative.output-tokens=4")) {
+            WebTestClient client = ReadygateClients.client(readygate);
+            ReadygateClients.awaitReady(client);
+            engine.fault("startup-failure", false);
+            engine.crash();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> ReadygateClients.status(client)
+                            .path("reason")
+                            .asString("")
+                            .equals("start_failed"));
+            String status = get(client, "/status");
+            assertThat(status)
+                    .as("the engine's exception reached /status, redacted")
+                    .contains("401 Client Error", "token <redacted>", "Bearer <redacted>");
+            String readyz = get(client, "/readyz");
+            engine.clearFault("startup-failure");
+            assertThat(Files.readString(engine.engineLogFile()))
+                    .as("the engine logs the token, as vLLM does")
+                    .contains(BARE_HF_TOKEN);
+            logTheCorpus();
+
+            assertNoSecret(List.of(
+                    new Output("/status", status),
+                    new Output("/readyz", readyz),
+                    new Output("/status/restarts.json", get(client, "/status/restarts.json")),
+                    new Output("/status/restarts.csv", get(client, "/status/restarts.csv")),
+                    new Output("restarts.jsonl", Files.readString(state.resolve("restarts.jsonl"))),
+                    new Output("log output", output.getAll())));
+        }
+    }
+
+    /**
      * readygate as it starts for real (its own JVM, its {@code main}) with a bad engine URL that holds a password:
      * everything the process prints (the failure report, any stack trace) names the key and not the password. The
      * exception that {@code SpringApplication.run} throws in-process still quotes the value (Spring's conversion
@@ -173,6 +244,11 @@ class SecretsNeverShownTests {
                 "Request failed",
                 new IllegalStateException("GET http://" + URL_USER + ":" + EXCEPTION_PASSWORD
                         + "@engine:8000/health?api_key=" + CLI_KEY));
+        logger.warn("Engine said: {}", REFUSED_DOWNLOAD);
+        logger.warn(
+                "Upstream refused",
+                new IllegalStateException(
+                        "403 for key " + BARE_SK_KEY + " and " + BARE_AWS_KEY + ", sent Bearer " + BARE_BEARER));
     }
 
     static String withUserInfo(String url, String password) {
