@@ -18,6 +18,14 @@ public final class InvalidSettingsException extends RuntimeException {
         this.problems = List.copyOf(problems);
     }
 
+    /**
+     * A value that bound but was refused when readygate started to use it (a file that cannot be read): said as a
+     * refused setting is, {@code <key>: <problem> (was <value>)}, and reported as one, without a stack trace.
+     */
+    public static InvalidSettingsException refused(String problem) {
+        return new InvalidSettingsException(List.of(problem));
+    }
+
     /** One entry per problem: its first line names the key, the next ones where it was written. */
     public List<String> problems() {
         return problems;

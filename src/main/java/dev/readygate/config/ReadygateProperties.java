@@ -39,6 +39,7 @@ public record ReadygateProperties(
         @DefaultValue Check check) {
 
     public ReadygateProperties {
+        requireDirectoryOrAbsent("readygate.state-dir", stateDir);
         if (engine.requestTimeout().compareTo(probe.readyInterval()) > 0) {
             throw new IllegalArgumentException("readygate.engine.request-timeout must not be longer than its interval"
                     + " readygate.probe.ready-interval (was " + engine.requestTimeout() + ")");
@@ -73,6 +74,9 @@ public record ReadygateProperties(
             @Nullable Integer maxModelLen) {
 
         /** The names {@code readygate.engine.dialect} accepts (dots and underscores read as dashes). */
+        private static final java.util.regex.Pattern VARIABLE_NAME =
+                java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
         public static final java.util.Set<String> DIALECTS =
                 java.util.Set.of("auto", "vllm", "llama-cpp", "sglang", "tgi", "openai");
 
@@ -103,6 +107,14 @@ public record ReadygateProperties(
             }
             if (maxModelLen != null) {
                 requireAtLeast("readygate.engine.max-model-len", maxModelLen, 1);
+            }
+            requireFileOrAbsent("readygate.engine.api-key-file", apiKeyFile);
+            if (apiKeyEnv != null
+                    && !apiKeyEnv.isBlank()
+                    && !VARIABLE_NAME.matcher(apiKeyEnv).matches()) {
+                // The value is not echoed: what stands where a variable's name belongs may be the key itself.
+                throw new IllegalArgumentException("readygate.engine.api-key-env must be the name of an environment"
+                        + " variable (letters, digits and underscores, e.g. VLLM_API_KEY), not the key itself");
             }
         }
 
@@ -339,6 +351,16 @@ public record ReadygateProperties(
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);
             requirePositive("readygate.evidence.daemon-health-timeout", daemonHealthTimeout);
+            requireDirectoryOrAbsent("readygate.evidence.snapshot-dir", snapshotDir);
+            requireFileOrAbsent("readygate.evidence.engine-log", engineLog);
+            requireDirectoryOrAbsent("readygate.evidence.daemon-socket-dir", daemonSocketDir);
+            requireFileOrAbsent("readygate.evidence.daemon-log", daemonLog);
+            requireFileOrAbsent("readygate.evidence.engine-container-file", engineContainerFile);
+            if (daemonHealthUrl != null && !isHttpUrl(daemonHealthUrl)) {
+                throw new IllegalArgumentException("readygate.evidence.daemon-health-url must be an http(s) URL with a"
+                        + " host, e.g. http://127.0.0.1:8001/health (was " + SecretRedaction.redact(daemonHealthUrl)
+                        + ")");
+            }
         }
     }
 
@@ -376,6 +398,7 @@ public record ReadygateProperties(
                 "unknown", "unknown");
 
         public Restart {
+            requirePositiveSize("readygate.restart.history-max-size", historyMaxSize);
             requireAtLeast("readygate.restart.history-files", historyFiles, 1);
             requireAtLeast("readygate.restart.loop-starts", loopStarts, 2);
             requirePositive("readygate.restart.loop-window", loopWindow);
@@ -419,7 +442,12 @@ public record ReadygateProperties(
             @DefaultValue("") String gpuUuid,
             @DefaultValue("") String driverVersion,
             @DefaultValue("") String podUid,
-            @DefaultValue("/proc/sys/kernel/random/boot_id") Path bootIdFile) {}
+            @DefaultValue("/proc/sys/kernel/random/boot_id") Path bootIdFile) {
+
+        public Node {
+            requireFileOrAbsent("readygate.node.boot-id-file", bootIdFile);
+        }
+    }
 
     /**
      * GPU memory, read from {@code nvidia-smi} or the DCGM exporter (in that order: the first that works); optional:
@@ -447,9 +475,8 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException("readygate.gpu.timeout must not be longer than its interval"
                         + " readygate.gpu.interval (was " + timeout + ")");
             }
-            if (dcgmUrl != null
-                    && (dcgmUrl.getHost() == null
-                            || !("http".equals(dcgmUrl.getScheme()) || "https".equals(dcgmUrl.getScheme())))) {
+            requireFileOrAbsent("readygate.gpu.nvidia-smi", nvidiaSmi);
+            if (dcgmUrl != null && !isHttpUrl(dcgmUrl)) {
                 throw new IllegalArgumentException("readygate.gpu.dcgm-url must be an http(s) URL with a host, e.g."
                         + " http://dcgm-exporter:9400/metrics (was " + SecretRedaction.redact(dcgmUrl) + ")");
             }
@@ -538,6 +565,28 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException(
                         "readygate.check.wait-for-engine must not be negative (was " + waitForEngine + ")");
             }
+        }
+    }
+
+    private static boolean isHttpUrl(URI url) {
+        return url.getHost() != null && ("http".equals(url.getScheme()) || "https".equals(url.getScheme()));
+    }
+
+    /**
+     * A file readygate reads, which may appear later: one that exists must not be a directory. Said when the settings
+     * are bound, not when the file is first read.
+     */
+    static void requireFileOrAbsent(String key, @Nullable Path file) {
+        if (file != null && java.nio.file.Files.isDirectory(file)) {
+            throw new IllegalArgumentException(key + " must name a file, and names a directory (was " + file + ")");
+        }
+    }
+
+    /** A directory readygate reads or writes, which may appear later: what exists there must be a directory. */
+    static void requireDirectoryOrAbsent(String key, @Nullable Path directory) {
+        if (directory != null && java.nio.file.Files.exists(directory) && !java.nio.file.Files.isDirectory(directory)) {
+            throw new IllegalArgumentException(
+                    key + " must name a directory, and names a file (was " + directory + ")");
         }
     }
 

@@ -1,12 +1,15 @@
 package dev.readygate.engine;
 
+import dev.readygate.config.InvalidSettingsException;
 import dev.readygate.config.ReadygateProperties;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Function;
@@ -29,6 +32,11 @@ final class EngineApiKey {
     private static final int MAX_FILE_BYTES = 16 * 1024;
 
     private static final EngineApiKey NONE = new EngineApiKey(null, "none");
+
+    private static final String FILE_KEY = "readygate.engine.api-key-file";
+
+    private static final String HOLDS_MORE =
+            "holds control characters (more than one line?): it must hold the key alone";
 
     private final @Nullable String key;
     private final String source;
@@ -54,9 +62,9 @@ final class EngineApiKey {
      *
      * @param engine the engine settings
      * @param environment looks up an environment variable ({@code System::getenv} outside tests)
-     * @throws IllegalStateException when the file cannot be read
-     * @throws IllegalArgumentException when the file is empty, too large or not UTF-8, or the file or the variable
-     *     holds more than the key (a line break or another control character)
+     * @throws InvalidSettingsException when the file cannot be read, is empty, too large or not UTF-8, or the file or
+     *     the variable holds more than the key (a line break or another control character): a refused setting,
+     *     named by its key and the file or variable (never the key's text) in the start's failure report
      */
     public static EngineApiKey load(ReadygateProperties.Engine engine, Function<String, @Nullable String> environment) {
         Path file = engine.apiKeyFile();
@@ -80,26 +88,36 @@ final class EngineApiKey {
                         variable);
                 return NONE;
             }
-            String source = "readygate.engine.api-key-env " + variable;
-            EngineApiKey fromEnvironment = new EngineApiKey(validated(value.strip(), source), source);
+            String key = value.strip();
+            if (hasControlCharacters(key)) {
+                throw refused("readygate.engine.api-key-env", HOLDS_MORE, variable);
+            }
+            EngineApiKey fromEnvironment = new EngineApiKey(key, "readygate.engine.api-key-env " + variable);
             logger.info("Engine API key read from {}", fromEnvironment.source);
             return fromEnvironment;
         }
         return NONE;
     }
 
+    /** A refused setting, said as every other: {@code <key>: <problem> (was <file or variable>)}. */
+    private static InvalidSettingsException refused(String settingKey, String problem, Object value) {
+        return InvalidSettingsException.refused(settingKey + ": " + problem + " (was " + value + ")");
+    }
+
     private static String readFile(Path file) {
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+        } catch (NoSuchFileException ex) {
+            throw refused(FILE_KEY, "cannot be read: there is no such file", file);
+        } catch (AccessDeniedException ex) {
+            throw refused(FILE_KEY, "cannot be read: permission denied", file);
         } catch (IOException ex) {
-            // The exception's class says enough (NoSuchFile, AccessDenied, ...); its message could only add the path.
-            throw new IllegalStateException("readygate.engine.api-key-file: cannot read " + file + " ("
-                    + ex.getClass().getSimpleName() + ")");
+            // The exception's class says enough; its message could only add the path.
+            throw refused(FILE_KEY, "cannot be read (" + ex.getClass().getSimpleName() + ")", file);
         }
         if (bytes.length > MAX_FILE_BYTES) {
-            throw new IllegalArgumentException("readygate.engine.api-key-file: " + file + " is larger than "
-                    + MAX_FILE_BYTES + " bytes, so it is not an API key file");
+            throw refused(FILE_KEY, "is larger than " + MAX_FILE_BYTES + " bytes, so it is not an API key file", file);
         }
         String text;
         try {
@@ -108,25 +126,31 @@ final class EngineApiKey {
                     .decode(ByteBuffer.wrap(bytes))
                     .toString();
         } catch (CharacterCodingException ex) {
-            throw new IllegalArgumentException("readygate.engine.api-key-file: " + file + " is not UTF-8 text");
+            throw refused(FILE_KEY, "is not UTF-8 text", file);
         }
         String key = text.strip();
         if (key.isEmpty()) {
-            throw new IllegalArgumentException("readygate.engine.api-key-file: " + file + " is empty");
+            throw refused(FILE_KEY, "is empty", file);
         }
-        return validated(key, "readygate.engine.api-key-file " + file);
+        if (hasControlCharacters(key)) {
+            throw refused(FILE_KEY, HOLDS_MORE, file);
+        }
+        return key;
     }
 
     private static String validated(String key, String source) {
         if (key.isEmpty()) {
             throw new IllegalArgumentException(source + " is empty");
         }
-        // A line break or other control character inside the key would corrupt the Authorization header.
-        if (key.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-            throw new IllegalArgumentException(
-                    source + " holds control characters (more than one line?): it must hold the key alone");
+        if (hasControlCharacters(key)) {
+            throw new IllegalArgumentException(source + " " + HOLDS_MORE);
         }
         return key;
+    }
+
+    /** A line break or other control character inside the key would corrupt the Authorization header. */
+    private static boolean hasControlCharacters(String key) {
+        return key.chars().anyMatch(c -> c < 0x20 || c == 0x7f);
     }
 
     /** Whether a key is configured. */

@@ -3,8 +3,8 @@ package dev.readygate.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
-import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
+import dev.readygate.config.InvalidSettingsException;
 import dev.readygate.config.ReadygateProperties;
 import java.io.IOException;
 import java.net.URI;
@@ -96,35 +96,37 @@ class EngineApiKeyTests {
     void loadWhenFileIsMissingFailsNamingTheKeyAndThePath() {
         Path missing = dir.resolve("missing");
 
-        assertThatIllegalStateException()
+        assertThatExceptionOfType(InvalidSettingsException.class)
                 .isThrownBy(() -> EngineApiKey.load(engine(missing, null), environment(Map.of())))
-                .withMessage("readygate.engine.api-key-file: cannot read " + missing + " (NoSuchFileException)");
+                .withMessage(
+                        "readygate.engine.api-key-file: cannot be read: there is no such file (was " + missing + ")");
     }
 
     @Test
-    void loadWhenFileIsUnreadableFailsNamingTheKeyAndThePath() {
+    void aDirectoryIsRefusedWhenTheSettingsAreBound() {
         // A directory: unreadable as a file even for root, which ignores permission bits.
-        assertThatIllegalStateException()
-                .isThrownBy(() -> EngineApiKey.load(engine(dir, null), environment(Map.of())))
-                .withMessageStartingWith("readygate.engine.api-key-file: cannot read " + dir + " (");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> engine(dir, null))
+                .withMessage("readygate.engine.api-key-file must name a file, and names a directory (was " + dir + ")");
     }
 
     @Test
     void loadWhenFileIsEmptyFailsNamingTheKeyAndThePath() throws IOException {
         Path blank = Files.writeString(dir.resolve("blank"), " \n\t\n");
 
-        assertThatIllegalArgumentException()
+        assertThatExceptionOfType(InvalidSettingsException.class)
                 .isThrownBy(() -> EngineApiKey.load(engine(blank, null), environment(Map.of())))
-                .withMessage("readygate.engine.api-key-file: " + blank + " is empty");
+                .withMessage("readygate.engine.api-key-file: is empty (was " + blank + ")");
     }
 
     @Test
     void loadWhenFileHoldsMoreThanTheKeyFailsWithoutShowingTheContent() throws IOException {
         Path twoLines = Files.writeString(dir.resolve("two-lines"), KEY + "\nsecond-line-secret\n");
 
-        assertThatExceptionOfType(IllegalArgumentException.class)
+        assertThatExceptionOfType(InvalidSettingsException.class)
                 .isThrownBy(() -> EngineApiKey.load(engine(twoLines, null), environment(Map.of())))
-                .withMessageStartingWith("readygate.engine.api-key-file " + twoLines + " holds control characters")
+                .withMessageStartingWith("readygate.engine.api-key-file: holds control characters")
+                .withMessageEndingWith("(was " + twoLines + ")")
                 .withMessageNotContaining(KEY)
                 .withMessageNotContaining("second-line-secret");
     }
