@@ -78,7 +78,7 @@ final class EngineCheck {
                     : mismatches.stream().map(SnapshotMismatch::describe).collect(Collectors.joining("; "));
         };
         OneShotProbes.Result probes = new OneShotProbes(properties, client, trust, clock).run(card);
-        surface(report, probes.surface(), probes.sample());
+        surface(report, probes.surface(), probes.sample(), refusedCredentials(probes));
         representative(report, probes);
         canary(report, probes);
         evidence(report, probes.surface(), now);
@@ -139,7 +139,32 @@ final class EngineCheck {
         }
     }
 
-    private void surface(CheckReport.Builder report, EngineSurface surface, @Nullable EngineMetricsSample sample) {
+    /** An HTTP 401 or 403 in what an endpoint or the representative probe got. */
+    private static final java.util.regex.Pattern UNAUTHORIZED =
+            java.util.regex.Pattern.compile("\\b(401|403)\\b(?! ?ms)");
+
+    /**
+     * What the engine answered 401 or 403 (it wants an API key readygate did not send, or another), or null: then the
+     * missing key is the problem, not what the refused endpoints would have said (the context length).
+     */
+    static @Nullable String refusedCredentials(OneShotProbes.Result probes) {
+        List<String> answers = new java.util.ArrayList<>();
+        probes.surface().endpoints().values().forEach(observed -> answers.add(observed.observation()));
+        ProbeReport rep = probes.representative();
+        if (rep != null && rep.reason() != null) {
+            answers.add(rep.detail());
+        }
+        return answers.stream()
+                .filter(answer -> UNAUTHORIZED.matcher(answer).find())
+                .findFirst()
+                .orElse(null);
+    }
+
+    private void surface(
+            CheckReport.Builder report,
+            EngineSurface surface,
+            @Nullable EngineMetricsSample sample,
+            @Nullable String refused) {
         report.line("dialect", surface.dialect().value() + " (" + surface.dialectEvidence() + ")");
         report.line(
                 "version",
@@ -163,7 +188,11 @@ final class EngineCheck {
                     + "): no busy detection, so a representative probe that times out on a busy engine counts as a"
                     + " failure; no restart detection by process start");
         }
-        if (surface.maxModelLen() == null) {
+        if (refused != null) {
+            report.problem(
+                    "the engine refused readygate's requests (" + refused + "): it wants an API key: set"
+                            + " readygate.engine.api-key-file (or readygate.engine.api-key-env) to the key it was started with");
+        } else if (surface.maxModelLen() == null) {
             report.problem("the engine reports no context length: set readygate.engine.max-model-len, or"
                     + " readygate.probe.representative.prompt-tokens cannot be a fraction and probe_exceeds_context"
                     + " is only known from the engine's own error");

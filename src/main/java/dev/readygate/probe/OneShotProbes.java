@@ -90,8 +90,9 @@ public final class OneShotProbes {
         String version = Objects.requireNonNullElse(surface.version(), "unknown");
         ProbeReport first;
         ProbeReport second;
-        // The baselines readygate learned (read only: an untrusted start never teaches one).
-        try (StateDir state = new StateDir(properties.stateDir(), clock)) {
+        // The baselines readygate learned (read only: an untrusted start never teaches one; the check writes nothing,
+        // not even the state directory's lock file).
+        try (StateDir state = StateDir.readingOnly(properties.stateDir(), clock)) {
             CanaryProbe canary = ProbeConfiguration.canaryProbe(
                     properties,
                     client,

@@ -213,6 +213,8 @@ final class ProbeSchedule {
                         ? new Observation.EngineDead(now, detail)
                         : new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
             case RESET -> new Observation.CheckFailed(now, Reason.CONNECTION_RESET, detail);
+            // TLS failed, the host did not resolve, another I/O error: not an answer of /health's.
+            case IO_ERROR -> new Observation.CheckFailed(now, Reason.IO_ERROR, detail);
             default -> new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
         };
     }

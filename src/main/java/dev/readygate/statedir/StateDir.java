@@ -56,6 +56,7 @@ public final class StateDir implements AutoCloseable {
     private volatile @Nullable FileLock lock;
     private volatile @Nullable String holder;
     private volatile boolean lockedByOther;
+    private final boolean readsOnly;
 
     /** A write to the state directory, which may fail with an I/O error. */
     @FunctionalInterface
@@ -79,8 +80,21 @@ public final class StateDir implements AutoCloseable {
 
     /** Opens the state directory (creating it when needed) and tries to become its writer. Never throws. */
     public StateDir(Path directory, Clock clock) {
+        this(directory, clock, false);
+    }
+
+    /**
+     * The state directory for reading alone ({@code readygate check}): it creates nothing (no directory, no lock
+     * file), takes no lock and refuses every write.
+     */
+    public static StateDir readingOnly(Path directory, Clock clock) {
+        return new StateDir(directory, clock, true);
+    }
+
+    private StateDir(Path directory, Clock clock, boolean readsOnly) {
         this.directory = directory.toAbsolutePath();
         this.clock = clock;
+        this.readsOnly = readsOnly;
         Instant now = clock.instant();
         for (Store store : Store.values()) {
             stores.put(store, new StoreStatus(null, now, "", null));
@@ -90,8 +104,10 @@ public final class StateDir implements AutoCloseable {
             }
             failures.put(store, counts);
         }
-        synchronized (this) {
-            tryLock(true);
+        if (!readsOnly) {
+            synchronized (this) {
+                tryLock(true);
+            }
         }
     }
 
@@ -136,6 +152,9 @@ public final class StateDir implements AutoCloseable {
      * @return whether it was written
      */
     public boolean write(Store store, Write write) {
+        if (readsOnly) {
+            return false;
+        }
         synchronized (this) {
             // Without the lock file (a read-only or full directory) the write is tried anyway: it fails and says why.
             if (lock == null && tryLock(false) == Lock.OTHER_HOLDS) {
@@ -248,6 +267,11 @@ public final class StateDir implements AutoCloseable {
             if (lockedByOther) {
                 logger.info(
                         "Took over the state directory {}: the readygate that held it ({}) is gone", directory, holder);
+                // Every store may be written now, not only the one whose write took over.
+                Instant now = clock.instant();
+                stores.replaceAll((store, status) -> status.problem() == StateDirProblem.LOCKED
+                        ? new StoreStatus(null, now, "", status.lastWrite())
+                        : status);
             }
             lockedByOther = false;
             return Lock.HELD;

@@ -39,6 +39,18 @@ class CheckSnapshotTests {
     }
 
     @Test
+    void theCheckWritesNothingNotEvenTheStateDirectorysLockFile() {
+        try (RunningSimulator engine = RunningSimulator.serving(dir.resolve("engine"), "preload.enabled=false")) {
+            String output = check(engine, engine.workDir().resolve("snapshot"));
+
+            assertThat(output).contains("canary");
+            assertThat(dir.resolve("state"))
+                    .as("the state directory, with its readygate.lock")
+                    .doesNotExist();
+        }
+    }
+
+    @Test
     void aDataParallelEngineWithSnapshotEvidenceIsNamedAnUnsupportedSnapshotConfiguration() {
         try (RunningSimulator engine = RunningSimulator.serving(
                 dir.resolve("engine"), "preload.enabled=false", "deployment.data-parallel-size=2")) {

@@ -305,6 +305,28 @@ class LlamaServerIT {
     }
 
     @Test
+    void checkOfALlamaServerThatWantsAnApiKeySaysSoNotSetMaxModelLen() {
+        // llama-server answers /health and /v1/models without the key, /props and completions only with it.
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--api-key", "sk-llama-Ab12Cd34Ef56");
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        int exit = dev.readygate.check.CheckLauncher.run(
+                new String[] {
+                    "--readygate.engine.base-url=" + engine.baseUrl(),
+                    "--readygate.state-dir=" + dir.resolve("check-state"),
+                    "--readygate.check.wait-for-engine=30s"
+                },
+                new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
+        String output = bytes.toString(java.nio.charset.StandardCharsets.UTF_8);
+
+        System.out.println("readygate check against llama-server --api-key, without the key:\n" + output);
+        assertThat(exit).as(output).isEqualTo(1);
+        assertThat(output)
+                .contains("it wants an API key: set readygate.engine.api-key-file")
+                .doesNotContain("set readygate.engine.max-model-len");
+        assertThat(dir.resolve("check-state")).as("the check writes nothing").doesNotExist();
+    }
+
+    @Test
     void checkAgainstLlamaServerWithTooSmallAContextExitsOne() {
         LlamaServer engine = llama(smallModel, "-c", "256");
 

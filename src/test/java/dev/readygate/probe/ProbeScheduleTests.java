@@ -471,6 +471,15 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void healthThatFailsWithTlsSaysIoErrorAsTheDocsSay() {
+        engine.health = ScriptedEngine.failure(
+                EngineFailure.Kind.IO_ERROR, "GET /health: TLS failed: SSLHandshakeException: no cipher suites");
+        start(probe(1, 100_000));
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.IO_ERROR);
+    }
+
+    @Test
     void health503TakesAReadyEngineOutAtOnce() {
         start(probe(1, 100_000));
         engine.health = ScriptedEngine.status(503);

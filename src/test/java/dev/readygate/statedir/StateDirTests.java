@@ -159,8 +159,21 @@ class StateDirTests {
         assertThat(second.writer()).isTrue();
         assertThat(second.readOnly()).isFalse();
         assertThat(second.status().get(Store.RESTART_HISTORY).problem()).isNull();
+        assertThat(second.status().values())
+                .as("no store stays state_dir_locked after the takeover, written since or not")
+                .allSatisfy(status -> assertThat(status.problem()).isNull());
         assertThat(output.getAll()).contains("Took over the state directory");
         second.close();
+    }
+
+    @Test
+    void aStateDirForReadingOnlyCreatesNothingAndWritesNothing() {
+        Path state = dir.resolve("never-created");
+        try (StateDir reader = StateDir.readingOnly(state, clock)) {
+            assertThat(reader.write(Store.RESTART_HISTORY, writing(state.resolve("restarts.jsonl"))))
+                    .isFalse();
+        }
+        assertThat(state).doesNotExist();
     }
 
     @Test
