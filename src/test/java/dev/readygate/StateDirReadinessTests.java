@@ -89,6 +89,18 @@ class StateDirReadinessTests {
             assertThat(stateDir.at("/stores/restart_history/reason").asString()).isEqualTo(reason);
             assertThat(status(client).at("/probes/canary/last/detail").asString())
                     .contains("kept in memory only");
+            // The exports hold the starts kept in memory only, and say how many the history's files lack.
+            String kept = status(client).at("/restarts/history/0/id").asString();
+            var exported = client.get()
+                    .uri("/status/restarts.json")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody(String.class)
+                    .returnResult();
+            assertThat(exported.getResponseBody()).contains("\"id\":\"" + kept + "\"");
+            assertThat(exported.getResponseHeaders().getFirst("X-Readygate-Records-Not-Written"))
+                    .isNotNull();
             assertThat(prometheus(client))
                     .contains("readygate_state_dir_degraded{reason=\"" + reason + "\",store=\"canary_baselines\"} 1.0")
                     .contains("readygate_state_dir_degraded{reason=\"" + reason + "\",store=\"restart_history\"} 1.0")

@@ -141,11 +141,12 @@ final class EngineCheck {
 
     /** An HTTP 401 or 403 in what an endpoint or the representative probe got. */
     private static final java.util.regex.Pattern UNAUTHORIZED =
-            java.util.regex.Pattern.compile("\\b(401|403)\\b(?! ?ms)");
+            java.util.regex.Pattern.compile("answered (401|403)\\b");
 
     /**
-     * What the engine answered 401 or 403 (it wants an API key readygate did not send, or another), or null: then the
-     * missing key is the problem, not what the refused endpoints would have said (the context length).
+     * The HTTP status (401 or 403) the engine refused an endpoint or the representative probe with (it wants an API key
+     * readygate did not send, or another), or null: then the missing key is the problem, not what the refused endpoints
+     * would have said (the context length).
      */
     static @Nullable String refusedCredentials(OneShotProbes.Result probes) {
         List<String> answers = new java.util.ArrayList<>();
@@ -154,10 +155,13 @@ final class EngineCheck {
         if (rep != null && rep.reason() != null) {
             answers.add(rep.detail());
         }
-        return answers.stream()
-                .filter(answer -> UNAUTHORIZED.matcher(answer).find())
-                .findFirst()
-                .orElse(null);
+        for (String answer : answers) {
+            java.util.regex.Matcher refused = UNAUTHORIZED.matcher(answer);
+            if (refused.find()) {
+                return refused.group(1);
+            }
+        }
+        return null;
     }
 
     private void surface(
@@ -190,7 +194,7 @@ final class EngineCheck {
         }
         if (refused != null) {
             report.problem(
-                    "the engine refused readygate's requests (" + refused + "): it wants an API key: set"
+                    "the engine answered " + refused + " to readygate's requests: it wants an API key: set"
                             + " readygate.engine.api-key-file (or readygate.engine.api-key-env) to the key it was started with");
         } else if (surface.maxModelLen() == null) {
             report.problem("the engine reports no context length: set readygate.engine.max-model-len, or"

@@ -51,6 +51,11 @@ final class HistoryExport implements AutoCloseable {
         List<Opened> opened = new ArrayList<>();
         try {
             for (Path path : paths) {
+                Path directory = path.toAbsolutePath().getParent();
+                if (directory != null && !java.nio.file.Files.isDirectory(directory)) {
+                    // The state directory is missing, or a file stands in its place: nothing was written there.
+                    continue;
+                }
                 try {
                     FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
                     opened.add(new Opened(path, channel, channel.size()));

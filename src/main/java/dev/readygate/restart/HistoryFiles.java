@@ -90,7 +90,8 @@ final class HistoryFiles {
                     numbers.add(Integer.parseInt(suffix));
                 }
             }
-        } catch (NoSuchFileException ex) {
+        } catch (NoSuchFileException | java.nio.file.NotDirectoryException ex) {
+            // No directory (or a file in its place): no rotated files.
             return List.of();
         } catch (IOException ex) {
             throw new UncheckedIOException("cannot list the restart history's rotated files in " + directory, ex);

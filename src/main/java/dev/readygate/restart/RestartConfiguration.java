@@ -72,8 +72,11 @@ class RestartConfiguration implements DisposableBean {
     RestartRecords restartRecords(RestartHistory history, StateDir stateDir) {
         return new RestartRecords(
                 loadHistory(history),
-                record -> historyWriter.execute(
-                        () -> stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))));
+                record -> historyWriter.execute(() -> {
+                    if (!stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))) {
+                        history.notWritten(record);
+                    }
+                }));
     }
 
     /**

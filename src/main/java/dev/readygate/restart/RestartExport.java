@@ -3,8 +3,11 @@ package dev.readygate.restart;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -22,7 +25,9 @@ import reactor.core.scheduler.Scheduler;
  * each read again from its line, rendered and handed on as its own buffer, as fast as the client takes them
  * (backpressure: a slow client holds the reading back, not the heap). A query picks which records: {@code since} (an
  * instant: records of engine starts at or after it; or a record id: the records after that one) and {@code limit}
- * (at most that many, oldest first; {@link Streamed#continueAfter()} says where the next page starts).
+ * (at most that many, oldest first; {@link Streamed#continueAfter()} says where the next page starts). Records readygate
+ * keeps but could not write (the state directory degraded, or held by another readygate) are exported from memory in
+ * their place, and counted ({@link Streamed#fromMemory()}).
  */
 public final class RestartExport {
 
@@ -116,8 +121,49 @@ public final class RestartExport {
      * @param continueAfter when {@code limit} left records out: the id of the body's last record, to pass as the next
      *     page's {@code since}; null when the body holds the rest of the history
      * @param body the body, written record by record as it is read; it reads the files only when subscribed
+     * @param fromMemory how many of the body's records readygate keeps in memory only: their write to the state
+     *     directory failed (it is degraded, or another readygate holds it), so the history's files lack them
      */
-    public record Streamed(int records, @Nullable String continueAfter, Flux<DataBuffer> body) {}
+    public record Streamed(int records, @Nullable String continueAfter, Flux<DataBuffer> body, int fromMemory) {}
+
+    /** One record of an export: a place in the history's files, or a record kept only in memory. */
+    private record Row(
+            HistoryExport.@Nullable Location location,
+            @Nullable RestartRecord kept) {
+
+        String id() {
+            return kept != null
+                    ? kept.id()
+                    : java.util.Objects.requireNonNull(location).id();
+        }
+
+        Instant engineStart() {
+            return kept != null
+                    ? kept.engineStart()
+                    : java.util.Objects.requireNonNull(location).engineStart();
+        }
+
+        @Nullable
+        RestartRecord read(HistoryExport export) {
+            return kept != null ? kept : export.read(java.util.Objects.requireNonNull(location));
+        }
+    }
+
+    /**
+     * The history's records in its order, each once: a record whose last version is kept only in memory takes its
+     * file place (or comes last when the files never held it).
+     */
+    private static List<Row> rows(HistoryExport export, List<RestartRecord> unwritten) {
+        Map<String, RestartRecord> inMemory = new LinkedHashMap<>();
+        unwritten.forEach(record -> inMemory.put(record.id(), record));
+        List<Row> rows = new ArrayList<>();
+        for (HistoryExport.Location location : export.locations()) {
+            RestartRecord kept = inMemory.remove(location.id());
+            rows.add(kept != null ? new Row(null, kept) : new Row(location, null));
+        }
+        inMemory.values().forEach(record -> rows.add(new Row(null, record)));
+        return rows;
+    }
 
     /** Thrown when a query's {@code since} names a record the history does not hold. */
     public static final class UnknownRecordException extends IllegalArgumentException {
@@ -144,9 +190,10 @@ public final class RestartExport {
             case JSON -> history::json;
             case CSV -> record -> new RestartRecordView(record).csvLine().getBytes(StandardCharsets.UTF_8);
         };
+        List<RestartRecord> unwritten = history.unwritten();
         return Mono.fromCallable(history::export).subscribeOn(blocking).flatMap(export -> {
             try {
-                return Mono.just(streamed(export, format, query, render));
+                return Mono.just(streamed(export, unwritten, format, query, render));
             } catch (RuntimeException ex) {
                 export.close();
                 return Mono.error(ex);
@@ -160,11 +207,11 @@ public final class RestartExport {
      */
     public Mono<RestartComparison> comparison(Query query) {
         return Mono.fromCallable(() -> {
+                    List<RestartRecord> unwritten = history.unwritten();
                     try (HistoryExport export = history.export()) {
                         RestartComparison.Builder comparison = new RestartComparison.Builder();
-                        for (HistoryExport.Location location :
-                                chosen(export, query).records()) {
-                            RestartRecord record = export.read(location);
+                        for (Row row : chosen(rows(export, unwritten), query).records()) {
+                            RestartRecord record = row.read(export);
                             if (record != null) {
                                 comparison.add(record);
                             }
@@ -176,11 +223,9 @@ public final class RestartExport {
     }
 
     /** The locations a query picks, and where the next page would start. */
-    private record Chosen(
-            List<HistoryExport.Location> records, @Nullable String continueAfter) {}
+    private record Chosen(List<Row> records, @Nullable String continueAfter) {}
 
-    private static Chosen chosen(HistoryExport export, Query query) {
-        List<HistoryExport.Location> all = export.locations();
+    private static Chosen chosen(List<Row> all, Query query) {
         int from = 0;
         if (query.after() != null) {
             from = -1;
@@ -194,11 +239,11 @@ public final class RestartExport {
                 throw new UnknownRecordException(query.after());
             }
         }
-        List<HistoryExport.Location> chosen = all.subList(from, all.size());
+        List<Row> chosen = all.subList(from, all.size());
         if (query.since() != null) {
             Instant since = query.since();
             chosen = chosen.stream()
-                    .filter(location -> !location.engineStart().isBefore(since))
+                    .filter(row -> !row.engineStart().isBefore(since))
                     .toList();
         }
         String continueAfter = null;
@@ -210,10 +255,16 @@ public final class RestartExport {
     }
 
     private Streamed streamed(
-            HistoryExport export, Format format, Query query, Function<RestartRecord, byte[]> render) {
-        Chosen chosen = chosen(export, query);
+            HistoryExport export,
+            List<RestartRecord> unwritten,
+            Format format,
+            Query query,
+            Function<RestartRecord, byte[]> render) {
+        Chosen chosen = chosen(rows(export, unwritten), query);
         String continueAfter = chosen.continueAfter();
-        List<HistoryExport.Location> records = chosen.records();
+        List<Row> records = chosen.records();
+        int fromMemory =
+                (int) records.stream().filter(row -> row.kept() != null).count();
         Flux<DataBuffer> body = Flux.using(
                 () -> export,
                 opened -> Flux.concat(
@@ -221,21 +272,18 @@ public final class RestartExport {
                         rows(opened, records, format, render),
                         Mono.fromSupplier(() -> buffer(format.suffix.getBytes(StandardCharsets.UTF_8)))),
                 HistoryExport::close);
-        return new Streamed(records.size(), continueAfter, body.subscribeOn(blocking));
+        return new Streamed(records.size(), continueAfter, body.subscribeOn(blocking), fromMemory);
     }
 
     /** One buffer per record, read and rendered only when the client asks for more. */
     private static Flux<DataBuffer> rows(
-            HistoryExport export,
-            List<HistoryExport.Location> records,
-            Format format,
-            Function<RestartRecord, byte[]> render) {
+            HistoryExport export, List<Row> records, Format format, Function<RestartRecord, byte[]> render) {
         byte[] separator = format.separator.getBytes(StandardCharsets.UTF_8);
         return Flux.generate(() -> new int[] {0, 0}, (state, sink) -> {
             // state[0]: the next record; state[1]: how many were written (a separator goes before each but
             // the first).
             while (state[0] < records.size()) {
-                RestartRecord record = export.read(records.get(state[0]++));
+                RestartRecord record = records.get(state[0]++).read(export);
                 if (record == null) {
                     continue;
                 }

@@ -49,6 +49,8 @@ public final class RestartHistory {
     private final HistoryIndexer indexer;
     private final HistoryCount count;
     private final ObjectReader lineReader;
+    /** Records kept but not written (the state directory refused them), by id, in the order first refused. */
+    private final Map<String, RestartRecord> unwritten = new LinkedHashMap<>();
 
     /**
      * A history kept in {@code file}.
@@ -181,8 +183,32 @@ public final class RestartHistory {
         try {
             appender.append(record, count::rotated);
             count.appended(record.id());
+            synchronized (unwritten) {
+                unwritten.remove(record.id());
+            }
         } catch (IOException ex) {
             throw new UncheckedIOException("cannot append to the restart history " + file, ex);
+        }
+    }
+
+    /**
+     * Notes a record readygate keeps but could not write (the state directory is degraded or held by another
+     * readygate): the exports add it from memory, and say so, until a write of it succeeds. At most the records
+     * readygate keeps in memory are noted.
+     */
+    public void notWritten(RestartRecord record) {
+        synchronized (unwritten) {
+            unwritten.put(record.id(), record);
+            while (unwritten.size() > RestartRecords.KEPT) {
+                unwritten.remove(unwritten.keySet().iterator().next());
+            }
+        }
+    }
+
+    /** The records noted by {@link #notWritten} and not written since, oldest first. */
+    List<RestartRecord> unwritten() {
+        synchronized (unwritten) {
+            return List.copyOf(unwritten.values());
         }
     }
 }

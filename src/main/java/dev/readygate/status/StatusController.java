@@ -203,6 +203,10 @@ class StatusController {
                     ResponseEntity.BodyBuilder response = ResponseEntity.ok()
                             .contentType(type)
                             .header("X-Readygate-Records", String.valueOf(streamed.records()));
+                    if (streamed.fromMemory() > 0) {
+                        // The state directory refused their writes: the body has them, the history's files do not.
+                        response.header("X-Readygate-Records-Not-Written", String.valueOf(streamed.fromMemory()));
+                    }
                     if (streamed.continueAfter() != null) {
                         response.header(
                                 HttpHeaders.LINK,

@@ -109,6 +109,30 @@ class RestartExportTests {
     }
 
     @Test
+    void recordsKeptOnlyInMemoryAreExportedInTheirPlaceAndCounted() {
+        RestartHistory history = history(DataSize.ofMegabytes(1), 3);
+        IntStream.range(0, 3).forEach(i -> history.append(record(i)));
+        // The state directory refused these writes: a new version of start-1, and a start the files never held.
+        RestartRecord newer =
+                at(RestartHistoryTests.minimal("start-1"), record(1).engineStart());
+        history.notWritten(newer);
+        history.notWritten(record(3));
+
+        RestartExport.Streamed all = export(history, RestartExport.Format.JSON, RestartExport.Query.ALL);
+        assertThat(all.records()).isEqualTo(4);
+        assertThat(all.fromMemory()).isEqualTo(2);
+        JsonNode array = this.json.readTree(body(all));
+        assertThat(array.valueStream().map(RestartRecordReader::read).toList())
+                .containsExactly(record(0), newer, record(2), record(3));
+
+        // Written at last: from the files again.
+        history.append(record(3));
+        assertThat(export(history, RestartExport.Format.CSV, RestartExport.Query.ALL)
+                        .fromMemory())
+                .isEqualTo(1);
+    }
+
+    @Test
     void exportWhenEmptyIsAnEmptyArrayAndAHeader() {
         RestartHistory history = history(DataSize.ofMegabytes(1), 3);
         assertThat(body(export(history, RestartExport.Format.JSON, RestartExport.Query.ALL)))
