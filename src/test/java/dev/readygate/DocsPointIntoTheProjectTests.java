@@ -59,7 +59,10 @@ class DocsPointIntoTheProjectTests {
             }
         }
         try {
-            return Optional.of(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString());
+            return Optional.of(StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString());
         } catch (CharacterCodingException ex) {
             return Optional.empty();
         }
@@ -84,7 +87,9 @@ class DocsPointIntoTheProjectTests {
                 }
             }
         }
-        assertThat(found).as("cite the public source instead of a folder a clone does not have").isEmpty();
+        assertThat(found)
+                .as("cite the public source instead of a folder a clone does not have")
+                .isEmpty();
     }
 
     @Test
@@ -107,8 +112,8 @@ class DocsPointIntoTheProjectTests {
                     continue;
                 }
                 int anchor = target.indexOf('#');
-                String path = URLDecoder.decode(
-                        anchor < 0 ? target : target.substring(0, anchor), StandardCharsets.UTF_8);
+                String path =
+                        URLDecoder.decode(anchor < 0 ? target : target.substring(0, anchor), StandardCharsets.UTF_8);
                 Path resolved = file.toAbsolutePath().getParent().resolve(path).normalize();
                 checked.add(file + " -> " + target);
                 if (!resolved.startsWith(root) || !Files.exists(resolved)) {
@@ -117,6 +122,8 @@ class DocsPointIntoTheProjectTests {
             }
         }
         assertThat(checked).as("README.md and docs/*.md link into the project").isNotEmpty();
-        assertThat(broken).as("relative links that reach no file of the repository").isEmpty();
+        assertThat(broken)
+                .as("relative links that reach no file of the repository")
+                .isEmpty();
     }
 }
