@@ -8,6 +8,11 @@
 # Usage: .ci/base-images.sh [image]      (needs root, a running Docker engine, debootstrap, JAVA_HOME = a JDK 25)
 # Cache: READYGATE_IMAGE_CACHE (default /var/cache/readygate/base-images)
 set -euo pipefail
+# Every step either succeeds or says what failed: a command that fails ends the script with its line, its exit status
+# and what to do (a silent end, such as a pipe's reader closing early under pipefail, is a bug).
+trap 'status=$?; echo "base image: failed (exit $status) at .ci/base-images.sh line $LINENO: $BASH_COMMAND" >&2
+      echo "  the base image $image was not made; run .ci/base-images.sh again as root to retry, or load one yourself" >&2
+      echo "  (docker pull/load $image) and run ./run-tests again" >&2' ERR
 
 image="${1:-eclipse-temurin:25-jre}"
 cache_dir="${READYGATE_IMAGE_CACHE:-/var/cache/readygate/base-images}"
@@ -80,7 +85,10 @@ tar -C "$rootfs" -c . | docker import \
   --change "LABEL org.opencontainers.image.description=\"Local stand-in for $image: Debian $suite minbase and a jlink'ed $java_version\"" \
   --change 'CMD ["java", "-version"]' \
   - "$image" >/dev/null
-docker run --rm --network none "$image" java -version 2>&1 | head -1
+# The image must run its java. The whole answer is read before its first line is shown: a reader that stops early
+# (head -1) would end the writer with SIGPIPE, and pipefail this script with exit 141, silently.
+version="$(docker run --rm --network none "$image" java -version 2>&1)"
+echo "base image $image: ${version%%$'\n'*}"
 mkdir -p "$cache_dir"
 rm -f "$cache_dir/${image//[:\/]/_}"-*.tar
 docker save -o "$archive.partial" "$image" && mv "$archive.partial" "$archive"

@@ -94,6 +94,10 @@ class StatusPageBrowserTests {
             assertThat(occurrences(dom.stdout(), "<g class=\"point first-seen path-"))
                     .isEqualTo(1);
             assertThat(occurrences(dom.stdout(), "<tr class=\"restart\"")).isGreaterThanOrEqualTo(2);
+            // Both starts became ready: none says "never" in red, the first seen one says why it has no latency.
+            assertThat(occurrences(dom.stdout(), "<span class=\"never-text\">never</span>"))
+                    .isZero();
+            assertThat(dom.stdout()).contains(">first seen</span></td>");
 
             Path screenshot = Files.createDirectories(Path.of(SCREENSHOTS)).resolve("status-page.png");
             Files.deleteIfExists(screenshot);
