@@ -110,7 +110,10 @@ public final class AcceptLauncher {
                 .web(WebApplicationType.NONE)
                 .bannerMode(Banner.Mode.OFF)
                 .logStartupInfo(false)
+                // Default properties, below every configured source: the command talks to no engine, so an engine
+                // URL is not required of it (the sidecar's own, where configured, is read and unused).
                 .properties(
+                        "readygate.engine.base-url=http://engine-not-used.invalid",
                         "logging.level.root=WARN",
                         "logging.level.org.springframework.boot.SpringApplication=OFF",
                         "logging.level.org.springframework.boot.diagnostics=OFF",

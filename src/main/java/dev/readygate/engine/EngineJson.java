@@ -56,7 +56,11 @@ final class EngineJson {
         body.put("model", request.model());
         String promptText = request.promptText();
         List<Integer> promptTokenIds = request.promptTokenIds();
-        if (promptText != null) {
+        if (request.chat()) {
+            ObjectNode message = body.putArray("messages").addObject();
+            message.put("role", "user");
+            message.put("content", promptText);
+        } else if (promptText != null) {
             body.put("prompt", promptText);
         } else if (promptTokenIds != null) {
             ArrayNode ids = body.putArray("prompt");
@@ -71,7 +75,11 @@ final class EngineJson {
             body.put("seed", seed.longValue());
         }
         Integer logprobs = request.logprobs();
-        if (logprobs != null) {
+        if (logprobs != null && request.chat()) {
+            // Chat's form: the sampled token's logprob comes with its top alternatives (llama.cpp gives none with 0).
+            body.put("logprobs", true);
+            body.put("top_logprobs", Math.max(1, logprobs));
+        } else if (logprobs != null) {
             body.put("logprobs", logprobs.intValue());
         }
         body.put("return_token_ids", request.returnTokenIds());

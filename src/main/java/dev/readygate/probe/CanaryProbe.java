@@ -47,6 +47,7 @@ final class CanaryProbe {
     private final Clock clock;
     private final Scheduler blocking;
     private final TimeoutVerdict timeouts;
+    private final Completions completions;
 
     public CanaryProbe(
             ReadygateProperties.Canary config,
@@ -68,6 +69,7 @@ final class CanaryProbe {
         this.clock = clock;
         this.blocking = blocking;
         this.timeouts = new TimeoutVerdict(client, facts, clock);
+        this.completions = new Completions(client, facts);
     }
 
     /** Whether the operator asked to accept the model served now ({@code readygate accept-model}). */
@@ -105,7 +107,7 @@ final class CanaryProbe {
                 config.seed(),
                 0,
                 true);
-        return client.streamCompletion(request, timeout).flatMap(call -> switch (call) {
+        return completions.stream(request, timeout).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> success -> judge(card, vllmVersion, success.value(), before);
             case EngineCall.Failure<StreamedCompletion> failure ->
                 failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
@@ -335,7 +337,10 @@ final class CanaryProbe {
 
     /** The manifest's oracle answers vLLM's own canary request: only a canary with the same shape can use it. */
     private boolean oracleApplies() {
-        return config.prompt().equals(SnapshotOracle.ORACLE_PROMPT) && config.maxTokens() == 1 && config.seed() == 0;
+        return config.prompt().equals(SnapshotOracle.ORACLE_PROMPT)
+                && config.maxTokens() == 1
+                && config.seed() == 0
+                && completions.generation() == EngineCapabilities.Generation.COMPLETIONS;
     }
 
     private ProbeReport learnOrPass(BaselineKey key, CanaryAnswer actual, boolean underLoad) {
@@ -367,8 +372,10 @@ final class CanaryProbe {
     }
 
     private BaselineKey key(ModelCard card, String vllmVersion) {
+        // Through chat completions the template wraps the prompt: another request, with its own baseline.
         String request =
-                "prompt#%08x/max%d/seed%d".formatted(config.prompt().hashCode(), config.maxTokens(), config.seed());
+                "prompt#%08x/max%d/seed%d".formatted(config.prompt().hashCode(), config.maxTokens(), config.seed())
+                        + (completions.generation() == EngineCapabilities.Generation.CHAT ? "/chat" : "");
         return new BaselineKey(
                 card.id(),
                 Objects.requireNonNullElse(card.root(), "unknown"),

@@ -698,6 +698,49 @@ class ProbeScheduleTests {
                 .containsExactly(999);
     }
 
+    static final String PLAIN_MISSING = "POST /v1/completions answered 404: Not Found: this server does not offer it";
+
+    @Test
+    void aChatOnlyServerIsVerifiedThroughChatCompletionsWithProvenTokenCounts() {
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            return request.chat()
+                    ? ScriptedEngine.correct(request)
+                    : Mono.just(ScriptedEngine.failure(EngineFailure.Kind.NOT_SUPPORTED, PLAIN_MISSING));
+        };
+        start(probe(1, 100_000));
+
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        EngineCapabilities capabilities = facts.current().capabilities();
+        assertThat(capabilities.generation()).isEqualTo(EngineCapabilities.Generation.CHAT);
+        assertThat(capabilities.describe().get("completions"))
+                .startsWith("missing: " + PLAIN_MISSING + "; the probes go through POST /v1/chat/completions");
+        assertThat(capabilities.capabilities(null).get("promptTokens")).startsWith("proven by calibration");
+        // One plain request found it missing; every request since went through chat, none with token ids.
+        assertThat(sent.stream().filter(request -> !request.chat())).hasSize(1);
+        assertThat(sent.stream().filter(CompletionRequest::chat)).allMatch(request -> request.promptText() != null);
+        assertThat(history.last(ProbeKind.REPRESENTATIVE).detail()).contains("prompt count exact");
+        assertThat(history.last(ProbeKind.CANARY).detail()).contains("learned");
+    }
+
+    @Test
+    void aServerWithNeitherCompletionsIsNeverReadyAndTheReasonNamesWhatItLacks() {
+        engine.completions = request -> Mono.just(ScriptedEngine.failure(
+                EngineFailure.Kind.NOT_SUPPORTED,
+                (request.chat() ? "POST /v1/chat/completions" : "POST /v1/completions")
+                        + " answered 404: Not Found: this server does not offer it"));
+        start(probe(1, 100_000));
+        advance(Duration.ofSeconds(60));
+
+        assertThat(machine.current().acceptsTraffic()).isFalse();
+        assertThat(machine.current().reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(((EngineState.VerificationFailed) machine.current()).detail())
+                .contains("the engine offers neither plain nor chat completions")
+                .contains("POST /v1/completions answered 404")
+                .contains("POST /v1/chat/completions answered 404");
+    }
+
     /** Three starts in a minute make a restart loop; its third start is held for a minute. */
     static final RestartLoop THREE_STARTS =
             new RestartLoop(Duration.ofMinutes(10), 3, Duration.ofSeconds(60), Duration.ofMinutes(10));
