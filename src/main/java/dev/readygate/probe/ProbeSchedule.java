@@ -317,6 +317,11 @@ final class ProbeSchedule {
         return verifier.acceptancePending().filter(Boolean::booleanValue).map(pending -> {
             logger.warn("The operator accepted the model served now: the canary mismatch is released and the"
                     + " canary's next answer given alone becomes its baseline");
+            // Weights changed on purpose: this start is no restart loop's either.
+            EngineStart start = machine.start();
+            if (start != null) {
+                machine.modelSwapped(start.id(), "serves a model the operator accepted");
+            }
             return applied(new Observation.ModelAccepted(
                     clock.instant(),
                     "the operator accepted the model (readygate accept-model): verifying again, the canary's"
@@ -358,7 +363,7 @@ final class ProbeSchedule {
                     // Another model than the start before served: a deliberate swap, never a restart loop's start.
                     EngineStart start = machine.start();
                     if (start != null && facts.modelSwapped(start.id(), listed.value())) {
-                        machine.modelSwapped(start.id());
+                        machine.modelSwapped(start.id(), "serves another model than the start before it");
                     }
                 }
                 yield applied(new Observation.ModelListed(

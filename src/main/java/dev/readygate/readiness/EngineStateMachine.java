@@ -165,11 +165,14 @@ public final class EngineStateMachine {
     }
 
     /**
-     * The start {@code startId} serves another model than the start before it (another name, root or identity): a
-     * deliberate model swap, not a repeat of the same start. It no longer counts toward the restart loop, and is not
-     * held as one of its starts. Nothing changes when {@code startId} is no longer current.
+     * The start {@code startId} is a deliberate model swap, not a repeat of the same start: it serves another model than
+     * the start before it (another name, root or identity), or the operator accepted its model. It no longer counts
+     * toward the restart loop, and is not held as one of its starts. Nothing changes when {@code startId} is no longer
+     * current.
+     *
+     * @param why what shows it, for the log
      */
-    public void modelSwapped(String startId) {
+    public void modelSwapped(String startId, String why) {
         synchronized (applying) {
             Current now = current.get();
             EngineStart start = now.start();
@@ -178,10 +181,7 @@ public final class EngineStateMachine {
                 return;
             }
             current.set(new Current(now.state(), start, now.loop().without(counted), null, null));
-            logger.info(
-                    "Engine start {} serves another model than the start before it: a model swap, not counted"
-                            + " toward the restart loop",
-                    startId);
+            logger.info("Engine start {} {}: a model swap, not counted toward the restart loop", startId, why);
         }
     }
 

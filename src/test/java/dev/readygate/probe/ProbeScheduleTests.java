@@ -698,6 +698,24 @@ class ProbeScheduleTests {
                 .containsExactly(999);
     }
 
+    @Test
+    void aStartWhoseModelTheOperatorAcceptsIsNotHeldAsARestartLoopsStart() throws Exception {
+        // Two starts make a loop here: the restart with the new weights would be held for a minute.
+        start(
+                probe(1, 100_000),
+                new RestartLoop(Duration.ofMinutes(10), 2, Duration.ofSeconds(60), Duration.ofMinutes(10)));
+        engine.completions = ProbeScheduleTests::wrongWeights;
+        engine.processStart = 3000.0;
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.CANARY_MISMATCH);
+
+        new ModelAcceptance(stateDir, JsonMapper.builder().build()).request("alice", "fine-tune", clock.instant());
+        advance(Duration.ofSeconds(35));
+
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        assertThat(machine.restartLoop().looping(clock.instant())).isFalse();
+    }
+
     static final String PLAIN_MISSING = "POST /v1/completions answered 404: Not Found: this server does not offer it";
 
     @Test
