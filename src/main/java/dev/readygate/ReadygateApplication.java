@@ -1,5 +1,6 @@
 package dev.readygate;
 
+import dev.readygate.check.AcceptLauncher;
 import dev.readygate.check.CheckLauncher;
 import dev.readygate.demo.DemoBuiltAtRunTime;
 import dev.readygate.simulator.SimulatorLauncher;
@@ -13,7 +14,8 @@ import org.springframework.context.annotation.FilterType;
 
 /**
  * readygate's entry point: the verified-readiness sidecar; with {@code simulate} as first argument, the standalone vLLM
- * engine simulator; with {@code check}, the one-shot check of an engine ({@link CheckLauncher}).
+ * engine simulator; with {@code check}, the one-shot check of an engine ({@link CheckLauncher}); with
+ * {@code accept-model}, the operator's acceptance of the model the engine serves now ({@link AcceptLauncher}).
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan(basePackages = "dev.readygate.config")
@@ -33,6 +35,11 @@ public class ReadygateApplication {
             // As for the simulator: the check's own small context is not the AOT-processed sidecar's.
             System.setProperty(AotDetector.AOT_ENABLED, "false");
             CheckLauncher.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
+        if (args.length > 0 && args[0].equals(AcceptLauncher.COMMAND)) {
+            System.setProperty(AotDetector.AOT_ENABLED, "false");
+            AcceptLauncher.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         SpringApplication application = new SpringApplication(ReadygateApplication.class);

@@ -12,7 +12,8 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * What one streamed {@code /v1/completions} answer has delivered so far, fed event by event: text, token ids,
+ * What one streamed {@code /v1/completions} (or {@code /v1/chat/completions}) answer has delivered so far, fed event by
+ * event: text (a chat chunk's {@code delta.content}), token ids,
  * logprobs, finish reason, usage, an error event, and the timing of token-carrying events. One instance per call;
  * events arrive serially, while {@link #progress(Duration)} may be read from the timeout's thread.
  */
@@ -130,7 +131,13 @@ final class CompletionStream {
         }
         textChunks++;
         boolean carriesTokens = false;
-        String chunkText = text(choice, "text", number);
+        // A chat chunk carries its text in delta.content (the first one only the role).
+        JsonNode delta = choice.get("delta");
+        if (delta != null && !delta.isNull() && !delta.isObject()) {
+            throw malformed("stream event " + number + " has a delta that is not an object");
+        }
+        String chunkText =
+                delta != null && delta.isObject() ? text(delta, "content", number) : text(choice, "text", number);
         if (chunkText != null && !chunkText.isEmpty()) {
             text.append(chunkText);
             carriesTokens = true;
@@ -149,7 +156,16 @@ final class CompletionStream {
             }
         }
         JsonNode logprobs = choice.get("logprobs");
-        if (logprobs != null && !logprobs.isNull()) {
+        if (logprobs != null && logprobs.isObject() && logprobs.path("content").isArray()) {
+            // Chat's form: {"content": [{"token", "logprob", ...}]}.
+            for (JsonNode token : logprobs.get("content")) {
+                JsonNode value = token.get("logprob");
+                if (value != null && !value.isNull() && !value.isNumber()) {
+                    throw malformed("stream event " + number + " has a token logprob that is not a number");
+                }
+                tokenLogprobs.add(value == null || value.isNull() ? Double.NaN : value.doubleValue());
+            }
+        } else if (logprobs != null && !logprobs.isNull()) {
             JsonNode values = logprobs.get("token_logprobs");
             if (!logprobs.isObject() || (values != null && !values.isNull() && !values.isArray())) {
                 throw malformed("stream event " + number + " has logprobs without a token_logprobs array");

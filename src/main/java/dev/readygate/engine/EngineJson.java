@@ -56,7 +56,11 @@ final class EngineJson {
         body.put("model", request.model());
         String promptText = request.promptText();
         List<Integer> promptTokenIds = request.promptTokenIds();
-        if (promptText != null) {
+        if (request.chat()) {
+            ObjectNode message = body.putArray("messages").addObject();
+            message.put("role", "user");
+            message.put("content", promptText);
+        } else if (promptText != null) {
             body.put("prompt", promptText);
         } else if (promptTokenIds != null) {
             ArrayNode ids = body.putArray("prompt");
@@ -71,7 +75,11 @@ final class EngineJson {
             body.put("seed", seed.longValue());
         }
         Integer logprobs = request.logprobs();
-        if (logprobs != null) {
+        if (logprobs != null && request.chat()) {
+            // Chat's form: the sampled token's logprob comes with its top alternatives (llama.cpp gives none with 0).
+            body.put("logprobs", true);
+            body.put("top_logprobs", Math.max(1, logprobs));
+        } else if (logprobs != null) {
             body.put("logprobs", logprobs.intValue());
         }
         body.put("return_token_ids", request.returnTokenIds());
@@ -102,7 +110,30 @@ final class EngineJson {
                 id,
                 string(card, "root", "/v1/models data[0]"),
                 integer(card, "max_model_len", "/v1/models data[0]"),
-                card.path("owned_by").isString() ? card.get("owned_by").asString() : null);
+                card.path("owned_by").isString() ? card.get("owned_by").asString() : null,
+                identity(card.get("meta")));
+    }
+
+    /** The fields of llama.cpp's {@code meta} that tell one model from another, in a fixed order. */
+    private static final List<String> IDENTITY_FIELDS =
+            List.of("vocab_type", "n_vocab", "n_ctx_train", "n_embd", "n_params", "size");
+
+    /**
+     * The model's identity from a card's {@code meta} object (llama.cpp): its scalar fields readygate knows, as
+     * {@code name=value} pairs; null when there is no such object or it has none of them.
+     */
+    private static @Nullable String identity(@Nullable JsonNode meta) {
+        if (meta == null || !meta.isObject()) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder();
+        for (String field : IDENTITY_FIELDS) {
+            JsonNode value = meta.get(field);
+            if (value != null && (value.isNumber() || value.isString())) {
+                out.append(out.isEmpty() ? "" : ",").append(field).append('=').append(value.asString());
+            }
+        }
+        return out.isEmpty() ? null : out.toString();
     }
 
     String version(byte[] body) {

@@ -214,16 +214,17 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
             List<String> prompt = request.promptText() == null ? List.of() : List.of(request.promptText());
             Collection<String> secrets = secrets(prompt);
             CompletionStream stream = new CompletionStream(json.mapper(), ticker, secrets);
+            Route route = request.chat() ? Route.CHAT_COMPLETIONS : Route.COMPLETIONS;
             return exchange(
-                    Route.COMPLETIONS,
+                    route,
                     timeout,
                     stream.startNanos(),
                     client -> client.post()
-                            .uri(Route.COMPLETIONS.path)
+                            .uri(route.path)
                             .contentType(MediaType.APPLICATION_JSON)
                             .accept(MediaType.TEXT_EVENT_STREAM)
                             .bodyValue(body),
-                    response -> readStream(response, stream),
+                    response -> readStream(response, stream, route),
                     secrets,
                     stream::progress);
         });
@@ -405,13 +406,13 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                 .then();
     }
 
-    private Mono<StreamedCompletion> readStream(ClientResponse response, CompletionStream stream) {
+    private Mono<StreamedCompletion> readStream(ClientResponse response, CompletionStream stream, Route route) {
         MediaType type = response.headers().contentType().orElse(null);
         if (type != null && !MediaType.TEXT_EVENT_STREAM.isCompatibleWith(type)) {
             return abandon(response)
                     .then(Mono.error(EngineCallException.of(
                             EngineFailure.Kind.MALFORMED_BODY,
-                            Route.COMPLETIONS.call() + " answered " + type.getType() + "/" + type.getSubtype()
+                            route.call() + " answered " + type.getType() + "/" + type.getSubtype()
                                     + ", not text/event-stream")));
         }
         ServerSentEvents events = new ServerSentEvents(maxBodyBytes, maxBodyBytes, maxBodyText);
@@ -490,7 +491,9 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         INFO("GET", "/info", true),
         SERVER_INFO("GET", "/get_server_info", true),
         METRICS("GET", "/metrics", true),
-        COMPLETIONS("POST", "/v1/completions", false);
+        // A server may offer only one of them: a missing one is NOT_SUPPORTED, and the probes use the other.
+        COMPLETIONS("POST", "/v1/completions", true),
+        CHAT_COMPLETIONS("POST", "/v1/chat/completions", true);
 
         final String method;
         final String path;

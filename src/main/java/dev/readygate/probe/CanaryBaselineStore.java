@@ -37,14 +37,49 @@ final class CanaryBaselineStore {
     private final Path file;
     private final JsonMapper json;
     private @Nullable Map<String, Baseline> baselines;
+    private final @Nullable ModelAcceptance acceptances;
 
     /** A learned answer and when it was learned. */
     public record Baseline(CanaryAnswer answer, Instant learnedAt) {}
 
     public CanaryBaselineStore(StateDir stateDir, JsonMapper json) {
+        this(stateDir, json, true);
+    }
+
+    /**
+     * @param takesAcceptances whether this store takes the operator's model acceptances ({@link ModelAcceptance}): the
+     *     sidecar's does, {@code readygate check}'s (which only reads) does not
+     */
+    public CanaryBaselineStore(StateDir stateDir, JsonMapper json, boolean takesAcceptances) {
         this.stateDir = stateDir;
         this.file = stateDir.directory().resolve(FILE);
         this.json = json;
+        this.acceptances = takesAcceptances ? new ModelAcceptance(stateDir.directory(), json) : null;
+    }
+
+    /** Whether the operator asked to accept the model served now ({@code readygate accept-model}). Blocking. */
+    public boolean acceptancePending() {
+        return acceptances != null && acceptances.pending();
+    }
+
+    /** Takes the operator's pending acceptance, or null when there is none. Blocking. */
+    synchronized ModelAcceptance.@Nullable Request takeAcceptance() {
+        if (acceptances == null) {
+            return null;
+        }
+        try {
+            return acceptances.take();
+        } catch (IOException ex) {
+            logger.warn("Cannot take the model acceptance in {}: {}", stateDir.directory(), ex.getMessage());
+            return null;
+        }
+    }
+
+    /** Audits what was done with a taken acceptance (through the state directory's writes: a failure is its problem). */
+    synchronized void audit(ModelAcceptance.Request request, java.util.Map<String, @Nullable Object> outcome) {
+        if (acceptances != null) {
+            stateDir.write(Store.CANARY_BASELINES, () -> acceptances.audit(request, outcome));
+        }
     }
 
     public synchronized @Nullable Baseline find(BaselineKey key) {

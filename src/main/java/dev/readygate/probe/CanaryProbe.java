@@ -11,9 +11,14 @@ import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
@@ -30,6 +35,8 @@ import reactor.core.scheduler.Scheduler;
  */
 final class CanaryProbe {
 
+    private static final Logger logger = LoggerFactory.getLogger(CanaryProbe.class);
+
     private final ReadygateProperties.Canary config;
     private final String gpuName;
     private final EngineClient client;
@@ -40,6 +47,7 @@ final class CanaryProbe {
     private final Clock clock;
     private final Scheduler blocking;
     private final TimeoutVerdict timeouts;
+    private final Completions completions;
 
     public CanaryProbe(
             ReadygateProperties.Canary config,
@@ -61,6 +69,12 @@ final class CanaryProbe {
         this.clock = clock;
         this.blocking = blocking;
         this.timeouts = new TimeoutVerdict(client, facts, clock);
+        this.completions = new Completions(client, facts);
+    }
+
+    /** Whether the operator asked to accept the model served now ({@code readygate accept-model}). */
+    public Mono<Boolean> acceptancePending() {
+        return Mono.fromCallable(baselines::acceptancePending).subscribeOn(blocking);
     }
 
     /** Tokens one run spends at most (an estimate of the prompt plus the output). */
@@ -93,7 +107,7 @@ final class CanaryProbe {
                 config.seed(),
                 0,
                 true);
-        return client.streamCompletion(request, timeout).flatMap(call -> switch (call) {
+        return completions.stream(request, timeout).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> success -> judge(card, vllmVersion, success.value(), before);
             case EngineCall.Failure<StreamedCompletion> failure ->
                 failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
@@ -128,18 +142,93 @@ final class CanaryProbe {
         // A manifest taken on another GPU, driver or vLLM version is named, and its oracle does not vouch.
         return Mono.fromCallable(() -> {
                     String distrusted = config.configured() || !oracleApplies() ? null : oracle.distrust(vllmVersion);
-                    return new Expected(expectation(key, distrusted == null), distrusted);
+                    return new Expected(
+                            expectation(key, distrusted == null), distrusted, baselines.acceptancePending());
                 })
                 .subscribeOn(blocking)
-                .flatMap(expected -> decide(key, expected.expectation(), actual, before)
+                .flatMap(expected -> (expected.acceptance()
+                                ? accepted(key, card, expected.expectation(), actual, before)
+                                : Mono.<ProbeReport>empty())
+                        .switchIfEmpty(Mono.defer(() -> decide(key, expected.expectation(), actual, before)))
                         .map(report -> withDistrust(report, expected.distrusted())))
                 .map(report -> report.withMeasurement(measurement));
     }
 
-    /** The expectation, and why the snapshot manifest's oracle was not used (null when it was, or did not apply). */
+    /**
+     * The expectation, why the snapshot manifest's oracle was not used (null when it was, or did not apply), and
+     * whether the operator asked to accept the model served now.
+     */
     private record Expected(
             @Nullable CanaryExpectation expectation,
-            @Nullable String distrusted) {}
+            @Nullable String distrusted,
+            boolean acceptance) {}
+
+    /**
+     * The operator's acceptance ({@link ModelAcceptance}), taken with an answer given alone in the batch: the answer
+     * becomes the learned baseline of this model, whatever the start's trust (the operator vouches for it), and the
+     * audit says so. Empty (judged as usual) when the answer came under load (the request waits for the next one), when
+     * the request was withdrawn meanwhile, or when the expectation is configured or the snapshot manifest's, which an
+     * acceptance does not replace (refused, and audited).
+     */
+    private Mono<ProbeReport> accepted(
+            BaselineKey key,
+            ModelCard card,
+            @Nullable CanaryExpectation expectation,
+            CanaryAnswer actual,
+            @Nullable EngineMetricsSample before) {
+        return underLoad(before)
+                .filter(loaded -> !loaded)
+                .flatMap(alone -> Mono.fromCallable(() -> accept(key, card, expectation, actual))
+                        .subscribeOn(blocking));
+    }
+
+    private @Nullable ProbeReport accept(
+            BaselineKey key, ModelCard card, @Nullable CanaryExpectation expectation, CanaryAnswer actual) {
+        ModelAcceptance.Request request = baselines.takeAcceptance();
+        if (request == null) {
+            return null;
+        }
+        Instant now = clock.instant();
+        Map<String, @Nullable Object> outcome = new LinkedHashMap<>();
+        outcome.put("appliedAt", now.toString());
+        outcome.put("startId", facts.current().startId());
+        outcome.put("model", card.id());
+        outcome.put("root", card.root());
+        outcome.put("identity", card.identity());
+        if (expectation != null && expectation.source() != CanaryExpectation.Source.LEARNED_BASELINE) {
+            String why = expectation.source() == CanaryExpectation.Source.CONFIGURATION
+                    ? "the expected answer is configured (readygate.probe.canary.expected-*): change the configuration"
+                            + " instead"
+                    : "the expected answer is the snapshot manifest's oracle: take a new snapshot instead";
+            outcome.put("outcome", "refused");
+            outcome.put("detail", why);
+            baselines.audit(request, outcome);
+            logger.warn("Model acceptance {} by {} refused: {}", request.id(), request.by(), why);
+            return null;
+        }
+        boolean kept = baselines.save(key, actual, now);
+        String previous = expectation == null ? null : expectation.answer().describe();
+        outcome.put("outcome", "accepted");
+        outcome.put("previousBaseline", previous);
+        outcome.put("baseline", actual.describe());
+        baselines.audit(request, outcome);
+        logger.warn(
+                "Model {} accepted by {} (request {}): its canary baseline is now {} (was {})",
+                card.id(),
+                request.by(),
+                request.id(),
+                actual.describe(),
+                previous == null ? "none" : previous);
+        return ProbeReport.passed(
+                ProbeKind.CANARY,
+                now,
+                "the operator accepted this model (" + request.by() + ", request " + request.id() + "): learned "
+                        + actual.describe() + " as the baseline"
+                        + (previous == null ? "" : " in place of " + previous)
+                        + (kept ? "" : " (kept in memory only: the state directory cannot be written)"),
+                null,
+                new CanaryComparison(CanaryExpectation.Source.LEARNED_BASELINE, actual, actual, true));
+    }
 
     private Mono<ProbeReport> decide(
             BaselineKey key,
@@ -248,7 +337,10 @@ final class CanaryProbe {
 
     /** The manifest's oracle answers vLLM's own canary request: only a canary with the same shape can use it. */
     private boolean oracleApplies() {
-        return config.prompt().equals(SnapshotOracle.ORACLE_PROMPT) && config.maxTokens() == 1 && config.seed() == 0;
+        return config.prompt().equals(SnapshotOracle.ORACLE_PROMPT)
+                && config.maxTokens() == 1
+                && config.seed() == 0
+                && completions.generation() == EngineCapabilities.Generation.COMPLETIONS;
     }
 
     private ProbeReport learnOrPass(BaselineKey key, CanaryAnswer actual, boolean underLoad) {
@@ -280,14 +372,17 @@ final class CanaryProbe {
     }
 
     private BaselineKey key(ModelCard card, String vllmVersion) {
+        // Through chat completions the template wraps the prompt: another request, with its own baseline.
         String request =
-                "prompt#%08x/max%d/seed%d".formatted(config.prompt().hashCode(), config.maxTokens(), config.seed());
+                "prompt#%08x/max%d/seed%d".formatted(config.prompt().hashCode(), config.maxTokens(), config.seed())
+                        + (completions.generation() == EngineCapabilities.Generation.CHAT ? "/chat" : "");
         return new BaselineKey(
                 card.id(),
                 Objects.requireNonNullElse(card.root(), "unknown"),
                 Objects.requireNonNullElse(card.maxModelLen(), 0),
                 vllmVersion,
                 gpuName,
-                request);
+                request,
+                card.identity());
     }
 }

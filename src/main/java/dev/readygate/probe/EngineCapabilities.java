@@ -19,16 +19,35 @@ import org.jspecify.annotations.Nullable;
  * @param metrics whether {@code /metrics} answers
  * @param surface what discovery found, once it ran; null before
  * @param promptTokens how the representative prompt's token count was proven, once a probe ran; null before
+ * @param generation the endpoint the probes generate through ({@code /v1/completions} until the engine says it has
+ *     none)
+ * @param generationEvidence what the engine answered that decided {@code generation}; null while nothing did
  */
 public record EngineCapabilities(
         boolean tokenize,
         boolean version,
         boolean metrics,
         @Nullable EngineSurface surface,
-        @Nullable String promptTokens) {
+        @Nullable String promptTokens,
+        Generation generation,
+        @Nullable String generationEvidence) {
 
     /** What a start is assumed to have until it answers otherwise. */
-    public static final EngineCapabilities ALL = new EngineCapabilities(true, true, true, null, null);
+    public static final EngineCapabilities ALL =
+            new EngineCapabilities(true, true, true, null, null, Generation.COMPLETIONS, null);
+
+    /** The endpoint readygate's probes generate through. */
+    public enum Generation {
+        /** {@code POST /v1/completions}: the prompt as text or as the engine's own token ids. */
+        COMPLETIONS,
+        /**
+         * {@code POST /v1/chat/completions}, on a server without plain completions: the prompt text as one user
+         * message (the chat template adds its own tokens, so prompt counts are proven by calibration).
+         */
+        CHAT,
+        /** Neither: the server answered that it offers none of them, and nothing can be verified. */
+        NONE
+    }
 
     /** The capabilities of an engine whose surface is known already (as {@code readygate check} finds it). */
     public static EngineCapabilities of(EngineSurface surface) {
@@ -41,15 +60,20 @@ public record EngineCapabilities(
     }
 
     EngineCapabilities withoutTokenize() {
-        return new EngineCapabilities(false, version, metrics, surface, promptTokens);
+        return new EngineCapabilities(false, version, metrics, surface, promptTokens, generation, generationEvidence);
     }
 
     EngineCapabilities withoutVersion() {
-        return new EngineCapabilities(tokenize, false, metrics, surface, promptTokens);
+        return new EngineCapabilities(tokenize, false, metrics, surface, promptTokens, generation, generationEvidence);
     }
 
     EngineCapabilities withoutMetrics() {
-        return new EngineCapabilities(tokenize, version, false, surface, promptTokens);
+        return new EngineCapabilities(tokenize, version, false, surface, promptTokens, generation, generationEvidence);
+    }
+
+    /** The probes generate through {@code value} from now on, as {@code evidence} showed. */
+    EngineCapabilities withGeneration(Generation value, String evidence) {
+        return new EngineCapabilities(tokenize, version, metrics, surface, promptTokens, value, evidence);
     }
 
     /** What discovery found; an endpoint it found missing or unusable is not used. */
@@ -61,11 +85,13 @@ public record EngineCapabilities(
                 version && found.versionEndpointUsable(),
                 metrics && !metricsMissing,
                 found,
-                promptTokens);
+                promptTokens,
+                generation,
+                generationEvidence);
     }
 
     EngineCapabilities withPromptTokens(String how) {
-        return new EngineCapabilities(tokenize, version, metrics, surface, how);
+        return new EngineCapabilities(tokenize, version, metrics, surface, how, generation, generationEvidence);
     }
 
     /** What {@code /status} shows: each endpoint with what it answered, and what readygate does without it. */
@@ -91,6 +117,17 @@ public record EngineCapabilities(
         }
         if (!metrics && surface != null && surface.metricsUsable()) {
             out.put("metrics", "missing: a later scrape answered that this server does not offer it");
+        }
+        if (generationEvidence != null) {
+            out.put(
+                    "completions",
+                    switch (generation) {
+                        case COMPLETIONS -> "usable: " + generationEvidence;
+                        case CHAT ->
+                            "missing: " + generationEvidence + "; the probes go through POST /v1/chat/completions (the"
+                                    + " prompt as one user message, its token count proven by calibration)";
+                        case NONE -> "missing: " + generationEvidence;
+                    });
         }
         return out;
     }

@@ -1,10 +1,12 @@
 package dev.readygate.probe;
 
+import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineStateMachine;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Holds the {@link EngineFacts} of the current engine start and of the few before it, one immutable value per start id:
@@ -18,6 +20,12 @@ public final class EngineFactsHolder {
 
     private final EngineStateMachine machine;
     private final Map<String, EngineFacts> byStart = new LinkedHashMap<>();
+
+    /** The model card the latest start listed, and that start's id: what the next start's model is compared with. */
+    private @Nullable ModelCard lastCard;
+
+    private String lastCardStart = "";
+    private @Nullable ModelCard cardBefore;
 
     public EngineFactsHolder(EngineStateMachine machine) {
         this.machine = machine;
@@ -33,6 +41,20 @@ public final class EngineFactsHolder {
     public synchronized EngineFacts of(String startId) {
         EngineFacts facts = byStart.get(startId);
         return facts == null ? EngineFacts.fresh(startId) : facts;
+    }
+
+    /**
+     * Notes that the start {@code startId} lists {@code card}, and says whether that is another model than the start
+     * before it listed (another name, root or identity: a deliberate model swap). False when no start before it listed
+     * one (readygate's first start).
+     */
+    synchronized boolean modelSwapped(String startId, ModelCard card) {
+        if (!startId.equals(lastCardStart)) {
+            cardBefore = lastCard;
+            lastCardStart = startId;
+        }
+        lastCard = card;
+        return cardBefore != null && !cardBefore.sameModel(card);
     }
 
     /** Learns something about the current start; nothing while there is none. */

@@ -36,6 +36,7 @@ final class GenerationCheck {
     private final Clock clock;
     private final Duration longest;
     private final TimeoutVerdict timeouts;
+    private final Completions completions;
 
     /**
      * @param longest the longest the check waits, however long the engine's queue ({@code heavy-timeout}), and what it
@@ -54,6 +55,7 @@ final class GenerationCheck {
         this.clock = clock;
         this.longest = longest;
         this.timeouts = new TimeoutVerdict(client, facts, clock);
+        this.completions = new Completions(client, facts);
     }
 
     /** The tokens one check spends at most. */
@@ -89,7 +91,7 @@ final class GenerationCheck {
         String prompt = random.nextInt(1000, 10_000) + " " + PromptText.of(PROMPT_WORDS, random);
         CompletionRequest request = new CompletionRequest(
                 card.id(), prompt, null, config.outputTokens(), config.outputTokens(), true, 0.0, null, null, false);
-        return client.streamCompletion(request, budget(before)).flatMap(call -> switch (call) {
+        return completions.stream(request, budget(before)).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> success -> Mono.fromSupplier(() -> evaluate(success.value()));
             case EngineCall.Failure<StreamedCompletion> failure -> failed(failure.failure(), before);
         });

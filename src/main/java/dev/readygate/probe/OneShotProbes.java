@@ -97,7 +97,7 @@ public final class OneShotProbes {
                     properties,
                     client,
                     facts,
-                    new CanaryBaselineStore(state, JsonMapper.builder().build()),
+                    new CanaryBaselineStore(state, JsonMapper.builder().build(), false),
                     () -> StartTrust.Trust.UNTRUSTED,
                     manifestTrust,
                     clock);

@@ -10,6 +10,7 @@ import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.Check;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
@@ -179,6 +180,7 @@ final class ProbeSchedule {
                         Mono.fromSupplier(() -> applied(new Observation.HealthOk(clock.instant()))),
                         Mono.defer(this::scrape),
                         Mono.defer(this::listModel),
+                        Mono.defer(this::accepted),
                         Mono.defer(this::discover),
                         Mono.defer(this::readVersion),
                         Mono.defer(this::launchDue));
@@ -303,6 +305,33 @@ final class ProbeSchedule {
     }
 
     /**
+     * A canary mismatch latched until the engine restarts, whose model the operator accepted ({@code readygate
+     * accept-model}): released, so the heavy probes run again and the canary learns the accepted answer.
+     */
+    private Mono<Observation> accepted() {
+        EngineState state = machine.current();
+        boolean latchedMismatch = state.reason() == Reason.CANARY_MISMATCH
+                && ((state instanceof EngineState.NotReady n && n.latched())
+                        || (state instanceof EngineState.VerificationFailed f && f.latched()));
+        if (!latchedMismatch) {
+            return Mono.empty();
+        }
+        return verifier.acceptancePending().filter(Boolean::booleanValue).map(pending -> {
+            logger.warn("The operator accepted the model served now: the canary mismatch is released and the"
+                    + " canary's next answer given alone becomes its baseline");
+            // Weights changed on purpose: this start is no restart loop's either.
+            EngineStart start = machine.start();
+            if (start != null) {
+                machine.modelSwapped(start.id(), "serves a model the operator accepted");
+            }
+            return applied(new Observation.ModelAccepted(
+                    clock.instant(),
+                    "the operator accepted the model (readygate accept-model): verifying again, the canary's"
+                            + " answer becomes its baseline"));
+        });
+    }
+
+    /**
      * Lists {@code /v1/models} until the model is known, and again at every full cheap check of an engine that serves
      * ({@code ready-interval}): a served model that is no longer listed, or another one in its place, is a failing
      * {@link Check#MODEL} check, cleared when it is listed again.
@@ -333,6 +362,11 @@ final class ProbeSchedule {
                         EngineSurface surface = f.capabilities().surface();
                         return f.withCard(surface == null ? listed.value() : surface.applyTo(listed.value()));
                     });
+                    // Another model than the start before served: a deliberate swap, never a restart loop's start.
+                    EngineStart start = machine.start();
+                    if (start != null && facts.modelSwapped(start.id(), listed.value())) {
+                        machine.modelSwapped(start.id(), "serves another model than the start before it");
+                    }
                 }
                 yield applied(new Observation.ModelListed(
                         clock.instant(), listed.value().id()));

@@ -6,6 +6,7 @@ import dev.readygate.engine.EngineClient;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.engine.TokenCount;
+import dev.readygate.probe.EngineCapabilities.Generation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -34,6 +35,7 @@ final class PromptPlanner {
     static final int CALIBRATION_COST = 7 * UNIT_WORDS * 3 + 3;
 
     private final EngineClient client;
+    private final Completions completions;
     private final EngineFactsHolder facts;
     private final RandomGenerator random;
     private final Duration timeout;
@@ -92,6 +94,7 @@ final class PromptPlanner {
 
     PromptPlanner(EngineClient client, EngineFactsHolder facts, RandomGenerator random, Duration timeout) {
         this.client = client;
+        this.completions = new Completions(client, facts);
         this.facts = facts;
         this.random = random;
         this.timeout = timeout;
@@ -110,7 +113,8 @@ final class PromptPlanner {
     }
 
     Mono<Plan> plan(String model, int tokens) {
-        if (facts.current().capabilities().tokenize()) {
+        // Through chat completions the template adds its own tokens to the prompt: only calibration proves the count.
+        if (facts.current().capabilities().tokenize() && completions.generation() == Generation.COMPLETIONS) {
             return tokenized(model, tokens, tokens + tokens / 4 + 8, 1);
         }
         return calibrated(model, tokens);
@@ -195,7 +199,7 @@ final class PromptPlanner {
     private Mono<EngineFailure> count(String model, String unit, int copies, List<Integer> counts) {
         CompletionRequest request =
                 new CompletionRequest(model, repeat(unit, copies), null, 1, 1, false, 0.0, null, null, false);
-        return client.streamCompletion(request, timeout).flatMap(call -> switch (call) {
+        return completions.stream(request, timeout).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> ok -> {
                 Integer prompt = ok.value().promptTokens();
                 if (ok.value().errorEvent() != null) {

@@ -31,6 +31,7 @@ final class RepresentativeProbe {
     private final EngineClient client;
     private final EngineFactsHolder facts;
     private final PromptPlanner planner;
+    private final Completions completions;
     private final Clock clock;
     private final Duration timeout;
     private final TimeoutVerdict timeouts;
@@ -46,6 +47,7 @@ final class RepresentativeProbe {
         this.client = client;
         this.facts = facts;
         this.planner = new PromptPlanner(client, facts, random, timeout);
+        this.completions = new Completions(client, facts);
         this.clock = clock;
         this.timeout = timeout;
         this.timeouts = new TimeoutVerdict(client, facts, clock);
@@ -56,7 +58,10 @@ final class RepresentativeProbe {
         Integer prompt = config.promptTokens().resolve(maxModelLen);
         return (prompt == null ? 0 : prompt)
                 + config.outputTokens()
-                + (facts.current().capabilities().tokenize() ? 0 : PromptPlanner.CALIBRATION_COST);
+                + (facts.current().capabilities().tokenize()
+                                && completions.generation() == EngineCapabilities.Generation.COMPLETIONS
+                        ? 0
+                        : PromptPlanner.CALIBRATION_COST);
     }
 
     /**
@@ -108,9 +113,14 @@ final class RepresentativeProbe {
                 null,
                 null,
                 false);
-        return client.streamCompletion(request, timeout).flatMap(call -> switch (call) {
+        return completions.stream(request, timeout).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> success ->
                 Mono.fromSupplier(() -> evaluate(planned, prompt, success.value(), EngineLoad.working(before)));
+            // Plain completions are missing: the prompt of token ids is planned again as text, for chat completions.
+            case EngineCall.Failure<StreamedCompletion> failure
+            when failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED
+                    && prompt.tokenIds() != null
+                    && completions.generation() == EngineCapabilities.Generation.CHAT -> run(card, before);
             case EngineCall.Failure<StreamedCompletion> failure ->
                 failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
                                 || failure.failure().kind() == EngineFailure.Kind.STALLED

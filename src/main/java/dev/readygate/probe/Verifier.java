@@ -74,6 +74,11 @@ final class Verifier {
                         ex -> skip("probe token budget for this minute spent (" + permits + " tokens needed)"));
     }
 
+    /** Whether the operator asked to accept the model served now; false without a canary. */
+    public Mono<Boolean> acceptancePending() {
+        return canary == null ? Mono.just(false) : canary.acceptancePending();
+    }
+
     /** Another engine start: the failures of the last one no longer suspend heavy probes. */
     private synchronized void breakerCounts(String startId) {
         if (!startId.equals(breakerStart)) {

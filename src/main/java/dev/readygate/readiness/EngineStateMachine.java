@@ -41,7 +41,13 @@ public final class EngineStateMachine {
             EngineState state,
             @Nullable EngineStart start,
             RestartLoop loop,
-            @Nullable Instant heldUntil) {}
+            @Nullable Instant heldUntil,
+            @Nullable Instant loopCounted) {
+
+        Current(EngineState state, @Nullable EngineStart start, RestartLoop loop, @Nullable Instant heldUntil) {
+            this(state, start, loop, heldUntil, null);
+        }
+    }
 
     /** No restart loop is ever recognised: for tests of other rules. */
     public static final RestartLoop NO_LOOP = new RestartLoop(
@@ -131,11 +137,16 @@ public final class EngineStateMachine {
             EngineStart nextStart = StartRules.next(start, previous.state(), state, observation, startIds);
             Current next;
             if (nextStart == null || nextStart == start) {
-                next = new Current(state, nextStart, previous.loop(), nextStart == null ? null : previous.heldUntil());
+                next = new Current(
+                        state,
+                        nextStart,
+                        previous.loop(),
+                        nextStart == null ? null : previous.heldUntil(),
+                        nextStart == null ? null : previous.loopCounted());
             } else {
                 // A start began: counted toward the restart loop, and held if it began in one.
                 RestartLoop loop = previous.loop().started(observation.at());
-                next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()));
+                next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()), observation.at());
             }
             current.set(next);
             if (step.ignored() != null) {
@@ -150,6 +161,27 @@ public final class EngineStateMachine {
                 publish();
             }
             return next.state();
+        }
+    }
+
+    /**
+     * The start {@code startId} is a deliberate model swap, not a repeat of the same start: it serves another model than
+     * the start before it (another name, root or identity), or the operator accepted its model. It no longer counts
+     * toward the restart loop, and is not held as one of its starts. Nothing changes when {@code startId} is no longer
+     * current.
+     *
+     * @param why what shows it, for the log
+     */
+    public void modelSwapped(String startId, String why) {
+        synchronized (applying) {
+            Current now = current.get();
+            EngineStart start = now.start();
+            Instant counted = now.loopCounted();
+            if (start == null || !start.id().equals(startId) || counted == null) {
+                return;
+            }
+            current.set(new Current(now.state(), start, now.loop().without(counted), null, null));
+            logger.info("Engine start {} {}: a model swap, not counted toward the restart loop", startId, why);
         }
     }
 

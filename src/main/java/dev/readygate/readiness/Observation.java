@@ -92,6 +92,12 @@ public sealed interface Observation {
      */
     record VerificationFailed(Instant at, Reason reason, String detail, boolean latched) implements Observation {}
 
+    /**
+     * The operator accepted the model the engine serves ({@code readygate accept-model}): a latched
+     * {@code canary_mismatch} is released, so the heavy probes run again and the canary learns the accepted answer.
+     */
+    record ModelAccepted(Instant at, String detail) implements Observation {}
+
     /** A heavy probe could not finish because the engine is busy and making progress: neither pass nor failure. */
     record Busy(Instant at, String detail) implements Observation {}
 

@@ -138,6 +138,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.Verified o -> verified(current, o);
             case Observation.VerificationFailed o -> verificationFailed(current, o);
             case Observation.Busy o -> used(current);
+            case Observation.ModelAccepted o -> used(accepted(current, o));
         };
         return hold(current, step, observation.at(), heldUntil);
     }
@@ -278,6 +279,22 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Ready r -> used(r);
             // A stale verification (the engine went down or restarted meanwhile) changes nothing.
             default -> ignored(current, Ignored.STALE);
+        };
+    }
+
+    /**
+     * The operator accepted the model: a latched canary mismatch is no longer latched (verified again, it serves); any
+     * other state is left as it is.
+     */
+    private static EngineState accepted(EngineState current, Observation.ModelAccepted o) {
+        return switch (current) {
+            case NotReady n
+            when n.latched() && n.cause() == Reason.CANARY_MISMATCH ->
+                new NotReady(n.since(), n.model(), 0, n.cause(), o.detail(), false);
+            case VerificationFailed f
+            when f.latched() && f.cause() == Reason.CANARY_MISMATCH ->
+                new VerificationFailed(f.since(), f.model(), f.cause(), o.detail(), false, f.failures());
+            default -> current;
         };
     }
 

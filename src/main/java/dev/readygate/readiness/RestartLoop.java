@@ -43,6 +43,16 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
         return new RestartLoop(window, starts, hold, maxHold, kept);
     }
 
+    /**
+     * Without the start that began at {@code at} (a deliberate model swap is not a repeat of the same start): the
+     * loop as if it had never begun.
+     */
+    public RestartLoop without(Instant at) {
+        List<Instant> kept = new ArrayList<>(recent);
+        kept.remove(at);
+        return new RestartLoop(window, starts, hold, maxHold, kept);
+    }
+
     /** Whether {@code starts} starts began within the window before {@code now}. */
     public boolean looping(Instant now) {
         return within(now) >= starts;

@@ -287,6 +287,81 @@ class LlamaServerIT {
     }
 
     @Test
+    void anotherModelCopiedOverThePathLearnsItsOwnBaselineAndTheSwapsAreNoRestartLoop() {
+        // Issue 24 item 8: another model (another size, so another /v1/models meta) copied over the path llama-server
+        // loads, then the first one back; a restart loop of two starts would hold each for five minutes.
+        Path model = GgufModel.small(21).writeTo(dir.resolve("model.gguf"));
+        LlamaServer engine = llama(model, "-c", "2048", "--metrics");
+        WebTestClient client =
+                readygate(engine.baseUrl(), "--readygate.restart.loop-starts=2", "--readygate.restart.loop-hold=5m");
+        awaitReady(client, engine);
+
+        for (GgufModel next : List.of(new GgufModel(128, 2, 4, 256, 2048, 22), GgufModel.small(21))) {
+            engine.kill();
+            await().atMost(Duration.ofSeconds(5)).until(() -> ReadygateClients.readyz(client) == 503);
+            next.writeTo(model);
+            engine.restart();
+            awaitReady(client, engine);
+        }
+
+        JsonNode status = ReadygateClients.status(client);
+        assertThat(status.at("/restarts/restartLoop").booleanValue()).isFalse();
+        // The first model is back: held to the baseline it taught, not taught again.
+        assertThat(status.at("/probes/canary/last/canary/expectedFrom").asString())
+                .isEqualTo("learned_baseline");
+    }
+
+    @Test
+    void otherWeightsTheOperatorAcceptsServeAndTheAuditSaysWho() throws IOException {
+        // The same identity with other weights stays canary_mismatch, until readygate accept-model.
+        Path model = GgufModel.small(31).writeTo(dir.resolve("model.gguf"));
+        LlamaServer engine = llama(model, "-c", "2048", "--metrics");
+        WebTestClient client = readygate(engine.baseUrl());
+        awaitReady(client, engine);
+        engine.kill();
+        await().atMost(Duration.ofSeconds(5)).until(() -> ReadygateClients.readyz(client) == 503);
+        GgufModel.small(32).writeTo(model);
+        engine.restart();
+        awaitReason(client, "canary_mismatch");
+
+        java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        int exit = dev.readygate.check.AcceptLauncher.run(
+                new String[] {
+                    "--reason=fine-tuned weights, ticket 24",
+                    "--by=operator",
+                    "--wait=90s",
+                    "--readygate.state-dir=" + dir.resolve("state")
+                },
+                new java.io.PrintStream(printed, true, java.nio.charset.StandardCharsets.UTF_8));
+
+        String output = printed.toString(java.nio.charset.StandardCharsets.UTF_8);
+        System.out.println("readygate accept-model:\n" + output);
+        assertThat(exit).as(output).isZero();
+        awaitReady(client, engine);
+        assertThat(Files.readString(dir.resolve("state").resolve("canary-acceptances.jsonl")))
+                .contains("\"by\":\"operator\"")
+                .contains("\"reason\":\"fine-tuned weights, ticket 24\"")
+                .contains("\"outcome\":\"accepted\"");
+    }
+
+    @Test
+    void aChatOnlyServerIsVerifiedThroughChatCompletions() {
+        // Issue 24 item 11: llama-server behind a proxy that hides /v1/completions, as a chat-only server.
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+        HidingProxy proxy = proxy(engine, "/v1/completions", "/completions");
+        WebTestClient client = readygate(proxy.baseUrl());
+
+        awaitReady(client, engine);
+
+        JsonNode status = ReadygateClients.status(client);
+        assertThat(status.at("/engine/endpoints/completions").asString())
+                .startsWith("missing: POST /v1/completions answered 404")
+                .contains("the probes go through POST /v1/chat/completions");
+        assertThat(status.at("/engine/capabilities/promptTokens").asString()).startsWith("proven by calibration");
+        assertThat(status.at("/probes/representative/last/detail").asString()).contains("prompt count exact");
+    }
+
+    @Test
     void checkAgainstLlamaServerExitsZeroAndSaysWhatItSaw() {
         LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
 

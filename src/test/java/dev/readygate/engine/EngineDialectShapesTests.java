@@ -160,7 +160,13 @@ class EngineDialectShapesTests {
         try (FakeEngine engine = llamaServer(new AtomicReference<>(), false);
                 WebClientEngineClient client = client(engine.url())) {
 
-            assertThat(success(client.model())).isEqualTo(new ModelCard("small.gguf", null, null, "llamacpp"));
+            assertThat(success(client.model()))
+                    .isEqualTo(new ModelCard(
+                            "small.gguf",
+                            null,
+                            null,
+                            "llamacpp",
+                            "vocab_type=1,n_vocab=32000,n_ctx_train=2048,n_embd=64,n_params=4178240,size=16712960"));
             assertThat(success(client.serverInfo(EngineDialect.LLAMA_CPP)))
                     .isEqualTo(new ServerInfo(
                             "/props", 256, "/props default_generation_settings.n_ctx", null, "b0-unknown", 1));

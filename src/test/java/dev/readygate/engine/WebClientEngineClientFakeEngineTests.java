@@ -210,6 +210,61 @@ class WebClientEngineClientFakeEngineTests {
         }
     }
 
+    /** llama.cpp's chat stream, event by event as its server writes it (role first, usage in the last chunk). */
+    static final String CHAT_STREAM = "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":"
+            + "{\"role\":\"assistant\"}}],\"object\":\"chat.completion.chunk\"}\n\n"
+            + "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"Hello\"},"
+            + "\"logprobs\":{\"content\":[{\"id\":11,\"token\":\"Hello\",\"logprob\":-0.5,\"bytes\":[72],"
+            + "\"top_logprobs\":[]}]}}],\"object\":\"chat.completion.chunk\"}\n\n"
+            + "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\" world\"}}],"
+            + "\"object\":\"chat.completion.chunk\"}\n\n"
+            + "data: {\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"delta\":{}}],\"object\":"
+            + "\"chat.completion.chunk\",\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":17,"
+            + "\"total_tokens\":19}}\n\n"
+            + "data: [DONE]\n\n";
+
+    @Test
+    void aChatOnlyServerAnswersPlainCompletionsNotSupportedAndChatCompletionsAreRead() {
+        List<String> chatBodies = new ArrayList<>();
+        try (FakeEngine chatOnly = FakeEngine.start(routes -> routes.post(
+                                "/v1/chat/completions",
+                                (req, res) -> req.receive()
+                                        .aggregate()
+                                        .asString()
+                                        .flatMap(body -> {
+                                            chatBodies.add(body);
+                                            return res.header(HttpHeaderNames.CONTENT_TYPE, SSE)
+                                                    .sendString(Mono.just(CHAT_STREAM))
+                                                    .then();
+                                        }))
+                        .route(
+                                req -> true,
+                                (req, res) -> res.status(HttpResponseStatus.NOT_FOUND)
+                                        .header(HttpHeaderNames.CONTENT_TYPE, JSON)
+                                        .sendString(Mono.just("{\"detail\":\"Not Found\"}"))));
+                WebClientEngineClient client = client(chatOnly.url())) {
+
+            EngineFailure plain = failure(client.streamCompletion(REQUEST, Duration.ofSeconds(5)));
+            StreamedCompletion chat = success(client.streamCompletion(
+                    new CompletionRequest("fake-model", "The capital of France is", null, 2, 2, false, 0.0, 0L, 0, true)
+                            .asChat(),
+                    Duration.ofSeconds(5)));
+
+            assertThat(plain.kind()).isEqualTo(EngineFailure.Kind.NOT_SUPPORTED);
+            assertThat(plain.detail()).startsWith("POST /v1/completions answered 404");
+            assertThat(chat.text()).isEqualTo("Hello world");
+            assertThat(chat.tokenLogprobs()).containsExactly(-0.5);
+            assertThat(chat.finishReason()).isEqualTo("length");
+            assertThat(chat.promptTokens()).isEqualTo(17);
+            assertThat(chat.completionTokens()).isEqualTo(2);
+            assertThat(chatBodies.getFirst())
+                    .contains("\"messages\":[{\"role\":\"user\",\"content\":\"The capital of France is\"}]")
+                    .contains("\"logprobs\":true,\"top_logprobs\":1")
+                    .contains("\"include_usage\":true")
+                    .doesNotContain("\"prompt\"");
+        }
+    }
+
     @Test
     void streamCompletionWhenStreamEndsWithoutDoneReturnsTruncatedStream() {
         try (FakeEngine engine = FakeEngine.start(routes -> routes.post(

@@ -246,6 +246,78 @@ class CanaryProbeTests {
     }
 
     @Test
+    void anotherModelAtTheSamePathWithAnotherIdentityLearnsItsOwnBaseline() {
+        // llama-server names a model by its path: a model copied over it keeps the name, and /v1/models meta tells it.
+        ModelCard small = new ModelCard("/models/model.gguf", null, 2048, "llamacpp", "n_vocab=32000,n_params=8421376");
+        ModelCard larger = new ModelCard("/models/model.gguf", null, 2048, "llamacpp", "n_vocab=32000,n_params=9999");
+        answers(12095, " Paris", -0.4243);
+        assertThat(runOn(small).detail()).contains("learned");
+        answers(777, " Rome", -2.5);
+
+        ProbeReport swapped = runOn(larger);
+
+        assertThat(swapped.passed()).isTrue();
+        assertThat(swapped.detail()).contains("learned");
+        // Back to the first model: held to its own baseline again.
+        answers(12095, " Paris", -0.4243);
+        assertThat(runOn(small).canary().source()).isEqualTo(CanaryExpectation.Source.LEARNED_BASELINE);
+    }
+
+    @Test
+    void otherWeightsWithTheSameIdentityAreACanaryMismatch() {
+        ModelCard model = new ModelCard("/models/model.gguf", null, 2048, "llamacpp", "n_vocab=32000,n_params=8421376");
+        answers(12095, " Paris", -0.4243);
+        runOn(model);
+        answers(777, " Rome", -2.5);
+
+        ProbeReport report = runOn(model);
+
+        assertThat(report.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(report.latched()).isTrue();
+    }
+
+    @Test
+    void anAcceptedModelTeachesItsAnswerEvenOnAnUntrustedStart() throws Exception {
+        answers(12095, " Paris", -0.4243);
+        run(probe(canary(List.of(), null, null), null, StartTrust.Trust.TRUSTED));
+        answers(777, " Rome", -2.5);
+        ModelAcceptance.Request request =
+                new ModelAcceptance(stateDir, json).request("alice", "fine-tune", clock.instant());
+
+        CanaryProbe untrusted = probe(canary(List.of(), null, null), null, StartTrust.Trust.UNTRUSTED);
+        ProbeReport accepted = run(untrusted);
+
+        assertThat(accepted.passed()).isTrue();
+        assertThat(accepted.detail())
+                .startsWith("the operator accepted this model (alice, request " + request.id() + ")")
+                .contains("in place of [12095]");
+        assertThat(run(untrusted).canary().expected().tokenIds()).containsExactly(777);
+    }
+
+    @Test
+    void anAcceptanceNeverReplacesAConfiguredExpectationAndTheAuditSaysWhy() throws Exception {
+        answers(777, " Rome", -2.5);
+        ModelAcceptance.Request request =
+                new ModelAcceptance(stateDir, json).request("alice", "fine-tune", clock.instant());
+
+        ProbeReport report = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+
+        assertThat(report.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(new ModelAcceptance(stateDir, json)
+                        .outcome(request.id())
+                        .path("outcome")
+                        .asString())
+                .isEqualTo("refused");
+        assertThat(stateDir.resolve(ModelAcceptance.REQUEST)).doesNotExist();
+    }
+
+    private ProbeReport runOn(ModelCard served) {
+        return probe(canary(List.of(), null, null), null, StartTrust.Trust.UNKNOWN)
+                .run(served, "b1-llama", null, Duration.ofSeconds(5))
+                .block(Duration.ofSeconds(5));
+    }
+
+    @Test
     void errorEventFailsTheCanary() {
         engine.completions = request -> Mono.just(ScriptedEngine.ok(new StreamedCompletion(
                 0,

@@ -17,6 +17,7 @@ import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.readiness.RestartLoop;
 import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.ratelimiter.RateLimiter;
@@ -130,13 +131,22 @@ class ProbeScheduleTests {
     }
 
     void start(ReadygateProperties.Probe config) {
+        start(config, EngineStateMachine.NO_LOOP);
+    }
+
+    void start(ReadygateProperties.Probe config, RestartLoop restartLoop) {
         machine = new EngineStateMachine(
-                new ReadinessRules(config.successThreshold(), config.failureThreshold()), clock.instant(), change -> {
+                new ReadinessRules(config.successThreshold(), config.failureThreshold()),
+                restartLoop,
+                clock.instant(),
+                change -> {
                     states.add(change.current());
                     if (schedule != null) {
                         schedule.onEngineStateChanged(change);
                     }
-                });
+                },
+                ignored -> {},
+                EngineStateMachine.RANDOM_IDS);
         breaker = CircuitBreaker.of("t", ProbeConfiguration.circuitBreakerConfig(config, clock));
         limiter = RateLimiter.of("t", ProbeConfiguration.rateLimiterConfig(config));
         facts = new EngineFactsHolder(machine);
@@ -664,6 +674,129 @@ class ProbeScheduleTests {
         assertThat(engine.completionCalls.get()).isEqualTo(heavy);
         assertThat(history.last(ProbeKind.CANARY).canary().expected().tokenIds())
                 .containsExactly(300);
+    }
+
+    @Test
+    void aModelTheOperatorAcceptsServesAndItsAnswerBecomesTheBaselineWithAnAuditLine() throws Exception {
+        start(probe(1, 100_000));
+        engine.completions = ProbeScheduleTests::wrongWeights;
+        engine.processStart = 3000.0;
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.CANARY_MISMATCH);
+
+        // readygate accept-model, while readygate runs (it holds the state directory's lock).
+        ModelAcceptance.Request request = new ModelAcceptance(
+                        stateDir, JsonMapper.builder().build())
+                .request("alice", "swapped to the fine-tune", clock.instant());
+        advance(Duration.ofSeconds(35));
+
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(stateDir.resolve(ModelAcceptance.REQUEST)).doesNotExist();
+        tools.jackson.databind.JsonNode audit =
+                new ModelAcceptance(stateDir, JsonMapper.builder().build()).outcome(request.id());
+        assertThat(audit).isNotNull();
+        assertThat(audit.path("outcome").asString()).isEqualTo("accepted");
+        assertThat(audit.path("by").asString()).isEqualTo("alice");
+        assertThat(audit.path("reason").asString()).isEqualTo("swapped to the fine-tune");
+        assertThat(audit.path("previousBaseline").asString()).contains("[300]");
+        assertThat(audit.path("baseline").asString()).contains("[999]");
+        // The accepted answer is the baseline now: the engine stays ready on it.
+        advance(Duration.ofSeconds(120));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(history.last(ProbeKind.CANARY).canary().expected().tokenIds())
+                .containsExactly(999);
+    }
+
+    @Test
+    void aStartWhoseModelTheOperatorAcceptsIsNotHeldAsARestartLoopsStart() throws Exception {
+        // Two starts make a loop here: the restart with the new weights would be held for a minute.
+        start(
+                probe(1, 100_000),
+                new RestartLoop(Duration.ofMinutes(10), 2, Duration.ofSeconds(60), Duration.ofMinutes(10)));
+        engine.completions = ProbeScheduleTests::wrongWeights;
+        engine.processStart = 3000.0;
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.CANARY_MISMATCH);
+
+        new ModelAcceptance(stateDir, JsonMapper.builder().build()).request("alice", "fine-tune", clock.instant());
+        advance(Duration.ofSeconds(35));
+
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        assertThat(machine.restartLoop().looping(clock.instant())).isFalse();
+    }
+
+    static final String PLAIN_MISSING = "POST /v1/completions answered 404: Not Found: this server does not offer it";
+
+    @Test
+    void aChatOnlyServerIsVerifiedThroughChatCompletionsWithProvenTokenCounts() {
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            return request.chat()
+                    ? ScriptedEngine.correct(request)
+                    : Mono.just(ScriptedEngine.failure(EngineFailure.Kind.NOT_SUPPORTED, PLAIN_MISSING));
+        };
+        start(probe(1, 100_000));
+
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        EngineCapabilities capabilities = facts.current().capabilities();
+        assertThat(capabilities.generation()).isEqualTo(EngineCapabilities.Generation.CHAT);
+        assertThat(capabilities.describe().get("completions"))
+                .startsWith("missing: " + PLAIN_MISSING + "; the probes go through POST /v1/chat/completions");
+        assertThat(capabilities.capabilities(null).get("promptTokens")).startsWith("proven by calibration");
+        // One plain request found it missing; every request since went through chat, none with token ids.
+        assertThat(sent.stream().filter(request -> !request.chat())).hasSize(1);
+        assertThat(sent.stream().filter(CompletionRequest::chat)).allMatch(request -> request.promptText() != null);
+        assertThat(history.last(ProbeKind.REPRESENTATIVE).detail()).contains("prompt count exact");
+        assertThat(history.last(ProbeKind.CANARY).detail()).contains("learned");
+    }
+
+    @Test
+    void aServerWithNeitherCompletionsIsNeverReadyAndTheReasonNamesWhatItLacks() {
+        engine.completions = request -> Mono.just(ScriptedEngine.failure(
+                EngineFailure.Kind.NOT_SUPPORTED,
+                (request.chat() ? "POST /v1/chat/completions" : "POST /v1/completions")
+                        + " answered 404: Not Found: this server does not offer it"));
+        start(probe(1, 100_000));
+        advance(Duration.ofSeconds(60));
+
+        assertThat(machine.current().acceptsTraffic()).isFalse();
+        assertThat(machine.current().reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(((EngineState.VerificationFailed) machine.current()).detail())
+                .contains("the engine offers neither plain nor chat completions")
+                .contains("POST /v1/completions answered 404")
+                .contains("POST /v1/chat/completions answered 404");
+    }
+
+    /** Three starts in a minute make a restart loop; its third start is held for a minute. */
+    static final RestartLoop THREE_STARTS =
+            new RestartLoop(Duration.ofMinutes(10), 3, Duration.ofSeconds(60), Duration.ofMinutes(10));
+
+    @Test
+    void restartsThatEachServeAnotherModelAreModelSwapsNotARestartLoop() {
+        start(probe(1, 100_000), THREE_STARTS);
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        for (int swap = 1; swap <= 3; swap++) {
+            // Another model copied over the same path: the same name, another identity (llama.cpp's meta).
+            engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "vllm", "n_params=" + swap));
+            engine.processStart = 1000.0 + 1000 * swap;
+            advance(Duration.ofSeconds(2));
+            assertThat(machine.current().kind()).as("swap %d", swap).isEqualTo(EngineState.Kind.READY);
+        }
+        assertThat(machine.restartLoop().looping(clock.instant())).isFalse();
+    }
+
+    @Test
+    void restartsThatServeTheSameModelAgainAreStillARestartLoop() {
+        start(probe(1, 100_000), THREE_STARTS);
+        List<EngineState.Kind> kinds = new ArrayList<>();
+        for (int restart = 1; restart <= 3; restart++) {
+            engine.processStart = 1000.0 + 1000 * restart;
+            advance(Duration.ofSeconds(2));
+            kinds.add(machine.current().kind());
+        }
+        assertThat(kinds).contains(EngineState.Kind.HELD);
+        assertThat(machine.restartLoop().looping(clock.instant())).isTrue();
     }
 
     /** The engine answers every completion correctly; the list has each request it was sent. */

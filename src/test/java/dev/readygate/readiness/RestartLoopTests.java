@@ -42,6 +42,15 @@ class RestartLoopTests {
     }
 
     @Test
+    void aStartTakenOutAgainNoLongerCounts() {
+        RestartLoop three = loop.started(t(0)).started(t(10)).started(t(20));
+        RestartLoop swapped = three.without(t(20));
+        assertThat(swapped.looping(t(20))).isFalse();
+        assertThat(swapped.recent()).containsExactly(t(0), t(10));
+        assertThat(swapped.started(t(30)).heldUntil(t(30))).isEqualTo(t(90));
+    }
+
+    @Test
     void aZeroHoldTurnsTheHoldOff() {
         RestartLoop off = new RestartLoop(Duration.ofMinutes(10), 2, Duration.ZERO, Duration.ZERO)
                 .started(t(0))
