@@ -455,14 +455,18 @@ final class ProbeSchedule {
     }
 
     /**
-     * While the heavy probes of this start are suspended (the breaker is open), a generation check every
-     * {@code generation.interval} before the verification that is due: once one passes, the fault has cleared, and
-     * this verification is the breaker's half-open trial at once rather than after the rest of {@code suspension}.
-     * Without light checks, or when the check fails, the verification meets the breaker as before.
+     * While the heavy probes of this start are suspended (the breaker is open) and the engine is out because its light
+     * checks failed, a generation check every {@code generation.interval} before the verification that is due: once
+     * one passes, the fault the light checks saw has cleared, and this verification is the breaker's half-open trial at
+     * once rather than after the rest of {@code suspension}. A fault only the heavy probes see (a light check passes
+     * through it) waits out the suspension as before; so does every verification without light checks, or after a
+     * trial that failed.
      */
     private Mono<Void> trial(String startId, ModelCard card, @Nullable EngineMetricsSample before, Instant now) {
         LightChecks checks = lightChecks;
-        if (checks == null || !trialDue(verifier.suspended(startId), lastTrial, now, config.generation().interval())) {
+        if (checks == null
+                || !outByLightChecks(machine.current())
+                || !trialDue(verifier.suspended(startId), lastTrial, now, config.generation().interval())) {
             return Mono.empty();
         }
         lastTrial = now;
@@ -473,6 +477,15 @@ final class ProbeSchedule {
                     }
                 })
                 .then();
+    }
+
+    /** Whether the engine is out for what a light check sees (it failed, timed out or stalled), not latched. */
+    static boolean outByLightChecks(EngineState state) {
+        return state instanceof EngineState.NotReady n
+                && !n.latched()
+                && (n.cause() == Reason.GENERATION_FAILED
+                        || n.cause() == Reason.GENERATION_TIMED_OUT
+                        || n.cause() == Reason.GENERATION_STALLED);
     }
 
     /** Whether a suspended engine's trial is due: suspended, and none ran within {@code interval}. */

@@ -10,12 +10,16 @@ import org.jspecify.annotations.Nullable;
  * The engine starts of the last {@code window}: {@code starts} of them or more is a restart loop. A start that begins
  * in a loop is held out of service ({@link EngineState.Held}) until it has stayed up for {@code hold}, doubled for each
  * start of the loop beyond the {@code starts} that made it one, at most {@code maxHold}: the back-off between the
- * loop's rounds. Pure; the one restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
+ * loop's rounds. A start that follows another within the window, before the loop is one (the second start of what may
+ * become a loop), is held until it has stayed up as long as the start before it did (from that start's beginning to
+ * its own), at most {@code hold}: a start that dies as young as the one before it never serves, and a restart after a
+ * start that lived longer than the window is not held at all. Pure; the one restart-loop decision, read by readiness
+ * (the hold), restart tracking and the metrics.
  *
  * @param window {@code readygate.restart.loop-window}
  * @param starts {@code readygate.restart.loop-starts}
  * @param hold {@code readygate.restart.loop-hold}: how long a start of a loop must stay up before it is verified
- *     again and serves
+ *     again and serves (0: no start is held)
  * @param maxHold {@code readygate.restart.loop-hold-max}: the longest hold the back-off reaches
  * @param recent when the starts within the window began, oldest first
  */
@@ -49,14 +53,22 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
     }
 
     /**
-     * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it began
-     * outside a loop: {@code hold} for the start that made the loop, twice that for the next, and so on, at most
-     * {@code maxHold}.
+     * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it is not: in a
+     * loop, {@code hold} for the start that made it one, twice that for the next, and so on, at most {@code maxHold};
+     * before, a start that follows another within the window is held for as long as the one before it lived (the time
+     * between their beginnings), at most {@code hold}.
      */
     public @Nullable Instant heldUntil(Instant at) {
-        long count = within(at);
-        if (count < starts || hold.isZero()) {
+        List<Instant> began = recent.stream()
+                .filter(start -> !start.isAfter(at) && !start.isBefore(at.minus(window)))
+                .toList();
+        int count = began.size();
+        if (count < 2 || hold.isZero()) {
             return null;
+        }
+        if (count < starts) {
+            Duration lived = Duration.between(began.get(count - 2), at);
+            return at.plus(lived.compareTo(hold) > 0 ? hold : lived);
         }
         long doublings = Math.min(count - starts, 30);
         Duration backedOff = hold.multipliedBy(1L << doublings);

@@ -763,6 +763,24 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void aFaultOnlyTheHeavyProbesSeeWaitsOutTheSuspensionThoughTheLightChecksPass() {
+        start(withLightChecks());
+        advance(Duration.ofMillis(700));
+        // Only the representative probe (16 output tokens) fails; the light checks' two tokens pass.
+        engine.completions = request -> request.maxTokens() > 2
+                ? Mono.just(ScriptedEngine.status(500))
+                : ScriptedEngine.correct(request);
+        advance(Duration.ofSeconds(62));
+        advance(Duration.ofSeconds(10));
+        assertThat(machine.current().reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        int sent = engine.completionCalls.get();
+        advance(Duration.ofSeconds(10));
+        // A passing light check is no evidence against this fault: no trial, no verification while suspended.
+        assertThat(engine.completionCalls.get()).isEqualTo(sent);
+    }
+
+    @Test
     void inferenceThatHangsOnAReadyIdleEngineIsSeenWithinFiveSeconds() {
         start(withLightChecks());
         advance(Duration.ofMillis(1300));

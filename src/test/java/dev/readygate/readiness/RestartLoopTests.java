@@ -4,7 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class RestartLoopTests {
 
@@ -31,7 +37,8 @@ class RestartLoopTests {
         RestartLoop state = loop.started(t(0));
         assertThat(state.heldUntil(t(0))).isNull();
         state = state.started(t(10));
-        assertThat(state.heldUntil(t(10))).isNull();
+        // The second start: held as long as the first one lived (10 s).
+        assertThat(state.heldUntil(t(10))).isEqualTo(t(20));
         int[] expected = {60, 120, 240, 300, 300};
         int at = 20;
         for (int hold : expected) {
@@ -39,6 +46,48 @@ class RestartLoopTests {
             assertThat(state.heldUntil(t(at))).as("start at %d s", at).isEqualTo(t(at + hold));
             at += 10;
         }
+    }
+
+    static Stream<Arguments> theSecondStart() {
+        return Stream.of(
+                // The first start readygate sees is never held.
+                Arguments.of(List.of(), 0, null),
+                // A crash loop's second start: the one before lived 2 s, so it serves only once it has outlived it.
+                Arguments.of(List.of(0), 2, 4),
+                // The one before lived 45 s: held 45 s.
+                Arguments.of(List.of(0), 45, 90),
+                // The one before lived longer than loop-hold (but within the window): held loop-hold, no longer.
+                Arguments.of(List.of(0), 300, 360),
+                // The one before lived longer than the window: a single restart, not held.
+                Arguments.of(List.of(0), 601, null),
+                // Only the starts within the window count: one old start, then two 5 s apart.
+                Arguments.of(List.of(0, 700), 705, 710),
+                // Two starts at the same moment: nothing to outlive.
+                Arguments.of(List.of(5), 5, null));
+    }
+
+    @ParameterizedTest(name = "starts at {0} s, then one at {1} s: held until {2} s")
+    @MethodSource
+    void theSecondStart(List<Integer> before, int at, @Nullable Integer until) {
+        RestartLoop state = loop;
+        for (int start : before) {
+            state = state.started(t(start));
+        }
+        state = state.started(t(at));
+        Instant held = state.heldUntil(t(at));
+        if (until == null) {
+            assertThat(held == null || !held.isAfter(t(at))).as("held until %s", held).isTrue();
+        } else {
+            assertThat(held).isEqualTo(t(until));
+        }
+        // It is no loop yet: only the hold says anything.
+        assertThat(state.looping(t(at))).isFalse();
+    }
+
+    @Test
+    void aLoopOfTwoStartsHoldsTheSecondForLoopHold() {
+        RestartLoop two = new RestartLoop(Duration.ofMinutes(10), 2, Duration.ofMinutes(1), Duration.ofMinutes(5));
+        assertThat(two.started(t(0)).started(t(2)).heldUntil(t(2))).isEqualTo(t(62));
     }
 
     @Test
