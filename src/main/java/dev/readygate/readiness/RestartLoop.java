@@ -10,11 +10,10 @@ import org.jspecify.annotations.Nullable;
  * The engine starts of the last {@code window}: {@code starts} of them or more is a restart loop. A start that begins
  * in a loop is held out of service ({@link EngineState.Held}) until it has stayed up for {@code hold}, doubled for each
  * start of the loop beyond the {@code starts} that made it one, at most {@code maxHold}: the back-off between the
- * loop's rounds. A start that follows another within the window, before the loop is one (the second start of what may
- * become a loop), is held until it has stayed up as long as the start before it did (from that start's beginning to
- * its own), at most {@code hold}: a start that dies as young as the one before it never serves, and a restart after a
- * start that lived longer than the window is not held at all. Pure; the one restart-loop decision, read by readiness
- * (the hold), restart tracking and the metrics.
+ * loop's rounds. Before the loop is one, a start that follows a start which did not stay up {@code hold} (from that
+ * start's beginning to its own) is held for {@code hold} as well: a crash loop serves from its second start on no
+ * more than from its third, while a restart after a start that stayed up {@code hold} is not held. Pure; the one
+ * restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
  *
  * @param window {@code readygate.restart.loop-window}
  * @param starts {@code readygate.restart.loop-starts}
@@ -55,8 +54,8 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
     /**
      * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it is not: in a
      * loop, {@code hold} for the start that made it one, twice that for the next, and so on, at most {@code maxHold};
-     * before, a start that follows another within the window is held for as long as the one before it lived (the time
-     * between their beginnings), at most {@code hold}.
+     * before, {@code hold} for a start that follows one which lived less than {@code hold} (the time between their
+     * beginnings).
      */
     public @Nullable Instant heldUntil(Instant at) {
         List<Instant> began = recent.stream()
@@ -68,7 +67,7 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
         }
         if (count < starts) {
             Duration lived = Duration.between(began.get(count - 2), at);
-            return at.plus(lived.compareTo(hold) > 0 ? hold : lived);
+            return lived.compareTo(hold) < 0 ? at.plus(hold) : null;
         }
         long doublings = Math.min(count - starts, 30);
         Duration backedOff = hold.multipliedBy(1L << doublings);

@@ -262,7 +262,10 @@ final class FaultMatrix {
     static final java.util.Set<String> LIGHT_CHECK_REASONS =
             java.util.Set.of("generation_failed", "generation_timed_out", "generation_stalled");
 
-    /** Waits until the lane's heavy probes are suspended, at most {@link MatrixSettings#suspendWithin}; whether they are. */
+    /**
+     * Waits until the lane's heavy probes are suspended, at most {@link MatrixSettings#suspendWithin}; whether they
+     * are.
+     */
     private boolean awaitSuspended(Lane lane) {
         try {
             await().atMost(settings.suspendWithin())

@@ -141,7 +141,7 @@ class EngineStateMachineTests {
             verdicts.add(looping.apply(new Observation.Verified(up.plusSeconds(2), "ok"))
                     .kind());
         }
-        // The second start (10 s after the first) is held until it has outlived the first; the third makes the loop.
+        // The second start (the first lived 10 s, less than the hold) is held; the third makes the loop.
         assertThat(verdicts)
                 .containsExactly(
                         EngineState.Kind.READY, EngineState.Kind.HELD, EngineState.Kind.HELD, EngineState.Kind.HELD);
