@@ -208,9 +208,13 @@ final class FaultMatrix {
                 awaitNotReady(lane, faultAt, settings.heavyInterval().multipliedBy(2));
             }
             Lane.Change out = lane.firstNotReadyAfter(faultAt);
-            // A fault the light checks took the engine out for lasts, as a user's would, until the retried
-            // verifications have suspended the heavy probes (the breaker opened): the way back is measured from there.
-            boolean suspended = out != null && LIGHT_CHECK_REASONS.contains(out.reason()) && awaitSuspended(lane);
+            // A fault that breaks generation, which the light checks took the engine out for, lasts as a user's would
+            // until the retried verifications have suspended the heavy probes (the breaker opened): the way back is
+            // measured from there. (slow is not: its verifications fail as slow, which waits out the suspension.)
+            boolean suspended = out != null
+                    && (fault.seen == FaultCase.Seen.LIGHT_FAILS || fault.seen == FaultCase.Seen.LIGHT_TIMES_OUT)
+                    && LIGHT_CHECK_REASONS.contains(out.reason())
+                    && awaitSuspended(lane);
             if (suspended) {
                 backBound = max(backBound, settings.backAfterSuspension());
             }
