@@ -372,7 +372,8 @@ public record ReadygateProperties(
      * @param loopWindow the window in which {@code loop-starts} starts make a restart loop
      * @param loopStarts how many starts within {@code loop-window} make a restart loop
      * @param loopHold how long a start that began in a restart loop must stay up before it is verified again and
-     *     serves ({@code /readyz} stays 503 meanwhile, reason {@code restart_loop}); 0 turns the hold off
+     *     serves ({@code /readyz} stays 503 meanwhile, reason {@code restart_loop}), and how long a start must have
+     *     stayed up for the next not to be held as well (the loop's second start); 0 turns the hold off
      * @param loopHoldMax the longest hold: each start of the loop beyond {@code loop-starts} doubles the hold, up to
      *     this
      * @param readinessObjectives how soon an engine start should be verified ready, per restart path ({@code cold},

@@ -69,6 +69,15 @@ final class LightChecks {
     }
 
     /**
+     * The trial of an engine whose heavy probes are suspended, not a light check of an engine that serves: the
+     * generation check, recorded as one; whether it passed (the engine generates again). Its failure is no news to
+     * readiness (the engine is out already) and is not applied.
+     */
+    Mono<Boolean> trial(ModelCard card, @Nullable EngineMetricsSample before) {
+        return generation.run(card, before).doOnNext(this::record).map(ProbeReport::passed);
+    }
+
+    /**
      * A light check put off because every llama-server slot stays taken, judged from the engine's metrics alone: its
      * decode steps moved since {@code since} ({@code over} ago), or the requests in its slots advance no more. Null
      * without decode steps in both scrapes (nothing else tells a long request from a stall there).

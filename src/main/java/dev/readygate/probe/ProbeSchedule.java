@@ -68,6 +68,9 @@ final class ProbeSchedule {
     private final RateLimitedLog evidenceLost;
     private final Scheduler scheduler;
     private volatile @Nullable Instant lastFullCheck;
+    /** When the last trial of an engine whose heavy probes are suspended ran ({@link #trialDue}). */
+    private volatile @Nullable Instant lastTrial;
+
     private final AtomicBoolean heavyInFlight = new AtomicBoolean();
     private final AtomicBoolean lightInFlight = new AtomicBoolean();
     private final Sinks.Many<Boolean> wakeUps = Sinks.many().multicast().directBestEffort();
@@ -473,12 +476,11 @@ final class ProbeSchedule {
         }
         String startId = current.startId();
         facts.learn(startId, f -> f.withLastHeavy(now));
-        verifier.verify(
-                        startId,
-                        listed,
-                        Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
-                        // Busy detection compares with this cycle's scrape, never with a stale one.
-                        current.freshSample())
+        String version = Objects.requireNonNullElse(current.vllmVersion(), "unknown");
+        // Busy detection compares with this cycle's scrape, never with a stale one.
+        EngineMetricsSample before = current.freshSample();
+        trial(startId, listed, before, now)
+                .then(Mono.defer(() -> verifier.verify(startId, listed, version, before)))
                 .doOnNext(observation -> {
                     machine.apply(observation, startId);
                     facts.learn(startId, f -> f.withSuccessesAtLastHeavy(f.successes()));
@@ -487,6 +489,49 @@ final class ProbeSchedule {
                 .subscribe(
                         observation -> {},
                         error -> unexpected.warn("heavy-probes", "Heavy probes failed unexpectedly", error));
+    }
+
+    /**
+     * While the heavy probes of this start are suspended (the breaker is open) and the engine is out because its light
+     * checks failed, a generation check every {@code generation.interval} before the verification that is due: once
+     * one passes, the fault the light checks saw has cleared, and this verification is the breaker's half-open trial at
+     * once rather than after the rest of {@code suspension}. A fault only the heavy probes see (a light check passes
+     * through it) waits out the suspension as before; so does every verification without light checks, or after a
+     * trial that failed.
+     */
+    private Mono<Void> trial(String startId, ModelCard card, @Nullable EngineMetricsSample before, Instant now) {
+        LightChecks checks = lightChecks;
+        if (checks == null
+                || !outByLightChecks(machine.current())
+                || !trialDue(
+                        verifier.suspended(startId),
+                        lastTrial,
+                        now,
+                        config.generation().interval())) {
+            return Mono.empty();
+        }
+        lastTrial = now;
+        return checks.trial(card, before)
+                .doOnNext(passed -> {
+                    if (passed) {
+                        verifier.resume(startId);
+                    }
+                })
+                .then();
+    }
+
+    /** Whether the engine is out for what a light check sees (it failed, timed out or stalled), not latched. */
+    static boolean outByLightChecks(EngineState state) {
+        return state instanceof EngineState.NotReady n
+                && !n.latched()
+                && (n.cause() == Reason.GENERATION_FAILED
+                        || n.cause() == Reason.GENERATION_TIMED_OUT
+                        || n.cause() == Reason.GENERATION_STALLED);
+    }
+
+    /** Whether a suspended engine's trial is due: suspended, and none ran within {@code interval}. */
+    static boolean trialDue(boolean suspended, @Nullable Instant last, Instant now, Duration interval) {
+        return suspended && (last == null || !now.isBefore(last.plus(interval)));
     }
 
     /**

@@ -19,7 +19,9 @@ import reactor.core.publisher.Mono;
  * One verification: the representative probe, then the canary, turned into one readiness observation. Guarded, from
  * the outside in, by a circuit breaker (heavy probes stop after repeated failures; half-open lets one through) and a
  * rate limiter (probe tokens per minute): a call the open breaker refuses never reaches the rate limiter, so it takes
- * no token budget; a call the rate limiter refuses is not a failure to the breaker (it ignores that refusal).
+ * no token budget; a call the rate limiter refuses is not a failure to the breaker (it ignores that refusal). The
+ * breaker goes half-open after {@code suspension}, or at once on evidence that the fault cleared ({@link #resume}: a
+ * light check passed while the heavy probes were suspended).
  */
 final class Verifier {
 
@@ -77,6 +79,21 @@ final class Verifier {
     /** Whether the operator asked to accept the model served now; false without a canary. */
     public Mono<Boolean> acceptancePending() {
         return canary == null ? Mono.just(false) : canary.acceptancePending();
+    }
+
+    /** Whether heavy probes of the engine start {@code startId} are suspended: the breaker is open for this start. */
+    synchronized boolean suspended(String startId) {
+        return startId.equals(breakerStart) && circuitBreaker.getState() == CircuitBreaker.State.OPEN;
+    }
+
+    /**
+     * A light check passed while the heavy probes of {@code startId} were suspended: the engine answers again, and the
+     * next verification is the breaker's half-open trial now, not after the rest of {@code suspension}.
+     */
+    synchronized void resume(String startId) {
+        if (suspended(startId)) {
+            circuitBreaker.transitionToHalfOpenState();
+        }
     }
 
     /** Another engine start: the failures of the last one no longer suspend heavy probes. */

@@ -316,7 +316,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Ready r -> used(failed(model, null, Map.of(), Check.VERIFICATION, o.at(), o.reason(), o.detail()));
             case Degraded d ->
                 used(failed(model, d.since(), d.failing(), Check.VERIFICATION, o.at(), o.reason(), o.detail()));
-            case NotReady n -> used(new NotReady(n.since(), model, 0, o.reason(), o.detail()));
+            case NotReady n -> used(new NotReady(n.since(), model, 0, sameFault(n.cause(), o.reason()), o.detail()));
             case VerificationFailed f when f.latched() -> ignored(f, Ignored.LATCHED);
             case VerificationFailed f ->
                 used(new VerificationFailed(
@@ -327,6 +327,36 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
                         false,
                         f.failures() + 1));
             default -> used(new VerificationFailed(o.at(), model, o.reason(), o.detail(), false, 1));
+        };
+    }
+
+    /**
+     * One fault, one word: an engine its light checks took out keeps their reason while its heavy probes fail the same
+     * way (a generation that fails is {@code generation_failed} whether the light check or the representative probe
+     * met its error event; a hang stays {@code generation_timed_out}); another failure says its own.
+     *
+     * @param out the reason the engine is out for
+     * @param failed the reason a heavy probe failed for
+     */
+    static Reason sameFault(Reason out, Reason failed) {
+        return lightCheckWord(failed) == out ? out : failed;
+    }
+
+    /** What the light generation check calls a failure a heavy probe calls {@code heavy}, or null: none of its own. */
+    static @Nullable Reason lightCheckWord(Reason heavy) {
+        return switch (heavy) {
+            case TIMED_OUT -> Reason.GENERATION_TIMED_OUT;
+            case STALLED -> Reason.GENERATION_STALLED;
+            case ERROR_EVENT,
+                    HTTP_STATUS,
+                    CONNECTION_RESET,
+                    MALFORMED_RESPONSE,
+                    TRUNCATED_STREAM,
+                    RESPONSE_TOO_LARGE,
+                    COMPLETION_TOKENS_MISMATCH,
+                    UNEXPECTED_FINISH_REASON,
+                    IO_ERROR -> Reason.GENERATION_FAILED;
+            default -> null;
         };
     }
 

@@ -10,12 +10,15 @@ import org.jspecify.annotations.Nullable;
  * The engine starts of the last {@code window}: {@code starts} of them or more is a restart loop. A start that begins
  * in a loop is held out of service ({@link EngineState.Held}) until it has stayed up for {@code hold}, doubled for each
  * start of the loop beyond the {@code starts} that made it one, at most {@code maxHold}: the back-off between the
- * loop's rounds. Pure; the one restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
+ * loop's rounds. Before the loop is one, a start that follows a start which did not stay up {@code hold} (from that
+ * start's beginning to its own) is held for {@code hold} as well: a crash loop serves from its second start on no
+ * more than from its third, while a restart after a start that stayed up {@code hold} is not held. Pure; the one
+ * restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
  *
  * @param window {@code readygate.restart.loop-window}
  * @param starts {@code readygate.restart.loop-starts}
  * @param hold {@code readygate.restart.loop-hold}: how long a start of a loop must stay up before it is verified
- *     again and serves
+ *     again and serves (0: no start is held)
  * @param maxHold {@code readygate.restart.loop-hold-max}: the longest hold the back-off reaches
  * @param recent when the starts within the window began, oldest first
  */
@@ -59,14 +62,22 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
     }
 
     /**
-     * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it began
-     * outside a loop: {@code hold} for the start that made the loop, twice that for the next, and so on, at most
-     * {@code maxHold}.
+     * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it is not: in a
+     * loop, {@code hold} for the start that made it one, twice that for the next, and so on, at most {@code maxHold};
+     * before, {@code hold} for a start that follows one which lived less than {@code hold} (the time between their
+     * beginnings).
      */
     public @Nullable Instant heldUntil(Instant at) {
-        long count = within(at);
-        if (count < starts || hold.isZero()) {
+        List<Instant> began = recent.stream()
+                .filter(start -> !start.isAfter(at) && !start.isBefore(at.minus(window)))
+                .toList();
+        int count = began.size();
+        if (count < 2 || hold.isZero()) {
             return null;
+        }
+        if (count < starts) {
+            Duration lived = Duration.between(began.get(count - 2), at);
+            return lived.compareTo(hold) < 0 ? at.plus(hold) : null;
         }
         long doublings = Math.min(count - starts, 30);
         Duration backedOff = hold.multipliedBy(1L << doublings);

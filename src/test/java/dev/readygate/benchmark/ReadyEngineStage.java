@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       traffic, generation starts failing (as after a GPU fault) or the weights are swapped; the time from the
  *       fault's own timestamp to {@code /readyz} 503;
  *   <li>{@code crash-loop}: every start crashes 1.5 s after it listens, and restarts: the seconds each judge said
- *       ready while the loop lasted (readygate's restart-loop hold should keep it at 0 after the loop is seen);
+ *       ready while the loop lasted (readygate's restart-loop hold should keep it at 0: from the loop's second start
+ *       on, since the first did not stay up loop-hold);
  *   <li>{@code saturated}: no fault, the simulator at its concurrency limit (4 sequences, 8 long requests): flaps
  *       (ready to not ready) and seconds of false not-ready (a judge said not ready while the engine served).
  * </ul>

@@ -125,7 +125,7 @@ class DemoScenarioTests {
                         "--readygate.evidence.log-poll-interval="
                                 + scaled(Duration.ofMillis(250)).toMillis() + "ms",
                         "--readygate.restart.loop-window="
-                                + scaled(Duration.ofSeconds(30)).toMillis() + "ms",
+                                + scaled(Duration.ofSeconds(10)).toMillis() + "ms",
                         // The light checks' cadence, scaled alike (2 s), its budget no longer than it.
                         "--readygate.probe.generation.interval="
                                 + scaled(Duration.ofSeconds(2)).toMillis() + "ms",
@@ -202,6 +202,18 @@ class DemoScenarioTests {
             assertThat(gpuFault.getFirst().readyz())
                     .as("ready when the GPU fault began")
                     .isEqualTo(200);
+            // One fault, one word: generation_failed while it lasts, never the verifications' error_event.
+            assertThat(gpuFault)
+                    .filteredOn(s -> s.readyz() == 503)
+                    .as("the reasons during the GPU fault:\n%s", seen)
+                    .allMatch(s -> "generation_failed".equals(s.reason()));
+            // Once it clears, a light check passes and a verification follows at once: ready again before the crash
+            // (the breaker that suspended the failing verifications does not hold them for the rest of its 30 s).
+            List<Sample> cleared = new ArrayList<>(inStep(samples, 1, GPU_FAULT + 1));
+            cleared.addAll(inStep(samples, 1, TRAFFIC));
+            assertThat(cleared)
+                    .as("after the GPU fault cleared, before the crash:\n%s", seen)
+                    .anyMatch(s -> s.readyz() == 200 && s.state().equals("ready"));
 
             // 503 `engine_down` after the crash, ready again once the container restarted it (the clients stop at once:
             // the next step's samples are the crash's too).

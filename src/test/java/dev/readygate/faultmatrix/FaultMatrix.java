@@ -47,6 +47,7 @@ final class FaultMatrix {
      * @param dropsAfterBack how often readiness dropped again while the row watched it after coming back
      * @param notReadyBound the bound {@code toNotReady} is held to (for the reason seen), or null when none is promised
      * @param backBound the bound {@code backToReady} is held to
+     * @param suspended whether the heavy probes were suspended (the breaker open) when the fault was cleared
      * @param problem what went wrong running the row (not a measurement), or null
      */
     record Result(
@@ -59,6 +60,7 @@ final class FaultMatrix {
             long dropsAfterBack,
             @Nullable Duration notReadyBound,
             Duration backBound,
+            boolean suspended,
             @Nullable String problem) {}
 
     /**
@@ -205,8 +207,18 @@ final class FaultMatrix {
                 // Not seen with these settings (slow without a latency objective): watched for two heavy intervals.
                 awaitNotReady(lane, faultAt, settings.heavyInterval().multipliedBy(2));
             }
-            lane.stopLoad();
             Lane.Change out = lane.firstNotReadyAfter(faultAt);
+            // A fault that breaks generation, which the light checks took the engine out for, lasts as a user's would
+            // until the retried verifications have suspended the heavy probes (the breaker opened): the way back is
+            // measured from there. (slow is not: its verifications fail as slow, which waits out the suspension.)
+            boolean suspended = out != null
+                    && (fault.seen == FaultCase.Seen.LIGHT_FAILS || fault.seen == FaultCase.Seen.LIGHT_TIMES_OUT)
+                    && LIGHT_CHECK_REASONS.contains(out.reason())
+                    && awaitSuspended(lane);
+            if (suspended) {
+                backBound = max(backBound, settings.backAfterSuspension());
+            }
+            lane.stopLoad();
             Duration toNotReady = out == null ? null : Duration.between(faultAt, out.at());
             Instant clearedFrom = fault.clear(lane.engine, clock);
             Duration settle = fault == FaultCase.CRASH_LOOP
@@ -236,6 +248,7 @@ final class FaultMatrix {
                     drops,
                     wait == null ? null : fault.toNotReady(settings, row.condition(), reason),
                     backBound,
+                    suspended,
                     null);
         } catch (RuntimeException ex) {
             return problem(row, wait, backBound, ex.toString());
@@ -246,7 +259,30 @@ final class FaultMatrix {
     }
 
     private static Result problem(Row row, @Nullable Duration notReadyBound, Duration backBound, String problem) {
-        return new Result(row, null, false, null, null, null, 0, notReadyBound, backBound, problem);
+        return new Result(row, null, false, null, null, null, 0, notReadyBound, backBound, false, problem);
+    }
+
+    /** The reasons of the light checks: a fault they see gets a trial while the heavy probes are suspended. */
+    static final java.util.Set<String> LIGHT_CHECK_REASONS =
+            java.util.Set.of("generation_failed", "generation_timed_out", "generation_stalled");
+
+    /**
+     * Waits until the lane's heavy probes are suspended, at most {@link MatrixSettings#suspendWithin}; whether they
+     * are.
+     */
+    private boolean awaitSuspended(Lane lane) {
+        try {
+            await().atMost(settings.suspendWithin())
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(lane::heavyProbesSuspended);
+            return true;
+        } catch (org.awaitility.core.ConditionTimeoutException ex) {
+            return false;
+        }
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private static void awaitNotReady(Lane lane, Instant from, Duration limit) {
@@ -350,6 +386,7 @@ final class FaultMatrix {
                     .append(seconds(r.backBound()))
                     .append(" ")
                     .append(backFrom(fault))
+                    .append(r.suspended() ? ", heavy probes suspended (the breaker opened while it lasted)" : "")
                     .append(" |\n");
         }
         return out.toString();

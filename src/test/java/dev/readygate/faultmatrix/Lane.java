@@ -10,6 +10,7 @@ import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -77,6 +78,14 @@ final class Lane implements AutoCloseable {
 
     Instant now() {
         return clock.instant();
+    }
+
+    /** Whether readygate's heavy probes are suspended now: its circuit breaker is open. */
+    boolean heavyProbesSuspended() {
+        return readygate
+                        .getBean("heavyProbeCircuitBreaker", CircuitBreaker.class)
+                        .getState()
+                == CircuitBreaker.State.OPEN;
     }
 
     /** Whether {@code /readyz} says 200 now (the latest state change). */

@@ -113,8 +113,10 @@ record MatrixSettings(
      * For CI: the light checks as shipped (they are seconds already), the heavy-probe cadence 30 times faster (heavy-interval 2 s), its timeout 20 times shorter (1.5 s),
      * request-timeout 800 ms to 300 ms, health-interval 200 to 100 ms and ready-interval 1 s to 500 ms; thresholds,
      * not-ready-interval and down-interval as shipped. A latency objective (500 ms to the first token) and a slow factor
-     * of 40 (a light check then misses its 750 ms) let {@code slow} be seen; the token budget and the breaker are opened wide so that the many verifications of one run are never
-     * throttled or suspended (the defaults' 20,000 tokens a minute and 5 failures are not what is measured here).
+     * of 40 (a light check then misses its 750 ms) let {@code slow} be seen; the token budget is opened wide so that
+     * the many verifications of one run are never throttled (the defaults' 20,000 tokens a minute are not what is
+     * measured here). The circuit breaker is as shipped (5 failures, 30 s): a fault the light checks see is kept on
+     * until it opens, and the way back is measured from there.
      */
     static MatrixSettings compressed() {
         List<String> simulator = new ArrayList<>(SIMULATOR);
@@ -141,9 +143,32 @@ record MatrixSettings(
                 List.copyOf(simulator),
                 List.of(
                         "--readygate.probe.max-tokens-per-minute=10000000",
-                        "--readygate.probe.suspend-after-failures=1000",
                         "--readygate.probe.representative.prompt-tokens=200",
                         "--readygate.probe.representative.output-tokens=8"));
+    }
+
+    /** {@code readygate.probe.suspend-after-failures} as shipped: the breaker opens after this many failures. */
+    static final int SUSPEND_AFTER_FAILURES = 5;
+
+    /**
+     * How long a fault the light checks took the engine out for is kept on, at most, for the breaker to open:
+     * {@link #SUSPEND_AFTER_FAILURES} verifications, each of them timing out and retried, and five seconds more.
+     */
+    Duration suspendWithin() {
+        return heavyTimeout
+                .plus(heavyRetryInterval)
+                .plus(verification)
+                .multipliedBy(SUSPEND_AFTER_FAILURES)
+                .plusSeconds(5);
+    }
+
+    /**
+     * Back to 200 after a fault cleared while the heavy probes were suspended: the next trial (a light check) within
+     * {@code generation.interval} (one in flight at the clear may first wait out {@code generation.timeout}), checked
+     * every {@code not-ready-interval}, then one verification.
+     */
+    Duration backAfterSuspension() {
+        return generationInterval.plus(generationTimeout).plus(notReadyInterval).plus(verification);
     }
 
     /** The simulator's settings: those above and the slow factor. */

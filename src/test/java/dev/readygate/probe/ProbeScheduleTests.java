@@ -878,6 +878,50 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void aGpuFaultThatClearsWhileHeavyProbesAreSuspendedIsVerifiedAgainWithinSecondsUnderOneReason() {
+        start(withLightChecks());
+        advance(Duration.ofMillis(700));
+        engine.completions = ProbeScheduleTests::errorEvent;
+        advance(Duration.ofSeconds(10));
+        // Out, and the heavy probes' retries failed often enough to suspend them (suspend-after-failures 3) for 30 s.
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.NOT_READY);
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        // One fault, one word: the heavy probes' error event is the light checks' generation_failed.
+        assertThat(states)
+                .filteredOn(state -> state.kind() == EngineState.Kind.NOT_READY)
+                .extracting(EngineState::reason)
+                .containsOnly(Reason.GENERATION_FAILED);
+        int sent = engine.completionCalls.get();
+        advance(Duration.ofSeconds(4));
+        // While the fault lasts, a light check every two seconds tries the engine; no heavy probe is sent.
+        assertThat(engine.completionCalls.get() - sent).isEqualTo(2);
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        // The fault clears: the next trial passes and the verification runs at once (the breaker's half-open trial),
+        // not after the 30 s suspension.
+        engine.completions = ScriptedEngine::correct;
+        advance(Duration.ofSeconds(3));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+    }
+
+    @Test
+    void aFaultOnlyTheHeavyProbesSeeWaitsOutTheSuspensionThoughTheLightChecksPass() {
+        start(withLightChecks());
+        advance(Duration.ofMillis(700));
+        // Only the representative probe (16 output tokens) fails; the light checks' two tokens pass.
+        engine.completions = request ->
+                request.maxTokens() > 2 ? Mono.just(ScriptedEngine.status(500)) : ScriptedEngine.correct(request);
+        advance(Duration.ofSeconds(62));
+        advance(Duration.ofSeconds(10));
+        assertThat(machine.current().reason()).isEqualTo(Reason.HTTP_STATUS);
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        int sent = engine.completionCalls.get();
+        advance(Duration.ofSeconds(10));
+        // A passing light check is no evidence against this fault: no trial, no verification while suspended.
+        assertThat(engine.completionCalls.get()).isEqualTo(sent);
+    }
+
+    @Test
     void inferenceThatHangsOnAReadyIdleEngineIsSeenWithinFiveSeconds() {
         start(withLightChecks());
         advance(Duration.ofMillis(1300));

@@ -141,9 +141,10 @@ class EngineStateMachineTests {
             verdicts.add(looping.apply(new Observation.Verified(up.plusSeconds(2), "ok"))
                     .kind());
         }
+        // The second start (the first lived 10 s, less than the hold) is held; the third makes the loop.
         assertThat(verdicts)
                 .containsExactly(
-                        EngineState.Kind.READY, EngineState.Kind.READY, EngineState.Kind.HELD, EngineState.Kind.HELD);
+                        EngineState.Kind.READY, EngineState.Kind.HELD, EngineState.Kind.HELD, EngineState.Kind.HELD);
         assertThat(looping.restartLoop().looping(t0.plusSeconds(40))).isTrue();
         // The fourth start (began at 31 s) is held twice as long as the third.
         assertThat(looping.heldUntil()).isEqualTo(t0.plusSeconds(31 + 120));

@@ -176,6 +176,34 @@ class ReadinessRulesTests {
         assertThat(rules.next(interrupted, verified(10)).kind()).isEqualTo(Kind.NOT_READY);
     }
 
+    static Stream<Arguments> oneFaultOneWord() {
+        return Stream.of(
+                // The light checks took it out; the heavy probes then meet the same fault: their word stays.
+                Arguments.of(Reason.GENERATION_FAILED, Reason.ERROR_EVENT, Reason.GENERATION_FAILED),
+                Arguments.of(Reason.GENERATION_FAILED, Reason.HTTP_STATUS, Reason.GENERATION_FAILED),
+                Arguments.of(Reason.GENERATION_FAILED, Reason.TRUNCATED_STREAM, Reason.GENERATION_FAILED),
+                Arguments.of(Reason.GENERATION_TIMED_OUT, Reason.TIMED_OUT, Reason.GENERATION_TIMED_OUT),
+                Arguments.of(Reason.GENERATION_STALLED, Reason.STALLED, Reason.GENERATION_STALLED),
+                // Another fault says its own word.
+                Arguments.of(Reason.GENERATION_FAILED, Reason.TIMED_OUT, Reason.TIMED_OUT),
+                Arguments.of(Reason.GENERATION_TIMED_OUT, Reason.ERROR_EVENT, Reason.ERROR_EVENT),
+                Arguments.of(Reason.GENERATION_FAILED, Reason.SLOW, Reason.SLOW),
+                Arguments.of(Reason.GENERATION_FAILED, Reason.PROMPT_TOKENS_MISMATCH, Reason.PROMPT_TOKENS_MISMATCH),
+                // Out for a heavy probe's failure: the heavy probes' words as before.
+                Arguments.of(Reason.TIMED_OUT, Reason.ERROR_EVENT, Reason.ERROR_EVENT),
+                Arguments.of(Reason.HEALTH_FAILED, Reason.ERROR_EVENT, Reason.ERROR_EVENT));
+    }
+
+    @ParameterizedTest(name = "out for {0}, a heavy probe fails with {1}: {2}")
+    @MethodSource
+    void oneFaultOneWord(Reason out, Reason heavy, Reason expected) {
+        EngineState notReady = new EngineState.NotReady(t(1), MODEL, 0, out, "light");
+        EngineState next = rules.next(notReady, failed(2, heavy));
+        assertThat(next.kind()).isEqualTo(Kind.NOT_READY);
+        assertThat(next.reason()).isEqualTo(expected);
+        assertThat(ReadinessRules.sameFault(out, heavy)).isEqualTo(expected);
+    }
+
     @Test
     void nextWhenVerificationFailsBeforeReadinessIsVerificationFailedWithTheReason() {
         EngineState state = run(ok(1), listed(2), failed(3, Reason.PROMPT_TOKENS_MISMATCH));

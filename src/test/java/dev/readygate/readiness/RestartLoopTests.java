@@ -4,7 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class RestartLoopTests {
 
@@ -31,7 +37,8 @@ class RestartLoopTests {
         RestartLoop state = loop.started(t(0));
         assertThat(state.heldUntil(t(0))).isNull();
         state = state.started(t(10));
-        assertThat(state.heldUntil(t(10))).isNull();
+        // The second start: the first one lived 10 s, less than the hold: held for the hold.
+        assertThat(state.heldUntil(t(10))).isEqualTo(t(70));
         int[] expected = {60, 120, 240, 300, 300};
         int at = 20;
         for (int hold : expected) {
@@ -39,6 +46,42 @@ class RestartLoopTests {
             assertThat(state.heldUntil(t(at))).as("start at %d s", at).isEqualTo(t(at + hold));
             at += 10;
         }
+    }
+
+    static Stream<Arguments> theSecondStart() {
+        return Stream.of(
+                // The first start readygate sees is never held.
+                Arguments.of(List.of(), 0, null),
+                // A crash loop's second start: the one before lived 2 s, less than loop-hold: held for loop-hold.
+                Arguments.of(List.of(0), 2, 62),
+                Arguments.of(List.of(0), 59, 119),
+                // The one before stayed up loop-hold: a single restart, not held.
+                Arguments.of(List.of(0), 60, null),
+                Arguments.of(List.of(0), 300, null),
+                // Only the starts within the window count: one old start, then two 5 s apart.
+                Arguments.of(List.of(0, 700), 705, 765),
+                // Two starts at the same moment: the one before lived no time.
+                Arguments.of(List.of(5), 5, 65));
+    }
+
+    @ParameterizedTest(name = "starts at {0} s, then one at {1} s: held until {2} s")
+    @MethodSource
+    void theSecondStart(List<Integer> before, int at, @Nullable Integer until) {
+        RestartLoop state = loop;
+        for (int start : before) {
+            state = state.started(t(start));
+        }
+        state = state.started(t(at));
+        Instant held = state.heldUntil(t(at));
+        assertThat(held).isEqualTo(until == null ? null : t(until));
+        // It is no loop yet: only the hold says anything.
+        assertThat(state.looping(t(at))).isFalse();
+    }
+
+    @Test
+    void aLoopOfTwoStartsHoldsTheSecondForLoopHold() {
+        RestartLoop two = new RestartLoop(Duration.ofMinutes(10), 2, Duration.ofMinutes(1), Duration.ofMinutes(5));
+        assertThat(two.started(t(0)).started(t(2)).heldUntil(t(2))).isEqualTo(t(62));
     }
 
     @Test
