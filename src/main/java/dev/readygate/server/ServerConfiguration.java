@@ -9,6 +9,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import reactor.netty.NettyPipeline;
+import reactor.netty.resources.LoopResources;
 
 /**
  * Applies {@code readygate.server.*} to the Reactor Netty server: the idle timeout, the {@link ConnectionGuard} at the
@@ -28,19 +29,30 @@ public class ServerConfiguration {
         return new HeavyRequestLimit(properties.server().maxHeavyRequests());
     }
 
+    /**
+     * The server's event loops, with a thread of its own that accepts connections: a new connection, the kubelet's
+     * probe among them, is taken at once even while the loops that read and answer requests are busy (a flood of
+     * clients reconnecting would otherwise queue it behind them). As many of those as Reactor Netty's default.
+     */
+    @Bean(destroyMethod = "dispose")
+    LoopResources readygateServerLoops() {
+        return LoopResources.create("readygate-http", 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true);
+    }
+
     @Bean
     WebServerFactoryCustomizer<NettyReactiveWebServerFactory> readygateServerCustomizer(
-            ReadygateProperties properties, ConnectionGuard guard) {
-        return new Customizer(properties.server(), guard);
+            ReadygateProperties properties, ConnectionGuard guard, LoopResources readygateServerLoops) {
+        return new Customizer(properties.server(), guard, readygateServerLoops);
     }
 
     /** An ordered customizer: last, after Spring Boot's. */
-    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard)
+    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard, LoopResources loops)
             implements WebServerFactoryCustomizer<NettyReactiveWebServerFactory>, Ordered {
 
         @Override
         public void customize(NettyReactiveWebServerFactory factory) {
-            factory.addServerCustomizers(http -> http.idleTimeout(server.idleTimeout())
+            factory.addServerCustomizers(http -> http.runOn(loops)
+                    .idleTimeout(server.idleTimeout())
                     .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard)));
         }
 

@@ -555,8 +555,10 @@ final class Report {
             line();
             return;
         }
-        line(v(f.get("pollers")) + " clients poll `/status` and `/status/restarts.json` on keep-alive connections as"
-                + " fast as they are answered, ignoring `Retry-After`, for " + v(f.get("seconds")) + " s; readygate ("
+        line(v(f.get("pollers")) + " clients (a process of their own at `nice 19`, as clients on other machines"
+                + " would not take readygate's CPU) poll `/status` and `/status/restarts.json` on keep-alive"
+                + " connections as fast as they are answered, ignoring `Retry-After`, for " + v(f.get("seconds"))
+                + " s; readygate ("
                 + v(f.get("readygate")) + ") has no engine, and a kubelet-like prober sends `/readyz` and `/livez`"
                 + " alternately every 100 ms, each on a connection of its own with the chart's 1 s timeout. At most"
                 + " `readygate.server.max-heavy-requests` (2) `/status` requests are answered at once, the others 503"
@@ -568,8 +570,7 @@ final class Report {
         line("| probes failed (no answer within 1 s) | " + v(f.get("probe_failures")) + " |");
         line("| probe latency p50 / p99 / max | " + v(f.get("probe_ms_p50")) + " / " + v(f.get("probe_ms_p99")) + " / "
                 + v(f.get("probe_ms_max")) + " ms |");
-        line("| pollers' answers | " + v(f.get("poller_answers")) + " |");
-        line("| pollers' requests cut before an answer | " + v(f.get("poller_cut_before_answer")) + " |");
+        line("| what the pollers were answered in the window | " + v(f.get("pollers_saw")) + " |");
         line("| readygate's RSS before / median / max / end | " + v(f.get("rss_mib_before")) + " / "
                 + v(f.get("rss_mib_median")) + " / " + v(f.get("rss_mib_max")) + " / " + v(f.get("rss_mib_end"))
                 + " MiB |");

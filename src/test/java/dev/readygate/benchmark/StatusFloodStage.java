@@ -16,15 +16,18 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The kubelet's probes under a flood of {@code /status} pollers (issue 24): readygate as its own JVM (the image's
  * small-footprint flags, the jar when it is built, else the harness's classpath), no engine behind it; {@value
- * #POLLERS} clients poll {@code /status} and {@code /status/restarts.json} on keep-alive connections as fast as they
- * are answered, ignoring {@code Retry-After} (the hostile case), for the plan's load window, while a kubelet-like
+ * #POLLERS} clients (a process of their own at {@code nice 19}, as clients on other machines) poll {@code /status}
+ * and {@code /status/restarts.json} on keep-alive connections as fast as they are answered, ignoring
+ * {@code Retry-After} (the hostile case), for the plan's load window, while a kubelet-like
  * prober sends {@code /readyz} and {@code /livez} alternately every 100 ms, each on a connection of its own with the
  * chart's 1 s timeout. Measures the probes' failures and latency, the pollers' answers, and readygate's resident
  * memory every second.
  */
 final class StatusFloodStage {
 
-    static final int POLLERS = 500;
+    /** How many pollers ({@code benchmark.status-flood.pollers}; 0 gives the same probes against an idle readygate). */
+    static final int POLLERS = Integer.getInteger("benchmark.status-flood.pollers", 500);
+
     static final Duration PROBE_EVERY = Duration.ofMillis(100);
     static final int PROBE_TIMEOUT_MS = 1000;
 
@@ -73,7 +76,7 @@ final class StatusFloodStage {
                         "readygate did not serve within 180 s (see " + dir.resolve("readygate.log") + ")");
             }
             // Warm up: a few seconds of the same traffic, unmeasured.
-            flood(readygate.pid(), port, Duration.ofSeconds(5), false);
+            flood(readygate.pid(), port, Duration.ofSeconds(10), false);
             noise.begin("status flood");
             flood(readygate.pid(), port, plan.loadWindow(), true);
             noise.end();
@@ -100,18 +103,30 @@ final class StatusFloodStage {
         }
     }
 
-    private void flood(long pid, int port, Duration length, boolean measured) throws InterruptedException {
-        AtomicBoolean stop = new AtomicBoolean();
-        Map<String, AtomicLong> answers = new ConcurrentHashMap<>();
-        AtomicLong cut = new AtomicLong();
-        List<Thread> pollers = new ArrayList<>();
-        for (int i = 0; i < POLLERS; i++) {
-            String path = i % 2 == 0 ? "/status" : "/status/restarts.json";
-            pollers.add(Thread.ofPlatform()
-                    .daemon()
-                    .stackSize(256 * 1024)
-                    .start(() -> poll(port, path, stop, answers, cut)));
-        }
+    /**
+     * The pollers run in a process of their own at {@code nice 19}: clients on other machines, as in a cluster, that
+     * do not take readygate's CPU; the prober (the kubelet) runs here at normal priority.
+     */
+    private void flood(long pid, int port, Duration length, boolean measured) throws InterruptedException, IOException {
+        Path answersFile = dir.resolve(measured ? "pollers.txt" : "pollers-warmup.txt");
+        Process pollers = new ProcessBuilder(
+                        "nice",
+                        "-n",
+                        "19",
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-XX:+UseSerialGC",
+                        "-Xss256k",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        StatusFloodStage.class.getName(),
+                        String.valueOf(port),
+                        String.valueOf(POLLERS),
+                        String.valueOf(length.toMillis() + 2000))
+                .redirectErrorStream(true)
+                .redirectOutput(answersFile.toFile())
+                .start();
+        // Let the pollers connect.
+        Stack.pause(Duration.ofSeconds(2));
         Samples rss = new Samples("rss", "MiB");
         double rssBefore = FootprintStage.rss(pid).getOrDefault("VmRSS", Double.NaN);
         Samples readyz = new Samples("/readyz under the flood", "ms");
@@ -142,9 +157,9 @@ final class StatusFloodStage {
                 Stack.pause(Duration.ofNanos(wait));
             }
         }
-        stop.set(true);
-        for (Thread poller : pollers) {
-            poller.join(35_000);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (!pollers.waitFor(60, TimeUnit.SECONDS)) {
+            pollers.destroyForcibly();
         }
         if (!measured) {
             return;
@@ -153,7 +168,7 @@ final class StatusFloodStage {
         both.addAll(readyz);
         both.addAll(livez);
         results.put("pollers", POLLERS);
-        results.put("seconds", Samples.round((System.nanoTime() - start) / 1e9));
+        results.put("seconds", Samples.round(seconds));
         results.put("probes", probes);
         results.put("probe_failures", probeFailures.size());
         results.put("first_probe_failures", probeFailures.stream().limit(5).toList());
@@ -162,15 +177,39 @@ final class StatusFloodStage {
         results.put("probe_ms_max", Samples.round(both.max()));
         results.put("readyz_ms", readyz.summary());
         results.put("livez_ms", livez.summary());
-        Map<String, Long> polled = new java.util.TreeMap<>();
-        answers.forEach((key, count) -> polled.put(key, count.get()));
-        results.put("poller_answers", polled);
-        results.put("poller_cut_before_answer", cut.get());
+        results.put("pollers_saw", Files.readString(answersFile).strip());
         results.put("rss_mib_before", Samples.round(rssBefore));
         results.put("rss_mib_max", Samples.round(rss.max()));
         results.put("rss_mib_median", Samples.round(rss.p50()));
         results.put("rss_mib_end", Samples.round(FootprintStage.rss(pid).getOrDefault("VmRSS", Double.NaN)));
         results.put("readygate_counters", counters(port));
+    }
+
+    /**
+     * The pollers' process: {@code port}, how many pollers, for how many milliseconds; prints what they were
+     * answered, and how many requests were cut before an answer.
+     */
+    public static void main(String[] args) throws InterruptedException {
+        int port = Integer.parseInt(args[0]);
+        int count = Integer.parseInt(args[1]);
+        long millis = Long.parseLong(args[2]);
+        AtomicBoolean stop = new AtomicBoolean();
+        Map<String, AtomicLong> answers = new ConcurrentHashMap<>();
+        AtomicLong cut = new AtomicLong();
+        List<Thread> pollers = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String path = i % 2 == 0 ? "/status" : "/status/restarts.json";
+            pollers.add(Thread.ofPlatform().daemon().start(() -> poll(port, path, stop, answers, cut)));
+        }
+        Stack.pause(Duration.ofMillis(millis));
+        stop.set(true);
+        for (Thread poller : pollers) {
+            poller.join(35_000);
+        }
+        Map<String, Long> polled = new java.util.TreeMap<>();
+        answers.forEach((key, n) -> polled.put(key, n.get()));
+        System.out.println(polled + ", cut before an answer: " + cut.get());
+        System.exit(0);
     }
 
     /** readygate's own account of the flood, from its metrics. */

@@ -38,10 +38,12 @@ import org.springframework.context.ConfigurableApplicationContext;
  * The kubelet's probes are answered while many clients poll {@code /status} and {@code /status/restarts.json} on
  * keep-alive connections, more clients than {@code readygate.server.max-connections}: every {@code /readyz} and
  * {@code /livez} gets its answer (no latency is asserted here: the benchmark's {@code status-flood} stage measures
- * it, with clients that ignore {@code Retry-After}), and a poller's request is answered (200, or 503 with
- * {@code Retry-After} beyond the budget of heavy requests), never cut in the middle of its answer. Before, every
- * {@code /status} was rendered at once on the server's event loops, the probes waited behind them and got no answer
- * within 10 s. The numbers are written to {@value #REPORT}.
+ * it, with clients that ignore {@code Retry-After}), a poller's request is answered (200, or 503 with
+ * {@code Retry-After} beyond {@code /status}'s own budget, which the pollers, starting together, exceed), never cut in
+ * the middle of its answer. Before, {@code /status} had no budget (no 503, every request rendered at once on the event
+ * loops), the connection cap closed connections whose request was being answered (725 to 1,607 pollers' requests cut
+ * against 266 to 307 now, all of them idle keep-alive connections closed as their client sent again), and on a more
+ * loaded machine both probes went without an answer for 10 s. The numbers are written to {@value #REPORT}.
  */
 class StatusFloodTests {
 
@@ -64,8 +66,17 @@ class StatusFloodTests {
             int port = ((WebServerApplicationContext) context).getWebServer().getPort();
             ConnectionGuard guard = context.getBean(ConnectionGuard.class);
             Flood flood = new Flood(port);
+            // Both probes answered once before the flood: the first answers of a JVM are slow (classes load).
+            for (String probe : new String[] {"/readyz", "/livez"}) {
+                await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> {
+                    try (Client client = new Client(port, 30_000)) {
+                        return client.get(probe, false).status() > 0;
+                    }
+                });
+            }
             ScheduledExecutorService clients =
                     Executors.newScheduledThreadPool(0, Thread.ofVirtual().factory());
+            ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor();
             try {
                 for (int i = 0; i < POLLERS; i++) {
                     String path = i % 2 == 0 ? "/status" : "/status/restarts.json";
@@ -73,12 +84,16 @@ class StatusFloodTests {
                 }
                 // The pollers hold more connections than the cap before the first probe.
                 await().atMost(Duration.ofSeconds(60)).until(() -> guard.evicted() > 0 || guard.open() >= 256);
-                ScheduledFuture<?> prober =
-                        clients.scheduleWithFixedDelay(flood::probe, 0, PROBE_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+                // The prober is a platform thread of its own, as the kubelet is another process: never queued
+                // behind the pollers' virtual threads.
+                ScheduledFuture<?> probes =
+                        prober.scheduleWithFixedDelay(flood::probe, 0, PROBE_EVERY.toMillis(), TimeUnit.MILLISECONDS);
                 flood.done.await(FLOOD.toSeconds(), TimeUnit.SECONDS);
-                prober.cancel(false);
+                probes.cancel(false);
             } finally {
                 flood.stop.set(true);
+                prober.shutdown();
+                prober.awaitTermination(60, TimeUnit.SECONDS);
                 clients.shutdown();
                 clients.awaitTermination(60, TimeUnit.SECONDS);
             }
@@ -115,6 +130,13 @@ class StatusFloodTests {
                             .get())
                     .as(report)
                     .isPositive();
+            // /status has a budget of its own: beyond it, 503 with Retry-After at once (the pollers start together).
+            long turnedAway =
+                    flood.polled.getOrDefault("/status 503", new AtomicLong()).get()
+                            + flood.polled
+                                    .getOrDefault("/status/restarts.json 503", new AtomicLong())
+                                    .get();
+            assertThat(turnedAway).as(report).isPositive();
         }
     }
 
