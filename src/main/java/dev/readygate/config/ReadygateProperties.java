@@ -540,15 +540,21 @@ public record ReadygateProperties(
      * @param idleTimeout how long a connection may stay open without a request before it is closed (overrides Spring
      *     Boot's {@code server.netty.idle-timeout})
      * @param maxConnections the most connections held open at once; a new one beyond it closes the least recently
-     *     active other one
+     *     active other one without a request waiting for its answer (a connection whose request waits is never
+     *     closed), and at the cap answers close their connection instead of keeping it alive
+     * @param maxHeavyRequests the most requests to {@code /status} (the page, the JSON, its exports) answered at once,
+     *     and apart from them the most {@code /actuator/prometheus} scrapes; one more is answered 503 with
+     *     {@code Retry-After} at once, so that pollers never hold up the kubelet's probes, which have no such limit
      */
     public record Server(
             @DefaultValue("60s") Duration idleTimeout,
-            @DefaultValue("256") int maxConnections) {
+            @DefaultValue("256") int maxConnections,
+            @DefaultValue("2") int maxHeavyRequests) {
 
         public Server {
             requirePositive("readygate.server.idle-timeout", idleTimeout);
             requireAtLeast("readygate.server.max-connections", maxConnections, 8);
+            requireAtLeast("readygate.server.max-heavy-requests", maxHeavyRequests, 1);
         }
     }
 

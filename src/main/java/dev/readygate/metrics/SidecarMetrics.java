@@ -1,6 +1,8 @@
 package dev.readygate.metrics;
 
 import dev.readygate.server.ConnectionGuard;
+import dev.readygate.server.HeavyEndpoint;
+import dev.readygate.server.HeavyRequestLimit;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.StateDirProblem;
 import dev.readygate.statedir.Store;
@@ -29,7 +31,20 @@ public class SidecarMetrics {
     /** Connections closed to make room for a new one at the cap ({@code readygate.server.max-connections}). */
     public static final String SERVER_EVICTIONS = "readygate.server.connections.evicted";
 
-    public SidecarMetrics(MeterRegistry registry, StateDir stateDir, ConnectionGuard connections) {
+    /**
+     * Requests to a heavy endpoint answered 503 for being beyond its budget ({@code readygate.server.max-heavy-requests}),
+     * tag {@code endpoint} ({@code status}, {@code metrics}).
+     */
+    public static final String SERVER_REJECTED = "readygate.server.requests.rejected";
+
+    public SidecarMetrics(
+            MeterRegistry registry, StateDir stateDir, ConnectionGuard connections, HeavyRequestLimit heavy) {
+        for (HeavyEndpoint endpoint : HeavyEndpoint.values()) {
+            FunctionCounter.builder(SERVER_REJECTED, heavy, limit -> limit.rejected(endpoint))
+                    .description("Requests answered 503 beyond readygate.server.max-heavy-requests, by endpoint")
+                    .tag("endpoint", endpoint.value())
+                    .register(registry);
+        }
         Gauge.builder(SERVER_CONNECTIONS, connections, ConnectionGuard::open)
                 .description("Connections readygate's server holds open")
                 .register(registry);

@@ -6,10 +6,16 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -18,10 +24,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Caps the connections readygate's server holds: each accepted connection is tracked with when it last read or
- * wrote; one beyond {@code maxConnections} closes the least recently active other connection (an idle one: a socket
- * opened and left, a keep-alive between requests), so a new connection, the kubelet's probe among them, is always
- * served. A connection busy reading a request or writing a response is recent, so it is never the one closed while an
- * idle one is open. Shared by every connection's pipeline; thread-safe (connections live on several event loops).
+ * wrote, and how many of its requests wait for their answer (read, the answer's last byte not yet written: see
+ * {@link #requests()}). One beyond {@code maxConnections} closes the least recently active other connection that has
+ * no request waiting (a socket opened and left, a keep-alive between requests), so a new connection, the kubelet's
+ * probe among them, is always served. A connection whose request waits for its answer is never closed: the closing
+ * is done on the chosen connection's own event loop, after it has read what had arrived, and a request read by then
+ * spares it. When every other connection has a request waiting, the new one is held beyond the cap: requests are
+ * answered quickly ({@link HeavyRequestLimit} answers those beyond its budget at once), so that excess is short and
+ * bounded. At the cap, answers close their connection ({@code Connection: close}) instead of keeping it alive, so
+ * clients beyond the cap give their connections back between requests rather than have them closed. Shared by every
+ * connection's pipeline; thread-safe (connections live on several event loops).
  */
 @ChannelHandler.Sharable
 public final class ConnectionGuard extends ChannelDuplexHandler {
@@ -31,8 +43,22 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
     private final int maxConnections;
     private final LongSupplier nanos;
     private final RateLimitedLog warnings;
-    private final Map<Channel, AtomicLong> open = new ConcurrentHashMap<>();
+    private final Map<Channel, Tracked> open = new ConcurrentHashMap<>();
+    private final AtomicInteger closing = new AtomicInteger();
     private final AtomicLong evicted = new AtomicLong();
+    private final AtomicLong spared = new AtomicLong();
+    private final Requests requests = new Requests();
+
+    /** One connection: when it last read or wrote, its requests waiting for an answer, whether it is being closed. */
+    private static final class Tracked {
+        final AtomicLong lastActive;
+        final AtomicInteger waiting = new AtomicInteger();
+        final AtomicBoolean closing = new AtomicBoolean();
+
+        Tracked(long now) {
+            this.lastActive = new AtomicLong(now);
+        }
+    }
 
     /**
      * @param maxConnections the most connections held open
@@ -55,33 +81,72 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
         return evicted.get();
     }
 
+    /** How many connections chosen to make room were kept because a request of theirs had arrived meanwhile. */
+    public long spared() {
+        return spared.get();
+    }
+
+    /** How many requests wait for their answer, over every connection. */
+    public int waiting() {
+        return open.values().stream().mapToInt(t -> t.waiting.get()).sum();
+    }
+
     /** The cap. */
     public int maxConnections() {
         return maxConnections;
     }
 
+    /**
+     * The handler that sees each connection's requests and answers, placed after the HTTP codec: it counts the
+     * requests waiting for their answer, and makes an answer close its connection at the cap.
+     */
+    public ChannelHandler requests() {
+        return requests;
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         Channel channel = ctx.channel();
-        open.put(channel, new AtomicLong(nanos.getAsLong()));
-        while (open.size() > maxConnections) {
-            Channel victim = leastRecentlyActive(channel);
+        open.put(channel, new Tracked(nanos.getAsLong()));
+        // Connections already being closed have made their room.
+        while (open.size() - closing.get() > maxConnections) {
+            Victim victim = leastRecentlyActiveIdle(channel);
             if (victim == null) {
+                warnings.warn(
+                        "busy",
+                        "readygate's server holds its most connections ({}, readygate.server.max-connections), every"
+                                + " one with a request waiting for its answer: holding a new one beyond the cap",
+                        maxConnections);
                 break;
             }
-            // Removed now, not when it has closed: the next connection must not pick it again. Another event loop
-            // may have taken the same one: then look again.
-            if (open.remove(victim) != null) {
-                evicted.incrementAndGet();
-                victim.close();
-                warnings.warn(
-                        "cap",
-                        "readygate's server holds its most connections ({}, readygate.server.max-connections): closed"
-                                + " the least recently active one to serve a new one",
-                        maxConnections);
-            }
+            close(victim);
         }
         super.channelActive(ctx);
+    }
+
+    /**
+     * Closes {@code victim} on its own event loop, once that loop has read what had arrived on it: a request read by
+     * then keeps it open.
+     */
+    private void close(Victim victim) {
+        victim.channel().eventLoop().execute(() -> {
+            Tracked tracked = victim.tracked();
+            if (open.get(victim.channel()) != tracked || tracked.waiting.get() > 0) {
+                // Closed meanwhile, or a request of its has arrived: it stays.
+                if (open.get(victim.channel()) == tracked) {
+                    spared.incrementAndGet();
+                }
+                stopClosing(tracked);
+                return;
+            }
+            evicted.incrementAndGet();
+            victim.channel().close();
+            warnings.warn(
+                    "cap",
+                    "readygate's server holds its most connections ({}, readygate.server.max-connections): closed"
+                            + " the least recently active one without a request waiting, to serve a new one",
+                    maxConnections);
+        });
     }
 
     @Override
@@ -98,34 +163,95 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        open.remove(ctx.channel());
+        Tracked tracked = open.remove(ctx.channel());
+        if (tracked != null) {
+            stopClosing(tracked);
+        }
         super.channelInactive(ctx);
     }
 
-    private void touch(Channel channel) {
-        AtomicLong last = open.get(channel);
-        if (last != null) {
-            last.set(nanos.getAsLong());
+    /** Takes a connection out of those being closed (once, whoever comes first). */
+    private void stopClosing(Tracked tracked) {
+        if (tracked.closing.compareAndSet(true, false)) {
+            closing.decrementAndGet();
         }
     }
 
-    /** The open connection, other than {@code except}, that read or wrote last the longest time ago. */
-    private @Nullable Channel leastRecentlyActive(Channel except) {
-        Channel oldest = null;
-        long oldestAt = Long.MAX_VALUE;
-        long now = nanos.getAsLong();
-        for (Map.Entry<Channel, AtomicLong> entry : open.entrySet()) {
-            if (entry.getKey() == except) {
-                continue;
+    /** A connection chosen to be closed. */
+    private record Victim(Channel channel, Tracked tracked) {}
+
+    private void touch(Channel channel) {
+        Tracked tracked = open.get(channel);
+        if (tracked != null) {
+            tracked.lastActive.set(nanos.getAsLong());
+        }
+    }
+
+    /**
+     * The open connection, other than {@code except}, with no request waiting and not already being closed, that read
+     * or wrote last the longest time ago; marked as being closed. Null when there is none.
+     */
+    private @Nullable Victim leastRecentlyActiveIdle(Channel except) {
+        while (true) {
+            Channel oldest = null;
+            Tracked oldestTracked = null;
+            long oldestAge = Long.MIN_VALUE;
+            long now = nanos.getAsLong();
+            for (Map.Entry<Channel, Tracked> entry : open.entrySet()) {
+                Tracked tracked = entry.getValue();
+                if (entry.getKey() == except || tracked.waiting.get() > 0 || tracked.closing.get()) {
+                    continue;
+                }
+                // Compared as ages: nanoTime values may wrap.
+                long age = now - tracked.lastActive.get();
+                if (oldest == null || age > oldestAge) {
+                    oldestAge = age;
+                    oldest = entry.getKey();
+                    oldestTracked = tracked;
+                }
             }
-            // Compared as ages: nanoTime values may wrap.
-            long age = now - entry.getValue().get();
-            long at = Long.MAX_VALUE - age;
-            if (at < oldestAt) {
-                oldestAt = at;
-                oldest = entry.getKey();
+            if (oldest == null || oldestTracked == null) {
+                return null;
+            }
+            // Another event loop may have taken the same one: then look again.
+            if (oldestTracked.closing.compareAndSet(false, true)) {
+                closing.incrementAndGet();
+                return new Victim(oldest, oldestTracked);
             }
         }
-        return oldest;
+    }
+
+    /** Counts each connection's requests waiting for their answer; at the cap, answers close their connection. */
+    @ChannelHandler.Sharable
+    private final class Requests extends ChannelDuplexHandler {
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object message) throws Exception {
+            if (message instanceof HttpRequest) {
+                Tracked tracked = open.get(ctx.channel());
+                if (tracked != null) {
+                    tracked.waiting.incrementAndGet();
+                }
+            }
+            super.channelRead(ctx, message);
+        }
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object message, ChannelPromise promise) throws Exception {
+            if (message instanceof HttpResponse response && open.size() >= maxConnections) {
+                HttpUtil.setKeepAlive(response, false);
+            }
+            if (message instanceof LastHttpContent) {
+                Tracked tracked = open.get(ctx.channel());
+                if (tracked != null) {
+                    ChannelPromise answered = promise.unvoid();
+                    // Written (or failed): the answer no longer waits.
+                    answered.addListener(future -> tracked.waiting.decrementAndGet());
+                    super.write(ctx, message, answered);
+                    return;
+                }
+            }
+            super.write(ctx, message, promise);
+        }
     }
 }

@@ -1,16 +1,20 @@
 package dev.readygate.server;
 
 import dev.readygate.config.ReadygateProperties;
+import io.netty.channel.ChannelPipeline;
 import java.time.Clock;
 import org.springframework.boot.reactor.netty.NettyReactiveWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import reactor.netty.NettyPipeline;
+import reactor.netty.resources.LoopResources;
 
 /**
- * Applies {@code readygate.server.*} to the Reactor Netty server: the idle timeout, and the {@link ConnectionGuard} at
- * the head of every connection's pipeline. Runs after Spring Boot's own customizer, so its idle timeout wins.
+ * Applies {@code readygate.server.*} to the Reactor Netty server: the idle timeout, the {@link ConnectionGuard} at the
+ * head of every connection's pipeline (and its request counter after the HTTP codec), and the budget of heavy
+ * requests ({@link HeavyRequestLimit}). Runs after Spring Boot's own customizer, so its idle timeout wins.
  */
 @Configuration(proxyBeanMethods = false)
 public class ServerConfiguration {
@@ -21,20 +25,48 @@ public class ServerConfiguration {
     }
 
     @Bean
+    HeavyRequestLimit heavyRequestLimit(ReadygateProperties properties) {
+        return new HeavyRequestLimit(properties.server().maxHeavyRequests());
+    }
+
+    /**
+     * The server's event loops, with a thread of its own that accepts connections: a new connection, the kubelet's
+     * probe among them, is taken at once even while the loops that read and answer requests are busy (a flood of
+     * clients reconnecting would otherwise queue it behind them). As many of those as Reactor Netty's default.
+     */
+    @Bean(destroyMethod = "dispose")
+    LoopResources readygateServerLoops() {
+        return LoopResources.create("readygate-http", 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true);
+    }
+
+    @Bean
     WebServerFactoryCustomizer<NettyReactiveWebServerFactory> readygateServerCustomizer(
-            ReadygateProperties properties, ConnectionGuard guard) {
-        return new Customizer(properties.server(), guard);
+            ReadygateProperties properties, ConnectionGuard guard, LoopResources readygateServerLoops) {
+        return new Customizer(properties.server(), guard, readygateServerLoops);
     }
 
     /** An ordered customizer: last, after Spring Boot's. */
-    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard)
+    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard, LoopResources loops)
             implements WebServerFactoryCustomizer<NettyReactiveWebServerFactory>, Ordered {
 
         @Override
         public void customize(NettyReactiveWebServerFactory factory) {
-            factory.addServerCustomizers(http -> http.idleTimeout(server.idleTimeout())
-                    .doOnChannelInit((observer, channel, remote) ->
-                            channel.pipeline().addFirst("readygate.connection-guard", guard)));
+            factory.addServerCustomizers(http -> http.runOn(loops)
+                    .idleTimeout(server.idleTimeout())
+                    .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard)));
+        }
+
+        /**
+         * The guard first, to see every connection; its request counter after Reactor Netty's HTTP/1.1 traffic
+         * handler, so that it sees each request as the application does and an answer before that handler decides
+         * whether the connection stays open.
+         */
+        static void install(ChannelPipeline pipeline, ConnectionGuard guard) {
+            pipeline.addFirst("readygate.connection-guard", guard);
+            String after = pipeline.get(NettyPipeline.HttpTrafficHandler) != null
+                    ? NettyPipeline.HttpTrafficHandler
+                    : NettyPipeline.HttpCodec;
+            pipeline.addAfter(after, "readygate.requests", guard.requests());
         }
 
         @Override

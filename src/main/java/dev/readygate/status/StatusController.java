@@ -145,10 +145,13 @@ class StatusController {
     /** The JSON document; {@link StatusPage} answers browsers on the same path, hence {@code Vary: Accept}. */
     @GetMapping(path = "/status", produces = MediaType.APPLICATION_JSON_VALUE)
     public Mono<ResponseEntity<Map<String, Object>>> status() {
-        // The daemon and snapshot directory are read now (asynchronously); everything else is in memory.
+        // The daemon and snapshot directory are read now (asynchronously); everything else is in memory. The
+        // document is built and serialized off the event loop, where the probes are answered (at most
+        // readygate.server.max-heavy-requests at once).
         return evidenceSources
                 .read(Instant.EPOCH)
                 .onErrorReturn(EvidenceSources.Reading.none())
+                .publishOn(Schedulers.boundedElastic())
                 .map(reading -> ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(document(reading)));
     }
 

@@ -24,7 +24,7 @@ import java.util.Map;
  * System properties: {@code benchmark.mode} ({@code quick}: CI-sized, writes to {@code target/benchmarks};
  * {@code full}: what the docs report, writes {@code docs/benchmarks.md} and {@code docs/benchmarks/}),
  * {@code benchmark.out} (where to write instead), {@code benchmark.stages} (a comma-separated subset of
- * {@code lag,false-ready,detection,ready-engine,llama-saturated,footprint}), {@code benchmark.jar} (default
+ * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,footprint}), {@code benchmark.jar} (default
  * {@code target/readygate.jar}), {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick
  * mode), {@code readygate-test.llama-server} (llama.cpp's {@code llama-server} for {@code llama-saturated}, as the
  * tests take it: {@link dev.readygate.ExternalTool#LLAMA_SERVER}; without one that stage is skipped).
@@ -44,7 +44,8 @@ public final class Benchmark {
                         ? plan.mode().equals("full") ? "docs" : "target/benchmarks/" + plan.mode()
                         : outProperty);
         List<String> stages = Arrays.asList(System.getProperty(
-                        "benchmark.stages", "lag,false-ready,detection,ready-engine,llama-saturated,footprint")
+                        "benchmark.stages",
+                        "lag,false-ready,detection,ready-engine,llama-saturated,status-flood,footprint")
                 .split(","));
         Path jar = Path.of(System.getProperty("benchmark.jar", "target/readygate.jar"));
         Path work = Files.createTempDirectory("readygate-benchmark-");
@@ -76,6 +77,11 @@ public final class Benchmark {
                 LlamaSaturatedStage llama = new LlamaSaturatedStage(plan, work.resolve("llama-saturated"));
                 llama.run(noise);
                 results.llamaSaturated(llama);
+            }
+            if (stages.contains("status-flood")) {
+                StatusFloodStage flood = new StatusFloodStage(plan, jar, work.resolve("status-flood"));
+                flood.run(noise);
+                results.statusFlood(flood);
             }
             if (stages.contains("footprint")) {
                 FootprintStage footprint = new FootprintStage(plan, jar, work.resolve("footprint"));

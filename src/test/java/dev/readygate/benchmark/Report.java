@@ -51,6 +51,7 @@ final class Report {
         detection();
         readyEngine();
         saturatedLlamaServer();
+        statusFlood();
         footprint();
         probeCost();
         changes();
@@ -539,6 +540,42 @@ final class Report {
             }
         }
         return cells.isEmpty() ? "n/a" : String.join("; ", cells);
+    }
+
+    private void statusFlood() {
+        StatusFloodStage flood = r.statusFlood;
+        if (flood == null) {
+            return;
+        }
+        Map<String, Object> f = flood.results;
+        line("## 3d. The probes under a flood of `/status` pollers");
+        line();
+        if (!flood.failures.isEmpty()) {
+            line("**Failed**: " + flood.failures + ".");
+            line();
+            return;
+        }
+        line(v(f.get("pollers")) + " clients (a process of their own at `nice 19`, as clients on other machines"
+                + " would not take readygate's CPU) poll `/status` and `/status/restarts.json` on keep-alive"
+                + " connections as fast as they are answered, ignoring `Retry-After`, for " + v(f.get("seconds"))
+                + " s; readygate ("
+                + v(f.get("readygate")) + ") has no engine, and a kubelet-like prober sends `/readyz` and `/livez`"
+                + " alternately every 100 ms, each on a connection of its own with the chart's 1 s timeout. At most"
+                + " `readygate.server.max-heavy-requests` (2) `/status` requests are answered at once, the others 503"
+                + " with `Retry-After` at once; the probes have no such limit.");
+        line();
+        line("| | |");
+        line("|---|---|");
+        line("| probes | " + v(f.get("probes")) + " |");
+        line("| probes failed (no answer within 1 s) | " + v(f.get("probe_failures")) + " |");
+        line("| probe latency p50 / p99 / max | " + v(f.get("probe_ms_p50")) + " / " + v(f.get("probe_ms_p99")) + " / "
+                + v(f.get("probe_ms_max")) + " ms |");
+        line("| what the pollers were answered in the window | " + v(f.get("pollers_saw")) + " |");
+        line("| readygate's RSS before / median / max / end | " + v(f.get("rss_mib_before")) + " / "
+                + v(f.get("rss_mib_median")) + " / " + v(f.get("rss_mib_max")) + " / " + v(f.get("rss_mib_end"))
+                + " MiB |");
+        line("| readygate's counters at the end | " + v(f.get("readygate_counters")) + " |");
+        line();
     }
 
     private void footprint() {

@@ -42,6 +42,9 @@ final class Results {
     @Nullable
     FootprintStage footprint;
 
+    @Nullable
+    StatusFloodStage statusFlood;
+
     List<Map<String, Object>> noise = List.of();
     Duration took = Duration.ZERO;
 
@@ -73,6 +76,13 @@ final class Results {
     void llamaSaturated(LlamaSaturatedStage stage) {
         llamaSaturated = stage;
         details.put("saturated_llama_server", stage.results);
+    }
+
+    void statusFlood(StatusFloodStage stage) {
+        statusFlood = stage;
+        Map<String, Object> out = new LinkedHashMap<>(stage.results);
+        out.put("failures", stage.failures);
+        details.put("status_flood", out);
     }
 
     void footprint(FootprintStage stage) {

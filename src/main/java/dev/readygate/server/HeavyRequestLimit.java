@@ -1,0 +1,93 @@
+package dev.readygate.server;
+
+import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * A budget of requests answered at once for each {@link HeavyEndpoint}, so that clients polling {@code /status} can
+ * never queue the kubelet's probes behind them: a request beyond its endpoint's budget is answered at once, 503 with
+ * {@code Retry-After}, and its connection is free again. A request holds its place until its answer is written (a
+ * slow reader of an export holds it too), or until it is cancelled. No queue: memory stays bounded whatever the
+ * number of clients. The probes, and every other path, pass untouched.
+ */
+public final class HeavyRequestLimit implements WebFilter, Ordered {
+
+    /** What {@code Retry-After} says, in seconds. */
+    static final int RETRY_AFTER_SECONDS = 1;
+
+    private final int permits;
+    private final Map<HeavyEndpoint, AtomicInteger> answering = new EnumMap<>(HeavyEndpoint.class);
+    private final Map<HeavyEndpoint, AtomicLong> rejected = new EnumMap<>(HeavyEndpoint.class);
+
+    /** @param permits the most requests answered at once for each heavy endpoint */
+    public HeavyRequestLimit(int permits) {
+        this.permits = permits;
+        for (HeavyEndpoint endpoint : HeavyEndpoint.values()) {
+            answering.put(endpoint, new AtomicInteger());
+            rejected.put(endpoint, new AtomicLong());
+        }
+    }
+
+    /** How many requests for {@code endpoint} were answered 503 for being beyond its budget. */
+    public long rejected(HeavyEndpoint endpoint) {
+        return rejected.get(endpoint).get();
+    }
+
+    /** How many requests for {@code endpoint} are being answered now. */
+    public int answering(HeavyEndpoint endpoint) {
+        return answering.get(endpoint).get();
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        HeavyEndpoint endpoint = HeavyEndpoint.of(
+                exchange.getRequest().getPath().pathWithinApplication().value());
+        if (endpoint == null) {
+            return chain.filter(exchange);
+        }
+        AtomicInteger taken = answering.get(endpoint);
+        if (taken.incrementAndGet() > permits) {
+            taken.decrementAndGet();
+            rejected.get(endpoint).incrementAndGet();
+            return tooMany(exchange.getResponse(), endpoint);
+        }
+        AtomicBoolean released = new AtomicBoolean();
+        return chain.filter(exchange).doFinally(signal -> {
+            if (released.compareAndSet(false, true)) {
+                taken.decrementAndGet();
+            }
+        });
+    }
+
+    private Mono<Void> tooMany(ServerHttpResponse response, HeavyEndpoint endpoint) {
+        response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+        HttpHeaders headers = response.getHeaders();
+        headers.set(HttpHeaders.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
+        headers.setCacheControl("no-store");
+        headers.setContentType(MediaType.TEXT_PLAIN);
+        byte[] body = ("readygate is answering its most " + endpoint.value() + " requests at once (" + permits
+                        + ", readygate.server.max-heavy-requests): try again in " + RETRY_AFTER_SECONDS + " s\n")
+                .getBytes(StandardCharsets.UTF_8);
+        DataBuffer buffer = response.bufferFactory().wrap(body);
+        return response.writeWith(Mono.just(buffer));
+    }
+
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
+}
