@@ -130,6 +130,7 @@ class EverySettingRefusedTests {
                             "readygate.restart.readiness-objectives.warm: is not a restart path")),
             invalid("readygate.server.idle-timeout", "0s"),
             invalid("readygate.server.max-connections", "1"),
+            invalid("readygate.server.max-heavy-requests", "0"),
             invalid("readygate.state-dir", A_FILE));
 
     /** Settings that take any value, and why. */
