@@ -459,6 +459,36 @@ class LlamaServerIT {
         assertThat(Long.parseLong(budget.group(1))).isGreaterThan(750);
     }
 
+    @Test
+    void anEndlessStreamWithoutMetricsIsOverlongAndNotReadyWithinSeconds() {
+        // llama-server without --metrics behind a proxy that, once readygate serves, answers every completion with
+        // token events without end (190 a second, as the engine: 5,629 events for a check that asked 2). Each
+        // light check waited out heavy-timeout (30 s, no /metrics): 94 s to 503. Now each is cut at its 11th event.
+        LlamaServer engine = llama(smallModel, "-c", "2048");
+        HidingProxy proxy = proxy(engine);
+        WebTestClient client = readygate(proxy.baseUrl());
+        awaitReady(client, engine);
+
+        proxy.streamForever("/v1/completions");
+        Instant endless = Instant.now();
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> ReadygateClients.readyz(client) == 503);
+        Duration seen = Duration.between(endless, Instant.now());
+
+        JsonNode status = ReadygateClients.status(client);
+        assertThat(status.get("reason").asString()).as(status.toString()).isEqualTo("overlong_stream");
+        assertThat(status.at("/probes/generation/lastFailure/detail").asString())
+                .contains("ran past what was asked");
+        System.out.println("endless stream without /metrics: 503 after " + seen.toMillis() + " ms, at most "
+                + proxy.mostEventsWritten.get() + " events written to one stream");
+        // Four seconds is what the schedule gives (readiness.md); the bound is loose (a shared machine), and far below
+        // the 94 s of one heavy-timeout a check.
+        assertThat(seen).isLessThan(Duration.ofSeconds(20));
+        // Cut where it ran past, not at a size bound: a few events, and what the sockets had buffered.
+        assertThat(proxy.mostEventsWritten.get()).isLessThan(2000);
+    }
+
     // --- fixtures ---
 
     /** {@code java -jar target/readygate.jar check} against {@code engine}. */
