@@ -289,15 +289,16 @@ public record ReadygateProperties(
      * few words and {@code output-tokens} tokens every {@code interval}, and every {@code canary-every}-th time the
      * canary instead, so that a fault that makes generation fail or hang, stalls streams or swaps the weights is seen
      * within seconds between the heavy probes. A failed check is retried at the next cycle ({@code health-interval});
-     * its failures count toward {@code failure-threshold} as {@code generation_failed}, {@code generation_timed_out}
-     * or {@code generation_stalled}.
+     * its failures count toward {@code failure-threshold} as {@code generation_failed}, {@code generation_timed_out},
+     * {@code generation_stalled} or {@code overlong_stream} (a stream past the tokens asked, cut at once).
      *
      * @param enabled whether it runs
      * @param interval how often it runs on an engine that serves
-     * @param timeout how long it waits for its answer on an idle engine; it grows with the engine's queue
-     *     ({@code timeout} x (1 + waiting requests), at most {@code heavy-timeout}), and a check that times out while
-     *     the engine makes progress on other work is busy, not failed; without {@code /metrics} it is {@code
-     *     heavy-timeout}
+     * @param timeout the least it waits for its answer on an idle engine, and what it waits before the engine's speed
+     *     was measured: a slower engine gets 4 x what the speed its latest passed representative probe (or generation
+     *     check on the idle engine) measured gives, at most {@code heavy-timeout}; it grows with the engine's queue (x
+     *     (1 + waiting requests), at most {@code heavy-timeout}), and a check that times out while the engine makes
+     *     progress on other work is busy, not failed; without {@code /metrics} it is {@code heavy-timeout}
      * @param outputTokens tokens it generates ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos})
      * @param canaryEvery every this many checks, the canary instead (0: never)
      */

@@ -21,10 +21,18 @@ final class CompletionStream {
 
     static final String DONE = "[DONE]";
 
+    /**
+     * The events a stream may carry beyond one a token: a role, a finish without a token, the usage, {@code [DONE]},
+     * an error, with room to spare. An engine sends at most one event a token (vLLM, SGLang, TGI and llama-server do,
+     * or fewer), so a stream past {@code max_tokens} and these has ignored the request's bound.
+     */
+    static final int EVENTS_WITHOUT_A_TOKEN = 8;
+
     private final JsonMapper json;
     private final LongSupplier ticker;
     private final Collection<String> secrets;
     private final long startNanos;
+    private final int maxEvents;
 
     private volatile int events;
     private volatile long lastEventNanos;
@@ -48,12 +56,15 @@ final class CompletionStream {
      * @param json parses the events
      * @param ticker the nanosecond time source
      * @param secrets redacted from an error event's message (the prompt, the API key)
+     * @param maxTokens the request's {@code max_tokens}: a stream of more events than these and
+     *     {@value #EVENTS_WITHOUT_A_TOKEN} is {@code OVERLONG_STREAM}
      */
-    CompletionStream(JsonMapper json, LongSupplier ticker, Collection<String> secrets) {
+    CompletionStream(JsonMapper json, LongSupplier ticker, Collection<String> secrets, int maxTokens) {
         this.json = json;
         this.ticker = ticker;
         this.secrets = secrets;
         this.startNanos = ticker.getAsLong();
+        this.maxEvents = (int) Math.min(Integer.MAX_VALUE, (long) maxTokens + EVENTS_WITHOUT_A_TOKEN);
     }
 
     long startNanos() {
@@ -65,14 +76,14 @@ final class CompletionStream {
      * engine's message; any other is a completion chunk, an error chunk or {@code [DONE]}.
      *
      * @return true at {@code [DONE]}, the end of the answer
-     * @throws EngineCallException {@code MALFORMED_BODY} when a data event is not a completion chunk or an error
+     * @throws EngineCallException {@code MALFORMED_BODY} when a data event is not a completion chunk or an error,
+     *     {@code OVERLONG_STREAM} when the stream runs past what was asked
      */
     boolean accept(ServerSentEvents.Event event) {
         if (!event.isError()) {
             return accept(event.data());
         }
-        events = events + 1;
-        lastEventNanos = ticker.getAsLong();
+        counted(ticker.getAsLong());
         recordErrorEvent(event.data());
         return false;
     }
@@ -81,13 +92,12 @@ final class CompletionStream {
      * Takes the data of the next (unnamed) event.
      *
      * @return true at {@code [DONE]}, the end of the answer
-     * @throws EngineCallException {@code MALFORMED_BODY} when the event is not a completion chunk or an error
+     * @throws EngineCallException {@code MALFORMED_BODY} when the event is not a completion chunk or an error,
+     *     {@code OVERLONG_STREAM} when the stream runs past what was asked
      */
     boolean accept(String data) {
         long now = ticker.getAsLong();
-        int number = events + 1;
-        events = number;
-        lastEventNanos = now;
+        int number = counted(now);
         String payload = data.strip();
         if (payload.isEmpty()) {
             return false;
@@ -123,6 +133,26 @@ final class CompletionStream {
             choice(choices.get(0), number, now);
         }
         return false;
+    }
+
+    /**
+     * Counts one more event, of any kind: an engine that streams past its {@code max_tokens} is cut here, however
+     * the events look, before the call's timeout or the stream's size bound.
+     *
+     * @return the event's number, from 1
+     */
+    private int counted(long now) {
+        int number = events + 1;
+        if (number > maxEvents) {
+            throw EngineCallException.of(
+                    EngineFailure.Kind.OVERLONG_STREAM,
+                    "the stream ran past what was asked: " + number + " events for max_tokens "
+                            + (maxEvents - EVENTS_WITHOUT_A_TOKEN) + " (at most " + maxEvents
+                            + " with those that carry no token); cut");
+        }
+        events = number;
+        lastEventNanos = now;
+        return number;
     }
 
     private void choice(JsonNode choice, int number, long now) {

@@ -34,6 +34,11 @@ public record EngineFailure(Kind kind, @Nullable Integer httpStatus, String deta
         MALFORMED_BODY,
         /** A stream ended (connection closed) before {@code data: [DONE]}. */
         TRUNCATED_STREAM,
+        /**
+         * A stream ran past what was asked: more events than {@code max_tokens} and the few that carry no token (a
+         * finish, the usage, {@code [DONE]}) can be. Cut at once, whatever the engine's load.
+         */
+        OVERLONG_STREAM,
         /** The body exceeded readygate's size bound and was abandoned. */
         BODY_TOO_LARGE,
         /** Any other I/O problem (DNS, TLS, ...). */

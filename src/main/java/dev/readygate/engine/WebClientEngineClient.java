@@ -213,7 +213,7 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
             byte[] body = json.completionRequest(request);
             List<String> prompt = request.promptText() == null ? List.of() : List.of(request.promptText());
             Collection<String> secrets = secrets(prompt);
-            CompletionStream stream = new CompletionStream(json.mapper(), ticker, secrets);
+            CompletionStream stream = new CompletionStream(json.mapper(), ticker, secrets, request.maxTokens());
             Route route = request.chat() ? Route.CHAT_COMPLETIONS : Route.COMPLETIONS;
             return exchange(
                     route,

@@ -82,7 +82,8 @@ final class CanaryProbe {
         return ownTokens().total();
     }
 
-    private EngineLoad.OwnTokens ownTokens() {
+    /** The tokens one run adds to the engine's counters (its prompt, estimated, and its output). */
+    EngineLoad.OwnTokens ownTokens() {
         return new EngineLoad.OwnTokens(config.prompt().length() / 3 + 8, config.maxTokens());
     }
 

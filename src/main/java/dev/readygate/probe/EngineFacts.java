@@ -2,6 +2,7 @@ package dev.readygate.probe;
 
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +33,9 @@ import org.jspecify.annotations.Nullable;
  *     own, not real traffic's)
  * @param putOffSince the scrape a light check was last put off at, while every llama-server slot was taken: the next
  *     one put off is judged against it from the engine's metrics alone; null once a light check ran
+ * @param speed what the latest passed representative probe of this start, or its latest generation check that passed
+ *     on an idle engine, measured: the light checks' budget follows it ({@link GenerationBudget}); null before one
+ *     passed
  */
 public record EngineFacts(
         String startId,
@@ -48,7 +52,17 @@ public record EngineFacts(
         @Nullable Instant lastLight,
         int lightChecks,
         int lightChecksAtLastHeavy,
-        @Nullable EngineMetricsSample putOffSince) {
+        @Nullable EngineMetricsSample putOffSince,
+        @Nullable Speed speed) {
+
+    /**
+     * How fast this engine generates, as a probe measured it on this start.
+     *
+     * @param promptTokens the probe's prompt tokens (the engine's count)
+     * @param timeToFirstToken its time to first token: the prompt's prefill, and what a request costs at all
+     * @param interTokenLatency its mean gap between two tokens (zero when it generated one token only)
+     */
+    public record Speed(int promptTokens, Duration timeToFirstToken, Duration interTokenLatency) {}
 
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
@@ -70,6 +84,7 @@ public record EngineFacts(
                 null,
                 0,
                 0,
+                null,
                 null);
     }
 
@@ -148,6 +163,11 @@ public record EngineFacts(
         });
     }
 
+    /** A probe of this start passed, having measured {@code value}. */
+    EngineFacts withSpeed(Speed value) {
+        return with(draft -> draft.speed = value);
+    }
+
     /** {@code /version} is read now: the recheck count starts again. */
     EngineFacts withVersionRead() {
         return with(draft -> draft.cyclesSinceVersion = 0);
@@ -177,7 +197,8 @@ public record EngineFacts(
                 draft.lastLight,
                 draft.lightChecks,
                 draft.lightChecksAtLastHeavy,
-                draft.putOffSince);
+                draft.putOffSince,
+                draft.speed);
     }
 
     /** The facts being changed. */
@@ -219,6 +240,9 @@ public record EngineFacts(
         @Nullable
         EngineMetricsSample putOffSince;
 
+        @Nullable
+        Speed speed;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -234,6 +258,7 @@ public record EngineFacts(
             lightChecks = facts.lightChecks;
             lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
             putOffSince = facts.putOffSince;
+            speed = facts.speed;
         }
     }
 

@@ -19,8 +19,9 @@ import reactor.core.publisher.Mono;
  * The light generation check: a streamed completion of a fresh prompt of a few words (so no cache can answer it) and
  * {@code output-tokens} tokens ({@code min_tokens} = {@code max_tokens}, {@code ignore_eos}). It passes if the stream is
  * well-formed, carries no error, ends in {@code [DONE]} and has the tokens asked; a fault that makes generation fail
- * or hang, or stalls streams, fails it within its budget. Its budget grows with the engine's queue, and a check that
- * got no answer in time while the engine made progress on other work is busy, not failed.
+ * or hang, or stalls streams, fails it within its budget. Its budget follows the engine's measured speed and grows with
+ * the engine's queue ({@link GenerationBudget}), and a check that got no answer in time while the engine made progress
+ * on other work is busy, not failed. A stream past the tokens asked is {@code overlong_stream} at once.
  */
 final class GenerationCheck {
 
@@ -34,7 +35,8 @@ final class GenerationCheck {
     private final EngineClient client;
     private final RandomGenerator random;
     private final Clock clock;
-    private final Duration longest;
+    private final EngineFactsHolder facts;
+    private final GenerationBudget budget;
     private final TimeoutVerdict timeouts;
     private final Completions completions;
 
@@ -53,7 +55,8 @@ final class GenerationCheck {
         this.client = client;
         this.random = random;
         this.clock = clock;
-        this.longest = longest;
+        this.facts = facts;
+        this.budget = new GenerationBudget(config.timeout(), longest);
         this.timeouts = new TimeoutVerdict(client, facts, clock);
         this.completions = new Completions(client, facts);
     }
@@ -67,18 +70,18 @@ final class GenerationCheck {
         return new EngineLoad.OwnTokens(PROMPT_TOKENS, config.outputTokens());
     }
 
-    /**
-     * How long a light check waits for its answer: {@code timeout} on an idle engine, once more for each request
-     * waiting in the engine's queue, at most {@code longest}; {@code longest} without {@code /metrics} (no telling busy
-     * from broken).
-     */
+    /** How long a light check waits for its answer ({@link GenerationBudget}). */
     Duration budget(@Nullable EngineMetricsSample before) {
-        if (before == null) {
-            return longest;
-        }
-        double waiting = before.requestsWaiting() == null ? 0 : Math.max(0, before.requestsWaiting());
-        Duration budget = config.timeout().multipliedBy(1 + (long) Math.ceil(waiting));
-        return budget.compareTo(longest) > 0 ? longest : budget;
+        return budget(before, ownTokens());
+    }
+
+    /**
+     * How long a light check of {@code tokens} (the generation check's, or the canary's in its place) waits for its
+     * answer: the engine's measured speed with a margin, between {@code timeout} and {@code longest}, once more for
+     * each request waiting in the engine's queue; {@code longest} without {@code /metrics} ({@link GenerationBudget}).
+     */
+    Duration budget(@Nullable EngineMetricsSample before, EngineLoad.OwnTokens tokens) {
+        return budget.of(before, facts.current().speed(), tokens);
     }
 
     /**
@@ -91,13 +94,20 @@ final class GenerationCheck {
         String prompt = random.nextInt(1000, 10_000) + " " + PromptText.of(PROMPT_WORDS, random);
         CompletionRequest request = new CompletionRequest(
                 card.id(), prompt, null, config.outputTokens(), config.outputTokens(), true, 0.0, null, null, false);
-        return completions.stream(request, budget(before)).flatMap(call -> switch (call) {
-            case EngineCall.Success<StreamedCompletion> success -> Mono.fromSupplier(() -> evaluate(success.value()));
+        EngineFacts current = facts.current();
+        EngineFacts.Speed speed = current.speed();
+        Duration timeout = budget.of(before, speed, ownTokens());
+        String within = "within a budget of " + timeout.toMillis() + " ms ("
+                + (before == null ? "heavy-timeout: no /metrics" : GenerationBudget.source(speed)) + ")";
+        return completions.stream(request, timeout).flatMap(call -> switch (call) {
+            case EngineCall.Success<StreamedCompletion> success ->
+                Mono.fromSupplier(() -> evaluate(current.startId(), success.value(), before, within));
             case EngineCall.Failure<StreamedCompletion> failure -> failed(failure.failure(), before);
         });
     }
 
-    private ProbeReport evaluate(StreamedCompletion answer) {
+    private ProbeReport evaluate(
+            String startId, StreamedCompletion answer, @Nullable EngineMetricsSample before, String within) {
         ProbeReport.Measurement measurement =
                 ProbeReport.Measurement.of(answer.promptTokens() == null ? 0 : answer.promptTokens(), answer);
         String problem = problem(answer);
@@ -105,14 +115,23 @@ final class GenerationCheck {
             return ProbeReport.failed(ProbeKind.GENERATION, clock.instant(), Reason.GENERATION_FAILED, problem)
                     .withMeasurement(measurement);
         }
+        Integer promptTokens = answer.promptTokens();
+        if (!startId.isEmpty() && before != null && !EngineLoad.working(before) && promptTokens != null) {
+            // A correct answer of an idle engine: its speed now, which the next checks' budget follows (a machine's
+            // load drifts between two representative probes).
+            EngineFacts.Speed now =
+                    new EngineFacts.Speed(promptTokens, answer.timeToFirstToken(), answer.meanInterTokenLatency());
+            facts.learn(startId, f -> f.withSpeed(now));
+        }
         return ProbeReport.passed(
                 ProbeKind.GENERATION,
                 clock.instant(),
-                "%d tokens generated, TTFT %d ms, total %d ms"
+                "%d tokens generated, TTFT %d ms, total %d ms, %s"
                         .formatted(
                                 answer.completionTokens(),
                                 answer.timeToFirstToken().toMillis(),
-                                answer.total().toMillis()),
+                                answer.total().toMillis(),
+                                within),
                 measurement,
                 null);
     }
@@ -136,8 +155,9 @@ final class GenerationCheck {
         return switch (failure.kind()) {
             case TIMED_OUT, STALLED ->
                 timeouts.judge(ProbeKind.GENERATION, failure, before, ownTokens(), TimeoutVerdict.Reasons.GENERATION);
-            // The engine went away: the observation that takes it out at once.
-            case REFUSED ->
+            // The engine went away: the observation that takes it out at once. A stream past max_tokens is its own
+            // failure, whatever the engine's load.
+            case REFUSED, OVERLONG_STREAM ->
                 Mono.fromSupplier(() -> ProbeFailures.report(ProbeKind.GENERATION, failure, clock.instant()));
             default ->
                 Mono.fromSupplier(() -> ProbeReport.failed(

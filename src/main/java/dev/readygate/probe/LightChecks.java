@@ -62,8 +62,9 @@ final class LightChecks {
      * @param before the engine's metrics from before (null without {@code /metrics})
      */
     Mono<Observation> run(int count, ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
-        Mono<ProbeReport> check = canaryTurn(count)
-                ? java.util.Objects.requireNonNull(canary).run(card, vllmVersion, before, generation.budget(before))
+        CanaryProbe turn = canaryTurn(count) ? canary : null;
+        Mono<ProbeReport> check = turn != null
+                ? turn.run(card, vllmVersion, before, generation.budget(before, turn.ownTokens()))
                 : generation.run(card, before);
         return check.doOnNext(this::record).map(LightChecks::observation);
     }
@@ -135,7 +136,7 @@ final class LightChecks {
             case ENGINE_DOWN -> new Observation.Unreachable(report.at(), reason, prefix + report.detail());
             case CANARY_MISMATCH ->
                 new Observation.VerificationFailed(report.at(), reason, prefix + report.detail(), report.latched());
-            case GENERATION_FAILED, GENERATION_TIMED_OUT, GENERATION_STALLED ->
+            case GENERATION_FAILED, GENERATION_TIMED_OUT, GENERATION_STALLED, OVERLONG_STREAM ->
                 new Observation.CheckFailed(report.at(), Check.GENERATION, reason, prefix + report.detail());
             case TIMED_OUT ->
                 new Observation.CheckFailed(

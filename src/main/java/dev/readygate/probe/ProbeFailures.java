@@ -25,6 +25,7 @@ final class ProbeFailures {
                         : ProbeReport.failed(kind, at, Reason.HTTP_STATUS, detail);
             case MALFORMED_BODY -> ProbeReport.failed(kind, at, Reason.MALFORMED_RESPONSE, detail);
             case TRUNCATED_STREAM -> ProbeReport.failed(kind, at, Reason.TRUNCATED_STREAM, detail);
+            case OVERLONG_STREAM -> ProbeReport.failed(kind, at, Reason.OVERLONG_STREAM, detail);
             case BODY_TOO_LARGE -> ProbeReport.failed(kind, at, Reason.RESPONSE_TOO_LARGE, detail);
             case IO_ERROR -> ProbeReport.failed(kind, at, Reason.IO_ERROR, detail);
         };

@@ -41,6 +41,7 @@ public record ProbeReport(
             Reason.HTTP_STATUS,
             Reason.MALFORMED_RESPONSE,
             Reason.TRUNCATED_STREAM,
+            Reason.OVERLONG_STREAM,
             Reason.ERROR_EVENT,
             Reason.RESPONSE_TOO_LARGE,
             Reason.PROMPT_TOKENS_MISMATCH,

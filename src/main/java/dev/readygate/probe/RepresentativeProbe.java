@@ -12,6 +12,7 @@ import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.Reason;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.random.RandomGenerator;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -23,7 +24,8 @@ import reactor.core.publisher.Mono;
  * error-free and ends in {@code [DONE]}, the engine counted the planned prompt (proven, never taken on trust) and
  * output tokens, the finish reason is {@code length}, and any latency objective is met. An engine's own error (an
  * error event, a 400) reaches the reason; one that says the request exceeds the context is
- * {@code probe_exceeds_context}.
+ * {@code probe_exceeds_context}. What a passed probe measured (time to first token, inter-token latency) is the start's
+ * speed, which the light checks' budget follows ({@link GenerationBudget}).
  */
 final class RepresentativeProbe {
 
@@ -69,6 +71,7 @@ final class RepresentativeProbe {
      * timeout while other requests make progress is {@code BUSY}, not a failure.
      */
     public Mono<ProbeReport> run(ModelCard card, @Nullable EngineMetricsSample before) {
+        String startId = facts.current().startId();
         Integer planned = config.promptTokens().resolve(card.maxModelLen());
         if (planned == null) {
             return Mono.fromSupplier(() -> ProbeReport.failed(
@@ -94,14 +97,18 @@ final class RepresentativeProbe {
             case PromptPlanner.Plan.Failed failed ->
                 Mono.fromSupplier(
                         () -> ProbeFailures.report(ProbeKind.REPRESENTATIVE, failed.failure(), clock.instant()));
-            case PromptPlanner.Plan.Ready ready -> send(card, planned, ready.prompt(), before);
+            case PromptPlanner.Plan.Ready ready -> send(startId, card, planned, ready.prompt(), before);
             case PromptPlanner.Plan.Truncating truncating ->
                 Mono.fromSupplier(() -> fail(Reason.PROMPT_TOKENS_MISMATCH, truncating.detail()));
         });
     }
 
     private Mono<ProbeReport> send(
-            ModelCard card, int planned, PromptPlanner.Planned prompt, @Nullable EngineMetricsSample before) {
+            String startId,
+            ModelCard card,
+            int planned,
+            PromptPlanner.Planned prompt,
+            @Nullable EngineMetricsSample before) {
         CompletionRequest request = new CompletionRequest(
                 card.id(),
                 prompt.text(),
@@ -115,7 +122,8 @@ final class RepresentativeProbe {
                 false);
         return completions.stream(request, timeout).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> success ->
-                Mono.fromSupplier(() -> evaluate(planned, prompt, success.value(), EngineLoad.working(before)));
+                Mono.fromSupplier(
+                        () -> evaluate(startId, planned, prompt, success.value(), EngineLoad.working(before)));
             // Plain completions are missing: the prompt of token ids is planned again as text, for chat completions.
             case EngineCall.Failure<StreamedCompletion> failure
             when failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED
@@ -136,11 +144,19 @@ final class RepresentativeProbe {
     }
 
     private ProbeReport evaluate(
-            int planned, PromptPlanner.Planned prompt, StreamedCompletion answer, boolean underLoad) {
+            String startId, int planned, PromptPlanner.Planned prompt, StreamedCompletion answer, boolean underLoad) {
         ProbeReport.Measurement measurement = ProbeReport.Measurement.of(prompt.expectedTokens(), answer);
         ProbeReport failure = check(planned, prompt, answer, underLoad);
         if (failure != null) {
             return failure.withMeasurement(measurement);
+        }
+        if (!startId.isEmpty()) {
+            // A correct answer: how fast this start generates, for the light checks' budget.
+            EngineFacts.Speed speed = new EngineFacts.Speed(
+                    Objects.requireNonNull(answer.promptTokens()),
+                    answer.timeToFirstToken(),
+                    answer.meanInterTokenLatency());
+            facts.learn(startId, f -> f.withSpeed(speed));
         }
         return ProbeReport.passed(
                 ProbeKind.REPRESENTATIVE,

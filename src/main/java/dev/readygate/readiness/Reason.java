@@ -40,6 +40,11 @@ public enum Reason {
     MALFORMED_RESPONSE,
     /** A probe stream ended before {@code [DONE]}. */
     TRUNCATED_STREAM,
+    /**
+     * A probe stream ran past the {@code max_tokens} it asked (more events than that and the few without a token): an
+     * engine that does not stop where a request says would stream to every client without end. Cut at once.
+     */
+    OVERLONG_STREAM,
     /** A probe stream carried an error event. */
     ERROR_EVENT,
     /** The answer was larger than readygate reads. */

@@ -21,7 +21,8 @@ import java.util.concurrent.Executors;
 /**
  * A plain HTTP proxy on loopback in front of a real engine that hides some of its paths (answering FastAPI's 404
  * {@code {"detail":"Not Found"}} for them) and passes everything else through, streams included: an OpenAI-compatible
- * server that lacks {@code /tokenize} or {@code /props}, made from llama-server without changing what it answers.
+ * server that lacks {@code /tokenize} or {@code /props}, made from llama-server without changing what it answers. It can
+ * also answer a path with a stream without end, as an engine that ignores {@code max_tokens} would.
  */
 final class HidingProxy implements AutoCloseable {
 
@@ -32,6 +33,9 @@ final class HidingProxy implements AutoCloseable {
     private final HttpClient client;
     private final String target;
     private final Set<String> hidden = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> endless = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The events the longest endless stream wrote before its client went away. */
+    final java.util.concurrent.atomic.AtomicLong mostEventsWritten = new java.util.concurrent.atomic.AtomicLong();
 
     private HidingProxy(String target, Set<String> hidden) throws IOException {
         this.target = target;
@@ -60,6 +64,14 @@ final class HidingProxy implements AutoCloseable {
         hidden.addAll(List.of(paths));
     }
 
+    /**
+     * Answers {@code path} from now on with a 200 event stream of one-token completion chunks, one every 5 ms, without
+     * end: until the client goes away.
+     */
+    void streamForever(String path) {
+        endless.add(path);
+    }
+
     String baseUrl() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
@@ -74,7 +86,33 @@ final class HidingProxy implements AutoCloseable {
                 exchange.getResponseBody().write(body);
                 return;
             }
+            if (endless.contains(path)) {
+                streamForever(exchange);
+                return;
+            }
             forward(exchange);
+        }
+    }
+
+    private void streamForever(HttpExchange exchange) throws IOException {
+        exchange.getRequestBody().readAllBytes();
+        exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+        exchange.sendResponseHeaders(200, 0);
+        byte[] event = "data: {\"choices\":[{\"index\":0,\"text\":\" x\",\"finish_reason\":null}]}\n\n"
+                .getBytes(StandardCharsets.UTF_8);
+        long written = 0;
+        try (OutputStream out = exchange.getResponseBody()) {
+            while (true) {
+                out.write(event);
+                out.flush();
+                written++;
+                mostEventsWritten.accumulateAndGet(written, Math::max);
+                Thread.sleep(5);
+            }
+        } catch (IOException e) {
+            // The client went away: the stream ends here.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

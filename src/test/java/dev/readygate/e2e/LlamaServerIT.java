@@ -509,6 +509,87 @@ class LlamaServerIT {
         assertThat(Loopback.status(engine.port(), "/health")).isEqualTo(200);
     }
 
+    // --- issue 24 ---
+
+    @Test
+    void anIdleSlowCpuEngineOnALoadedMachineIsNeverTakenOutByItsLightChecks() {
+        // A 1024-wide, 8-layer model (F32, 674 MB) on one thread: on a 2-core machine loaded by other work (this
+        // suite's own, or a CI neighbour's) a light check takes seconds, not the 750 ms of generation.timeout (a GPU's
+        // budget), and timed out at every check. Its budget now follows the speed the representative probe measured
+        // on this start. The probe's size and heavy-timeout are what engines.md says a CPU engine needs. (On a quiet
+        // machine the checks fit 750 ms anyway and this passes either way.)
+        Path model = new GgufModel(1024, 8, 16, 2816, 2048, 24).writeTo(dir.resolve("cpu.gguf"));
+        // HTTP threads as engines.md says (-np + 3 at least): a slow stream holds one the whole time.
+        LlamaServer engine = llama(model, "-c", "2048", "--metrics", "-np", "1", "--threads-http", "6");
+        WebTestClient client = readygate(
+                engine.baseUrl(),
+                "--readygate.probe.heavy-timeout=60s",
+                "--readygate.probe.representative.prompt-tokens=128",
+                "--readygate.probe.representative.output-tokens=16");
+        awaitReady(client, engine);
+        Instant ready = Instant.now();
+
+        List<String> states = new java.util.concurrent.CopyOnWriteArrayList<>();
+        await().during(Duration.ofSeconds(20))
+                .atMost(Duration.ofSeconds(40))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    JsonNode status = ReadygateClients.status(client);
+                    states.add(ReadygateClients.readyz(client) + " "
+                            + status.path("state").asString() + "/"
+                            + status.path("reason").asString(""));
+                    return true;
+                });
+
+        // Never 503 (before the budget followed the speed: generation_timed_out "no event yet within 750 ms" at every
+        // check, not_ready after three). A check a sudden spike of the machine's load delays past its budget may
+        // degrade it for a check; failure-threshold is what keeps that from a 503.
+        JsonNode generation = ReadygateClients.status(client).at("/probes/generation");
+        assertThat(states).as(generation.toString()).isNotEmpty().allMatch(state -> state.startsWith("200 "));
+        JsonNode last = generation.path("last");
+        assertThat(Instant.parse(last.path("at").asString()))
+                .as(last.toString())
+                .isAfter(ready);
+        assertThat(last.path("outcome").asString()).as(last.toString()).isEqualTo("passed");
+        java.util.regex.Matcher budget = java.util.regex.Pattern.compile(
+                        "within a budget of ([0-9]+) ms \\(the measured speed\\)$")
+                .matcher(last.path("detail").asString());
+        assertThat(budget.find()).as(last.toString()).isTrue();
+        System.out.println(
+                "slow CPU engine's light check: " + last.path("detail").asString());
+        assertThat(Long.parseLong(budget.group(1))).isGreaterThan(750);
+    }
+
+    @Test
+    void anEndlessStreamWithoutMetricsIsOverlongAndNotReadyWithinSeconds() {
+        // llama-server without --metrics behind a proxy that, once readygate serves, answers every completion with
+        // token events without end (190 a second, as the issue's engine: 5,629 events for a check that asked 2). Each
+        // light check waited out heavy-timeout (30 s, no /metrics): 94 s to 503. Now each is cut at its 11th event.
+        LlamaServer engine = llama(smallModel, "-c", "2048");
+        HidingProxy proxy = proxy(engine);
+        WebTestClient client = readygate(proxy.baseUrl());
+        awaitReady(client, engine);
+
+        proxy.streamForever("/v1/completions");
+        Instant endless = Instant.now();
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> ReadygateClients.readyz(client) == 503);
+        Duration seen = Duration.between(endless, Instant.now());
+
+        JsonNode status = ReadygateClients.status(client);
+        assertThat(status.get("reason").asString()).as(status.toString()).isEqualTo("overlong_stream");
+        assertThat(status.at("/probes/generation/lastFailure/detail").asString())
+                .contains("ran past what was asked");
+        System.out.println("endless stream without /metrics: 503 after " + seen.toMillis() + " ms, at most "
+                + proxy.mostEventsWritten.get() + " events written to one stream");
+        // Four seconds is what the schedule gives (readiness.md); the bound is loose (a shared machine), and far below
+        // the 94 s of one heavy-timeout a check.
+        assertThat(seen).isLessThan(Duration.ofSeconds(20));
+        // Cut where it ran past, not at a size bound: a few events, and what the sockets had buffered.
+        assertThat(proxy.mostEventsWritten.get()).isLessThan(2000);
+    }
+
     // --- fixtures ---
 
     /** {@code java -jar target/readygate.jar check} against {@code engine}. */

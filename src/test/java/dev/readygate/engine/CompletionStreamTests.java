@@ -15,7 +15,7 @@ class CompletionStreamTests {
     final AtomicLong nanos = new AtomicLong();
 
     final CompletionStream stream =
-            new CompletionStream(JsonMapper.builder().build(), nanos::get, List.of("a secret prompt"));
+            new CompletionStream(JsonMapper.builder().build(), nanos::get, List.of("a secret prompt"), 3);
 
     void at(long millis, String data) {
         nanos.set(Duration.ofMillis(millis).toNanos());
@@ -174,5 +174,40 @@ class CompletionStreamTests {
         assertThat(result.finishReason()).isEqualTo("length");
         assertThat(result.tokenIds()).isEmpty();
         assertThat(result.errorEvent()).isNull();
+    }
+
+    @Test
+    void acceptWhenTheStreamRunsPastMaxTokensThrowsOverlongStreamAtTheFirstEventBeyondIt() {
+        // max_tokens 3: three token events, and eight without a token (a finish, the usage, [DONE], ...) are let by.
+        for (int event = 1; event <= 3 + CompletionStream.EVENTS_WITHOUT_A_TOKEN; event++) {
+            at(event, token(" x", event, -0.1, null));
+        }
+
+        // The twelfth is cut, whatever it carries: tokens, an empty chunk, an error.
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> at(12, "{\"choices\":[{\"index\":0,\"text\":\"\"}]}"))
+                .satisfies(ex -> {
+                    assertThat(ex.failure().kind()).isEqualTo(EngineFailure.Kind.OVERLONG_STREAM);
+                    assertThat(ex.failure().detail())
+                            .isEqualTo("the stream ran past what was asked: 12 events for max_tokens 3 (at most 11"
+                                    + " with those that carry no token); cut");
+                });
+        assertThatExceptionOfType(EngineCallException.class)
+                .isThrownBy(() -> stream.accept(new ServerSentEvents.Event(ServerSentEvents.Event.ERROR, "again")))
+                .satisfies(ex -> assertThat(ex.failure().kind()).isEqualTo(EngineFailure.Kind.OVERLONG_STREAM));
+    }
+
+    @Test
+    void resultWhenEveryTokenCameWithItsOwnFinishUsageAndDoneEventsIsNoOverlongStream() {
+        // The most a correct engine sends for max_tokens 3: a role, three tokens, a finish, the usage, [DONE].
+        at(1, "{\"choices\":[{\"index\":0,\"text\":\"\"}]}");
+        at(2, token(" a", 1, -0.1, null));
+        at(3, token(" b", 2, -0.1, null));
+        at(4, token(" c", 3, -0.1, null));
+        at(5, "{\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"length\"}]}");
+        at(6, "{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3}}");
+        at(7, "[DONE]");
+
+        assertThat(stream.result().completionTokens()).isEqualTo(3);
     }
 }

@@ -37,6 +37,10 @@ class WebClientEngineClientFakeEngineTests {
     static final CompletionRequest REQUEST =
             new CompletionRequest("fake-model", "Tell me about the harbor", null, 4, 1, true, 0.0, null, null, true);
 
+    /** A request whose {@code max_tokens} no stream here reaches: what bounds the stream is its size. */
+    static final CompletionRequest LONG_REQUEST = new CompletionRequest(
+            "fake-model", "Tell me about the harbor", null, 1_000_000, 1, true, 0.0, null, null, true);
+
     @Test
     void optionalEndpointsWhenServerIsNotVllmReturnNotSupportedAndModelStillWorks() {
         try (FakeEngine openAiCompatible = FakeEngine.start(routes -> routes.get(
@@ -154,7 +158,7 @@ class WebClientEngineClientFakeEngineTests {
                                 .send(FakeEngine.repeat(event, GIB / CHUNK, produced), buffer -> true)));
                 WebClientEngineClient client = client(engine.url())) {
             EngineCall<StreamedCompletion> call =
-                    measured(() -> call(client.streamCompletion(REQUEST, Duration.ofSeconds(60))));
+                    measured(() -> call(client.streamCompletion(LONG_REQUEST, Duration.ofSeconds(60))));
 
             EngineFailure failure = ((EngineCall.Failure<StreamedCompletion>) call).failure();
             assertThat(failure.kind()).isEqualTo(EngineFailure.Kind.BODY_TOO_LARGE);
@@ -174,10 +178,30 @@ class WebClientEngineClientFakeEngineTests {
                                         FakeEngine.repeat("x".repeat(CHUNK), 160, new AtomicLong()),
                                         FakeEngine.text("\"}]}\n\ndata: [DONE]\n\n")))));
                 WebClientEngineClient client = client(engine.url())) {
-            EngineFailure failure = failure(client.streamCompletion(REQUEST, Duration.ofSeconds(30)));
+            EngineFailure failure = failure(client.streamCompletion(LONG_REQUEST, Duration.ofSeconds(30)));
 
             assertThat(failure.kind()).isEqualTo(EngineFailure.Kind.BODY_TOO_LARGE);
             assertThat(failure.detail()).startsWith("stream event larger than readygate.engine.max-body-size");
+        }
+    }
+
+    @Test
+    void streamCompletionWhenTheStreamNeverEndsIsCutAsOverlongAtTheEventPastMaxTokens() {
+        // A hostile engine: token events without end, small enough that neither the size bound nor a stall stops
+        // them, and a timeout far away (a light check without /metrics waits heavy-timeout).
+        AtomicLong produced = new AtomicLong();
+        String event = "data: {\"choices\":[{\"index\":0,\"text\":\" x\",\"finish_reason\":null}]}\n\n";
+        try (FakeEngine engine = FakeEngine.start(routes -> routes.post(
+                        "/v1/completions",
+                        (req, res) -> res.header(HttpHeaderNames.CONTENT_TYPE, SSE)
+                                .send(FakeEngine.repeat(event, Long.MAX_VALUE, produced), buffer -> true)));
+                WebClientEngineClient client = client(engine.url())) {
+            EngineFailure failure = failure(client.streamCompletion(REQUEST, Duration.ofMinutes(10)));
+
+            assertThat(failure.kind()).isEqualTo(EngineFailure.Kind.OVERLONG_STREAM);
+            assertThat(failure.detail())
+                    .isEqualTo("the stream ran past what was asked: 13 events for max_tokens 4 (at most 12 with"
+                            + " those that carry no token); cut");
         }
     }
 

@@ -933,6 +933,96 @@ class ProbeScheduleTests {
         assertThat(Duration.between(hung, machine.current().since())).isLessThanOrEqualTo(Duration.ofSeconds(5));
     }
 
+    /**
+     * A CPU engine: every answer correct, prefill 20 ms a prompt token (the representative probe's 256: a TTFT of
+     * 5.12 s) and 300 ms a token after the first.
+     */
+    static Mono<EngineCall<StreamedCompletion>> slowCpu(CompletionRequest request) {
+        int prompt = request.promptTokenIds() != null
+                ? request.promptTokenIds().size()
+                : request.promptText().split(" ").length + 1;
+        Duration ttft = Duration.ofMillis(20L * prompt);
+        Duration itl = request.maxTokens() > 1 ? Duration.ofMillis(300) : Duration.ZERO;
+        List<Integer> ids = java.util.stream.IntStream.range(0, request.maxTokens())
+                .map(i -> 300 + i)
+                .boxed()
+                .toList();
+        return Mono.just(ScriptedEngine.ok(new StreamedCompletion(
+                request.maxTokens(),
+                " ok".repeat(request.maxTokens()),
+                ids,
+                ids.stream().map(i -> -0.5).toList(),
+                "length",
+                prompt,
+                request.maxTokens(),
+                null,
+                ttft,
+                itl,
+                itl,
+                ttft.plus(itl.multipliedBy(request.maxTokens() - 1)))));
+    }
+
+    @Test
+    void aLightChecksBudgetFollowsTheSpeedTheRepresentativeProbeMeasuredOnThisStart() {
+        List<Duration> budgets = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            budgets.add(engine.lastTimeout);
+            return slowCpu(request);
+        };
+        start(withLightChecks());
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+
+        advance(Duration.ofSeconds(5));
+
+        // The heavy probes wait heavy-timeout; the light checks after them 4 × (5120 ms × 8/256 + 2 × 300 ms) (the
+        // generation check) and 4 × (5120 ms × 16/256 + 300 ms) (the canary in its place), as the representative
+        // probe measured, and then as each generation check on the idle engine measured (5 prompt tokens in 100 ms:
+        // the same speed), not generation.timeout's 750 ms, a GPU's budget that such an engine misses at every check.
+        assertThat(budgets)
+                .containsExactly(
+                        Duration.ofSeconds(30),
+                        Duration.ofSeconds(30),
+                        Duration.ofMillis(3040),
+                        Duration.ofMillis(2480),
+                        Duration.ofMillis(3040));
+        assertThat(facts.current().speed())
+                .isEqualTo(new EngineFacts.Speed(5, Duration.ofMillis(100), Duration.ofMillis(300)));
+        assertThat(history.last(ProbeKind.GENERATION).detail())
+                .endsWith("within a budget of 3040 ms (the measured speed)");
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+    }
+
+    @Test
+    void aStreamPastWhatWasAskedFailsAtOnceWithItsOwnReasonWithoutMetricsToo() {
+        start(withLightChecks());
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        advance(Duration.ofMillis(700));
+        // No /metrics from now on: a timeout could not be judged, but an overlong stream needs no judging.
+        engine.metricsSupported = false;
+        List<Instant> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(clock.instant());
+            return Mono.just(ScriptedEngine.failure(
+                    EngineFailure.Kind.OVERLONG_STREAM,
+                    "the stream ran past what was asked: 11 events for max_tokens 2 (at most 10 with those that carry"
+                            + " no token); cut"));
+        };
+        Instant broke = clock.instant();
+
+        advance(Duration.ofMillis(2700));
+
+        EngineState out = states.stream()
+                .filter(state -> state.kind() == EngineState.Kind.NOT_READY)
+                .findFirst()
+                .orElseThrow();
+        assertThat(out.reason()).isEqualTo(Reason.OVERLONG_STREAM);
+        assertThat(((EngineState.NotReady) out).detail()).contains("ran past what was asked");
+        // failure-threshold light checks, each at the next cycle after the last: no heavy-timeout waited out.
+        assertThat(sent).filteredOn(at -> !at.isAfter(out.since())).hasSize(3);
+        assertThat(Duration.between(broke, out.since())).isLessThanOrEqualTo(Duration.ofMillis(1700));
+        assertThat(history.lastFailure(ProbeKind.GENERATION).reason()).isEqualTo(Reason.OVERLONG_STREAM);
+    }
+
     /** llama-server's series: one request decoding in its slot, {@code waiting} deferred behind it. */
     static EngineMetricsSample llamaCppSample(double waiting, double decodeSteps) {
         return llamaCppSample(1, waiting, decodeSteps);

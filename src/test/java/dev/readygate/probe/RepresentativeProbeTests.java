@@ -338,4 +338,26 @@ class RepresentativeProbeTests {
         assertThat(report.reason()).isEqualTo(Reason.PROBE_EXCEEDS_CONTEXT);
         assertThat(report.latched()).isTrue();
     }
+
+    @Test
+    void aPassedProbeTeachesTheStartItsSpeedAndAFailedOneTeachesNothing() {
+        EngineFactsHolder facts = engineStarted(clock);
+        RepresentativeProbe probe = new RepresentativeProbe(
+                new ReadygateProperties.Representative(true, new TokenBudget(64, null), 16, 0, null, null),
+                engine,
+                facts,
+                new SplittableRandom(7),
+                clock,
+                Duration.ofSeconds(5));
+
+        ProbeReport wrong = run(probe, a -> with(a, 64, 15, "length", null, Duration.ofMillis(900)));
+        assertThat(wrong.reason()).isEqualTo(Reason.COMPLETION_TOKENS_MISMATCH);
+        assertThat(facts.current().speed()).isNull();
+
+        ProbeReport passed = run(probe, a -> with(a, 64, 16, "length", null, Duration.ofMillis(900)));
+        assertThat(passed.passed()).as(passed.detail()).isTrue();
+        // ScriptedEngine's mean inter-token latency: 4 ms.
+        assertThat(facts.current().speed())
+                .isEqualTo(new EngineFacts.Speed(64, Duration.ofMillis(900), Duration.ofMillis(4)));
+    }
 }
