@@ -171,7 +171,9 @@ final class StartRecorder {
 
     private static String verdictText(RestartRecord record) {
         if (record.readinessLatency() != null) {
-            return "verified ready " + record.readinessLatency().toMillis() + " ms after engine start";
+            return "verified ready "
+                    + (record.readinessLatencyBound() ? "(a bound: the engine gave no start time) " : "")
+                    + record.readinessLatency().toMillis() + " ms after engine start";
         }
         if (record.outcome() == Outcome.FAILED) {
             return "died before serving: "
@@ -234,6 +236,8 @@ final class StartRecorder {
         EngineMetricsSample last = known.lastSample();
         Long kvTokens =
                 last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
+        // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
+        Duration latency = ready == null || start.firstSeen() ? null : Duration.between(dated.at(), ready);
         return new RestartRecord(
                 start.id(),
                 dated.at(),
@@ -248,8 +252,7 @@ final class StartRecorder {
                 verdict.outcome(),
                 verdict.reason() == null ? null : verdict.reason().value(),
                 verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
-                // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
-                ready == null || start.firstSeen() ? null : Duration.between(dated.at(), ready),
+                latency,
                 vllmVersion,
                 engineArgs,
                 card == null ? null : card.id(),
@@ -263,7 +266,9 @@ final class StartRecorder {
                 CycleMemory.NONE,
                 recovery,
                 null,
-                mismatches);
+                mismatches,
+                // Without the engine's own start time, the latency is from what readygate saw: a bound.
+                latency != null && !dated.source().fromEngine());
     }
 
     /** Where the start ran: its facts, and the configured ones it has not (a configured GPU name, ...). */

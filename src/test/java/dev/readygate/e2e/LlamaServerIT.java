@@ -214,6 +214,16 @@ class LlamaServerIT {
         JsonNode latest = history(client).get(0);
         assertThat(latest.get("outcome").asString()).isEqualTo("ready");
         assertThat(latest.get("firstSeen").booleanValue()).isFalse();
+        // llama-server exports no process_start_time_seconds and logs no wall-clock time: readygate first saw the
+        // refused port, so the latency is from when it saw the old engine go away, a bound kept out of the meters.
+        assertThat(latest.get("engineStartSource").asString()).isEqualTo("observed_down");
+        assertThat(latest.get("readinessLatencyBound").booleanValue()).isTrue();
+        assertThat(latest.get("readinessLatencySeconds").doubleValue()).isPositive();
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(ReadygateClients.prometheus(client))
+                        .containsPattern("readygate_engine_starts_total\\{[^}]*} 1\\.0"));
+        assertThat(ReadygateClients.prometheus(client))
+                .doesNotContainPattern("readygate_readiness_latency_seconds_count\\{[^}]*} [1-9]");
     }
 
     @Test

@@ -253,6 +253,29 @@ class RestartHistoryTests {
         });
     }
 
+    /**
+     * A line written before readygate said whether a latency is a bound: one from a start the engine did not date
+     * ({@code observed_down}, {@code first_observed}) was one all along, one from its process start time was not.
+     */
+    @Test
+    void loadWhenLineSaysNothingOfABoundTakesTheLatencyOfAStartTheEngineDidNotDateForOne() throws IOException {
+        history().append(full("start-1"));
+        String line = lines(file()).getFirst();
+        tools.jackson.databind.node.ObjectNode old = (tools.jackson.databind.node.ObjectNode) json.readTree(line);
+        old.remove("readinessLatencyBound");
+        Files.writeString(file(), json.writeValueAsString(old.put("id", "exact")) + "\n");
+        Files.writeString(
+                file(),
+                json.writeValueAsString(old.put("id", "observed").put("engineStartSource", "observed_down")) + "\n",
+                StandardOpenOption.APPEND);
+
+        assertThat(history().load())
+                .extracting(RestartRecord::id, RestartRecord::readinessLatencyBound)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("exact", false),
+                        org.assertj.core.groups.Tuple.tuple("observed", true));
+    }
+
     @Test
     void appendWritesStableCamelCaseFieldsWithIsoTimesAndPathValue() throws IOException {
         history().append(full("start-1"));
@@ -276,6 +299,7 @@ class RestartHistoryTests {
                         "notReadyReason",
                         "startFailure",
                         "readinessLatency",
+                        "readinessLatencyBound",
                         "vllmVersion",
                         "engineArgs",
                         "model",
