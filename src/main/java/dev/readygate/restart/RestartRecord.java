@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
  *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
  *     {@code weights_held_outside_gib}
- * @param outcome ready, never ready (see {@code notReadyReason}), or failed: died before serving
+ * @param outcome ready, never ready (see {@code notReadyReason}), failed: died before serving, or unknown: readygate
+ *     was killed during it and the engine the next readygate found was another process
  * @param notReadyReason the last not-ready reason, when the start never became ready ({@code start_failed} when vLLM
  *     said the start failed)
  * @param startFailure vLLM's reason for a failed start, the root exception of its traceback (e.g. {@code

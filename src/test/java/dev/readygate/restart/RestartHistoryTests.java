@@ -601,6 +601,7 @@ class RestartHistoryTests {
                         "not_ready_reason",
                         "start_failure",
                         "readiness_latency_seconds",
+                        "readiness_latency_bound",
                         "engine_start_seconds",
                         "port_listening_seconds",
                         "health_ok_seconds",
@@ -657,6 +658,7 @@ class RestartHistoryTests {
                         "",
                         "",
                         "33.6",
+                        "false",
                         "0",
                         "4.25",
                         "31",
@@ -701,7 +703,9 @@ class RestartHistoryTests {
                         "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
         assertThat(rows.get(2).get(10)).isEmpty();
-        assertThat(rows.get(2).subList(11, 22))
+        assertThat(rows.get(2).get(11)).isEmpty();
+        assertThat(rows.get(2).get(12)).as("no latency, no bound").isEqualTo("false");
+        assertThat(rows.get(2).subList(13, 23))
                 .allSatisfy(field -> assertThat(field).isEmpty());
     }
 
