@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
+import dev.readygate.support.KilledStateDir;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -14,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.stream.Stream;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,18 +55,6 @@ class KilledDuringAStartTests {
         return status(client).at("/restarts/history");
     }
 
-    /** The state directory as a {@code kill -9} leaves it: its files as they are now, the lock gone with the process. */
-    static void copyAsKilled(Path state, Path copy) throws IOException {
-        Files.createDirectories(copy);
-        try (Stream<Path> files = Files.list(state)) {
-            for (Path file : files.toList()) {
-                if (!file.getFileName().toString().equals("readygate.lock") && Files.isRegularFile(file)) {
-                    Files.copy(file, copy.resolve(file.getFileName()));
-                }
-            }
-        }
-    }
-
     /** Restarts the engine and copies readygate's state directory once readygate has seen the start begin. */
     Path killedDuringARestart(RunningSimulator engine) throws IOException {
         Path state = workDir.resolve("state");
@@ -89,7 +77,7 @@ class KilledDuringAStartTests {
             } catch (ConditionTimeoutException ex) {
                 // A readygate that keeps no journal: killed all the same.
             }
-            copyAsKilled(state, atKill);
+            KilledStateDir.copy(state, atKill);
         }
         assertThat(lines(atKill.resolve("restarts.jsonl")).stream()
                         .map(line -> line.substring(0, line.indexOf(',')))
