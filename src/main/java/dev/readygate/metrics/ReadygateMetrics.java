@@ -543,10 +543,12 @@ class ReadygateMetrics {
         recoveries.get(record.recovery().kind()).get(record.path()).increment();
         record.snapshotMismatches()
                 .forEach(mismatch -> manifestMismatches.get(mismatch.field()).increment());
-        if (record.readinessLatency() != null) {
-            meters.readinessLatency().record(record.readinessLatency());
+        // A latency that is only a bound (the engine gave no start time of its own) is no measurement: left out.
+        Duration latency = record.measuredReadinessLatency();
+        if (latency != null) {
+            meters.readinessLatency().record(latency);
         }
-        record.phaseDurations()
+        record.measuredPhaseDurations()
                 .forEach((phase, duration) -> meters.phases().get(phase).record(duration));
         if (record.path() == RestartPath.PRELOAD_FALLBACK) {
             fallbacks.get(FallbackReason.of(record.fallbackReason())).increment();

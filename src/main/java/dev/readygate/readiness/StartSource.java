@@ -13,6 +13,15 @@ public enum StartSource {
     /** When readygate first saw this start: it started while readygate was not looking. */
     FIRST_OBSERVED;
 
+    /**
+     * Whether the time comes from the engine itself (its process start time, its log): a readiness latency measured
+     * from it is exact. From what readygate saw ({@link #OBSERVED_DOWN}, {@link #FIRST_OBSERVED}) it is only a bound:
+     * the engine started at or after the old one was seen going away, or before readygate first saw it.
+     */
+    public boolean fromEngine() {
+        return this == PROCESS_START_TIME || this == LOG;
+    }
+
     /** The snake_case name used in records, {@code /status} and the CSV: {@code process_start_time}, ... */
     public String value() {
         return name().toLowerCase(Locale.ROOT);

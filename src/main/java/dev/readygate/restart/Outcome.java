@@ -15,14 +15,19 @@ public enum Outcome {
      * Died before serving: vLLM said the start failed ({@code EngineCore failed to start.}), or the start the log began
      * ended before its port ever answered.
      */
-    FAILED;
+    FAILED,
+    /**
+     * Not known: readygate was killed or restarted during the start, and the start the next readygate found was
+     * another process. The start is recorded (an earlier readygate saw it begin) but how it ended was seen by none.
+     */
+    UNKNOWN;
 
     /** The snake_case name used in records, {@code /status} and the CSV. */
     public String value() {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** The outcome of a value; anything but {@code ready} and {@code failed} was not ready. */
+    /** The outcome of a value; one this version does not know was not ready. */
     public static Outcome of(String value) {
         for (Outcome outcome : values()) {
             if (outcome.value().equals(value)) {

@@ -26,7 +26,8 @@ final class RecordCsv {
     private static List<String> header() {
         List<String> header = new ArrayList<>(List.of((""
                         + "id,engine_start,engine_start_source,first_seen,comparable,path,fallback_reason,"
-                        + "wrong_weights_from_cache,outcome,not_ready_reason,start_failure,readiness_latency_seconds")
+                        + "wrong_weights_from_cache,outcome,not_ready_reason,start_failure,readiness_latency_seconds,"
+                        + "readiness_latency_bound")
                 .split(",")));
         for (Phase phase : Phase.values()) {
             header.add(phase.value() + "_seconds");
@@ -59,6 +60,7 @@ final class RecordCsv {
         row.add(text(record.notReadyReason()));
         row.add(text(record.startFailure()));
         row.add(seconds(record.readinessLatency()));
+        row.add(String.valueOf(record.readinessLatencyBound()));
         for (Phase phase : Phase.values()) {
             row.add(seconds(offsets.get(phase)));
         }

@@ -24,7 +24,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Starts readygate did not see begin are left out (their latency is measured from when readygate first saw them,
  * not from the engine's start): the first start readygate saw ({@code firstSeen}) and any start dated by its first
- * observation ({@link StartSource#FIRST_OBSERVED}). Percentiles are nearest-rank; a median of an even count is the
+ * observation ({@link StartSource#FIRST_OBSERVED}). A start whose readiness latency is only a bound
+ * ({@link RestartRecord#readinessLatencyBound()}: the engine gave no start time of its own) counts among the starts and
+ * the ready ones, but its latency and phases are left out of the figures. Percentiles are nearest-rank; a median of an even count is the
  * lower middle value (a value that happened, never an average of two).
  *
  * @param groups the groups: by version, revision and configuration in the order first recorded, then by path and
@@ -81,7 +83,7 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
      * @param starts how many starts
      * @param ready how many were verified ready
      * @param failures how many were never verified ready
-     * @param latency readiness latency over the ready ones, null when none was
+     * @param latency readiness latency over the ready ones whose latency is measured (not a bound), null when none was
      * @param phaseMedians per phase of {@link #PHASES}, the median seconds from the phase before, over the starts that
      *     reached it
      * @param loggedMedians per duration of {@link #LOGGED}, the median seconds vLLM logged
@@ -185,6 +187,7 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
     /** One group's numbers so far: what each record added to it. */
     private static final class Figures {
         int starts;
+        int ready;
         final List<Double> latencies = new ArrayList<>();
         final Map<Phase, List<Double>> phases = new EnumMap<>(Phase.class);
         final Map<String, List<Double>> logged = new LinkedHashMap<>();
@@ -193,11 +196,15 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
 
         void add(RestartRecord record) {
             starts++;
-            Duration latency = record.readinessLatency();
+            if (record.outcome() == Outcome.READY) {
+                ready++;
+            }
+            // A bound (the engine gave no start time of its own) is no measurement: counted, not timed.
+            Duration latency = record.measuredReadinessLatency();
             if (record.outcome() == Outcome.READY && latency != null && !latency.isNegative()) {
                 latencies.add(latency.toNanos() / 1e9);
             }
-            record.phaseDurations().forEach((phase, duration) -> {
+            record.measuredPhaseDurations().forEach((phase, duration) -> {
                 if (PHASES.contains(phase)) {
                     phases.computeIfAbsent(phase, p -> new ArrayList<>()).add(duration.toNanos() / 1e9);
                 }
@@ -213,7 +220,6 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
         }
 
         Group group(Key key, List<String> differs, @Nullable Double coldMedian) {
-            int ready = latencies.size();
             Double median = percentile(latencies, 0.5);
             Latency latency = median == null
                     ? null

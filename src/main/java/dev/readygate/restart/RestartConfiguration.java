@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -124,14 +125,22 @@ class RestartConfiguration implements DisposableBean {
             ApplicationEventPublisher publisher,
             ObjectProvider<BuildProperties> build,
             EngineStateMachine machine,
+            StateDir stateDir,
             Clock clock) {
         BuildProperties buildProperties = build.getIfAvailable();
+        // Read once at start, on the main thread, like the history; written by the history's writer after its appends.
+        StartJournal journal = new StartJournal(
+                properties.stateDir().resolve(StartJournal.FILE_NAME),
+                stateDir,
+                historyWriter,
+                JsonMapper.builder().build(),
+                records.history().stream().map(RestartRecord::id).collect(Collectors.toSet()));
         StartRecorder.Stamp stamp = new StartRecorder.Stamp(
                 hash(properties.probe().toString()),
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
                 node(properties.node()));
         return new RestartTracker(
-                new StartRecorder(facts, startLog, sources, records, hosts, publisher::publishEvent, stamp),
+                new StartRecorder(facts, startLog, sources, records, hosts, publisher::publishEvent, stamp, journal),
                 machine,
                 clock);
     }

@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
  *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
  *     {@code weights_held_outside_gib}
- * @param outcome ready, never ready (see {@code notReadyReason}), or failed: died before serving
+ * @param outcome ready, never ready (see {@code notReadyReason}), failed: died before serving, or unknown: readygate
+ *     was killed during it and the engine the next readygate found was another process
  * @param notReadyReason the last not-ready reason, when the start never became ready ({@code start_failed} when vLLM
  *     said the start failed)
  * @param startFailure vLLM's reason for a failed start, the root exception of its traceback (e.g. {@code
@@ -50,6 +51,10 @@ import org.jspecify.annotations.Nullable;
  * @param recovery what the start recovered from, compared with the start before it
  * @param stop how the start ended and the requests in flight it lost, once it ended
  * @param snapshotMismatches for a snapshot restore, the manifest's identity fields that differ from this engine and node
+ * @param readinessLatencyBound whether {@code readinessLatency} is only a bound, not a measurement: the engine gave no
+ *     start time of its own ({@code engineStartSource} {@code observed_down}: at most; {@code first_observed}: at
+ *     least), or it was verified ready only when a restarted readygate looked again. A bound is kept out of the
+ *     readiness-latency and phase meters and the comparison of starts, as a first-seen start is
  */
 public record RestartRecord(
         String id,
@@ -79,7 +84,8 @@ public record RestartRecord(
         CycleMemory memory,
         Recovery recovery,
         @Nullable Stop stop,
-        List<SnapshotMismatch> snapshotMismatches) {
+        List<SnapshotMismatch> snapshotMismatches,
+        boolean readinessLatencyBound) {
 
     public RestartRecord {
         // Text from the engine's log: no record, kept or shown, ever holds a secret (SecretRedaction).
@@ -91,6 +97,71 @@ public record RestartRecord(
         loggedDurations = Map.copyOf(loggedDurations);
         node = Map.copyOf(node);
         snapshotMismatches = List.copyOf(snapshotMismatches);
+    }
+
+    /**
+     * A record whose readiness latency is a bound exactly when its engine start is not the engine's own
+     * ({@link StartSource#fromEngine()}): as records were before readygate said so.
+     */
+    public RestartRecord(
+            String id,
+            Instant engineStart,
+            StartSource engineStartSource,
+            boolean firstSeen,
+            RestartPath path,
+            List<String> evidence,
+            @Nullable String fallbackReason,
+            boolean wrongWeightsFromCache,
+            Map<Phase, Instant> phases,
+            Map<String, Double> loggedDurations,
+            Outcome outcome,
+            @Nullable String notReadyReason,
+            @Nullable String startFailure,
+            @Nullable Duration readinessLatency,
+            @Nullable String vllmVersion,
+            @Nullable String engineArgs,
+            @Nullable String model,
+            @Nullable String modelRoot,
+            @Nullable String revision,
+            @Nullable Integer maxModelLen,
+            @Nullable Long kvCacheSizeTokens,
+            String probeConfigHash,
+            String readygateVersion,
+            Map<String, String> node,
+            CycleMemory memory,
+            Recovery recovery,
+            @Nullable Stop stop,
+            List<SnapshotMismatch> snapshotMismatches) {
+        this(
+                id,
+                engineStart,
+                engineStartSource,
+                firstSeen,
+                path,
+                evidence,
+                fallbackReason,
+                wrongWeightsFromCache,
+                phases,
+                loggedDurations,
+                outcome,
+                notReadyReason,
+                startFailure,
+                readinessLatency,
+                vllmVersion,
+                engineArgs,
+                model,
+                modelRoot,
+                revision,
+                maxModelLen,
+                kvCacheSizeTokens,
+                probeConfigHash,
+                readygateVersion,
+                node,
+                memory,
+                recovery,
+                stop,
+                snapshotMismatches,
+                readinessLatency != null && !engineStartSource.fromEngine());
     }
 
     /** A record without a recovery kind, a stop or snapshot mismatches (as records were before readygate kept them). */
@@ -190,7 +261,8 @@ public record RestartRecord(
                 memory,
                 recovery,
                 stop,
-                snapshotMismatches);
+                snapshotMismatches,
+                readinessLatencyBound);
     }
 
     /**
@@ -211,6 +283,19 @@ public record RestartRecord(
             previous = at;
         }
         return durations;
+    }
+
+    /**
+     * The phase durations that are measurements: none of a start whose readiness latency is a bound (its first phase
+     * is timed from a bound; a start verified only when a restarted readygate looked again has all its phases late).
+     */
+    public Map<Phase, Duration> measuredPhaseDurations() {
+        return readinessLatencyBound ? Map.of() : phaseDurations();
+    }
+
+    /** The readiness latency when it is a measurement, not a bound; else null. */
+    public @Nullable Duration measuredReadinessLatency() {
+        return readinessLatencyBound ? null : readinessLatency;
     }
 
     /** The engine's arguments by name: its {@code non-default args} line. */

@@ -19,7 +19,8 @@ import tools.jackson.databind.JsonNode;
  * <p>Reading is forward compatible: unknown fields are ignored, a missing or null nullable field reads as null, a
  * missing list or map as empty, a missing boolean as false; a {@code path} this version does not know reads as
  * {@link RestartPath#UNKNOWN}, an outcome as not ready, a start source as first observed, an owner as other, and a
- * phase is left out. A missing non-nullable field ({@code id}, {@code engineStart}, {@code engineStartSource},
+ * phase is left out. A record without {@code readinessLatencyBound} (written before readygate said so) has a bound
+ * latency when its engine start is not the engine's own ({@link StartSource#fromEngine()}). A missing non-nullable field ({@code id}, {@code engineStart}, {@code engineStartSource},
  * {@code path}, {@code outcome}, {@code probeConfigHash}, {@code readygateVersion}) or a value of the wrong type makes
  * the object invalid.
  */
@@ -64,7 +65,21 @@ final class RestartRecordReader {
                 memory(node),
                 recovery(node),
                 stop(node),
-                mismatches(node));
+                mismatches(node),
+                latencyBound(node));
+    }
+
+    /**
+     * Whether the record's readiness latency is a bound; a record written before readygate said so has one when its
+     * engine start was not the engine's own (its other fields are read already).
+     */
+    private static boolean latencyBound(JsonNode node) {
+        JsonNode bound = node.get("readinessLatencyBound");
+        if (bound == null || bound.isNull()) {
+            return duration(node, "readinessLatency") != null
+                    && !StartSource.of(required(node, "engineStartSource")).fromEngine();
+        }
+        return bool(node, "readinessLatencyBound");
     }
 
     private static Recovery recovery(JsonNode node) {

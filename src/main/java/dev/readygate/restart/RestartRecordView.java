@@ -111,6 +111,7 @@ public final class RestartRecordView {
         node.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         node.put("readinessLatency", latency == null ? null : latency.toString());
+        node.put("readinessLatencyBound", record.readinessLatencyBound());
         node.put("vllmVersion", record.vllmVersion());
         node.put("engineArgs", record.engineArgs());
         node.put("model", record.model());
@@ -196,6 +197,7 @@ public final class RestartRecordView {
         out.put("startFailure", record.startFailure());
         Duration latency = record.readinessLatency();
         out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
+        out.put("readinessLatencyBound", record.readinessLatencyBound());
         Map<String, Double> phases = new LinkedHashMap<>();
         phaseOffsets().forEach((phase, offset) -> phases.put(phase.value(), millisecondSeconds(offset)));
         out.put("phaseOffsetsSeconds", phases);

@@ -2,6 +2,7 @@ package dev.readygate.restart;
 
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.StartTrust;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
 import java.time.Clock;
@@ -41,7 +42,13 @@ public final class RestartTracker implements StartTrust {
     }
 
     private void follow(RestartTimeline.Step step) {
+        EngineStart before = timeline.start();
         timeline = step.timeline();
+        EngineStart now = timeline.start();
+        if (now != null && (before == null || !before.id().equals(now.id()))) {
+            // Journaled before any verdict of it: a start readygate dies during is recorded after its restart.
+            recorder.begun(now);
+        }
         step.verdicts().forEach(recorder::record);
     }
 

@@ -59,6 +59,13 @@ final class StartRecorder {
     private final HostFacts hosts;
     private final Consumer<Object> publisher;
     private final Stamp stamp;
+    private final StartJournal journal;
+    /** The first start this readygate judged: the one that may continue a start an earlier readygate saw begin. */
+    private @Nullable String firstJudged;
+    /** Whether what an earlier readygate left in progress was settled (guarded by this). */
+    private boolean settled;
+    /** The start an earlier readygate saw begin that {@link #firstJudged} continues, if any (guarded by this). */
+    private StartJournal.@Nullable Entry continued;
 
     StartRecorder(
             EngineFactsHolder facts,
@@ -67,7 +74,8 @@ final class StartRecorder {
             RestartRecords records,
             HostFacts hosts,
             Consumer<Object> publisher,
-            Stamp stamp) {
+            Stamp stamp,
+            StartJournal journal) {
         this.facts = facts;
         this.log = log;
         this.sources = sources;
@@ -75,6 +83,12 @@ final class StartRecorder {
         this.hosts = hosts;
         this.publisher = publisher;
         this.stamp = stamp;
+        this.journal = journal;
+    }
+
+    /** A start began that readygate saw begin: journaled until its record is kept. */
+    void begun(EngineStart start) {
+        journal.begun(start);
     }
 
     void record(RestartTimeline.Verdict verdict) {
@@ -139,6 +153,13 @@ final class StartRecorder {
 
     private void judged(RestartTimeline.Verdict.Judged verdict) {
         EngineStart start = verdict.start();
+        boolean first;
+        synchronized (this) {
+            if (firstJudged == null) {
+                firstJudged = start.id();
+            }
+            first = firstJudged.equals(start.id());
+        }
         // A start can be judged before the log tail's next poll: while the engine is up (verified ready, or a latched
         // failure), the record waits for the lines written so far. A start that ended is read as it stood.
         Mono<LogFindings> findings = verdict.engineUp()
@@ -150,12 +171,22 @@ final class StartRecorder {
                     LogFindings own = evidence(start, logged, known, EvidenceSources.Reading.none())
                             .log();
                     Dated dated = dated(start, known.firstSample(), own);
+                    StartJournal.Entry continues =
+                            first ? settle(dated.source().fromEngine() ? dated.at() : null) : null;
                     return Mono.zip(
                                     sources.read(dated.at()).onErrorReturn(EvidenceSources.Reading.none()),
                                     hosts.of(start.id()).onErrorReturn(Map.of()))
-                            .map(read -> build(verdict, known, own, dated, read.getT1(), read.getT2()));
+                            .map(read -> build(verdict, known, own, dated, read.getT1(), read.getT2(), continues));
                 })
-                .map(records::keep)
+                .map(record -> {
+                    RestartRecord kept = records.keep(record);
+                    journal.recorded(start.id());
+                    StartJournal.Entry continues = first ? continued() : null;
+                    if (continues != null) {
+                        journal.recorded(continues.id());
+                    }
+                    return kept;
+                })
                 .subscribe(
                         record -> {
                             logger.info(
@@ -169,9 +200,92 @@ final class StartRecorder {
                         error -> logger.warn("Cannot record engine start {}", start.id(), error));
     }
 
+    private synchronized StartJournal.@Nullable Entry continued() {
+        return continued;
+    }
+
+    /**
+     * Settles, once, what an earlier readygate saw begin and never recorded (it was killed or restarted meanwhile): the
+     * first start this readygate judged continues those that are the same engine process ({@link
+     * StartJournal#continues}), recorded once, as this start; the others are recorded now, their outcome unknown.
+     *
+     * @param origin the engine's own dating of the first start (process start time, log), or null
+     * @return the start it continues, or null
+     */
+    private synchronized StartJournal.@Nullable Entry settle(@Nullable Instant origin) {
+        if (settled) {
+            return continued;
+        }
+        settled = true;
+        List<StartJournal.Entry> same = new ArrayList<>();
+        for (StartJournal.Entry entry : journal.takeFound()) {
+            if (StartJournal.continues(entry, origin)) {
+                same.add(entry);
+            } else {
+                RestartRecord record = records.keep(interrupted(entry));
+                journal.recorded(entry.id());
+                logger.info(
+                        "Engine start {} (seen begin at {} by an earlier readygate) was not recorded before readygate"
+                                + " restarted, and the engine found now is another process: recorded, its outcome"
+                                + " unknown",
+                        entry.id(),
+                        entry.since());
+                publisher.accept(new RestartRecorded(record, true));
+            }
+        }
+        if (same.isEmpty()) {
+            return null;
+        }
+        // Several readygates that died in turn during one start each saw it begin: one start, dated by the engine's own
+        // time where one of them had it, else by the earliest sighting.
+        continued = same.stream()
+                .filter(entry -> entry.source().fromEngine())
+                .findFirst()
+                .orElse(same.getFirst());
+        same.stream().filter(entry -> entry != continued).forEach(entry -> journal.recorded(entry.id()));
+        return continued;
+    }
+
+    /** The record of a start an earlier readygate saw begin and the engine found now is not: how it ended is unknown. */
+    private RestartRecord interrupted(StartJournal.Entry entry) {
+        return new RestartRecord(
+                entry.id(),
+                entry.since(),
+                entry.source(),
+                false,
+                RestartPath.UNKNOWN,
+                List.of("journal: readygate was killed or restarted during this start (an earlier readygate saw it"
+                        + " begin at " + entry.since() + "); the engine the restarted readygate found was another"
+                        + " process, so how this start ended was seen by none"),
+                null,
+                false,
+                Map.of(Phase.ENGINE_START, entry.since()),
+                Map.of(),
+                Outcome.UNKNOWN,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                stamp.probeConfigHash(),
+                stamp.readygateVersion(),
+                node(Map.of()),
+                CycleMemory.NONE,
+                Recovery.UNKNOWN,
+                null,
+                List.of(),
+                false);
+    }
+
     private static String verdictText(RestartRecord record) {
         if (record.readinessLatency() != null) {
-            return "verified ready " + record.readinessLatency().toMillis() + " ms after engine start";
+            return "verified ready " + record.readinessLatency().toMillis() + " ms after engine start"
+                    + (record.readinessLatencyBound() ? " (a bound, not a measurement)" : "");
         }
         if (record.outcome() == Outcome.FAILED) {
             return "died before serving: "
@@ -204,8 +318,15 @@ final class StartRecorder {
             LogFindings f,
             Dated dated,
             EvidenceSources.Reading reading,
-            Map<String, String> node) {
+            Map<String, String> node,
+            StartJournal.@Nullable Entry continues) {
         EngineStart start = verdict.start();
+        // A start an earlier readygate saw begin (it died before recording it) is an engine start, whoever sees it now,
+        // dated by the engine's own time, else by when that readygate saw it begin.
+        boolean firstSeen = start.firstSeen() && continues == null;
+        Dated origin = continues == null || dated.source().fromEngine()
+                ? dated
+                : new Dated(continues.since(), continues.source());
         RestartAttribution.Attribution attribution = RestartAttribution.attribute(evidence(start, f, known, reading));
         String vllmVersion = known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion();
         SnapshotManifest manifest = attribution.path() == RestartPath.SNAPSHOT_RESTORE ? reading.manifest() : null;
@@ -228,17 +349,24 @@ final class StartRecorder {
         Recovery recovery = Recovery.decide(previous == null ? null : previous.node(), where);
         Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
         phases.putAll(verdict.phases());
-        phases.put(Phase.ENGINE_START, dated.at());
+        phases.put(Phase.ENGINE_START, origin.at());
+        if (continues != null) {
+            evidence.add("journal: readygate was restarted during this start; an earlier readygate saw it begin at "
+                    + continues.since() + " (as start " + continues.id() + "): recorded once, as this start"
+                    + (start.firstSeen() ? ", ready before this readygate looked (its latency is a bound)" : ""));
+        }
         Instant ready = phases.get(Phase.READY);
         ModelCard card = known.card();
         EngineMetricsSample last = known.lastSample();
         Long kvTokens =
                 last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
+        // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
+        Duration latency = ready == null || firstSeen ? null : Duration.between(origin.at(), ready);
         return new RestartRecord(
                 start.id(),
-                dated.at(),
-                dated.source(),
-                start.firstSeen(),
+                origin.at(),
+                origin.source(),
+                firstSeen,
                 attribution.path(),
                 evidence,
                 attribution.fallbackReason(),
@@ -248,8 +376,7 @@ final class StartRecorder {
                 verdict.outcome(),
                 verdict.reason() == null ? null : verdict.reason().value(),
                 verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
-                // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
-                ready == null || start.firstSeen() ? null : Duration.between(dated.at(), ready),
+                latency,
                 vllmVersion,
                 engineArgs,
                 card == null ? null : card.id(),
@@ -263,7 +390,10 @@ final class StartRecorder {
                 CycleMemory.NONE,
                 recovery,
                 null,
-                mismatches);
+                mismatches,
+                // Without the engine's own start time, the latency is from what readygate saw: a bound; so is one of
+                // a start that was ready before a restarted readygate looked.
+                latency != null && (!origin.source().fromEngine() || start.firstSeen()));
     }
 
     /** Where the start ran: its facts, and the configured ones it has not (a configured GPU name, ...). */

@@ -7,6 +7,11 @@ public enum Store {
     /** {@code restarts.jsonl} and its rotated files. */
     RESTART_HISTORY(
             "restarts.jsonl", "the restart history is kept in memory only (the last starts, until readygate restarts)"),
+    /** {@code starts-in-progress.json}: the engine starts readygate saw begin and has not recorded yet. */
+    START_JOURNAL(
+            "starts-in-progress.json",
+            "a start in progress when readygate is killed is not known to the next readygate (recorded as first seen,"
+                    + " if at all)"),
     /** {@code canary-baselines.json}. */
     CANARY_BASELINES(
             "canary-baselines.json",

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
+import dev.readygate.support.KilledStateDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -214,6 +215,66 @@ class LlamaServerIT {
         JsonNode latest = history(client).get(0);
         assertThat(latest.get("outcome").asString()).isEqualTo("ready");
         assertThat(latest.get("firstSeen").booleanValue()).isFalse();
+        // llama-server exports no process_start_time_seconds and logs no wall-clock time: readygate first saw the
+        // refused port, so the latency is from when it saw the old engine go away, a bound kept out of the meters.
+        assertThat(latest.get("engineStartSource").asString()).isEqualTo("observed_down");
+        assertThat(latest.get("readinessLatencyBound").booleanValue()).isTrue();
+        assertThat(latest.get("readinessLatencySeconds").doubleValue()).isPositive();
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(ReadygateClients.prometheus(client))
+                        .containsPattern("readygate_engine_starts_total\\{[^}]*} 1\\.0"));
+        assertThat(ReadygateClients.prometheus(client))
+                .doesNotContainPattern("readygate_readiness_latency_seconds_count\\{[^}]*} [1-9]");
+    }
+
+    /**
+     * readygate killed while llama-server restarts: the next readygate, started on the state directory as the kill left
+     * it, records that start once, as an engine start (issue 24, item 10). llama-server gives no process start time and
+     * no wall-clock log time, so nothing tells the start apart from a later one: it is taken as the same, dated by when
+     * the killed readygate saw the old engine go away, and its latency is a bound.
+     */
+    @Test
+    void aStartReadygateIsKilledDuringIsRecordedOnceByTheNextReadygate() throws IOException {
+        LlamaServer engine = llama(smallModel, "-c", "2048", "--metrics");
+        Path state = dir.resolve("state-killed");
+        ConfigurableApplicationContext killed = readygateContext(engine.baseUrl(), state);
+        WebTestClient before = ReadygateClients.client(killed);
+        awaitReady(before, engine);
+        engine.kill();
+        await().atMost(Duration.ofSeconds(10)).until(() -> ReadygateClients.readyz(before) == 503);
+        engine.restart();
+        // readygate sees the new process answer, not verified yet: the engine is frozen there, mid-start.
+        await().atMost(READY_WITHIN)
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> !List.of("down", "ready")
+                        .contains(ReadygateClients.status(before).path("state").asString()));
+        engine.pause();
+        try {
+            await().atMost(Duration.ofMillis(500))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> Files.exists(state.resolve("starts-in-progress.json")));
+        } catch (org.awaitility.core.ConditionTimeoutException ex) {
+            // A readygate that keeps no journal: killed all the same.
+        }
+        Path atKill = KilledStateDir.copy(state, dir.resolve("state-at-kill"));
+        killed.close();
+        engine.resume();
+
+        WebTestClient after = ReadygateClients.client(readygateContext(engine.baseUrl(), atKill));
+        awaitReady(after, engine);
+        await().atMost(Duration.ofSeconds(20)).until(() -> history(after).size() >= 2);
+        JsonNode history = history(after);
+        assertThat(history.size()).as("no start lost, none twice").isEqualTo(2);
+        JsonNode restart = history.get(0);
+        assertThat(restart.get("firstSeen").booleanValue())
+                .as("the start the killed readygate saw begin is an engine start")
+                .isFalse();
+        assertThat(restart.get("outcome").asString()).isEqualTo("ready");
+        assertThat(restart.get("engineStartSource").asString()).isEqualTo("observed_down");
+        assertThat(restart.get("readinessLatencyBound").booleanValue()).isTrue();
+        assertThat(restart.get("evidence").valueStream().map(JsonNode::asString))
+                .anyMatch(line -> line.startsWith("journal: readygate was restarted during this start"));
+        assertThat(history.get(1).get("firstSeen").booleanValue()).isTrue();
     }
 
     @Test
@@ -621,16 +682,20 @@ class LlamaServerIT {
     }
 
     private WebTestClient readygate(String baseUrl, String... extra) {
+        return ReadygateClients.client(readygateContext(baseUrl, dir.resolve("state"), extra));
+    }
+
+    private ConfigurableApplicationContext readygateContext(String baseUrl, Path state, String... extra) {
         List<String> args = new ArrayList<>(List.of(
                 "--server.address=127.0.0.1",
                 "--server.port=0",
                 "--readygate.engine.base-url=" + baseUrl,
-                "--readygate.state-dir=" + dir.resolve("state")));
+                "--readygate.state-dir=" + state));
         args.addAll(List.of(extra));
         ConfigurableApplicationContext context =
                 new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
         running.add(context::close);
-        return ReadygateClients.client(context);
+        return context;
     }
 
     private static void awaitReady(WebTestClient client, LlamaServer engine) {

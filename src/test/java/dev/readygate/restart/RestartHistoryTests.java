@@ -253,6 +253,29 @@ class RestartHistoryTests {
         });
     }
 
+    /**
+     * A line written before readygate said whether a latency is a bound: one from a start the engine did not date
+     * ({@code observed_down}, {@code first_observed}) was one all along, one from its process start time was not.
+     */
+    @Test
+    void loadWhenLineSaysNothingOfABoundTakesTheLatencyOfAStartTheEngineDidNotDateForOne() throws IOException {
+        history().append(full("start-1"));
+        String line = lines(file()).getFirst();
+        tools.jackson.databind.node.ObjectNode old = (tools.jackson.databind.node.ObjectNode) json.readTree(line);
+        old.remove("readinessLatencyBound");
+        Files.writeString(file(), json.writeValueAsString(old.put("id", "exact")) + "\n");
+        Files.writeString(
+                file(),
+                json.writeValueAsString(old.put("id", "observed").put("engineStartSource", "observed_down")) + "\n",
+                StandardOpenOption.APPEND);
+
+        assertThat(history().load())
+                .extracting(RestartRecord::id, RestartRecord::readinessLatencyBound)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("exact", false),
+                        org.assertj.core.groups.Tuple.tuple("observed", true));
+    }
+
     @Test
     void appendWritesStableCamelCaseFieldsWithIsoTimesAndPathValue() throws IOException {
         history().append(full("start-1"));
@@ -276,6 +299,7 @@ class RestartHistoryTests {
                         "notReadyReason",
                         "startFailure",
                         "readinessLatency",
+                        "readinessLatencyBound",
                         "vllmVersion",
                         "engineArgs",
                         "model",
@@ -577,6 +601,7 @@ class RestartHistoryTests {
                         "not_ready_reason",
                         "start_failure",
                         "readiness_latency_seconds",
+                        "readiness_latency_bound",
                         "engine_start_seconds",
                         "port_listening_seconds",
                         "health_ok_seconds",
@@ -633,6 +658,7 @@ class RestartHistoryTests {
                         "",
                         "",
                         "33.6",
+                        "false",
                         "0",
                         "4.25",
                         "31",
@@ -677,7 +703,9 @@ class RestartHistoryTests {
                         "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
         assertThat(rows.get(2).get(10)).isEmpty();
-        assertThat(rows.get(2).subList(11, 22))
+        assertThat(rows.get(2).get(11)).isEmpty();
+        assertThat(rows.get(2).get(12)).as("no latency, no bound").isEqualTo("false");
+        assertThat(rows.get(2).subList(13, 23))
                 .allSatisfy(field -> assertThat(field).isEmpty());
     }
 
