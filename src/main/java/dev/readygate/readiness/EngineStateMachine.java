@@ -145,7 +145,7 @@ public final class EngineStateMachine {
                         nextStart == null ? null : previous.loopCounted());
             } else {
                 // A start began: counted toward the restart loop, and held if it began in one.
-                RestartLoop loop = previous.loop().started(observation.at());
+                RestartLoop loop = previous.loop().started(observation.at(), nextStart.firstSeen());
                 next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()), observation.at());
             }
             current.set(next);

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * start of the loop beyond the {@code starts} that made it one, at most {@code maxHold}: the back-off between the
  * loop's rounds. Before the loop is one, a start that follows a start which did not stay up {@code hold} (from that
  * start's beginning to its own) is held for {@code hold} as well: a crash loop serves from its second start on no
- * more than from its third, while a restart after a start that stayed up {@code hold} is not held. Pure; the one
+ * more than from its third, while a restart after a start that stayed up {@code hold} is not held, nor one after the
+ * start readygate first saw running (when that start began is not known: it may have served for days). Pure; the one
  * restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
  *
  * @param window {@code readygate.restart.loop-window}
@@ -21,8 +22,15 @@ import org.jspecify.annotations.Nullable;
  *     again and serves (0: no start is held)
  * @param maxHold {@code readygate.restart.loop-hold-max}: the longest hold the back-off reaches
  * @param recent when the starts within the window began, oldest first
+ * @param firstSeen when the start readygate first saw running was counted (its beginning is not known), or null
  */
-public record RestartLoop(Duration window, int starts, Duration hold, Duration maxHold, List<Instant> recent) {
+public record RestartLoop(
+        Duration window,
+        int starts,
+        Duration hold,
+        Duration maxHold,
+        List<Instant> recent,
+        @Nullable Instant firstSeen) {
 
     public RestartLoop {
         if (starts < 2) {
@@ -35,15 +43,24 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
     }
 
     public RestartLoop(Duration window, int starts, Duration hold, Duration maxHold) {
-        this(window, starts, hold, maxHold, List.of());
+        this(window, starts, hold, maxHold, List.of(), null);
     }
 
     /** With a start that began at {@code at}; starts older than the window before it are dropped. */
     public RestartLoop started(Instant at) {
+        return started(at, false);
+    }
+
+    /**
+     * With a start counted at {@code at}; starts older than the window before it are dropped.
+     *
+     * @param seenRunning whether readygate first saw this start running, so that when it began is not known
+     */
+    public RestartLoop started(Instant at, boolean seenRunning) {
         List<Instant> kept = new ArrayList<>();
         recent.stream().filter(start -> !start.isBefore(at.minus(window))).forEach(kept::add);
         kept.add(at);
-        return new RestartLoop(window, starts, hold, maxHold, kept);
+        return new RestartLoop(window, starts, hold, maxHold, kept, seenRunning ? at : firstSeen);
     }
 
     /**
@@ -53,7 +70,7 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
     public RestartLoop without(Instant at) {
         List<Instant> kept = new ArrayList<>(recent);
         kept.remove(at);
-        return new RestartLoop(window, starts, hold, maxHold, kept);
+        return new RestartLoop(window, starts, hold, maxHold, kept, firstSeen);
     }
 
     /** Whether {@code starts} starts began within the window before {@code now}. */
@@ -65,7 +82,7 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
      * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it is not: in a
      * loop, {@code hold} for the start that made it one, twice that for the next, and so on, at most {@code maxHold};
      * before, {@code hold} for a start that follows one which lived less than {@code hold} (the time between their
-     * beginnings).
+     * beginnings), unless that one was first seen running.
      */
     public @Nullable Instant heldUntil(Instant at) {
         List<Instant> began = recent.stream()
@@ -76,8 +93,9 @@ public record RestartLoop(Duration window, int starts, Duration hold, Duration m
             return null;
         }
         if (count < starts) {
-            Duration lived = Duration.between(began.get(count - 2), at);
-            return lived.compareTo(hold) < 0 ? at.plus(hold) : null;
+            Instant before = began.get(count - 2);
+            Duration lived = Duration.between(before, at);
+            return lived.compareTo(hold) < 0 && !before.equals(firstSeen) ? at.plus(hold) : null;
         }
         long doublings = Math.min(count - starts, 30);
         Duration backedOff = hold.multipliedBy(1L << doublings);

@@ -78,6 +78,19 @@ class RestartLoopTests {
         assertThat(state.looping(t(at))).isFalse();
     }
 
+    /**
+     * The start readygate first saw running may have served for days before it: when it began is not known, so the
+     * restart after it is no second start of a crash loop (FirstSeenStartTests restarted such an engine 10 s after
+     * readygate started, and its next start was held for loop-hold).
+     */
+    @Test
+    void aRestartAfterTheStartFirstSeenRunningIsNotHeld() {
+        RestartLoop seen = loop.started(t(0), true);
+        assertThat(seen.started(t(10)).heldUntil(t(10))).isNull();
+        // Its own beginning still counts toward the loop, and the start after the restart is a second start again.
+        assertThat(seen.started(t(10)).started(t(12)).heldUntil(t(12))).isEqualTo(t(72));
+    }
+
     @Test
     void aLoopOfTwoStartsHoldsTheSecondForLoopHold() {
         RestartLoop two = new RestartLoop(Duration.ofMinutes(10), 2, Duration.ofMinutes(1), Duration.ofMinutes(5));
