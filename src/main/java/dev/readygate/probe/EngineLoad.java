@@ -19,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  *       batch, a stall of its own, unless vLLM preempted requests meanwhile ({@code vllm:num_preemptions_total} rose,
  *       or is not exported: a preempted request waits for KV cache and starts again).
  *   <li>llama.cpp adds to its token counters only when a request ends: its decode steps ({@code
- *       llamacpp:n_decode_total}), each of which advances every busy slot, are its progress.
+ *       llamacpp:n_decode_total}), each of which advances every busy slot, are its progress. A step while other
+ *       requests were processing advanced them, whatever the probe's own tokens (they ride in the same batch): never
+ *       compared with the probe's own prompt and output tokens.
  *   <li>Any other engine (SGLang and TGI count tokens when a request ends): its prompt and generated tokens moving
  *       beyond the probe's own.
  * </ul>
@@ -27,7 +29,10 @@ import org.jspecify.annotations.Nullable;
  * Pure.
  */
 enum EngineLoad {
-    /** Nothing else runs or waits. */
+    /**
+     * Nothing else runs or waits (on llama.cpp: nothing processed before the probe, and no more decode steps than its
+     * own).
+     */
     IDLE,
     /** Other requests run or wait, and the engine made progress beyond the probe's own tokens. */
     BUSY,
@@ -77,9 +82,7 @@ enum EngineLoad {
             return STALLED;
         }
         if (before.decodeSteps() != null && after.decodeSteps() != null) {
-            // llama.cpp: a probe waiting behind another request adds no step of its own (at most one to evaluate its
-            // prompt, one per token it generated).
-            return delta(before.decodeSteps(), after.decodeSteps()) > own.total() ? BUSY : STALLED;
+            return decodeSteps(before, after, own);
         }
         if (countsEveryStep(after)) {
             double generated = delta(before.generationTokens(), after.generationTokens()) - own.output();
@@ -93,6 +96,24 @@ enum EngineLoad {
             return ownStreamStopped && !preempted ? LEFT_OUT : BUSY;
         }
         return tokens(before, after) > own.total() ? BUSY : STALLED;
+    }
+
+    /**
+     * llama.cpp: each decode step evaluates one batch holding every busy slot (a generating slot's next token, the next
+     * chunk of a slot's prompt), so a step while requests were processing advanced every one of them, the probe's own
+     * steps included (they are shared with the others). No step at all is a stall. Only where nothing was processing
+     * before the probe may the steps be the probe's own alone (one for its prompt, one per token): no more of them than
+     * it takes says nothing of other work ({@link #IDLE}: the probe timed out on its own).
+     */
+    private static EngineLoad decodeSteps(EngineMetricsSample before, EngineMetricsSample after, OwnTokens own) {
+        double steps = delta(before.decodeSteps(), after.decodeSteps());
+        if (steps == 0) {
+            return STALLED;
+        }
+        if (running(before) > 0 || own.total() == 0) {
+            return BUSY;
+        }
+        return steps > own.total() ? BUSY : IDLE;
     }
 
     /** The progress from {@code before} to {@code after} in the engine's own terms, for an operator to read. */

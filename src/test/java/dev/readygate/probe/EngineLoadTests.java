@@ -168,8 +168,31 @@ class EngineLoadTests {
         // No decode step meanwhile: a stall.
         assertThat(EngineLoad.between(llama(1, 1, 0, 336), llama(1, 1, 0, 336), OWN))
                 .isEqualTo(EngineLoad.STALLED);
-        // The probe's own steps (its prompt, its two tokens) are no progress of other work.
+    }
+
+    @Test
+    void onLlamaServerEveryDecodeStepAdvancesTheRequestsThatWereProcessingWhateverTheProbesOwnTokens() {
+        // Issue 24: four slots, two client streams, a loaded machine: 3 decode steps while the light check (an 8-token
+        // prompt, two tokens out) waited were judged "no progress". Each step batched both streams: they advanced.
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(3, 0, 0, 339), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(3, 0, 0, 337), OWN, true))
+                .isEqualTo(EngineLoad.BUSY);
         assertThat(EngineLoad.between(llama(1, 0, 0, 336), llama(1, 0, 0, 339), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        // The requests that were processing ended meanwhile (their tokens counted at their end): they advanced too.
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(1, 0, 40, 338), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        // No decode step at all while requests were processing: a stall, however the token counters moved.
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(3, 0, 0, 336), OWN, false))
+                .isEqualTo(EngineLoad.STALLED);
+        // Nothing processing before the probe, a client request came meanwhile: steps no more than the probe's own
+        // may all be its own (it timed out on its own, not a stall); more of them advanced the other request.
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 339), OWN, false))
+                .isEqualTo(EngineLoad.IDLE);
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 400), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 336), OWN, false))
                 .isEqualTo(EngineLoad.STALLED);
     }
 }
