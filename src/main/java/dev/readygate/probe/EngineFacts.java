@@ -2,6 +2,7 @@ package dev.readygate.probe;
 
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.SlotsSample;
 import java.time.Instant;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +33,10 @@ import org.jspecify.annotations.Nullable;
  *     own, not real traffic's)
  * @param putOffSince the scrape a light check was last put off at, while every llama-server slot was taken: the next
  *     one put off is judged against it from the engine's metrics alone; null once a light check ran
+ * @param slots llama-server's {@code /slots} as this cycle read it, where {@code /metrics} is not usable; null when not
+ *     read or when the read failed (a stale answer says nothing of now)
+ * @param slotsOffered false once {@code /slots} answered that this server does not offer it
+ * @param slotsPutOffSince {@code /slots} when a light check was last put off on its evidence; null once one ran
  */
 public record EngineFacts(
         String startId,
@@ -48,7 +53,10 @@ public record EngineFacts(
         @Nullable Instant lastLight,
         int lightChecks,
         int lightChecksAtLastHeavy,
-        @Nullable EngineMetricsSample putOffSince) {
+        @Nullable EngineMetricsSample putOffSince,
+        @Nullable SlotsSample slots,
+        boolean slotsOffered,
+        @Nullable SlotsSample slotsPutOffSince) {
 
     /** No engine start. */
     public static final EngineFacts NONE = fresh("");
@@ -70,6 +78,9 @@ public record EngineFacts(
                 null,
                 0,
                 0,
+                null,
+                null,
+                true,
                 null);
     }
 
@@ -137,6 +148,7 @@ public record EngineFacts(
             draft.lastLight = at;
             draft.lightChecks = lightChecks + 1;
             draft.putOffSince = null;
+            draft.slotsPutOffSince = null;
         });
     }
 
@@ -145,6 +157,27 @@ public record EngineFacts(
         return with(draft -> {
             draft.lastLight = at;
             draft.putOffSince = sample;
+        });
+    }
+
+    /** A light check due now is put off (every slot taken, as {@code /slots} says), and judged from {@code sample} on. */
+    EngineFacts withLightCheckPutOff(Instant at, SlotsSample sample) {
+        return with(draft -> {
+            draft.lastLight = at;
+            draft.slotsPutOffSince = sample;
+        });
+    }
+
+    /** {@code /slots} as this cycle read it (null: not read, or the read failed). */
+    EngineFacts withSlots(@Nullable SlotsSample value) {
+        return with(draft -> draft.slots = value);
+    }
+
+    /** {@code /slots} answered that this server does not offer it: not asked again on this start. */
+    EngineFacts withoutSlots() {
+        return with(draft -> {
+            draft.slots = null;
+            draft.slotsOffered = false;
         });
     }
 
@@ -177,7 +210,10 @@ public record EngineFacts(
                 draft.lastLight,
                 draft.lightChecks,
                 draft.lightChecksAtLastHeavy,
-                draft.putOffSince);
+                draft.putOffSince,
+                draft.slots,
+                draft.slotsOffered,
+                draft.slotsPutOffSince);
     }
 
     /** The facts being changed. */
@@ -219,6 +255,14 @@ public record EngineFacts(
         @Nullable
         EngineMetricsSample putOffSince;
 
+        @Nullable
+        SlotsSample slots;
+
+        boolean slotsOffered;
+
+        @Nullable
+        SlotsSample slotsPutOffSince;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -234,6 +278,9 @@ public record EngineFacts(
             lightChecks = facts.lightChecks;
             lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
             putOffSince = facts.putOffSince;
+            slots = facts.slots;
+            slotsOffered = facts.slotsOffered;
+            slotsPutOffSince = facts.slotsPutOffSince;
         }
     }
 

@@ -3,6 +3,7 @@ package dev.readygate.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.SlotsSample;
 import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -194,5 +195,42 @@ class EngineLoadTests {
                 .isEqualTo(EngineLoad.BUSY);
         assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 336), OWN, false))
                 .isEqualTo(EngineLoad.STALLED);
+    }
+
+    static SlotsSample slots(SlotsSample.Slot... slots) {
+        return new SlotsSample(java.util.List.of(slots));
+    }
+
+    static SlotsSample.Slot held(int id, long task, long decoded) {
+        return new SlotsSample.Slot(id, task, true, decoded);
+    }
+
+    static SlotsSample.Slot free(int id) {
+        return new SlotsSample.Slot(id, -1, false, 0);
+    }
+
+    @Test
+    void withoutMetricsLlamaServersSlotsTellTheRequestsThatAdvanceFromThoseThatStall() {
+        // Issue 24: no /metrics, /slots answers: each request's n_decoded is its progress.
+        assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(held(0, 7, 340))))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.decodedBetween(slots(held(0, 7, 100)), slots(held(0, 7, 340))))
+                .isEqualTo(240);
+        // A request that ended (its slot free, or serving another task) advanced to its end.
+        assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(free(0))))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(held(0, 9, 3))))
+                .isEqualTo(EngineLoad.BUSY);
+        // Every request generating before and none moved: a stall.
+        assertThat(EngineLoad.betweenSlots(
+                        slots(held(0, 7, 100), held(1, 8, 5)), slots(held(0, 7, 100), held(1, 8, 5))))
+                .isEqualTo(EngineLoad.STALLED);
+        // One of them still at 0 tokens may be evaluating a long prompt, which /slots does not measure: busy.
+        assertThat(EngineLoad.betweenSlots(
+                        slots(held(0, 7, 100), held(1, 8, 0)), slots(held(0, 7, 100), held(1, 8, 0))))
+                .isEqualTo(EngineLoad.BUSY);
+        // Nothing held before: idle.
+        assertThat(EngineLoad.betweenSlots(slots(free(0)), slots(held(0, 9, 0))))
+                .isEqualTo(EngineLoad.IDLE);
     }
 }
