@@ -16,15 +16,14 @@ import org.springframework.context.annotation.Configuration;
  * {@code java -jar readygate.jar check --readygate.engine.base-url=http://127.0.0.1:8000 ...}: binds readygate's
  * configuration exactly as the sidecar does (arguments, environment, {@code ./config/application.yaml}), runs
  * {@link EngineCheck} once and prints its report. Exit status: 0 when readygate would gate this engine correctly, 1
- * when it would not, 2 when the configuration itself is wrong.
+ * when it would not, 2 when the configuration itself is wrong, 3 when it would gate it with the limits the report's
+ * problems and warnings name ({@link CheckReport.Verdict}).
  */
 public final class CheckLauncher {
 
     /** The first command-line argument that selects the check. */
     public static final String COMMAND = "check";
 
-    static final int GATES_CORRECTLY = 0;
-    static final int WOULD_NOT_GATE = 1;
     static final int BAD_CONFIGURATION = 2;
 
     private CheckLauncher() {}
@@ -67,7 +66,7 @@ public final class CheckLauncher {
                             context.getBean(Clock.class))
                     .run();
             out.print(report.render());
-            return report.gatesCorrectly() ? GATES_CORRECTLY : WOULD_NOT_GATE;
+            return report.verdict().exitStatus();
         }
     }
 

@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * What {@code readygate check} found, in sections of labelled lines, with the configuration problems, the reasons
- * readygate would not gate the engine correctly, and the verdict. Rendered as plain text for a person (and a CI log).
+ * readygate would not gate the engine correctly, and the verdict ({@link Verdict}, with its exit status). Rendered as plain text for a person (and a CI log).
  *
  * @param target the engine's base URL
  * @param sections what each step saw
@@ -31,8 +31,38 @@ record CheckReport(String target, List<Section> sections, List<String> problems,
         }
     }
 
-    boolean gatesCorrectly() {
-        return failures.isEmpty();
+    /**
+     * What the check concludes, each with its exit status (2, a configuration readygate cannot start with, comes before
+     * any check: {@link CheckLauncher}).
+     */
+    enum Verdict {
+        /** No failure, no problem or warning: readygate would gate this engine correctly. */
+        GATES_CORRECTLY(0),
+        /** Each reason listed: readygate would not gate this engine correctly. */
+        WOULD_NOT_GATE(1),
+        /**
+         * No failure, but configuration problems or warnings: readygate would gate this engine, with the limits they name
+         * (no busy detection, a canary disabled, ...), which an init container or CI job may accept or not.
+         */
+        GATES_WITH_LIMITS(3);
+
+        private final int exitStatus;
+
+        Verdict(int exitStatus) {
+            this.exitStatus = exitStatus;
+        }
+
+        int exitStatus() {
+            return exitStatus;
+        }
+    }
+
+    /** Any failure is {@code WOULD_NOT_GATE}; else any problem or warning is {@code GATES_WITH_LIMITS}. */
+    Verdict verdict() {
+        if (!failures.isEmpty()) {
+            return Verdict.WOULD_NOT_GATE;
+        }
+        return problems.isEmpty() ? Verdict.GATES_CORRECTLY : Verdict.GATES_WITH_LIMITS;
     }
 
     String render() {
@@ -58,11 +88,25 @@ record CheckReport(String target, List<Section> sections, List<String> problems,
         }
         problems.forEach(problem -> out.append("  - ").append(problem).append('\n'));
         out.append('\n');
-        if (gatesCorrectly()) {
-            out.append("verdict: readygate would gate this engine correctly (exit 0)\n");
-        } else {
-            out.append("verdict: readygate would NOT gate this engine correctly (exit 1):\n");
-            failures.forEach(failure -> out.append("  - ").append(failure).append('\n'));
+        Verdict verdict = verdict();
+        switch (verdict) {
+            case GATES_CORRECTLY ->
+                out.append("verdict: readygate would gate this engine correctly (exit ")
+                        .append(verdict.exitStatus())
+                        .append(")\n");
+            case GATES_WITH_LIMITS ->
+                out.append("verdict: readygate would gate this engine, with the limits of the ")
+                        .append(problems.size())
+                        .append(problems.size() == 1 ? " problem or warning" : " problems and warnings")
+                        .append(" above (exit ")
+                        .append(verdict.exitStatus())
+                        .append(")\n");
+            case WOULD_NOT_GATE -> {
+                out.append("verdict: readygate would NOT gate this engine correctly (exit ")
+                        .append(verdict.exitStatus())
+                        .append("):\n");
+                failures.forEach(failure -> out.append("  - ").append(failure).append('\n'));
+            }
         }
         return out.toString();
     }

@@ -190,7 +190,12 @@ final class EngineCheck {
             report.problem("no usable /metrics ("
                     + surface.endpoint(EngineSurface.Endpoint.METRICS).describe()
                     + "): no busy detection, so a representative probe that times out on a busy engine counts as a"
-                    + " failure; no restart detection by process start");
+                    + " failure; no restart detection by process start"
+                    + (surface.dialect() == EngineDialect.LLAMA_CPP
+                            ? "; llama-server: start it with --metrics, or with --slots so that readygate sees a"
+                                    + " taken slot and sends no light check to wait for it (holding one of the"
+                                    + " server's few HTTP threads)"
+                            : ""));
         }
         if (refused != null) {
             report.problem(

@@ -33,6 +33,16 @@ public interface EngineClient {
      */
     Mono<EngineCall<ServerInfo>> serverInfo(EngineDialect dialect);
 
+    /**
+     * llama-server's {@code GET /slots}: which slots a request holds, and how far each one got; {@code NOT_SUPPORTED}
+     * where it is off ({@code --no-slots}, or older servers without {@code --slots}) and on other engines.
+     */
+    default Mono<EngineCall<SlotsSample>> slots() {
+        return Mono.just(new EngineCall.Failure<>(
+                new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, null, "GET /slots: not asked of this engine"),
+                java.time.Duration.ZERO));
+    }
+
     /** {@code GET /metrics}, parsed. */
     Mono<EngineCall<EngineMetricsSample>> metrics();
 

@@ -301,6 +301,39 @@ final class EngineJson {
         }
     }
 
+    /**
+     * llama-server's {@code /slots}: an array of slots, each with {@code id}, {@code id_task}, {@code is_processing} and
+     * {@code next_token.n_decoded} ({@code next_token} an object, or an array of them in newer servers). Nothing else
+     * is read: the slots' prompts are in the same answer.
+     */
+    SlotsSample slots(byte[] body) {
+        JsonNode root;
+        try {
+            root = json.readTree(body);
+        } catch (JacksonException ex) {
+            throw malformed("/slots: body is not JSON" + CompletionStream.where(ex.getLocation()));
+        }
+        if (root == null || !root.isArray()) {
+            throw malformed("/slots: body is not a JSON array");
+        }
+        List<SlotsSample.Slot> slots = new java.util.ArrayList<>();
+        for (JsonNode slot : root) {
+            JsonNode next = slot.path("next_token");
+            JsonNode decoded = (next.isArray() ? next.path(0) : next).path("n_decoded");
+            if (!slot.path("id").isIntegralNumber()
+                    || !slot.path("is_processing").isBoolean()
+                    || !decoded.isIntegralNumber()) {
+                throw malformed("/slots: a slot without id, is_processing or next_token.n_decoded");
+            }
+            slots.add(new SlotsSample.Slot(
+                    slot.path("id").intValue(),
+                    slot.path("id_task").asLong(-1),
+                    slot.path("is_processing").booleanValue(),
+                    decoded.longValue()));
+        }
+        return new SlotsSample(slots);
+    }
+
     private JsonNode object(byte[] body, String what) {
         JsonNode root;
         try {

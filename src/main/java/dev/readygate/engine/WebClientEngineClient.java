@@ -208,6 +208,15 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     }
 
     @Override
+    public Mono<EngineCall<SlotsSample>> slots() {
+        return call(
+                Route.SLOTS,
+                requestTimeout,
+                client -> client.get().uri(Route.SLOTS.path).accept(MediaType.APPLICATION_JSON),
+                response -> readBody(response, Route.SLOTS).map(json::slots));
+    }
+
+    @Override
     public Mono<EngineCall<StreamedCompletion>> streamCompletion(CompletionRequest request, Duration timeout) {
         return Mono.defer(() -> {
             byte[] body = json.completionRequest(request);
@@ -491,6 +500,7 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         INFO("GET", "/info", true),
         SERVER_INFO("GET", "/get_server_info", true),
         METRICS("GET", "/metrics", true),
+        SLOTS("GET", "/slots", true),
         // A server may offer only one of them: a missing one is NOT_SUPPORTED, and the probes use the other.
         COMPLETIONS("POST", "/v1/completions", true),
         CHAT_COMPLETIONS("POST", "/v1/chat/completions", true);

@@ -2,6 +2,7 @@ package dev.readygate.probe;
 
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.SlotsSample;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.function.Consumer;
@@ -36,6 +37,10 @@ import org.jspecify.annotations.Nullable;
  * @param speed what the latest passed representative probe of this start, or its latest generation check that passed
  *     on an idle engine, measured: the light checks' budget follows it ({@link GenerationBudget}); null before one
  *     passed
+ * @param slots llama-server's {@code /slots} as this cycle read it, where {@code /metrics} is not usable; null when not
+ *     read or when the read failed (a stale answer says nothing of now)
+ * @param slotsOffered false once {@code /slots} answered that this server does not offer it
+ * @param slotsPutOffSince {@code /slots} when a light check was last put off on its evidence; null once one ran
  */
 public record EngineFacts(
         String startId,
@@ -53,7 +58,10 @@ public record EngineFacts(
         int lightChecks,
         int lightChecksAtLastHeavy,
         @Nullable EngineMetricsSample putOffSince,
-        @Nullable Speed speed) {
+        @Nullable Speed speed,
+        @Nullable SlotsSample slots,
+        boolean slotsOffered,
+        @Nullable SlotsSample slotsPutOffSince) {
 
     /**
      * How fast this engine generates, as a probe measured it on this start.
@@ -85,6 +93,9 @@ public record EngineFacts(
                 0,
                 0,
                 null,
+                null,
+                null,
+                true,
                 null);
     }
 
@@ -152,6 +163,7 @@ public record EngineFacts(
             draft.lastLight = at;
             draft.lightChecks = lightChecks + 1;
             draft.putOffSince = null;
+            draft.slotsPutOffSince = null;
         });
     }
 
@@ -166,6 +178,27 @@ public record EngineFacts(
     /** A probe of this start passed, having measured {@code value}. */
     EngineFacts withSpeed(Speed value) {
         return with(draft -> draft.speed = value);
+    }
+
+    /** A light check due now is put off (every slot taken, as {@code /slots} says), and judged from {@code sample} on. */
+    EngineFacts withLightCheckPutOff(Instant at, SlotsSample sample) {
+        return with(draft -> {
+            draft.lastLight = at;
+            draft.slotsPutOffSince = sample;
+        });
+    }
+
+    /** {@code /slots} as this cycle read it (null: not read, or the read failed). */
+    EngineFacts withSlots(@Nullable SlotsSample value) {
+        return with(draft -> draft.slots = value);
+    }
+
+    /** {@code /slots} answered that this server does not offer it: not asked again on this start. */
+    EngineFacts withoutSlots() {
+        return with(draft -> {
+            draft.slots = null;
+            draft.slotsOffered = false;
+        });
     }
 
     /** {@code /version} is read now: the recheck count starts again. */
@@ -198,7 +231,10 @@ public record EngineFacts(
                 draft.lightChecks,
                 draft.lightChecksAtLastHeavy,
                 draft.putOffSince,
-                draft.speed);
+                draft.speed,
+                draft.slots,
+                draft.slotsOffered,
+                draft.slotsPutOffSince);
     }
 
     /** The facts being changed. */
@@ -243,6 +279,14 @@ public record EngineFacts(
         @Nullable
         Speed speed;
 
+        @Nullable
+        SlotsSample slots;
+
+        boolean slotsOffered;
+
+        @Nullable
+        SlotsSample slotsPutOffSince;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -259,6 +303,9 @@ public record EngineFacts(
             lightChecksAtLastHeavy = facts.lightChecksAtLastHeavy;
             putOffSince = facts.putOffSince;
             speed = facts.speed;
+            slots = facts.slots;
+            slotsOffered = facts.slotsOffered;
+            slotsPutOffSince = facts.slotsPutOffSince;
         }
     }
 

@@ -3,6 +3,7 @@ package dev.readygate.probe;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.SlotsSample;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.Reason;
@@ -107,6 +108,34 @@ final class LightChecks {
                         ProbeKind.GENERATION,
                         at,
                         slots + "%.0f decode steps in %d s".formatted(Math.max(0, to - from), seconds));
+        };
+        record(report);
+        return observation(report);
+    }
+
+    /**
+     * A light check put off because every llama-server slot stays taken, judged from {@code /slots} alone (no usable
+     * {@code /metrics}): the requests in its slots generated tokens or ended since {@code since} ({@code over} ago), or
+     * advance no more ({@link EngineLoad#betweenSlots}).
+     */
+    Observation putOff(SlotsSample since, SlotsSample now, Duration over, Instant at) {
+        String slots = "light check put off, every slot taken (%d of %d processing, as /slots says): "
+                .formatted(now.processing(), now.slots().size());
+        long seconds = Math.max(0, over.toSeconds());
+        ProbeReport report = switch (EngineLoad.betweenSlots(since, now)) {
+            case STALLED ->
+                ProbeReport.failed(
+                        ProbeKind.GENERATION,
+                        at,
+                        Reason.GENERATION_STALLED,
+                        slots + "no token generated in " + seconds + " s, the requests in its slots advance no more");
+            default ->
+                ProbeReport.busy(
+                        ProbeKind.GENERATION,
+                        at,
+                        slots
+                                + "%d tokens generated in %d s"
+                                        .formatted(EngineLoad.decodedBetween(since, now), seconds));
         };
         record(report);
         return observation(report);

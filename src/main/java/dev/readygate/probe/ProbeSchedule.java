@@ -3,11 +3,13 @@ package dev.readygate.probe;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.engine.SlotsSample;
 import dev.readygate.logging.RateLimitedLog;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineStart;
@@ -182,6 +184,7 @@ final class ProbeSchedule {
                 Flux.concat(
                         Mono.fromSupplier(() -> applied(new Observation.HealthOk(clock.instant()))),
                         Mono.defer(this::scrape),
+                        Mono.defer(this::readSlots),
                         Mono.defer(this::listModel),
                         Mono.defer(this::accepted),
                         Mono.defer(this::discover),
@@ -255,6 +258,38 @@ final class ProbeSchedule {
             // The sample is the new process's: the start the restart began learns it.
             learnEvidence(f -> f.scraped(sample, at));
             return Mono.just(restart);
+        });
+    }
+
+    /**
+     * On llama-server without usable {@code /metrics}: {@code /slots}, the engine's own word on which slots a request
+     * holds (see {@link #waitsHoldingAThread}); not asked again on a start whose server does not offer it. Only an answer
+     * of this cycle is kept: a stale one says nothing of now.
+     */
+    private Mono<Observation> readSlots() {
+        EngineFacts known = facts.current();
+        EngineSurface surface = known.capabilities().surface();
+        if (surface == null
+                || surface.dialect() != EngineDialect.LLAMA_CPP
+                || !known.slotsOffered()
+                || known.freshSample() != null) {
+            if (known.slots() != null) {
+                facts.learn(f -> f.withSlots(null));
+            }
+            return Mono.empty();
+        }
+        return client.slots().flatMap(call -> {
+            switch (call) {
+                case EngineCall.Success<SlotsSample> answer -> facts.learn(f -> f.withSlots(answer.value()));
+                case EngineCall.Failure<SlotsSample> failure -> {
+                    if (failure.failure().kind() == EngineFailure.Kind.NOT_SUPPORTED) {
+                        facts.learn(EngineFacts::withoutSlots);
+                    } else {
+                        facts.learn(f -> f.withSlots(null));
+                    }
+                }
+            }
+            return Mono.empty();
         });
     }
 
@@ -583,7 +618,11 @@ final class ProbeSchedule {
      * since the one put off before are busy; none is a stall, a failure as a light check's would be.
      */
     private void putOff(LightChecks checks, EngineFacts current, Instant now) {
-        EngineMetricsSample sample = Objects.requireNonNull(current.freshSample());
+        EngineMetricsSample sample = current.freshSample();
+        if (sample == null) {
+            putOffBySlots(checks, current, now);
+            return;
+        }
         EngineMetricsSample since = current.putOffSince();
         Instant last = current.lastLight();
         if (since != null && last != null) {
@@ -606,17 +645,46 @@ final class ProbeSchedule {
     }
 
     /**
+     * {@link #putOff} on llama-server's {@code /slots} (no usable {@code /metrics}): judged from the tokens the requests
+     * in its slots generated, over at least {@code generation.interval} and the budget the check would have had.
+     */
+    private void putOffBySlots(LightChecks checks, EngineFacts current, Instant now) {
+        SlotsSample sample = Objects.requireNonNull(current.slots());
+        SlotsSample since = current.slotsPutOffSince();
+        Instant last = current.lastLight();
+        if (since != null && last != null) {
+            Duration budget = checks.budget(null);
+            Duration window = budget.compareTo(config.generation().interval()) > 0
+                    ? budget
+                    : config.generation().interval();
+            if (now.isBefore(last.plus(window))) {
+                return;
+            }
+        }
+        String startId = current.startId();
+        facts.learn(startId, f -> f.withLightCheckPutOff(now, sample));
+        if (since != null && last != null) {
+            machine.apply(checks.putOff(since, sample, Duration.between(last, now), now), startId);
+        }
+    }
+
+    /**
      * Whether a light check would only wait for a slot while holding one of the server's few HTTP threads: on an
      * engine that gives each connection a thread (llama-server) whose latest scrape shows every slot taken
      * ({@code llamacpp:requests_processing} at its {@code total_slots}) or a request waiting. Its answer would be busy
      * at best; the thread it holds (until the slot frees, even after readygate gave up on it) is one that
      * {@code /health}, the kubelet or a client needs. It is put off to the first cycle whose scrape shows a free slot.
+     * Without usable {@code /metrics}, llama-server's {@code /slots} tells the same (every slot {@code is_processing}).
      */
     private static boolean waitsHoldingAThread(EngineFacts current) {
         EngineSurface surface = current.capabilities().surface();
         EngineMetricsSample sample = current.freshSample();
-        if (surface == null || surface.dialect().connectionsCostNoThread() || sample == null) {
+        if (surface == null || surface.dialect().connectionsCostNoThread()) {
             return false;
+        }
+        if (sample == null) {
+            // No /metrics: llama-server's /slots, where it answers.
+            return current.slots() != null && current.slots().full();
         }
         boolean waiting = sample.requestsWaiting() != null && sample.requestsWaiting() > 0;
         boolean full = surface.slots() != null
@@ -660,11 +728,15 @@ final class ProbeSchedule {
                 || elapsed(current, now, config.heavyInterval().multipliedBy(2));
     }
 
-    /** No request running or waiting (or no way to know: a stale sample says nothing of now). */
+    /**
+     * No request running or waiting (or no way to know: a stale sample says nothing of now). Without usable
+     * {@code /metrics}, llama-server's {@code /slots} of this cycle: a slot held is work.
+     */
     private static boolean idle(EngineFacts current) {
         EngineMetricsSample sample = current.freshSample();
         if (sample == null || !current.capabilities().metrics()) {
-            return true;
+            SlotsSample slots = current.slots();
+            return slots == null || slots.processing() == 0;
         }
         return zero(sample.requestsRunning()) && zero(sample.requestsWaiting());
     }

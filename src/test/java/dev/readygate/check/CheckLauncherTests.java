@@ -2,13 +2,22 @@ package dev.readygate.check;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.simulator.RunningSimulator;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** {@link CheckLauncher}: configuration problems are exit 2, named, without a stack trace. */
+/**
+ * {@link CheckLauncher}: configuration problems are exit 2, named, without a stack trace; an engine readygate would
+ * gate only with limits is exit 3, never 0.
+ */
 class CheckLauncherTests {
+
+    @TempDir
+    Path dir;
 
     static String run(int expectedExit, String... args) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -35,5 +44,23 @@ class CheckLauncherTests {
         assertThat(run(1, "--readygate.engine.base-url=http://127.0.0.1:1", "--readygate.check.wait-for-engine=0s"))
                 .contains("the engine never answered /health 200")
                 .contains("verdict: readygate would NOT gate this engine correctly (exit 1)");
+    }
+
+    @Test
+    void anEngineGatedWithLimitsExitsThreeNotZero() {
+        // Issue 24: exit 0 promises correct gating; a warning (here the canary off: wrong weights go unnoticed) is a
+        // limit, its own status.
+        try (RunningSimulator engine = RunningSimulator.serving(dir.resolve("engine"))) {
+            assertThat(run(
+                            3,
+                            "--readygate.engine.base-url=" + engine.baseUrl(),
+                            "--readygate.state-dir=" + dir.resolve("state"),
+                            "--readygate.probe.canary.enabled=false",
+                            "--readygate.probe.representative.prompt-tokens=100",
+                            "--readygate.probe.representative.output-tokens=4"))
+                    .contains("  - the canary is disabled")
+                    .contains("verdict: readygate would gate this engine, with the limits of the 1 problem or warning"
+                            + " above (exit 3)");
+        }
     }
 }

@@ -476,6 +476,22 @@ class LlamaServerIT {
                 .contains("no usable /metrics");
     }
 
+    @Test
+    void checkAgainstLlamaServerWithoutMetricsExitsThreeNamingTheLimit() {
+        // Issue 24: it exited 0 with a warning, though 0 promises correct gating.
+        LlamaServer engine = llama(smallModel, "-c", "2048");
+
+        ReadygateJar.Result check = check(engine);
+
+        System.out.println("readygate check against llama-server without --metrics:\n" + check.output());
+        assertThat(check.exitCode()).as(check.output()).isEqualTo(3);
+        assertThat(check.output())
+                .contains("  - no usable /metrics")
+                .contains("verdict: readygate would gate this engine, with the limits of the")
+                .contains("(exit 3)")
+                .doesNotContain("(exit 0)");
+    }
+
     // --- issue 16: a ready engine ---
 
     @Test
@@ -649,6 +665,156 @@ class LlamaServerIT {
         assertThat(seen).isLessThan(Duration.ofSeconds(20));
         // Cut where it ran past, not at a size bound: a few events, and what the sockets had buffered.
         assertThat(proxy.mostEventsWritten.get()).isLessThan(2000);
+    }
+
+    // --- issue 24: a busy llama-server, a loaded machine ---
+
+    @Test
+    void aProgressingLlamaServerUnderCpuContentionIsNeverJudgedStalled() throws Exception {
+        // Four slots, two client streams, the cores loaded by busy processes: a light check that timed out there saw a
+        // few decode steps (each one batching both streams), and was taken for a stall because they were fewer than the
+        // check's own prompt and output tokens. A model wide enough (512, 4 layers) for a step to take milliseconds,
+        // and
+        // light checks of 64 tokens: one that times out (750 ms) under this load sees fewer steps than its own tokens.
+        Path model = new GgufModel(512, 4, 8, 1376, 2048, 5).writeTo(dir.resolve("medium.gguf"));
+        LlamaServer engine = llama(model, "-c", "8192", "-np", "4", "--metrics");
+        WebTestClient client = readygate(
+                engine.baseUrl(),
+                "--readygate.probe.generation.output-tokens=64",
+                "--readygate.probe.representative.prompt-tokens=64",
+                "--readygate.probe.representative.output-tokens=8");
+        awaitReady(client, engine);
+        List<java.util.concurrent.CompletableFuture<?>> streams = List.of(stream(engine, 1500), stream(engine, 1500));
+        List<Process> load = new ArrayList<>();
+        List<String> notReady = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> verdicts = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try {
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> ReadygateClients.status(client)
+                                    .at("/engine/metrics/requestsRunning")
+                                    .asDouble(0)
+                            >= 2);
+            load.addAll(loadTheCores(Runtime.getRuntime().availableProcessors()));
+            Instant loaded = Instant.now();
+            sample(client, Duration.ofSeconds(40), notReady, verdicts, () -> {});
+            assertThat(streams).as("the client streams ran throughout").noneMatch(java.util.concurrent.Future::isDone);
+            JsonNode generation = ReadygateClients.status(client).at("/probes/generation/last");
+            assertThat(Instant.parse(generation.path("at").asString()))
+                    .as("a light check was judged under load: " + generation)
+                    .isAfter(loaded);
+        } finally {
+            load.forEach(Process::destroyForcibly);
+            streams.forEach(stream -> stream.cancel(true));
+        }
+        System.out.println("light checks under contention: " + verdicts);
+        // No light check taken for a stall while both streams advanced, and 0 s at 503 (sampled every 100 ms).
+        assertThat(verdicts).noneMatch(verdict -> verdict.contains("no progress of them"));
+        assertThat(notReady)
+                .as("never 503 while the engine progresses; light checks: " + verdicts)
+                .isEmpty();
+    }
+
+    @Test
+    void aBusyLlamaServerWithoutMetricsStaysReadyAndItsHealthAnswers() throws Exception {
+        // One slot (-np 1), no --metrics, one client streaming: readygate's light checks must neither take the engine
+        // out nor hold the server's few HTTP threads (three here) so that /health gets none.
+        LlamaServer engine = llama(smallModel, "-c", "32768", "-np", "1", "--slots");
+        WebTestClient client = readygate(engine.baseUrl());
+        awaitReady(client, engine);
+        java.util.concurrent.CompletableFuture<?> stream = stream(engine, 32000);
+        List<String> notReady = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> verdicts = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Integer> health = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try {
+            // A kubelet's probe of the engine itself (1 s timeout) beside readygate's own.
+            sample(client, Duration.ofSeconds(40), notReady, verdicts, () -> health.add(health(engine)));
+            assertThat(stream).as("the client stream ran throughout").isNotDone();
+        } finally {
+            stream.cancel(true);
+        }
+        System.out.println("light checks on a busy llama-server without /metrics: " + verdicts);
+        assertThat(notReady)
+                .as("never 503 while the engine serves; light checks: " + verdicts)
+                .isEmpty();
+        assertThat(health)
+                .as("llama-server's /health answered within 1 s throughout")
+                .isNotEmpty()
+                .allMatch(code -> code == 200);
+    }
+
+    /** llama-server's own {@code /health}, as a kubelet probes it (1 s): its status, or -1 without an answer. */
+    private static int health(LlamaServer engine) {
+        try (java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(1))
+                .build()) {
+            return http.send(
+                            java.net.http.HttpRequest.newBuilder(java.net.URI.create(engine.baseUrl() + "/health"))
+                                    .timeout(Duration.ofSeconds(1))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /** A streamed completion of {@code tokens} tokens (no end of sequence), read as it comes. */
+    private static java.util.concurrent.CompletableFuture<?> stream(LlamaServer engine, int tokens) {
+        return java.net.http.HttpClient.newHttpClient()
+                .sendAsync(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(engine.baseUrl() + "/v1/completions"))
+                                .header("Content-Type", "application/json")
+                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"prompt\":\"Once upon a"
+                                        + " time\",\"max_tokens\":" + tokens + ",\"ignore_eos\":true,\"stream\":true}"))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** {@code count} busy processes, each ending by itself within a minute (and destroyed by the caller before). */
+    private static List<Process> loadTheCores(int count) throws IOException {
+        List<Process> load = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            load.add(new ProcessBuilder("timeout", "60", "sh", "-c", "while :; do :; done")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start());
+        }
+        return load;
+    }
+
+    /**
+     * {@code /readyz} every 100 ms for {@code window}: each 503 with its reason goes to {@code notReady}; each light
+     * check judged meanwhile (its outcome and detail) to {@code verdicts}; {@code alsoEach} runs at every sample.
+     */
+    private static void sample(
+            WebTestClient client, Duration window, List<String> notReady, List<String> verdicts, Runnable alsoEach) {
+        Instant until = Instant.now().plus(window);
+        await().atMost(window.plusSeconds(30))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    alsoEach.run();
+                    int code = ReadygateClients.readyz(client);
+                    JsonNode status = ReadygateClients.status(client);
+                    if (code != 200) {
+                        notReady.add(Instant.now() + " " + code + " "
+                                + status.path("state").asString() + "/"
+                                + status.path("reason").asString("") + ": "
+                                + status.path("detail").asString(""));
+                    }
+                    JsonNode last = status.at("/probes/generation/last");
+                    String verdict = last.path("at").asString("") + " "
+                            + last.path("outcome").asString("") + " "
+                            + last.path("detail").asString("");
+                    if (!last.isMissingNode()
+                            && (verdicts.isEmpty() || !verdicts.getLast().equals(verdict))) {
+                        verdicts.add(verdict);
+                    }
+                    return Instant.now().isAfter(until);
+                });
     }
 
     // --- fixtures ---

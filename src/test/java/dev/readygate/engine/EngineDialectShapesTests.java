@@ -51,6 +51,15 @@ class EngineDialectShapesTests {
             llamacpp:requests_deferred 0
             """;
 
+    /** llama-server's {@code /slots} (c392e509, {@code --slots}): slot 0 generating, slot 1 idle; each with its prompt. */
+    static final String LLAMA_SLOTS = "[{\"id\":0,\"id_task\":57,\"n_ctx\":1024,\"speculative\":false,"
+            + "\"is_processing\":true,\"non_causal\":false,\"params\":{\"n_predict\":32000},"
+            + "\"prompt\":\"A secret prompt\",\"next_token\":{\"has_next_token\":true,\"has_new_line\":false,"
+            + "\"n_remain\":31877,\"n_decoded\":123,\"stopping_word\":\"\"}},"
+            + "{\"id\":1,\"id_task\":-1,\"n_ctx\":1024,\"speculative\":false,\"is_processing\":false,"
+            + "\"non_causal\":false,\"params\":{},\"prompt\":\"\",\"next_token\":[{\"has_next_token\":true,"
+            + "\"n_remain\":-1,\"n_decoded\":0,\"stopping_word\":\"\"}]}]";
+
     static final String LLAMA_NOT_FOUND =
             "{\"error\":{\"code\":404,\"message\":\"File Not Found\",\"type\":" + "\"not_found_error\"}}";
 
@@ -93,6 +102,7 @@ class EngineDialectShapesTests {
                                 : send(res, 200, "{\"status\":\"ok\"}"))
                 .get("/v1/models", (req, res) -> send(res, 200, LLAMA_MODELS))
                 .get("/props", (req, res) -> inFlight.answer(send(res, 200, LLAMA_PROPS)))
+                .get("/slots", (req, res) -> inFlight.answer(send(res, 200, LLAMA_SLOTS)))
                 .get(
                         "/metrics",
                         (req, res) -> inFlight.answer(res.status(200)
@@ -152,6 +162,38 @@ class EngineDialectShapesTests {
 
             assertThat(count.tokens()).isEmpty();
             assertThat(count.count()).isZero();
+        }
+    }
+
+    @Test
+    void llamaServersSlotsAreReadWithoutTheirPrompts() {
+        try (FakeEngine engine = llamaServer(new AtomicReference<>(), false);
+                WebClientEngineClient client = client(engine.url())) {
+            SlotsSample slots = success(client.slots());
+
+            assertThat(slots.slots())
+                    .containsExactly(new SlotsSample.Slot(0, 57, true, 123), new SlotsSample.Slot(1, -1, false, 0));
+            assertThat(slots.processing()).isEqualTo(1);
+            assertThat(slots.full()).isFalse();
+            assertThat(slots.toString()).doesNotContain("secret");
+        }
+    }
+
+    @Test
+    void slotsOffNamesItNotSupported() {
+        try (FakeEngine engine = FakeEngine.start(routes -> routes.get(
+                        "/slots",
+                        (req, res) -> send(
+                                res,
+                                501,
+                                "{\"error\":{\"code\":501,\"message\":\"This server does not support slots"
+                                        + " endpoint. Start it with `--slots`\",\"type\":\"not_supported_error\"}}")));
+                WebClientEngineClient client = client(engine.url())) {
+            EngineCall<SlotsSample> call = client.slots().block();
+
+            assertThat(call).isInstanceOf(EngineCall.Failure.class);
+            assertThat(((EngineCall.Failure<SlotsSample>) call).failure().kind())
+                    .isEqualTo(EngineFailure.Kind.NOT_SUPPORTED);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.readygate.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.SlotsSample;
 import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -168,8 +169,68 @@ class EngineLoadTests {
         // No decode step meanwhile: a stall.
         assertThat(EngineLoad.between(llama(1, 1, 0, 336), llama(1, 1, 0, 336), OWN))
                 .isEqualTo(EngineLoad.STALLED);
-        // The probe's own steps (its prompt, its two tokens) are no progress of other work.
+    }
+
+    @Test
+    void onLlamaServerEveryDecodeStepAdvancesTheRequestsThatWereProcessingWhateverTheProbesOwnTokens() {
+        // Issue 24: four slots, two client streams, a loaded machine: 3 decode steps while the light check (an 8-token
+        // prompt, two tokens out) waited were judged "no progress". Each step batched both streams: they advanced.
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(3, 0, 0, 339), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(3, 0, 0, 337), OWN, true))
+                .isEqualTo(EngineLoad.BUSY);
         assertThat(EngineLoad.between(llama(1, 0, 0, 336), llama(1, 0, 0, 339), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        // The requests that were processing ended meanwhile (their tokens counted at their end): they advanced too.
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(1, 0, 40, 338), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        // No decode step at all while requests were processing: a stall, however the token counters moved.
+        assertThat(EngineLoad.afterTimeout(llama(2, 0, 0, 336), llama(3, 0, 0, 336), OWN, false))
                 .isEqualTo(EngineLoad.STALLED);
+        // Nothing processing before the probe, a client request came meanwhile: steps no more than the probe's own
+        // may all be its own (it timed out on its own, not a stall); more of them advanced the other request.
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 339), OWN, false))
+                .isEqualTo(EngineLoad.IDLE);
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 400), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(2, 0, 0, 336), OWN, false))
+                .isEqualTo(EngineLoad.STALLED);
+    }
+
+    static SlotsSample slots(SlotsSample.Slot... slots) {
+        return new SlotsSample(java.util.List.of(slots));
+    }
+
+    static SlotsSample.Slot held(int id, long task, long decoded) {
+        return new SlotsSample.Slot(id, task, true, decoded);
+    }
+
+    static SlotsSample.Slot free(int id) {
+        return new SlotsSample.Slot(id, -1, false, 0);
+    }
+
+    @Test
+    void withoutMetricsLlamaServersSlotsTellTheRequestsThatAdvanceFromThoseThatStall() {
+        // Issue 24: no /metrics, /slots answers: each request's n_decoded is its progress.
+        assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(held(0, 7, 340))))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.decodedBetween(slots(held(0, 7, 100)), slots(held(0, 7, 340))))
+                .isEqualTo(240);
+        // A request that ended (its slot free, or serving another task) advanced to its end.
+        assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(free(0))))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(held(0, 9, 3))))
+                .isEqualTo(EngineLoad.BUSY);
+        // Every request generating before and none moved: a stall.
+        assertThat(EngineLoad.betweenSlots(
+                        slots(held(0, 7, 100), held(1, 8, 5)), slots(held(0, 7, 100), held(1, 8, 5))))
+                .isEqualTo(EngineLoad.STALLED);
+        // One of them still at 0 tokens may be evaluating a long prompt, which /slots does not measure: busy.
+        assertThat(EngineLoad.betweenSlots(
+                        slots(held(0, 7, 100), held(1, 8, 0)), slots(held(0, 7, 100), held(1, 8, 0))))
+                .isEqualTo(EngineLoad.BUSY);
+        // Nothing held before: idle.
+        assertThat(EngineLoad.betweenSlots(slots(free(0)), slots(held(0, 9, 0))))
+                .isEqualTo(EngineLoad.IDLE);
     }
 }

@@ -11,6 +11,7 @@ import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.ServerInfo;
+import dev.readygate.engine.SlotsSample;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -1124,6 +1125,69 @@ class ProbeScheduleTests {
         assertThat(history.last(ProbeKind.GENERATION).detail())
                 .isEqualTo("light check put off, every slot taken (1 requests processing, 1 deferred): no decode step"
                         + " in 2 s, the requests in its slots advance no more");
+    }
+
+    /** llama-server's {@code /slots}: one slot, held by task 7 that generated {@code decoded} tokens (or free). */
+    static SlotsSample oneSlot(boolean held, long decoded) {
+        return new SlotsSample(List.of(new SlotsSample.Slot(0, held ? 7 : -1, held, decoded)));
+    }
+
+    @Test
+    void withoutMetricsALightCheckIsPutOffWhileLlamaServersSlotsSaySlotsAreTakenAndJudgedFromThem() {
+        // Issue 24: llama-server -np 1 without --metrics, one client streaming: a light check sent then waits for the
+        // slot holding one of the server's few HTTP threads. /slots says the slot is taken: none is sent.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsSupported = false;
+        engine.slotsAnswer = oneSlot(false, 0);
+        List<CompletionRequest> sent = answeredCorrectly();
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.slotsAnswer = oneSlot(true, 0);
+        advance(Duration.ofMillis(2100));
+        sent.clear();
+        int ready = states.size();
+        for (int second = 0; second < 70; second++) {
+            engine.slotsAnswer = oneSlot(true, 100L * second);
+            advance(Duration.ofSeconds(1));
+        }
+        assertThat(sent).as("no light check sent").noneMatch(request -> request.maxTokens() == 2);
+        assertThat(states.subList(ready, states.size())).allMatch(EngineState::acceptsTraffic);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        ProbeReport last = history.last(ProbeKind.GENERATION);
+        assertThat(last.outcome()).isEqualTo(ProbeReport.Outcome.BUSY);
+        assertThat(last.detail())
+                .startsWith("light check put off, every slot taken (1 of 1 processing, as /slots says): ")
+                .containsPattern("[0-9]+ tokens generated in [0-9]+ s");
+        // The slot frees: the light checks resume.
+        engine.slotsAnswer = oneSlot(false, 0);
+        advance(Duration.ofSeconds(3));
+        assertThat(sent).anyMatch(request -> request.maxTokens() == 2);
+    }
+
+    @Test
+    void withoutMetricsASlotThatStaysTakenWithoutATokenIsStalled() {
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsSupported = false;
+        engine.slotsAnswer = oneSlot(false, 0);
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        engine.slotsAnswer = oneSlot(true, 500);
+        advance(Duration.ofMinutes(3));
+        assertThat(states).anySatisfy(state -> assertThat(state.reason()).isEqualTo(Reason.GENERATION_STALLED));
+        assertThat(history.last(ProbeKind.GENERATION).detail())
+                .contains("no token generated in")
+                .contains("the requests in its slots advance no more");
+    }
+
+    @Test
+    void aServerWithoutSlotsIsNotAskedAgain() {
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.metricsSupported = false;
+        start(withLightChecks());
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.slotsCalls.get()).isEqualTo(1);
     }
 
     @Test

@@ -8,6 +8,7 @@ import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.ServerInfo;
+import dev.readygate.engine.SlotsSample;
 import dev.readygate.engine.StreamedCompletion;
 import dev.readygate.engine.TokenCount;
 import java.time.Duration;
@@ -45,6 +46,10 @@ final class ScriptedEngine implements EngineClient {
     volatile boolean processStartKnown = true;
     /** What {@code /metrics} answers instead of the scripted sample, when set. */
     volatile EngineCall<EngineMetricsSample> metricsAnswer;
+    /** What llama-server's {@code /slots} answers; null: not offered ({@code NOT_SUPPORTED}). */
+    volatile @Nullable SlotsSample slotsAnswer;
+
+    final AtomicInteger slotsCalls = new AtomicInteger();
 
     volatile String version = "0.31.0";
     volatile Function<CompletionRequest, Mono<EngineCall<StreamedCompletion>>> completions = ScriptedEngine::correct;
@@ -141,6 +146,17 @@ final class ScriptedEngine implements EngineClient {
                 .boxed()
                 .toList();
         return Mono.just(ok(new TokenCount(ids.size(), 4096, ids)));
+    }
+
+    @Override
+    public Mono<EngineCall<SlotsSample>> slots() {
+        slotsCalls.incrementAndGet();
+        SlotsSample answer = slotsAnswer;
+        return Mono.just(
+                answer == null
+                        ? new EngineCall.Failure<>(
+                                new EngineFailure(EngineFailure.Kind.NOT_SUPPORTED, 501, "501"), Duration.ofMillis(1))
+                        : ok(answer));
     }
 
     @Override
