@@ -3,13 +3,8 @@ package dev.readygate.probe;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.Store;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -143,32 +138,6 @@ final class CanaryBaselineStore {
             doc.put(key, entry);
         });
         byte[] bytes = json.writerWithDefaultPrettyPrinter().writeValueAsBytes(doc);
-        Path temporary = file.resolveSibling(FILE + ".tmp");
-        try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            try (FileChannel channel = FileChannel.open(
-                    temporary,
-                    StandardOpenOption.CREATE,
-                    StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer buffer = ByteBuffer.wrap(bytes);
-                while (buffer.hasRemaining()) {
-                    channel.write(buffer);
-                }
-                channel.force(true);
-            }
-            try {
-                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException ex) {
-                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException ex) {
-            try {
-                Files.deleteIfExists(temporary);
-            } catch (IOException suppressed) {
-                ex.addSuppressed(suppressed);
-            }
-            throw ex;
-        }
+        StateDir.replaceAtomically(file, bytes);
     }
 }

@@ -5,13 +5,8 @@ import dev.readygate.readiness.StartSource;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.Store;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -185,33 +180,7 @@ final class StartJournal {
                     entry.source().value()));
         }
         byte[] bytes = json.writeValueAsBytes(Map.of("starts", starts));
-        Path temporary = file.resolveSibling(FILE_NAME + ".tmp");
-        try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            try (FileChannel channel = FileChannel.open(
-                    temporary,
-                    StandardOpenOption.CREATE,
-                    StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ByteBuffer buffer = ByteBuffer.wrap(bytes);
-                while (buffer.hasRemaining()) {
-                    channel.write(buffer);
-                }
-                channel.force(true);
-            }
-            try {
-                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException ex) {
-                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException ex) {
-            try {
-                Files.deleteIfExists(temporary);
-            } catch (IOException suppressed) {
-                ex.addSuppressed(suppressed);
-            }
-            throw ex;
-        }
+        StateDir.replaceAtomically(file, bytes);
     }
 
     /** The starts a journal file holds; none when there is none or it cannot be read (said once). Blocking. */

@@ -9,8 +9,10 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Instant;
@@ -285,6 +287,41 @@ public final class StateDir implements AutoCloseable {
                 }
             }
             return Lock.NO_LOCK_FILE;
+        }
+    }
+
+    /**
+     * Replaces {@code file} with {@code bytes} so that a reader, or the next readygate after a crash, sees the old
+     * content or the new, never part of either: written to {@code <file>.tmp}, forced to the disk, then renamed over
+     * it. Blocking; the temporary file is removed when the write fails.
+     */
+    public static void replaceAtomically(Path file, byte[] bytes) throws IOException {
+        Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            try (FileChannel channel = FileChannel.open(
+                    temporary,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer buffer = ByteBuffer.wrap(bytes);
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+                channel.force(true);
+            }
+            try {
+                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException ex) {
+                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException ex) {
+            try {
+                Files.deleteIfExists(temporary);
+            } catch (IOException suppressed) {
+                ex.addSuppressed(suppressed);
+            }
+            throw ex;
         }
     }
 
