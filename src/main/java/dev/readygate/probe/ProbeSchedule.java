@@ -625,14 +625,8 @@ final class ProbeSchedule {
         }
         EngineMetricsSample since = current.putOffSince();
         Instant last = current.lastLight();
-        if (since != null && last != null) {
-            Duration budget = checks.budget(since);
-            Duration window = budget.compareTo(config.generation().interval()) > 0
-                    ? budget
-                    : config.generation().interval();
-            if (now.isBefore(last.plus(window))) {
-                return;
-            }
+        if (since != null && last != null && !judgedAgain(checks.budget(since), last, now)) {
+            return;
         }
         String startId = current.startId();
         facts.learn(startId, f -> f.withLightCheckPutOff(now, sample));
@@ -645,6 +639,17 @@ final class ProbeSchedule {
     }
 
     /**
+     * Whether a light check put off at {@code last} is judged again at {@code now}: once the longer of
+     * {@code generation.interval} and the {@code budget} the check would have had has passed.
+     */
+    private boolean judgedAgain(Duration budget, Instant last, Instant now) {
+        Duration window = budget.compareTo(config.generation().interval()) > 0
+                ? budget
+                : config.generation().interval();
+        return !now.isBefore(last.plus(window));
+    }
+
+    /**
      * {@link #putOff} on llama-server's {@code /slots} (no usable {@code /metrics}): judged from the tokens the requests
      * in its slots generated, over at least {@code generation.interval} and the budget the check would have had.
      */
@@ -652,14 +657,8 @@ final class ProbeSchedule {
         SlotsSample sample = Objects.requireNonNull(current.slots());
         SlotsSample since = current.slotsPutOffSince();
         Instant last = current.lastLight();
-        if (since != null && last != null) {
-            Duration budget = checks.budget(null);
-            Duration window = budget.compareTo(config.generation().interval()) > 0
-                    ? budget
-                    : config.generation().interval();
-            if (now.isBefore(last.plus(window))) {
-                return;
-            }
+        if (since != null && last != null && !judgedAgain(checks.budget(null), last, now)) {
+            return;
         }
         String startId = current.startId();
         facts.learn(startId, f -> f.withLightCheckPutOff(now, sample));
