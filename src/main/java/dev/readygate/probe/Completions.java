@@ -13,10 +13,14 @@ import reactor.core.publisher.Mono;
  * Sends the probes' completions through what the engine offers: {@code POST /v1/completions}, or, on a server that
  * answers it does not have it (404, 405, 501), {@code POST /v1/chat/completions} with the same text as one user
  * message. What a start offers is learned once ({@link EngineCapabilities#generation()}); a server with neither is a
- * failure that names both answers. A prompt of token ids cannot go through chat: its failure comes back as it is, for
- * the caller to plan a text prompt.
+ * failure that names both answers. Once plain completions answered on a start, a later 404 there is a fault of that
+ * start (a proxy or a broken engine), returned as the failure it is, never taken for a server without them. A prompt
+ * of token ids cannot go through chat: its failure comes back as it is, for the caller to plan a text prompt.
  */
 final class Completions {
+
+    /** What shows that plain completions are there: they answered on this start. */
+    private static final String ANSWERED = "POST /v1/completions answered on this start";
 
     private final EngineClient client;
     private final EngineFactsHolder facts;
@@ -49,8 +53,14 @@ final class Completions {
                         : chat(request, timeout, String.valueOf(capabilities.generationEvidence()));
             case COMPLETIONS ->
                 client.streamCompletion(request, timeout).flatMap(call -> {
+                    if (call instanceof EngineCall.Success<StreamedCompletion>
+                            && capabilities.generationEvidence() == null) {
+                        facts.learn(f ->
+                                f.withCapabilities(f.capabilities().withGeneration(Generation.COMPLETIONS, ANSWERED)));
+                    }
                     if (!(call instanceof EngineCall.Failure<StreamedCompletion> missing)
-                            || missing.failure().kind() != EngineFailure.Kind.NOT_SUPPORTED) {
+                            || missing.failure().kind() != EngineFailure.Kind.NOT_SUPPORTED
+                            || ANSWERED.equals(capabilities.generationEvidence())) {
                         return Mono.just(call);
                     }
                     String plain = missing.failure().detail();

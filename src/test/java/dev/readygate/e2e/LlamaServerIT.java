@@ -677,14 +677,16 @@ class LlamaServerIT {
         // and
         // light checks of 64 tokens: one that times out (750 ms) under this load sees fewer steps than its own tokens.
         Path model = new GgufModel(512, 4, 8, 1376, 2048, 5).writeTo(dir.resolve("medium.gguf"));
-        LlamaServer engine = llama(model, "-c", "8192", "-np", "4", "--metrics");
+        // 8192 tokens of context a slot: the client streams outlast the 40 s window on a quiet machine too (1,500
+        // tokens each ended within it on the quiet CI of this change).
+        LlamaServer engine = llama(model, "-c", "32768", "-np", "4", "--metrics");
         WebTestClient client = readygate(
                 engine.baseUrl(),
                 "--readygate.probe.generation.output-tokens=64",
                 "--readygate.probe.representative.prompt-tokens=64",
                 "--readygate.probe.representative.output-tokens=8");
         awaitReady(client, engine);
-        List<java.util.concurrent.CompletableFuture<?>> streams = List.of(stream(engine, 1500), stream(engine, 1500));
+        List<java.util.concurrent.CompletableFuture<?>> streams = List.of(stream(engine, 7500), stream(engine, 7500));
         List<Process> load = new ArrayList<>();
         List<String> notReady = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<String> verdicts = new java.util.concurrent.CopyOnWriteArrayList<>();

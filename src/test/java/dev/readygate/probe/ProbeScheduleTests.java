@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -750,6 +751,28 @@ class ProbeScheduleTests {
         assertThat(sent.stream().filter(CompletionRequest::chat)).allMatch(request -> request.promptText() != null);
         assertThat(history.last(ProbeKind.REPRESENTATIVE).detail()).contains("prompt count exact");
         assertThat(history.last(ProbeKind.CANARY).detail()).contains("learned");
+    }
+
+    /**
+     * Plain completions served this start, then answer 404 (a proxy in front of a broken engine, LlamaServerIT's
+     * hidden endpoint): a fault the light checks see, not a server without them. Before, the probes went over to chat
+     * completions, which answered, and the engine stayed ready.
+     */
+    @Test
+    void plainCompletionsThatAnsweredOnThisStartAndThen404AreAFaultNotAChatOnlyServer() {
+        AtomicBoolean broken = new AtomicBoolean();
+        engine.completions = request -> !request.chat() && broken.get()
+                ? Mono.just(ScriptedEngine.failure(EngineFailure.Kind.NOT_SUPPORTED, PLAIN_MISSING))
+                : ScriptedEngine.correct(request);
+        start(withLightChecks());
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+
+        broken.set(true);
+        advance(Duration.ofSeconds(10));
+
+        assertThat(machine.current().acceptsTraffic()).isFalse();
+        assertThat(machine.current().reason()).isEqualTo(Reason.GENERATION_FAILED);
+        assertThat(facts.current().capabilities().generation()).isEqualTo(EngineCapabilities.Generation.COMPLETIONS);
     }
 
     @Test
