@@ -122,7 +122,7 @@ public final class AcceptLauncher {
                 .run(options.settings().toArray(String[]::new))) {
             stateDir = context.getBean(ReadygateProperties.class).stateDir();
         } catch (RuntimeException ex) {
-            out.println("readygate accept-model: configuration problem: " + rootMessage(ex));
+            out.println("readygate accept-model: configuration problem: " + CheckLauncher.rootMessage(ex));
             return BAD_USAGE;
         }
         return accept(
@@ -206,18 +206,6 @@ public final class AcceptLauncher {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", ex);
         }
-    }
-
-    private static String rootMessage(Throwable error) {
-        Throwable cause = error;
-        String message = error.getMessage();
-        while (cause != null) {
-            if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
-                message = cause.getMessage();
-            }
-            cause = cause.getCause() == cause ? null : cause.getCause();
-        }
-        return message == null ? error.getClass().getSimpleName() : message.strip();
     }
 
     public static void main(String[] args) {

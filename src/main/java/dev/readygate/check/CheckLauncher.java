@@ -71,7 +71,7 @@ public final class CheckLauncher {
     }
 
     /** The innermost message: Spring wraps a binding failure several times; the record's own message names the key. */
-    private static String rootMessage(Throwable error) {
+    static String rootMessage(Throwable error) {
         Throwable cause = error;
         String message = error.getMessage();
         while (cause != null) {
