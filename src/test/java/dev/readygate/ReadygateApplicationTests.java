@@ -1,5 +1,6 @@
 package dev.readygate;
 
+import static dev.readygate.HttpStatusPoll.statusOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
@@ -69,12 +70,7 @@ class ReadygateApplicationTests {
                     .build();
             await().atMost(Duration.ofSeconds(10))
                     .ignoreExceptions()
-                    .untilAsserted(() -> simulated
-                            .get()
-                            .uri("/health")
-                            .exchange()
-                            .expectStatus()
-                            .isOk());
+                    .until(() -> statusOf(simulated, "/health") == 200);
             assertThat(workDir.resolve("snapshot/manifest.json")).exists();
         }
     }

@@ -1,5 +1,6 @@
 package dev.readygate.simulator;
 
+import static dev.readygate.HttpStatusPoll.statusOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
@@ -234,13 +235,7 @@ class EngineLifecycleTests {
         running.daemonHealth().get().uri("/health").exchange().expectStatus().isEqualTo(503);
         Path socket = running.simulator.daemon().socketPath();
         assertThat(socket).doesNotExist();
-        await().atMost(Duration.ofSeconds(10))
-                .untilAsserted(() -> running.daemonHealth()
-                        .get()
-                        .uri("/health")
-                        .exchange()
-                        .expectStatus()
-                        .isOk());
+        await().atMost(Duration.ofSeconds(10)).until(() -> statusOf(running.daemonHealth(), "/health") == 200);
         assertThat(socket.getFileName().toString()).isEqualTo("vllm_weight_cache_gpu0.sock");
         assertThat(Files.readAttributes(socket, java.nio.file.attribute.BasicFileAttributes.class)
                         .isOther())

@@ -1,5 +1,6 @@
 package dev.readygate.simulator;
 
+import static dev.readygate.HttpStatusPoll.statusOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -42,13 +43,7 @@ class SimulatorLauncherTests {
             WebTestClient engine = WebTestClient.bindToServer()
                     .baseUrl("http://127.0.0.1:" + port)
                     .build();
-            await().atMost(Duration.ofSeconds(10))
-                    .ignoreExceptions()
-                    .untilAsserted(() -> engine.get()
-                            .uri("/health")
-                            .exchange()
-                            .expectStatus()
-                            .isOk());
+            await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> statusOf(engine, "/health") == 200);
             WebTestClient.bindToServer()
                     .baseUrl("http://127.0.0.1:" + admin)
                     .build()
@@ -103,10 +98,7 @@ class SimulatorLauncherTests {
     static void awaitOk(int port, String path) {
         WebTestClient client =
                 WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + port).build();
-        await().atMost(Duration.ofSeconds(10))
-                .ignoreExceptions()
-                .untilAsserted(
-                        () -> client.get().uri(path).exchange().expectStatus().isOk());
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> statusOf(client, path) == 200);
     }
 
     /** A port whose next two are free as well, from the ephemeral range's neighbourhood. */
