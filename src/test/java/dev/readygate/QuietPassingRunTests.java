@@ -2,6 +2,7 @@ package dev.readygate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.config.SettingsStart;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,11 +12,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * A passing run reads as a pass (issue 25): no warning or error line that a reader takes for a failure comes from the
  * build itself or from a test that retries on purpose.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class QuietPassingRunTests {
 
     static final String ALLOW_UNSAFE = "--sun-misc-unsafe-memory-access=allow";
@@ -73,5 +78,21 @@ class QuietPassingRunTests {
             }
         }
         assertThat(found).as("WebTestClient expectations retried by Awaitility").isEmpty();
+    }
+
+    /**
+     * The configuration tests start readygate's settings with a bad value on purpose, many times over, and read the
+     * refusal from the failure itself ({@link SettingsStart}): Spring Boot's "APPLICATION FAILED TO START" report,
+     * logged at ERROR, is not printed for them. The tests that check that report start readygate as the jar does.
+     */
+    @Test
+    void aStartRefusedOnPurposePrintsNoFailureReport(CapturedOutput output) {
+        SettingsStart.Outcome.Failed refused = SettingsStart.settings()
+                .args("--readygate.probe.representative.prompt-tokens=-5")
+                .start()
+                .failed();
+
+        assertThat(refused.description()).contains("readygate.probe.representative.prompt-tokens");
+        assertThat(output).doesNotContain("APPLICATION FAILED TO START");
     }
 }
