@@ -1,7 +1,6 @@
 package dev.readygate.simulator;
 
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -31,6 +30,7 @@ public final class EngineSimulator implements AutoCloseable {
 
     private final SimulatorProperties properties;
     private final Clock clock;
+    private final WorkDirLock workDir;
     private final ExecutorService lifecycleExecutor;
     private final Scheduler lifecycle;
     /**
@@ -66,8 +66,11 @@ public final class EngineSimulator implements AutoCloseable {
      * @param clock the source of timestamps
      * @param timer the scheduler all simulated durations run on (virtual time in tests)
      * @param stdout where vLLM log lines are echoed, or null for none
+     * @throws IllegalStateException when the work directory cannot be created or another simulator uses it
      */
     public EngineSimulator(SimulatorProperties properties, Clock clock, Scheduler timer, @Nullable PrintStream stdout) {
+        // First: nothing is written to the work directory, nor a thread started, before it is this simulator's alone.
+        this.workDir = WorkDirLock.take(properties.effectiveWorkDir(), clock.instant());
         this.properties = properties;
         this.clock = clock;
         this.lifecycleExecutor = SerialExecutor.start("simulator-lifecycle-" + properties.port());
@@ -116,7 +119,6 @@ public final class EngineSimulator implements AutoCloseable {
         String location = properties.scenario();
         Scenario scenario = location != null ? Scenario.load(location).scaled(properties.timeScale()) : null;
         return Mono.fromRunnable(() -> {
-                    ensureWorkDir();
                     snapshot.create(properties, model, engine.engineArgv(), properties.pid() - 50);
                     engine.containerStarted();
                 })
@@ -138,17 +140,6 @@ public final class EngineSimulator implements AutoCloseable {
                         runScenario(scenario);
                     }
                 }));
-    }
-
-    private void ensureWorkDir() {
-        try {
-            Files.createDirectories(properties.effectiveWorkDir());
-        } catch (java.io.IOException ex) {
-            throw new IllegalStateException(
-                    "readygate.simulator.work-dir: cannot create " + properties.effectiveWorkDir() + ": "
-                            + ex.getMessage(),
-                    ex);
-        }
     }
 
     /** Runs a scenario from its first step, replacing any running one. */
@@ -394,21 +385,26 @@ public final class EngineSimulator implements AutoCloseable {
 
     @Override
     public void close() {
-        scenarioRun.dispose();
-        traffic.close();
-        engine.close();
-        daemon.close();
-        DisposableServer server = admin;
-        if (server != null) {
-            server.disposeNow();
+        try {
+            scenarioRun.dispose();
+            traffic.close();
+            engine.close();
+            daemon.close();
+            DisposableServer server = admin;
+            if (server != null) {
+                server.disposeNow();
+            }
+            engineLog.close();
+            daemonLog.close();
+            lifecycle.dispose();
+            loops.disposeLater(java.time.Duration.ZERO, java.time.Duration.ofSeconds(2))
+                    .block(java.time.Duration.ofSeconds(5));
+            lifecycleExecutor.shutdownNow();
+            // Last: a start or stop still running on the loops above may publish GPU memory once more.
+            gpu.close();
+        } finally {
+            // Once nothing writes there any more: another simulator may take the directory.
+            workDir.close();
         }
-        engineLog.close();
-        daemonLog.close();
-        lifecycle.dispose();
-        loops.disposeLater(java.time.Duration.ZERO, java.time.Duration.ofSeconds(2))
-                .block(java.time.Duration.ofSeconds(5));
-        lifecycleExecutor.shutdownNow();
-        // Last: a start or stop still running on the loops above may publish GPU memory once more.
-        gpu.close();
     }
 }

@@ -2,6 +2,7 @@ package dev.readygate.demo;
 
 import static dev.readygate.HttpStatusPoll.statusOf;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.readygate.ReadygateApplication;
@@ -409,6 +410,42 @@ class DemoScenarioTests {
                 .ignoreExceptions()
                 .until(() -> text(engine, "/metrics").lines().anyMatch(line -> line.startsWith("vllm:")));
         assertThat(text(readygate, "/actuator/prometheus")).contains("readygate_");
+    }
+
+    /**
+     * The README's "a second demo started while one runs with the same state directory is refused before it writes
+     * anything there" (issue 25, item 4): given other ports, the second demo used to run beside the first and write
+     * its engine container start id into the first one's folder, and the first readygate recorded its engine's next
+     * restart as a container restart, naming a container that engine never had.
+     */
+    @Test
+    void aSecondDemoWithTheSameStateDirIsRefusedBeforeItWritesThere() throws IOException {
+        Path containerFile = stateDir.resolve("simulator").resolve("engine-container.json");
+        try (ConfigurableApplicationContext first = demo()) {
+            String container = Files.readString(containerFile);
+
+            Throwable refused = catchThrowable(() -> demo().close());
+
+            assertThat(refused)
+                    .rootCause()
+                    .hasMessageContaining("readygate.simulator.work-dir: " + stateDir.resolve("simulator")
+                            + " is in use by another simulator");
+            assertThat(Files.readString(containerFile)).isEqualTo(container);
+            assertThat(first.isRunning()).as("the demo that ran first").isTrue();
+        }
+    }
+
+    /** A demo with its own ports and this test's state directory, at the README's pace. */
+    private ConfigurableApplicationContext demo() {
+        return new SpringApplicationBuilder(ReadygateApplication.class)
+                .profiles("demo")
+                .run(
+                        "--server.port=0",
+                        "--readygate.simulator.port=" + listenerPort(),
+                        "--readygate.simulator.admin-port=" + listenerPort(),
+                        "--readygate.simulator.preload.health-port=" + listenerPort(),
+                        "--readygate.simulator.log-to-stdout=false",
+                        "--readygate.state-dir=" + stateDir);
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.readygate.simulator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
@@ -61,6 +62,33 @@ class TrafficAndContainerTests {
                     .until(() -> simulator.latestStartNumber() > before
                             && simulator.simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
             assertThat(container(sim)).isNotEqualTo(first).matches("[0-9a-f-]{36}");
+        }
+    }
+
+    /**
+     * Issue 25, item 4: a second demo started while one ran wrote its own container start id into the running one's
+     * work directory (then failed to bind its ports), and readygate recorded the running engine's next restart as a
+     * container restart, naming a container that engine never had. A second simulator is refused before it writes
+     * anything there; once the first has closed, the directory is free again.
+     */
+    @Test
+    void aSecondSimulatorInTheSameWorkDirIsRefusedBeforeItWritesItsContainerStartId() throws Exception {
+        Path sim = workDir.resolve("sim");
+        try (RunningSimulator running = RunningSimulator.serving(sim)) {
+            String container = container(sim);
+
+            assertThatIllegalStateException()
+                    .isThrownBy(() -> RunningSimulator.start(sim).close())
+                    .withMessageStartingWith("readygate.simulator.work-dir: " + sim + " is in use by another simulator"
+                            + " (pid " + ProcessHandle.current().pid() + " since ")
+                    .withMessageEndingWith(
+                            "): stop it, or give this one its own work-dir (the demo's is under readygate.state-dir)");
+
+            assertThat(container(sim)).isEqualTo(container);
+            assertThat(running.simulator.engine().container()).isEqualTo(container);
+        }
+        try (RunningSimulator next = RunningSimulator.serving(sim)) {
+            assertThat(next.simulator.engine().container()).isEqualTo(container(sim));
         }
     }
 
