@@ -116,9 +116,11 @@ final class StatusPageRenderer {
                         + ", as readygate rendered it</span>";
             case VERDICT -> verdict(status);
             case RESTART_LOOP ->
-                "<div id=\"restart-loop\" class=\"banner warn"
-                        + (isTrue(status.path("restarts").path("restartLoop")) ? "" : " hidden")
-                        + "\">RESTART LOOP: the engine started too often within the configured window</div>";
+                // Empty while there is none: a text browser or a paste shows a hidden banner's words.
+                isTrue(status.path("restarts").path("restartLoop"))
+                        ? "<div id=\"restart-loop\" class=\"banner warn\">RESTART LOOP: the engine started too often"
+                                + " within the configured window</div>"
+                        : "<div id=\"restart-loop\" class=\"banner warn hidden\"></div>";
             case CURRENT_START -> body(currentStart(status));
             case PROBE_REPRESENTATIVE -> body(probe(status, "representative"));
             case PROBE_CANARY -> body(probe(status, "canary") + heavyProbes(status.path("probes")));

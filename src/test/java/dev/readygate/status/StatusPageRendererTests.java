@@ -51,7 +51,7 @@ class StatusPageRendererTests {
                 .contains("2026-12-03 07:00:00 UTC</span><span class=\"muted\"> · for 2 min 5 s</span>")
                 .contains("<dd id=\"verdict-engine\">Qwen/Qwen3-0.6B · vLLM 0.31.0</dd>")
                 .contains("<th>port listening</th><td class=\"num\">07:00:03.250 UTC</td><td class=\"num\">+5.250 s")
-                .contains("<div id=\"restart-loop\" class=\"banner warn hidden\">")
+                .contains("<div id=\"restart-loop\" class=\"banner warn hidden\"></div>")
                 .contains("No engine start recorded yet.")
                 .doesNotContain("LOADING")
                 .doesNotContain("<!--{");
@@ -68,7 +68,8 @@ class StatusPageRendererTests {
                 .contains("<div id=\"verdict-word\">READY</div>")
                 .contains("<dt id=\"verdict-reason-label\" class=\"hidden\">")
                 .contains("<dt id=\"verdict-detail-label\" class=\"hidden\">")
-                .contains("<div id=\"restart-loop\" class=\"banner warn\">");
+                .contains("<div id=\"restart-loop\" class=\"banner warn\">RESTART LOOP: the engine started too"
+                        + " often within the configured window</div>");
     }
 
     @Test
