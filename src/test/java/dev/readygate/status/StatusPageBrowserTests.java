@@ -277,7 +277,8 @@ class StatusPageBrowserTests {
         try (DevToolsBrowser browser =
                 DevToolsBrowser.start(chromium(), Files.createTempDirectory(workDir, "devtools-"), TIME_ZONE)) {
             browser.open("http://127.0.0.1:" + stub.getAddress().getPort() + "/status", 1280, 800);
-            String detail = "document.getElementById('verdict-detail').textContent";
+            // Null-safe: until the navigation commits, the browser still shows the blank page.
+            String detail = "(document.getElementById('verdict-detail') || {textContent: ''}).textContent";
             await().atMost(Duration.ofSeconds(20))
                     .until(() -> browser.evaluate(detail).asString().startsWith("answer "));
             browser.evaluate(
