@@ -22,6 +22,11 @@ public final class ProbeHistory {
         skipped = why;
     }
 
+    /** A due verification ran: why an earlier one was skipped is past. */
+    synchronized void ran() {
+        skipped = null;
+    }
+
     public synchronized @Nullable ProbeReport last(ProbeKind kind) {
         return last.get(kind);
     }
@@ -30,7 +35,10 @@ public final class ProbeHistory {
         return lastFailure.get(kind);
     }
 
-    /** Why the last due heavy probe did not run (suspended, rate-limited), or null. */
+    /**
+     * Why the last due heavy probe did not run (suspended, rate-limited), or null once a verification ran after it (or
+     * none was skipped): never a skip that is no longer true.
+     */
     public synchronized @Nullable String lastSkipped() {
         return skipped;
     }

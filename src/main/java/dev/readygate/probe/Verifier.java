@@ -63,7 +63,11 @@ final class Verifier {
             String startId, ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
         breakerCounts(startId);
         int permits = Math.max(1, Math.min(rateLimiter.getRateLimiterConfig().getLimitForPeriod(), tokenCost(card)));
-        return Mono.defer(() -> probes(card, vllmVersion, before))
+        return Mono.defer(() -> {
+                    // Let through by the breaker and the budget: an earlier skip is no longer true.
+                    history.ran();
+                    return probes(card, vllmVersion, before);
+                })
                 .transformDeferred(RateLimiterOperator.of(rateLimiter, permits))
                 .transformDeferred(CircuitBreakerOperator.of(circuitBreaker))
                 .onErrorResume(

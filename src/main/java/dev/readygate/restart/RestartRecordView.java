@@ -180,8 +180,11 @@ public final class RestartRecordView {
 
     // ---- /status
 
-    /** The entry {@code /status} shows: seconds to the millisecond, phases as offsets from engine start, MiB. */
-    public Map<String, Object> status() {
+    /**
+     * The entry {@code /status} shows: seconds to the millisecond, phases as offsets from engine start, MiB, and what
+     * its "ready in" cell says ({@link ReadyIn}); {@code running}: whether the start is the engine's current one.
+     */
+    public Map<String, Object> status(boolean running) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("id", record.id());
         out.put("engineStart", record.engineStart().toString());
@@ -198,6 +201,7 @@ public final class RestartRecordView {
         Duration latency = record.readinessLatency();
         out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
         out.put("readinessLatencyBound", record.readinessLatencyBound());
+        out.put("readyIn", ReadyIn.of(record, running).status(record));
         Map<String, Double> phases = new LinkedHashMap<>();
         phaseOffsets().forEach((phase, offset) -> phases.put(phase.value(), millisecondSeconds(offset)));
         out.put("phaseOffsetsSeconds", phases);

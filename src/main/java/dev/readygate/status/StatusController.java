@@ -145,6 +145,12 @@ class StatusController {
     /** The JSON document; {@link StatusPage} answers browsers on the same path, hence {@code Vary: Accept}. */
     @GetMapping(path = "/status", produces = MediaType.APPLICATION_JSON_VALUE)
     public Mono<ResponseEntity<Map<String, Object>>> status() {
+        return document()
+                .map(document -> ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(document));
+    }
+
+    /** The document of {@code /status}, which the page ({@link StatusPage}) renders too. */
+    Mono<Map<String, Object>> document() {
         // The daemon and snapshot directory are read now (asynchronously); everything else is in memory. The
         // document is built and serialized off the event loop, where the probes are answered (at most
         // readygate.server.max-heavy-requests at once).
@@ -152,7 +158,7 @@ class StatusController {
                 .read(Instant.EPOCH)
                 .onErrorReturn(EvidenceSources.Reading.none())
                 .publishOn(Schedulers.boundedElastic())
-                .map(reading -> ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(document(reading)));
+                .map(this::document);
     }
 
     private Map<String, Object> document(EvidenceSources.Reading now) {
@@ -413,9 +419,11 @@ class StatusController {
         out.put("current", current);
         out.put("restartLoop", restarts.restartLoop());
         List<RestartRecord> latest = records.history().reversed();
+        EngineStart running = machine.start();
         List<Map<String, Object>> shown = latest.stream()
                 .limit(HISTORY_SHOWN)
-                .map(record -> new RestartRecordView(record).status())
+                .map(record -> new RestartRecordView(record)
+                        .status(running != null && running.id().equals(record.id())))
                 .toList();
         out.put("history", shown);
         // The whole history is in the exports; this page shows the latest only, and says how many it leaves out.

@@ -20,11 +20,13 @@ import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code GET /status} for people: when the client asks for {@code text/html} by name and prefers it to JSON (browsers
- * do), one self-contained page ({@value #PAGE}) whose script polls the JSON {@code /status} every two seconds and
- * draws it. Tools (no {@code Accept}, <code>*&#47;*</code>, {@code application/json}) do not match this route and get
+ * do), one self-contained page ({@value #PAGE}) that the server renders from the {@code /status} document
+ * ({@link StatusPageRenderer}: the verdict, the current start, the probes, the engine and the restart history read
+ * without script) and whose script draws the rest at once and polls the JSON {@code /status} every two seconds. Tools (no {@code Accept}, <code>*&#47;*</code>, {@code application/json}) do not match this route and get
  * {@link StatusController}'s JSON; functional routes are consulted before annotated controllers.
  */
 @Configuration(proxyBeanMethods = false)
@@ -35,20 +37,24 @@ class StatusPage {
     static final MediaType HTML = new MediaType(MediaType.TEXT_HTML, StandardCharsets.UTF_8);
 
     @Bean
-    RouterFunction<ServerResponse> statusPageRoute() {
+    RouterFunction<ServerResponse> statusPageRoute(StatusController status, JsonMapper json) {
         // Read once at startup, off the event loop.
         String html = read();
         String policy = contentSecurityPolicy(html);
+        StatusPageRenderer renderer = new StatusPageRenderer(html, json);
         return RouterFunctions.route(
                 RequestPredicates.GET("/status").and(StatusPage::prefersHtml),
-                request -> ServerResponse.ok()
-                        .contentType(HTML)
-                        .cacheControl(CacheControl.noCache())
-                        .varyBy(HttpHeaders.ACCEPT)
-                        .header("Content-Security-Policy", policy)
-                        .header("X-Content-Type-Options", "nosniff")
-                        .header("Referrer-Policy", "no-referrer")
-                        .bodyValue(html));
+                request -> status.document()
+                        // Still off the event loop, where the document was built.
+                        .map(document -> renderer.render(json.valueToTree(document)))
+                        .flatMap(page -> ServerResponse.ok()
+                                .contentType(HTML)
+                                .cacheControl(CacheControl.noCache())
+                                .varyBy(HttpHeaders.ACCEPT)
+                                .header("Content-Security-Policy", policy)
+                                .header("X-Content-Type-Options", "nosniff")
+                                .header("Referrer-Policy", "no-referrer")
+                                .bodyValue(page)));
     }
 
     static boolean prefersHtml(ServerRequest request) {
@@ -98,8 +104,9 @@ class StatusPage {
     }
 
     static String scriptHash(String html) {
+        // The one script without attributes; the rendered page's JSON data block is not a script that runs.
         int open = html.indexOf("<script>");
-        int close = html.indexOf("</script>");
+        int close = html.indexOf("</script>", open + 1);
         if (open < 0 || close < open || html.indexOf("<script", open + 1) >= 0) {
             throw new IllegalStateException(
                     PAGE + " must hold exactly one inline <script> (its hash goes into the CSP)");

@@ -570,6 +570,25 @@ class ProbeScheduleTests {
         assertThat(machine.current().acceptsTraffic()).isTrue();
     }
 
+    /**
+     * Why a heavy probe was skipped is said only while it is true: once the breaker let a verification through and
+     * closed, {@code /status} no longer says the heavy probes are suspended (the page said "circuit breaker open" long
+     * after it closed, issue 25 item 9).
+     */
+    @Test
+    void aSkippedHeavyProbeIsNoLongerReportedOnceTheBreakerClosed() {
+        engine.completions = request -> Mono.just(ScriptedEngine.status(500));
+        start(probe(1, 100_000));
+        advance(Duration.ofSeconds(10));
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+        assertThat(history.lastSkipped()).contains("circuit breaker open");
+        engine.completions = ScriptedEngine::correct;
+        advance(Duration.ofSeconds(35));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+        assertThat(history.lastSkipped()).isNull();
+    }
+
     @Test
     void engineThatRestartsIsVerifiedAtOnceEvenWhileHeavyProbesAreSuspended() {
         engine.completions = request -> Mono.just(ScriptedEngine.status(500));

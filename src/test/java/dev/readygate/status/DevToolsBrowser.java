@@ -144,6 +144,20 @@ final class DevToolsBrowser implements AutoCloseable {
                 Map.of("width", width, "height", height, "deviceScaleFactor", 1, "mobile", false));
     }
 
+    /** Runs no script of the pages it loads from now on, as a browser with JavaScript turned off. */
+    void disableScripts() throws Exception {
+        send("Emulation.setScriptExecutionDisabled", Map.of("value", true));
+    }
+
+    /** The document as the browser holds it now, read over DevTools: needs no script in the page. */
+    String dom() throws Exception {
+        int root =
+                send("DOM.getDocument", Map.of("depth", 0)).at("/root/nodeId").asInt();
+        return send("DOM.getOuterHTML", Map.of("nodeId", root))
+                .path("outerHTML")
+                .asString();
+    }
+
     /** The value of a JavaScript expression evaluated in the page (promises awaited), as JSON. */
     JsonNode evaluate(String expression) throws Exception {
         JsonNode result =

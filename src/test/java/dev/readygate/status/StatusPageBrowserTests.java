@@ -99,6 +99,42 @@ class StatusPageBrowserTests {
                     .isZero();
             assertThat(dom.stdout()).contains(">first seen</span></td>");
 
+            // Before any script (issue 25 item 6): what a scripted screenshot at load or a text browser shows.
+            try (DevToolsBrowser browser =
+                    DevToolsBrowser.start(chromium, Files.createTempDirectory(workDir, "no-script-"), TIME_ZONE)) {
+                browser.disableScripts();
+                browser.open(url, 1400, 1000);
+                await().atMost(Duration.ofSeconds(20)).until(() -> browser.dom().contains("</main>"));
+                String noScript = browser.dom();
+                assertThat(noScript)
+                        .contains("<title>READY · ready · readygate</title>")
+                        .contains("<div id=\"verdict\" class=\"ready\">")
+                        .contains("<div id=\"verdict-word\">READY</div>")
+                        .contains("<dd id=\"verdict-state\">ready</dd>")
+                        .contains("<dd id=\"verdict-engine\">Qwen/Qwen3-0.6B · vLLM 0.31.0</dd>")
+                        .contains("<span class=\"tag path path-preload_hit\">preload_hit</span>")
+                        .doesNotContain("LOADING");
+                assertThat(occurrences(noScript, "<tr class=\"restart\">")).isEqualTo(2);
+                // Both starts became ready (item 5): none says "never", the first seen one says why it has no latency.
+                String history = noScript.substring(
+                        noScript.indexOf("<table id=\"restart-table\""),
+                        noScript.indexOf("</table>", noScript.indexOf("<table id=\"restart-table\"")));
+                assertThat(history)
+                        .doesNotContain("never-text")
+                        .containsPattern("<span class=\"muted\" title=\"[^\"]*\">first seen</span>");
+                // As a text browser or a paste into a ticket reads it.
+                assertThat(noScript.replaceAll("(?s)<(script|style|title)[^>]*>.*?</\\1>", " ")
+                                .replaceAll("<[^>]+>", " ")
+                                .replaceAll("\\s+", " "))
+                        .contains(" READY state ready ")
+                        .containsPattern(" since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC · for ")
+                        .contains(" engine Qwen/Qwen3-0.6B · vLLM 0.31.0 ");
+                Path atLoad = Files.createDirectories(Path.of(SCREENSHOTS)).resolve("status-page-no-script.png");
+                browser.screenshot(atLoad, false, 1400, 1000);
+                assertPng(atLoad);
+                assertThat(browser.console()).isEmpty();
+            }
+
             Path screenshot = Files.createDirectories(Path.of(SCREENSHOTS)).resolve("status-page.png");
             Files.deleteIfExists(screenshot);
             Browser shot =
@@ -241,7 +277,8 @@ class StatusPageBrowserTests {
         try (DevToolsBrowser browser =
                 DevToolsBrowser.start(chromium(), Files.createTempDirectory(workDir, "devtools-"), TIME_ZONE)) {
             browser.open("http://127.0.0.1:" + stub.getAddress().getPort() + "/status", 1280, 800);
-            String detail = "document.getElementById('verdict-detail').textContent";
+            // Null-safe: until the navigation commits, the browser still shows the blank page.
+            String detail = "(document.getElementById('verdict-detail') || {textContent: ''}).textContent";
             await().atMost(Duration.ofSeconds(20))
                     .until(() -> browser.evaluate(detail).asString().startsWith("answer "));
             browser.evaluate(

@@ -61,7 +61,7 @@ class StatusPageTests {
 
     @ParameterizedTest
     @ValueSource(strings = {BROWSER_ACCEPT, "text/html", "application/json;q=0.5, text/html", "text/html, */*"})
-    void statusWhenClientPrefersHtmlReturnsTheSelfContainedPage(String accept) {
+    void statusWhenClientPrefersHtmlReturnsTheSelfContainedPage(String accept) throws IOException {
         String page = client.get()
                 .uri("/status")
                 .header(HttpHeaders.ACCEPT, accept)
@@ -86,11 +86,49 @@ class StatusPageTests {
                 .contains("id=\"chart-box\"")
                 .contains("id=\"restart-table\"")
                 .contains("\"Accept\": \"application/json\"")
-                // Self-contained: no URL to anywhere, no data put in as markup.
-                .doesNotContain("http://")
-                .doesNotContain("https://")
+                // Self-contained: nothing loaded from anywhere, no data put in as markup by the script. (The engine's
+                // base URL is data: the page shows it as text.)
+                .doesNotContainPattern("(href|src|action)=\"(?!data:)")
                 .doesNotContain("innerHTML")
                 .doesNotContain("<script src");
+        String template = new ClassPathResource(StatusPage.PAGE).getContentAsString(StandardCharsets.UTF_8);
+        assertThat(template).doesNotContain("http://").doesNotContain("https://");
+    }
+
+    /**
+     * The page as sent, before any script runs (issue 25 item 6): what a screenshot at load, a text browser or a paste
+     * into an incident ticket shows is the verdict and its reason, the same as the JSON's, not "LOADING".
+     */
+    @Test
+    void pageAsSentCarriesTheVerdictAndReasonOfTheDocument() {
+        JsonNode status = json(client.get().uri("/status").header(HttpHeaders.ACCEPT, "application/json"));
+        String page = client.get()
+                .uri("/status")
+                .header(HttpHeaders.ACCEPT, "text/html")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .returnResult()
+                .getResponseBody();
+        String reason = status.get("reason").asString();
+
+        assertThat(status.get("ready").booleanValue()).isFalse();
+        assertThat(reason).isNotBlank();
+        assertThat(page)
+                .contains("<title>NOT READY · " + status.get("state").asString() + " · readygate</title>")
+                .contains("<div id=\"verdict\" class=\"not-ready\">")
+                .contains("<div id=\"verdict-word\">NOT READY</div>")
+                .contains("<dd id=\"verdict-state\">" + status.get("state").asString() + "</dd>")
+                .contains("<dd id=\"verdict-reason\"><span class=\"tag bad\">" + reason + "</span></dd>")
+                .contains("<script type=\"application/json\" id=\"status-data\">{\"ready\":false,")
+                .doesNotContain("LOADING");
+        // Stripped of its markup, as a text browser or a paste shows it.
+        String text = page.replaceAll("(?s)<(script|style)[^>]*>.*?</\\1>", " ")
+                .replaceAll("(?s)<!--.*?-->", " ")
+                .replaceAll("<[^>]+>", " ")
+                .replaceAll("\\s+", " ");
+        assertThat(text).contains("NOT READY state " + status.get("state").asString() + " reason " + reason);
     }
 
     @ParameterizedTest
