@@ -247,6 +247,9 @@ final class ProbeSchedule {
             // Compared with the last usable scrape: a restart while nothing usable came is seen once it comes again.
             String restarted = restartSignal(known.lastSample(), sample);
             if (restarted == null) {
+                if (known.firstSample() == null) {
+                    dateFirstSeenStart(sample);
+                }
                 learnEvidence(f -> f.scraped(sample, at));
                 return Mono.empty();
             }
@@ -259,6 +262,18 @@ final class ProbeSchedule {
             learnEvidence(f -> f.scraped(sample, at));
             return Mono.just(restart);
         });
+    }
+
+    /**
+     * The first scrape of the start readygate first saw running dates it for the restart loop by the engine's own
+     * {@code process_start_time_seconds}: without it, that start counts from readygate's first look.
+     */
+    private void dateFirstSeenStart(EngineMetricsSample sample) {
+        EngineStart start = machine.start();
+        Double started = sample.processStartTimeSeconds();
+        if (start != null && start.firstSeen() && started != null) {
+            machine.firstSeenStartBegan(start.id(), Instant.ofEpochMilli(Math.round(started * 1000)));
+        }
     }
 
     /**

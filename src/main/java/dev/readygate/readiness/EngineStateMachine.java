@@ -145,8 +145,9 @@ public final class EngineStateMachine {
                         nextStart == null ? null : previous.loopCounted());
             } else {
                 // A start began: counted toward the restart loop, and held if it began in one.
-                RestartLoop loop = previous.loop().started(observation.at(), nextStart.firstSeen());
-                next = new Current(state, nextStart, loop, loop.heldUntil(observation.at()), observation.at());
+                Instant began = RestartLoop.beginning(nextStart, observation.at());
+                RestartLoop loop = previous.loop().started(began);
+                next = new Current(state, nextStart, loop, loop.heldUntil(began), began);
             }
             current.set(next);
             if (step.ignored() != null) {
@@ -182,6 +183,28 @@ public final class EngineStateMachine {
             }
             current.set(new Current(now.state(), start, now.loop().without(counted), null, null));
             logger.info("Engine start {} {}: a model swap, not counted toward the restart loop", startId, why);
+        }
+    }
+
+    /**
+     * The start {@code startId}, which readygate first saw running, began at {@code processStart} by the engine's own
+     * word ({@code process_start_time_seconds}, read after the start was counted): it counts toward the restart loop
+     * from then, not from readygate's first look, so a restart soon after it is held as a crash loop's second start
+     * only when the engine had in truth not stayed up {@code loop-hold}. Nothing changes for a start readygate saw
+     * begin, nor when {@code startId} is no longer current.
+     */
+    public void firstSeenStartBegan(String startId, Instant processStart) {
+        synchronized (applying) {
+            Current now = current.get();
+            EngineStart start = now.start();
+            Instant counted = now.loopCounted();
+            if (start == null || !start.id().equals(startId) || !start.firstSeen() || counted == null) {
+                return;
+            }
+            RestartLoop loop = now.loop().dated(counted, processStart);
+            if (loop != now.loop()) {
+                current.set(new Current(now.state(), start, loop, now.heldUntil(), processStart));
+            }
         }
     }
 

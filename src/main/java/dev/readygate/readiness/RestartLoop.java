@@ -12,9 +12,11 @@ import org.jspecify.annotations.Nullable;
  * start of the loop beyond the {@code starts} that made it one, at most {@code maxHold}: the back-off between the
  * loop's rounds. Before the loop is one, a start that follows a start which did not stay up {@code hold} (from that
  * start's beginning to its own) is held for {@code hold} as well: a crash loop serves from its second start on no
- * more than from its third, while a restart after a start that stayed up {@code hold} is not held, nor one after the
- * start readygate first saw running (when that start began is not known: it may have served for days). Pure; the one
- * restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
+ * more than from its third, while a restart after a start that stayed up {@code hold} is not held. The start readygate
+ * first saw running counts from when the engine's own evidence says it began ({@link #beginning}, {@link #dated}: its
+ * log's start-up header, its {@code process_start_time_seconds}), and without any, from when readygate first saw it:
+ * the latest it can have begun, so that a restart soon after is held rather than served in a crash loop. Pure; the
+ * one restart-loop decision, read by readiness (the hold), restart tracking and the metrics.
  *
  * @param window {@code readygate.restart.loop-window}
  * @param starts {@code readygate.restart.loop-starts}
@@ -22,15 +24,8 @@ import org.jspecify.annotations.Nullable;
  *     again and serves (0: no start is held)
  * @param maxHold {@code readygate.restart.loop-hold-max}: the longest hold the back-off reaches
  * @param recent when the starts within the window began, oldest first
- * @param firstSeen when the start readygate first saw running was counted (its beginning is not known), or null
  */
-public record RestartLoop(
-        Duration window,
-        int starts,
-        Duration hold,
-        Duration maxHold,
-        List<Instant> recent,
-        @Nullable Instant firstSeen) {
+public record RestartLoop(Duration window, int starts, Duration hold, Duration maxHold, List<Instant> recent) {
 
     public RestartLoop {
         if (starts < 2) {
@@ -43,24 +38,43 @@ public record RestartLoop(
     }
 
     public RestartLoop(Duration window, int starts, Duration hold, Duration maxHold) {
-        this(window, starts, hold, maxHold, List.of(), null);
+        this(window, starts, hold, maxHold, List.of());
+    }
+
+    /**
+     * When {@code start}, counted at {@code counted} (when readygate saw it begin, or first saw it), began for the loop:
+     * a start readygate first saw running, when its log's start-up header says (the engine's own word, earlier than
+     * readygate's first look); any other start, or one without such evidence, when it was counted.
+     */
+    public static Instant beginning(EngineStart start, Instant counted) {
+        return start.firstSeen() && start.source().fromEngine() && start.since().isBefore(counted)
+                ? start.since()
+                : counted;
     }
 
     /** With a start that began at {@code at}; starts older than the window before it are dropped. */
     public RestartLoop started(Instant at) {
-        return started(at, false);
-    }
-
-    /**
-     * With a start counted at {@code at}; starts older than the window before it are dropped.
-     *
-     * @param seenRunning whether readygate first saw this start running, so that when it began is not known
-     */
-    public RestartLoop started(Instant at, boolean seenRunning) {
         List<Instant> kept = new ArrayList<>();
         recent.stream().filter(start -> !start.isBefore(at.minus(window))).forEach(kept::add);
         kept.add(at);
-        return new RestartLoop(window, starts, hold, maxHold, kept, seenRunning ? at : firstSeen);
+        return new RestartLoop(window, starts, hold, maxHold, kept);
+    }
+
+    /**
+     * With the start counted at {@code counted} dated by the engine's own evidence, learned after it was counted (the
+     * {@code process_start_time_seconds} of the start readygate first saw running): it began at {@code began}, when
+     * that is earlier. Evidence of a later beginning than readygate's own sight of the start is a skewed clock, and
+     * changes nothing.
+     */
+    public RestartLoop dated(Instant counted, Instant began) {
+        if (!began.isBefore(counted) || !recent.contains(counted)) {
+            return this;
+        }
+        List<Instant> kept = new ArrayList<>(recent);
+        kept.remove(counted);
+        kept.add(began);
+        kept.sort(null);
+        return new RestartLoop(window, starts, hold, maxHold, kept);
     }
 
     /**
@@ -70,7 +84,7 @@ public record RestartLoop(
     public RestartLoop without(Instant at) {
         List<Instant> kept = new ArrayList<>(recent);
         kept.remove(at);
-        return new RestartLoop(window, starts, hold, maxHold, kept, firstSeen);
+        return new RestartLoop(window, starts, hold, maxHold, kept);
     }
 
     /** Whether {@code starts} starts began within the window before {@code now}. */
@@ -82,7 +96,7 @@ public record RestartLoop(
      * Until when a start that began at {@code at} (the latest of {@link #recent}) is held, or null when it is not: in a
      * loop, {@code hold} for the start that made it one, twice that for the next, and so on, at most {@code maxHold};
      * before, {@code hold} for a start that follows one which lived less than {@code hold} (the time between their
-     * beginnings), unless that one was first seen running.
+     * beginnings).
      */
     public @Nullable Instant heldUntil(Instant at) {
         List<Instant> began = recent.stream()
@@ -93,9 +107,8 @@ public record RestartLoop(
             return null;
         }
         if (count < starts) {
-            Instant before = began.get(count - 2);
-            Duration lived = Duration.between(before, at);
-            return lived.compareTo(hold) < 0 && !before.equals(firstSeen) ? at.plus(hold) : null;
+            Duration lived = Duration.between(began.get(count - 2), at);
+            return lived.compareTo(hold) < 0 ? at.plus(hold) : null;
         }
         long doublings = Math.min(count - starts, 30);
         Duration backedOff = hold.multipliedBy(1L << doublings);

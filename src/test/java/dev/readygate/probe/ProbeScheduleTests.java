@@ -842,6 +842,40 @@ class ProbeScheduleTests {
         assertThat(machine.restartLoop().looping(clock.instant())).isTrue();
     }
 
+    /**
+     * Issue 24, item 5: readygate first saw the engine running; its {@code process_start_time_seconds} says it began 2 s
+     * before, and it restarted 2 s after: a crash loop's second start, held. Before, the first seen start's beginning
+     * was taken as unknown and the restart served.
+     */
+    @Test
+    void aRestartSoonAfterAFirstSeenStartItsProcessStartTimeDatesIsHeld() {
+        advance(Duration.ofHours(2));
+        engine.processStart = 7198.0;
+        start(probe(1, 100_000), THREE_STARTS);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        engine.processStart = 7202.0;
+        advance(Duration.ofSeconds(2));
+        assertThat(states).extracting(EngineState::reason).contains(Reason.ENGINE_RESTARTED);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.HELD);
+    }
+
+    /**
+     * The same restart of a first seen start whose process started an hour before readygate looked (its first scrape
+     * says so): a single restart, served; without that date it would count from readygate's first look and be held.
+     */
+    @Test
+    void aRestartOfAFirstSeenStartWhoseProcessStartedAnHourBeforeIsNotHeld() {
+        advance(Duration.ofHours(2));
+        engine.processStart = 3600.0;
+        start(probe(1, 100_000), THREE_STARTS);
+        engine.processStart = 7202.0;
+        advance(Duration.ofSeconds(2));
+        assertThat(states).extracting(EngineState::reason).contains(Reason.ENGINE_RESTARTED);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        // The first start, an hour old, is out of the loop's window.
+        assertThat(machine.restartLoop().recent()).hasSize(1);
+    }
+
     /** The engine answers every completion correctly; the list has each request it was sent. */
     List<CompletionRequest> answeredCorrectly() {
         List<CompletionRequest> sent = new CopyOnWriteArrayList<>();

@@ -79,16 +79,49 @@ class RestartLoopTests {
     }
 
     /**
-     * The start readygate first saw running may have served for days before it: when it began is not known, so the
-     * restart after it is no second start of a crash loop (FirstSeenStartTests restarted such an engine 10 s after
-     * readygate started, and its next start was held for loop-hold).
+     * The start readygate first saw running counts from when the engine's own evidence says it began: its log's
+     * start-up header ({@link RestartLoop#beginning}) or its {@code process_start_time_seconds}, learned after it was
+     * counted ({@link RestartLoop#dated}). Issue 24, item 5: readygate first saw an engine of a crash loop running, it
+     * crashed and started again, and that second start was served (about 0.75 s) because the first start's beginning
+     * was taken as unknown.
      */
     @Test
-    void aRestartAfterTheStartFirstSeenRunningIsNotHeld() {
-        RestartLoop seen = loop.started(t(0), true);
-        assertThat(seen.started(t(10)).heldUntil(t(10))).isNull();
-        // Its own beginning still counts toward the loop, and the start after the restart is a second start again.
-        assertThat(seen.started(t(10)).started(t(12)).heldUntil(t(12))).isEqualTo(t(72));
+    void aFirstSeenStartCountsFromWhenTheEngineSaysItBegan() {
+        EngineStart logged = new EngineStart("s1", t(-2), StartSource.LOG, true);
+        assertThat(RestartLoop.beginning(logged, t(0))).isEqualTo(t(-2));
+        // Began 2 s before readygate first saw it, crashed, started again 3 s later: lived 5 s, a crash loop's second
+        // start.
+        assertThat(loop.started(t(-2)).started(t(3)).heldUntil(t(3))).isEqualTo(t(63));
+
+        RestartLoop seenAt0 = loop.started(t(0));
+        // Its process started 30 s before readygate first saw it: lived 40 s at the restart, less than the hold.
+        assertThat(seenAt0.dated(t(0), t(-30)).started(t(10)).heldUntil(t(10))).isEqualTo(t(70));
+        // It had served an hour: a single restart, not held; the old start is out of the window too.
+        RestartLoop servedAnHour = seenAt0.dated(t(0), t(-3600)).started(t(10));
+        assertThat(servedAnHour.heldUntil(t(10))).isNull();
+        assertThat(servedAnHour.recent()).containsExactly(t(10));
+        // 70 s: it had stayed up the hold.
+        assertThat(seenAt0.dated(t(0), t(-60)).started(t(10)).heldUntil(t(10))).isNull();
+    }
+
+    /**
+     * Without evidence of when the first seen start began, it counts from readygate's first look, the latest it can
+     * have begun: a restart within {@code loop-hold} of that look is held (the conservative side: a crash loop is never
+     * served), one later is not.
+     */
+    @Test
+    void aFirstSeenStartWithoutEvidenceCountsFromReadygatesFirstLook() {
+        EngineStart unknown = new EngineStart("s1", t(0), StartSource.FIRST_OBSERVED, true);
+        assertThat(RestartLoop.beginning(unknown, t(0))).isEqualTo(t(0));
+        assertThat(loop.started(t(0)).started(t(3)).heldUntil(t(3))).isEqualTo(t(63));
+        assertThat(loop.started(t(0)).started(t(61)).heldUntil(t(61))).isNull();
+        // A start readygate saw begin counts when it was counted, whatever its since says.
+        EngineStart seenBegin = new EngineStart("s2", t(-5), StartSource.OBSERVED_DOWN, false);
+        assertThat(RestartLoop.beginning(seenBegin, t(0))).isEqualTo(t(0));
+        // Evidence of a later beginning than readygate's own sight is a skewed clock: nothing changes.
+        RestartLoop seen = loop.started(t(0));
+        assertThat(seen.dated(t(0), t(5))).isSameAs(seen);
+        assertThat(seen.dated(t(7), t(-5))).isSameAs(seen);
     }
 
     @Test

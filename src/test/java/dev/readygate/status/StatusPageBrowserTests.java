@@ -618,7 +618,9 @@ class StatusPageBrowserTests {
                         "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
                         "--readygate.evidence.daemon-socket-dir=" + sim.resolve("weight-cache"),
                         "--readygate.probe.representative.prompt-tokens=100",
-                        "--readygate.probe.representative.output-tokens=4");
+                        "--readygate.probe.representative.output-tokens=4",
+                        // The engine restarts seconds after it started: by the rule a crash loop's second start.
+                        "--readygate.restart.loop-hold=0s");
     }
 
     static void awaitReadyWithRecords(WebTestClient client, int records) {
