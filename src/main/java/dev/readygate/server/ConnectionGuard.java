@@ -96,6 +96,17 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
         return maxConnections;
     }
 
+    /** Whether readygate holds its most connections: answers then close their connection. */
+    boolean atCap() {
+        return open.size() >= maxConnections;
+    }
+
+    /** Whether a request read on {@code channel} still waits for its answer. */
+    boolean waiting(Channel channel) {
+        Tracked tracked = open.get(channel);
+        return tracked != null && tracked.waiting.get() > 0;
+    }
+
     /**
      * The handler that sees each connection's requests and answers, placed after the HTTP codec: it counts the
      * requests waiting for their answer, and makes an answer close its connection at the cap.
@@ -238,7 +249,7 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
 
         @Override
         public void write(ChannelHandlerContext ctx, Object message, ChannelPromise promise) throws Exception {
-            if (message instanceof HttpResponse response && open.size() >= maxConnections) {
+            if (message instanceof HttpResponse response && atCap()) {
                 HttpUtil.setKeepAlive(response, false);
             }
             if (message instanceof LastHttpContent) {
