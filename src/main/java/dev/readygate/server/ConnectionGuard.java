@@ -101,12 +101,6 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
         return open.size() >= maxConnections;
     }
 
-    /** Whether a request read on {@code channel} still waits for its answer. */
-    boolean waiting(Channel channel) {
-        Tracked tracked = open.get(channel);
-        return tracked != null && tracked.waiting.get() > 0;
-    }
-
     /**
      * The handler that sees each connection's requests and answers, placed after the HTTP codec: it counts the
      * requests waiting for their answer, and makes an answer close its connection at the cap.

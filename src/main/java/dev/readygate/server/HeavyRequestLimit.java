@@ -69,7 +69,7 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
         AtomicInteger taken = answering.get(endpoint);
         if (taken.incrementAndGet() > permits) {
             taken.decrementAndGet();
-            countRejected(endpoint);
+            rejected.get(endpoint).incrementAndGet();
             return tooMany(exchange.getResponse(), endpoint);
         }
         AtomicBoolean released = new AtomicBoolean();
@@ -90,18 +90,8 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
         return response.writeWith(Mono.just(buffer));
     }
 
-    /** Whether {@code endpoint}'s budget is taken now: a request for it would be answered 503. */
-    boolean full(HeavyEndpoint endpoint) {
-        return answering.get(endpoint).get() >= permits;
-    }
-
-    /** Counts a request for {@code endpoint} answered 503 for being beyond its budget. */
-    void countRejected(HeavyEndpoint endpoint) {
-        rejected.get(endpoint).incrementAndGet();
-    }
-
-    /** The body of a 503 for {@code endpoint} (plain text). */
-    byte[] rejection(HeavyEndpoint endpoint) {
+    /** The body of a 503 for {@code endpoint} (plain text, made once). */
+    private byte[] rejection(HeavyEndpoint endpoint) {
         return rejections.get(endpoint);
     }
 

@@ -14,7 +14,7 @@ import reactor.netty.resources.LoopResources;
 /**
  * Applies {@code readygate.server.*} to the Reactor Netty server: the idle timeout, the {@link ConnectionGuard} at the
  * head of every connection's pipeline (and its request counter after the HTTP codec), and the budget of heavy
- * requests ({@link HeavyRequestLimit}, with its {@link EarlyRejection} right after the HTTP codec). Runs after Spring Boot's own customizer, so its idle timeout wins.
+ * requests ({@link HeavyRequestLimit}). Runs after Spring Boot's own customizer, so its idle timeout wins.
  */
 @Configuration(proxyBeanMethods = false)
 public class ServerConfiguration {
@@ -41,38 +41,31 @@ public class ServerConfiguration {
 
     @Bean
     WebServerFactoryCustomizer<NettyReactiveWebServerFactory> readygateServerCustomizer(
-            ReadygateProperties properties,
-            ConnectionGuard guard,
-            HeavyRequestLimit heavyRequestLimit,
-            LoopResources readygateServerLoops) {
-        return new Customizer(
-                properties.server(), guard, new EarlyRejection(heavyRequestLimit, guard), readygateServerLoops);
+            ReadygateProperties properties, ConnectionGuard guard, LoopResources readygateServerLoops) {
+        return new Customizer(properties.server(), guard, readygateServerLoops);
     }
 
     /** An ordered customizer: last, after Spring Boot's. */
-    private record Customizer(
-            ReadygateProperties.Server server, ConnectionGuard guard, EarlyRejection rejection, LoopResources loops)
+    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard, LoopResources loops)
             implements WebServerFactoryCustomizer<NettyReactiveWebServerFactory>, Ordered {
 
         @Override
         public void customize(NettyReactiveWebServerFactory factory) {
             factory.addServerCustomizers(http -> http.runOn(loops)
                     .idleTimeout(server.idleTimeout())
-                    .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard, rejection)));
+                    .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard)));
         }
 
         /**
-         * The guard first, to see every connection; the early rejection right after the HTTP codec, before Reactor
-         * Netty takes the request for the application; the guard's request counter after Reactor Netty's HTTP/1.1
-         * traffic handler, so that it sees each request as the application does and an answer before that handler
-         * decides whether the connection stays open.
+         * The guard first, to see every connection; its request counter after Reactor Netty's HTTP/1.1 traffic
+         * handler, so that it sees each request as the application does and an answer before that handler decides
+         * whether the connection stays open.
          */
-        static void install(ChannelPipeline pipeline, ConnectionGuard guard, EarlyRejection rejection) {
+        static void install(ChannelPipeline pipeline, ConnectionGuard guard) {
             pipeline.addFirst("readygate.connection-guard", guard);
-            pipeline.addAfter(NettyPipeline.HttpCodec, "readygate.early-rejection", rejection);
             String after = pipeline.get(NettyPipeline.HttpTrafficHandler) != null
                     ? NettyPipeline.HttpTrafficHandler
-                    : "readygate.early-rejection";
+                    : NettyPipeline.HttpCodec;
             pipeline.addAfter(after, "readygate.requests", guard.requests());
         }
 
