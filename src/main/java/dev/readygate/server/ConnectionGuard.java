@@ -96,6 +96,11 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
         return maxConnections;
     }
 
+    /** Whether readygate holds its most connections: answers then close their connection. */
+    boolean atCap() {
+        return open.size() >= maxConnections;
+    }
+
     /**
      * The handler that sees each connection's requests and answers, placed after the HTTP codec: it counts the
      * requests waiting for their answer, and makes an answer close its connection at the cap.
@@ -238,7 +243,7 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
 
         @Override
         public void write(ChannelHandlerContext ctx, Object message, ChannelPromise promise) throws Exception {
-            if (message instanceof HttpResponse response && open.size() >= maxConnections) {
+            if (message instanceof HttpResponse response && atCap()) {
                 HttpUtil.setKeepAlive(response, false);
             }
             if (message instanceof LastHttpContent) {

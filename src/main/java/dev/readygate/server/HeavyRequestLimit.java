@@ -32,6 +32,7 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
     private final int permits;
     private final Map<HeavyEndpoint, AtomicInteger> answering = new EnumMap<>(HeavyEndpoint.class);
     private final Map<HeavyEndpoint, AtomicLong> rejected = new EnumMap<>(HeavyEndpoint.class);
+    private final Map<HeavyEndpoint, byte[]> rejections = new EnumMap<>(HeavyEndpoint.class);
 
     /** @param permits the most requests answered at once for each heavy endpoint */
     public HeavyRequestLimit(int permits) {
@@ -39,6 +40,12 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
         for (HeavyEndpoint endpoint : HeavyEndpoint.values()) {
             answering.put(endpoint, new AtomicInteger());
             rejected.put(endpoint, new AtomicLong());
+            rejections.put(
+                    endpoint,
+                    ("readygate is answering its most " + endpoint.value() + " requests at once (" + permits
+                                    + ", readygate.server.max-heavy-requests): try again in " + RETRY_AFTER_SECONDS
+                                    + " s\n")
+                            .getBytes(StandardCharsets.UTF_8));
         }
     }
 
@@ -79,11 +86,13 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
         headers.set(HttpHeaders.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));
         headers.setCacheControl("no-store");
         headers.setContentType(MediaType.TEXT_PLAIN);
-        byte[] body = ("readygate is answering its most " + endpoint.value() + " requests at once (" + permits
-                        + ", readygate.server.max-heavy-requests): try again in " + RETRY_AFTER_SECONDS + " s\n")
-                .getBytes(StandardCharsets.UTF_8);
-        DataBuffer buffer = response.bufferFactory().wrap(body);
+        DataBuffer buffer = response.bufferFactory().wrap(rejection(endpoint));
         return response.writeWith(Mono.just(buffer));
+    }
+
+    /** The body of a 503 for {@code endpoint} (plain text, made once). */
+    private byte[] rejection(HeavyEndpoint endpoint) {
+        return rejections.get(endpoint);
     }
 
     @Override

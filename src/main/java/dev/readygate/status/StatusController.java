@@ -52,6 +52,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.CacheControl;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -61,6 +62,7 @@ import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code GET /status}: everything an operator needs at 3 a.m. in one JSON document: is the engine ready, why not and
@@ -105,6 +107,8 @@ class StatusController {
     private final StartLog startLog;
     private final StateDir stateDir;
     private final Clock clock;
+    private final JsonMapper json;
+    private final CoalescedStatus coalesced;
 
     public StatusController(
             EngineStateMachine machine,
@@ -122,7 +126,8 @@ class StatusController {
             HostFacts hosts,
             StartLog startLog,
             StateDir stateDir,
-            Clock clock) {
+            Clock clock,
+            JsonMapper json) {
         this.machine = machine;
         this.facts = facts;
         this.history = history;
@@ -140,33 +145,60 @@ class StatusController {
         this.startLog = startLog;
         this.stateDir = stateDir;
         this.clock = clock;
+        this.json = json;
+        this.coalesced = new CoalescedStatus(machine::current, this::render, clock);
     }
 
-    /** The JSON document; {@link StatusPage} answers browsers on the same path, hence {@code Vary: Accept}. */
+    /**
+     * The JSON document; {@link StatusPage} answers browsers on the same path, hence {@code Vary: Accept}. Polls share
+     * one rendering ({@link CoalescedStatus}): {@code Age} says how long ago the body was rendered (its {@code now}),
+     * and {@code Cache-Control: max-age} how long it is answered again.
+     */
     @GetMapping(path = "/status", produces = MediaType.APPLICATION_JSON_VALUE)
-    public Mono<ResponseEntity<Map<String, Object>>> status() {
-        return document()
-                .map(document -> ResponseEntity.ok().varyBy(HttpHeaders.ACCEPT).body(document));
+    public Mono<ResponseEntity<byte[]>> status() {
+        return coalesced
+                .body()
+                .map(body -> ResponseEntity.ok()
+                        .contentType(MediaType.APPLICATION_JSON)
+                        .varyBy(HttpHeaders.ACCEPT)
+                        .cacheControl(CacheControl.maxAge(CoalescedStatus.FRESH_FOR))
+                        .header(
+                                HttpHeaders.AGE,
+                                String.valueOf(body.age(clock.instant()).toSeconds()))
+                        .body(body.json()));
     }
 
-    /** The document of {@code /status}, which the page ({@link StatusPage}) renders too. */
+    /** The document of {@code /status} as of now, which the page ({@link StatusPage}) renders too. */
     Mono<Map<String, Object>> document() {
-        // The daemon and snapshot directory are read now (asynchronously); everything else is in memory. The
-        // document is built and serialized off the event loop, where the probes are answered (at most
-        // readygate.server.max-heavy-requests at once).
+        return reading().map(reading -> document(reading, machine.current(), clock.instant()));
+    }
+
+    /** A new rendering of the JSON document, shared by the polls that join it ({@link CoalescedStatus}). */
+    private Mono<CoalescedStatus.Body> render() {
+        return reading().map(reading -> {
+            EngineState state = machine.current();
+            Instant at = clock.instant();
+            return new CoalescedStatus.Body(json.writeValueAsBytes(document(reading, state, at)), at, state);
+        });
+    }
+
+    /**
+     * The daemon and snapshot directory, read now (asynchronously); everything else is in memory. The document is
+     * then built and serialized off the event loop, where the probes are answered (at most
+     * readygate.server.max-heavy-requests at once).
+     */
+    private Mono<EvidenceSources.Reading> reading() {
         return evidenceSources
                 .read(Instant.EPOCH)
                 .onErrorReturn(EvidenceSources.Reading.none())
-                .publishOn(Schedulers.boundedElastic())
-                .map(this::document);
+                .publishOn(Schedulers.boundedElastic());
     }
 
-    private Map<String, Object> document(EvidenceSources.Reading now) {
-        EngineState state = machine.current();
+    private Map<String, Object> document(EvidenceSources.Reading now, EngineState state, Instant at) {
         Map<String, Object> status = new LinkedHashMap<>();
         status.put("ready", state.acceptsTraffic());
         status.putAll(EngineHealthIndicator.details(state));
-        status.put("now", clock.instant().toString());
+        status.put("now", at.toString());
         EngineFacts engine = facts.current();
         status.put("engine", engine(engine));
         status.put("probes", probes(engine));

@@ -28,6 +28,12 @@ final class StatusFloodStage {
     /** How many pollers ({@code benchmark.status-flood.pollers}; 0 gives the same probes against an idle readygate). */
     static final int POLLERS = Integer.getInteger("benchmark.status-flood.pollers", 500);
 
+    /**
+     * More JVM options for readygate ({@code benchmark.status-flood.readygate-jvm-args}, space-separated), to profile
+     * it under the flood (a flight recording: {@code -XX:StartFlightRecording=filename=/tmp/flood.jfr}).
+     */
+    static final String READYGATE_JVM_ARGS = System.getProperty("benchmark.status-flood.readygate-jvm-args", "");
+
     static final Duration PROBE_EVERY = Duration.ofMillis(100);
     static final int PROBE_TIMEOUT_MS = 1000;
 
@@ -51,6 +57,10 @@ final class StatusFloodStage {
             List<String> command = new ArrayList<>();
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
             command.addAll(FootprintStage.SMALL);
+            if (!READYGATE_JVM_ARGS.isBlank()) {
+                command.addAll(List.of(READYGATE_JVM_ARGS.strip().split("\\s+")));
+                results.put("readygate_jvm_args", READYGATE_JVM_ARGS.strip());
+            }
             if (Files.exists(jar)) {
                 command.addAll(List.of("-jar", jar.toString()));
                 results.put("readygate", "the jar, " + FootprintStage.SMALL);

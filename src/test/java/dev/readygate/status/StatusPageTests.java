@@ -1,6 +1,7 @@
 package dev.readygate.status;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
@@ -10,6 +11,8 @@ import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,9 +21,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.http.CacheControl;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -155,6 +160,73 @@ class StatusPageTests {
                 .startsWith("HTTP/1.1 200 OK")
                 .containsIgnoringCase("Content-Type: application/json")
                 .contains("{\"ready\":false,");
+    }
+
+    @Test
+    void statusPolledAgainWithinASecondIsTheSameRenderingAndSaysItsAge() {
+        // Two polls one after the other share a body while it is younger than a second (its now). A slow machine
+        // may take longer than that between them: then the pair shows nothing, and another is tried.
+        for (int pair = 0; pair < 10; pair++) {
+            JsonNode first = json(client.get().uri("/status"));
+            WebTestClient.ResponseSpec again = client.get().uri("/status").exchange();
+            Instant answered = Instant.now();
+            JsonNode second = again.expectStatus()
+                    .isOk()
+                    .expectHeader()
+                    .cacheControl(CacheControl.maxAge(Duration.ofSeconds(1)))
+                    .expectHeader()
+                    .value(
+                            HttpHeaders.AGE,
+                            age -> assertThat(Integer.parseInt(age)).isBetween(0, 1))
+                    .expectBody(JsonNode.class)
+                    .returnResult()
+                    .getResponseBody();
+            Instant rendered = Instant.parse(first.get("now").asString());
+            if (Duration.between(rendered, answered).compareTo(Duration.ofMillis(900)) < 0) {
+                assertThat(second.get("now")).isEqualTo(first.get("now"));
+                return;
+            }
+        }
+        assumeThat(false)
+                .as("no two polls within a second of the first one's rendering")
+                .isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"livenessStateHealthIndicator", "readinessStateHealthIndicator"})
+    void availabilityStatesAreReadWhereTheProbeIsAnswered(String name) {
+        // Boot's own indicators are blocking ones, which WebFlux runs on boundedElastic: each probe went to another
+        // thread and back to its event loop, queued there behind the loop's other work.
+        Object indicator = readygate.getBean(name);
+        assertThat(indicator).isInstanceOf(ReactiveHealthIndicator.class);
+        String answeredOn = ((ReactiveHealthIndicator) indicator)
+                .health()
+                .map(health -> Thread.currentThread().getName())
+                .block();
+        assertThat(answeredOn).isEqualTo(Thread.currentThread().getName());
+    }
+
+    @Test
+    void probesShowBootsAvailabilityStates() {
+        client.get()
+                .uri("/livez")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .jsonPath("$.status")
+                .isEqualTo("UP");
+        // No engine: readygate refuses traffic, and so does Boot's readiness state, which follows it.
+        client.get()
+                .uri("/readyz")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(503)
+                .expectBody()
+                .jsonPath("$.components.readinessState.status")
+                .isEqualTo("OUT_OF_SERVICE")
+                .jsonPath("$.components.engine.status")
+                .isEqualTo("OUT_OF_SERVICE");
     }
 
     static JsonNode json(WebTestClient.RequestHeadersSpec<?> request) {
