@@ -194,7 +194,10 @@ final class EngineCheck {
                     + (surface.dialect() == EngineDialect.LLAMA_CPP
                             ? "; llama-server: start it with --metrics, or with --slots so that readygate sees a"
                                     + " taken slot and sends no light check to wait for it (holding one of the"
-                                    + " server's few HTTP threads)"
+                                    + " server's few HTTP threads); with neither, a light check waits for a slot a"
+                                    + " client holds (busy up to readygate.probe.heavy-interval, never given up for"
+                                    + " another), so a hang that leaves /health answering is seen only after"
+                                    + " heavy-interval + failure-threshold x heavy-timeout"
                             : ""));
         }
         if (refused != null) {

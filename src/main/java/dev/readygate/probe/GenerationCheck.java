@@ -90,15 +90,25 @@ final class GenerationCheck {
      * @param before the engine's metrics from before (null without {@code /metrics})
      */
     Mono<ProbeReport> run(ModelCard card, @Nullable EngineMetricsSample before) {
+        return run(card, before, null);
+    }
+
+    /**
+     * Runs the check, waiting for its answer up to {@code wait} rather than its budget where one is given (an engine
+     * where readygate cannot see a taken slot: the check is waited for, never given up at its budget).
+     */
+    Mono<ProbeReport> run(ModelCard card, @Nullable EngineMetricsSample before, @Nullable Duration wait) {
         // A number and a few words: a prompt no request sent before, a few tokens long.
         String prompt = random.nextInt(1000, 10_000) + " " + PromptText.of(PROMPT_WORDS, random);
         CompletionRequest request = new CompletionRequest(
                 card.id(), prompt, null, config.outputTokens(), config.outputTokens(), true, 0.0, null, null, false);
         EngineFacts current = facts.current();
         EngineFacts.Speed speed = current.speed();
-        Duration timeout = budget.of(before, speed, ownTokens());
-        String within = "within a budget of " + timeout.toMillis() + " ms ("
-                + (before == null ? "heavy-timeout: no /metrics" : GenerationBudget.source(speed)) + ")";
+        Duration timeout = wait != null ? wait : budget.of(before, speed, ownTokens());
+        String within = wait != null
+                ? "waited for up to " + wait.toMillis() + " ms (neither /metrics nor /slots)"
+                : "within a budget of " + timeout.toMillis() + " ms ("
+                        + (before == null ? "heavy-timeout: no /metrics" : GenerationBudget.source(speed)) + ")";
         return completions.stream(request, timeout).flatMap(call -> switch (call) {
             case EngineCall.Success<StreamedCompletion> success ->
                 Mono.fromSupplier(() -> evaluate(current.startId(), success.value(), before, within));

@@ -63,11 +63,50 @@ final class LightChecks {
      * @param before the engine's metrics from before (null without {@code /metrics})
      */
     Mono<Observation> run(int count, ModelCard card, String vllmVersion, @Nullable EngineMetricsSample before) {
+        return run(count, card, vllmVersion, before, null);
+    }
+
+    /**
+     * Runs the {@code count}-th light check of the start, waiting for its answer up to {@code wait} instead of its
+     * budget where one is given ({@link #waiting}).
+     */
+    Mono<Observation> run(
+            int count,
+            ModelCard card,
+            String vllmVersion,
+            @Nullable EngineMetricsSample before,
+            @Nullable Duration wait) {
         CanaryProbe turn = canaryTurn(count) ? canary : null;
         Mono<ProbeReport> check = turn != null
-                ? turn.run(card, vllmVersion, before, generation.budget(before, turn.ownTokens()))
-                : generation.run(card, before);
+                ? turn.run(card, vllmVersion, before, wait != null ? wait : generation.budget(before, turn.ownTokens()))
+                : generation.run(card, before, wait);
         return check.doOnNext(this::record).map(LightChecks::observation);
+    }
+
+    /**
+     * A light check still waiting for its answer after {@code waited}, on an engine where readygate cannot see a taken
+     * slot (llama-server with neither {@code /metrics} nor {@code /slots}): it may be waiting in the server's queue
+     * for a slot a client holds, or the engine may hang, and nothing tells which. Up to {@code longest}
+     * ({@code heavy-interval}) it is busy, neither pass nor failure; past it, {@code generation_timed_out} (a client's
+     * request holding the only slot that long is taken for a hang).
+     */
+    Observation waiting(Duration waited, Duration longest, Instant at) {
+        String waiting = "no answer yet after %d s; neither /metrics nor /slots, so readygate cannot tell a check"
+                        .formatted(waited.toSeconds())
+                + " waiting for a slot a client holds from a hang: it waits for this one to end and sends no other"
+                + " beside it";
+        ProbeReport report = waited.compareTo(longest) <= 0
+                ? ProbeReport.busy(
+                        ProbeKind.GENERATION,
+                        at,
+                        waiting + " (busy up to heavy-interval, " + longest.toSeconds() + " s)")
+                : ProbeReport.failed(
+                        ProbeKind.GENERATION,
+                        at,
+                        Reason.GENERATION_TIMED_OUT,
+                        waiting + ", and it has waited past heavy-interval (" + longest.toSeconds() + " s)");
+        record(report);
+        return observation(report);
     }
 
     /**

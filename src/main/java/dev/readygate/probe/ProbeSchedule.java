@@ -40,7 +40,8 @@ import reactor.core.scheduler.Scheduler;
  * up {@code /health}): the heavy probes as soon as the model is listed, again after {@code heavy-retry-interval} while
  * verification fails, and every {@code heavy-interval} on a ready engine (deferred while it is busy or real traffic
  * succeeds, by at most another interval, then run under load); and on an engine that serves, the light checks every
- * {@code generation.interval} (at once again after a failed one). Each observation goes to the state machine as it
+ * {@code generation.interval} (at once again after a failed one; on an engine where readygate cannot see a taken slot,
+ * only once the one before has ended, see {@link #blind}). Each observation goes to the state machine as it
  * comes, for the engine start it was made for. Cycles never overlap; the schedule is the retry. A pause
  * ends early when the engine log changes readiness (a new engine process, a start that failed), and on an engine that
  * serves when the idle connection held to its port closes (the engine process may have exited; only on an engine where an
@@ -615,16 +616,53 @@ final class ProbeSchedule {
         }
         String startId = current.startId();
         facts.learn(startId, f -> f.withLightCheck(now));
-        checks.run(
-                        current.lightChecks(),
-                        card,
-                        Objects.requireNonNullElse(current.vllmVersion(), "unknown"),
-                        current.freshSample())
-                .doOnNext(observation -> machine.apply(observation, startId))
+        String version = Objects.requireNonNullElse(current.vllmVersion(), "unknown");
+        Flux<Observation> verdicts = blind(current)
+                ? waitedFor(checks, checks.run(current.lightChecks(), card, version, null, blindWait()), now)
+                : checks.run(current.lightChecks(), card, version, current.freshSample())
+                        .flux();
+        verdicts.doOnNext(observation -> machine.apply(observation, startId))
                 .doFinally(signal -> lightInFlight.set(false))
                 .subscribe(
                         observation -> {},
                         error -> unexpected.warn("light-check", "Light check failed unexpectedly", error));
+    }
+
+    /**
+     * Whether readygate cannot see a taken slot of this engine: one that gives each connection a thread (llama-server),
+     * with no usable {@code /metrics} and no {@code /slots} this cycle. A light check sent there may wait in the server's
+     * queue for a slot a client holds, and giving it up would not free the thread it holds there (the server keeps it
+     * until the slot frees): it is waited for to its end, and no other is sent beside it ({@link #waitedFor}).
+     */
+    static boolean blind(EngineFacts current) {
+        EngineSurface surface = current.capabilities().surface();
+        return surface != null
+                && !surface.dialect().connectionsCostNoThread()
+                && current.freshSample() == null
+                && current.slots() == null;
+    }
+
+    /**
+     * How long a light check of a {@link #blind} engine is waited for: {@code heavy-interval}, and then
+     * {@code failure-threshold} + 1 more {@code heavy-timeout}s, each of which is a failure ({@link #waitedFor}), so
+     * that an engine that never answers is out before readygate gives the check up.
+     */
+    private Duration blindWait() {
+        return config.heavyInterval().plus(config.heavyTimeout().multipliedBy(config.failureThreshold() + 1L));
+    }
+
+    /**
+     * A light check of a {@link #blind} engine, sent at {@code sent}: its verdict when it ends, and meanwhile one every
+     * {@code heavy-timeout} it waits ({@link LightChecks#waiting}: busy up to {@code heavy-interval}, a failure after).
+     */
+    private Flux<Observation> waitedFor(LightChecks checks, Mono<Observation> check, Instant sent) {
+        Duration every = checks.budget(null);
+        Mono<Observation> answer = check.cache();
+        Flux<Observation> waiting = Flux.interval(every, every, scheduler)
+                .map(tick -> checks.waiting(
+                        Duration.between(sent, clock.instant()), config.heavyInterval(), clock.instant()))
+                .takeUntilOther(answer);
+        return Flux.merge(waiting, answer);
     }
 
     /**

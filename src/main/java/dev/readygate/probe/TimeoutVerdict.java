@@ -2,8 +2,11 @@ package dev.readygate.probe;
 
 import dev.readygate.engine.EngineCall;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
+import dev.readygate.engine.EngineSurface;
+import dev.readygate.engine.SlotsSample;
 import dev.readygate.readiness.Reason;
 import java.time.Clock;
 import org.jspecify.annotations.Nullable;
@@ -14,8 +17,9 @@ import reactor.core.publisher.Mono;
  * engine's metrics are read again and compared with those from before the probe ({@link EngineLoad}): other work
  * progressing is {@code busy} (neither pass nor failure); requests running or waiting with no progress is a stall, and
  * so is a vLLM engine that advanced its other requests while the probe's own stream stopped; an idle engine that did
- * not answer timed out. Without {@code /metrics} there is no telling: the timeout is a
- * failure.
+ * not answer timed out. Without {@code /metrics}, llama-server's {@code /slots} read again tells a probe that waited for
+ * a slot every request held; without either there is no telling: the timeout is a failure (and the light checks of
+ * such an engine never give up on one that waits, see {@code ProbeSchedule}).
  */
 final class TimeoutVerdict {
 
@@ -54,7 +58,9 @@ final class TimeoutVerdict {
             Reasons reasons) {
         Reason own = timeout.kind() == EngineFailure.Kind.STALLED ? reasons.stalled() : reasons.timedOut();
         if (before == null || !facts.current().capabilities().metrics()) {
-            return Mono.fromSupplier(() -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail()));
+            return slotsOffered() && timeout.kind() == EngineFailure.Kind.TIMED_OUT
+                    ? bySlots(kind, timeout, own, reasons)
+                    : Mono.fromSupplier(() -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail()));
         }
         return client.metrics().map(call -> {
             if (!(call instanceof EngineCall.Success<EngineMetricsSample> success)) {
@@ -87,6 +93,46 @@ final class TimeoutVerdict {
                             "%s while the engine advanced its other requests (%s meanwhile, no preemption)"
                                     .formatted(timeout.detail(), progress));
                 case IDLE -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
+            };
+        });
+    }
+
+    /** llama-server that answers {@code /slots} (no usable {@code /metrics}). */
+    private boolean slotsOffered() {
+        EngineFacts current = facts.current();
+        EngineSurface surface = current.capabilities().surface();
+        return surface != null && surface.dialect() == EngineDialect.LLAMA_CPP && current.slotsOffered();
+    }
+
+    /**
+     * Without {@code /metrics}, on llama-server's {@code /slots} read again: a probe that got no event in time while
+     * every slot is taken by requests that advance (or one that took a slot since the latest reading before) was
+     * waiting for a slot, busy; taken slots that advance no more are a stall; a free slot, or no answer, leaves the
+     * timeout the probe's own.
+     */
+    private Mono<ProbeReport> bySlots(ProbeKind kind, EngineFailure timeout, Reason own, Reasons reasons) {
+        SlotsSample latest = facts.current().slots();
+        return client.slots().map(call -> {
+            if (!(call instanceof EngineCall.Success<SlotsSample> success)) {
+                return ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
+            }
+            SlotsSample after = success.value();
+            String slots = "every slot taken (%d of %d processing, as /slots says)"
+                    .formatted(after.processing(), after.slots().size());
+            return switch (EngineLoad.slotsAfterTimeout(latest, after)) {
+                case STALLED ->
+                    ProbeReport.failed(
+                            kind,
+                            clock.instant(),
+                            reasons.stalled(),
+                            "%s with %s and the requests in them advancing no more".formatted(timeout.detail(), slots));
+                case IDLE -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
+                default ->
+                    ProbeReport.busy(
+                            kind,
+                            clock.instant(),
+                            "%s while waiting for a slot: %s, their requests advancing"
+                                    .formatted(timeout.detail(), slots));
             };
         });
     }

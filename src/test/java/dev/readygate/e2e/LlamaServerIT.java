@@ -548,6 +548,8 @@ class LlamaServerIT {
         } finally {
             longRequest.cancel(true);
         }
+        System.out.println("requests_deferred while the slot was taken: " + deferred + "; states: "
+                + new java.util.LinkedHashSet<>(states));
         assertThat(states).as("busy is not broken").allMatch(state -> state.startsWith("ready/"));
         // Its only slot taken: a light check would wait for it holding one of llama-server's three HTTP threads
         // (until the slot frees, even once given up), so none is sent while the slot stays taken: nothing waited.
@@ -723,22 +725,45 @@ class LlamaServerIT {
     @Test
     void aBusyLlamaServerWithoutMetricsStaysReadyAndItsHealthAnswers() throws Exception {
         // One slot (-np 1), no --metrics, one client streaming: readygate's light checks must neither take the engine
-        // out nor hold the server's few HTTP threads (three here) so that /health gets none.
-        LlamaServer engine = llama(smallModel, "-c", "32768", "-np", "1", "--slots");
+        // out nor hold the server's few HTTP threads so that /health gets none. /slots shows the slot taken: no light
+        // check is sent to wait for it (one sent just before the client took the slot waits, and is busy when /slots
+        // read again shows the slot taken by a request that advances: seen here, "no event yet within 30000 ms while
+        // waiting for a slot"). HTTP threads as engines.md says (-np + 3). Not under the extra CPU load: on a machine
+        // at a load average of 20 to 90 (two cores), one of llama-server's /health answers took over 1 s near the end
+        // of the window in two runs of two (readygate stayed ready throughout).
+        busyWithOneSlotAndNoMetrics(false, "--slots", "--threads-http", "4");
+    }
+
+    @Test
+    void aBusyLlamaServerWithNeitherMetricsNorSlotsStaysReadyAndItsHealthAnswers() throws Exception {
+        // Nothing shows readygate the slot taken: a light check waits for it in llama-server's queue. Before, it timed
+        // out at heavy-timeout, was given up (the server kept its thread) and another followed at once. Now the one
+        // waiting is busy, and no other is sent beside it until it ends. HTTP threads as engines.md says (-np + 3). The
+        // cores loaded by busy processes (two runs of two passed: /readyz 200 and /health within 1 s throughout).
+        busyWithOneSlotAndNoMetrics(true, "--threads-http", "4");
+    }
+
+    /** llama-server -np 1 without --metrics, one client streaming, the cores busy if {@code loaded}. */
+    private void busyWithOneSlotAndNoMetrics(boolean loaded, String... flags) throws Exception {
+        List<String> arguments = new ArrayList<>(List.of("-c", "32768", "-np", "1"));
+        arguments.addAll(List.of(flags));
+        LlamaServer engine = llama(smallModel, arguments.toArray(String[]::new));
         WebTestClient client = readygate(engine.baseUrl());
         awaitReady(client, engine);
         java.util.concurrent.CompletableFuture<?> stream = stream(engine, 32000);
+        List<Process> load = loaded ? loadTheCores(Runtime.getRuntime().availableProcessors()) : List.of();
         List<String> notReady = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<String> verdicts = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<Integer> health = new java.util.concurrent.CopyOnWriteArrayList<>();
         try {
             // A kubelet's probe of the engine itself (1 s timeout) beside readygate's own.
-            sample(client, Duration.ofSeconds(40), notReady, verdicts, () -> health.add(health(engine)));
+            sample(client, Duration.ofSeconds(45), notReady, verdicts, () -> health.add(health(engine)));
             assertThat(stream).as("the client stream ran throughout").isNotDone();
         } finally {
+            load.forEach(Process::destroyForcibly);
             stream.cancel(true);
         }
-        System.out.println("light checks on a busy llama-server without /metrics: " + verdicts);
+        System.out.println("light checks on a busy llama-server " + arguments + ": " + verdicts);
         assertThat(notReady)
                 .as("never 503 while the engine serves; light checks: " + verdicts)
                 .isEmpty();
@@ -746,6 +771,7 @@ class LlamaServerIT {
                 .as("llama-server's /health answered within 1 s throughout")
                 .isNotEmpty()
                 .allMatch(code -> code == 200);
+        assertThat(verdicts).as("no light check failed").noneMatch(verdict -> verdict.contains(" failed "));
     }
 
     /** llama-server's own {@code /health}, as a kubelet probes it (1 s): its status, or -1 without an answer. */

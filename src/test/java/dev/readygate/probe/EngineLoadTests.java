@@ -210,6 +210,35 @@ class EngineLoadTests {
     }
 
     @Test
+    void aProbeDeferredBehindAClientThatTookTheOnlySlotAfterTheScrapeWaitedWhileTheEngineProgressed() {
+        // Issue 24's race: nothing processing at the scrape before the probe, then a client's request took the only
+        // slot and the probe was deferred behind it (requests_deferred 1): however few the steps, they advanced the
+        // client's request, not the probe's (before: "no more steps than its own", a timeout of its own).
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(1, 1, 0, 339), OWN, false))
+                .isEqualTo(EngineLoad.BUSY);
+        // No step at all while it waited: the slot's request does not advance, a stall.
+        assertThat(EngineLoad.afterTimeout(llama(0, 0, 0, 336), llama(1, 1, 0, 336), OWN, false))
+                .isEqualTo(EngineLoad.STALLED);
+    }
+
+    @Test
+    void withoutMetricsATimeoutIsAWaitForASlotOnlyWhileEverySlotIsTakenByARequestThatAdvances() {
+        // /slots read free before the probe, taken when it timed out: a request took the slot meanwhile, work started.
+        assertThat(EngineLoad.slotsAfterTimeout(slots(free(0)), slots(held(0, 7, 0))))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.slotsAfterTimeout(null, slots(held(0, 7, 40)))).isEqualTo(EngineLoad.BUSY);
+        // The same request, further on: it advances.
+        assertThat(EngineLoad.slotsAfterTimeout(slots(held(0, 7, 40)), slots(held(0, 7, 90))))
+                .isEqualTo(EngineLoad.BUSY);
+        // The same request, not one token further: a stall.
+        assertThat(EngineLoad.slotsAfterTimeout(slots(held(0, 7, 40)), slots(held(0, 7, 40))))
+                .isEqualTo(EngineLoad.STALLED);
+        // A slot free when the probe timed out: nothing kept it waiting, its timeout is its own.
+        assertThat(EngineLoad.slotsAfterTimeout(slots(held(0, 7, 40)), slots(held(0, 7, 90), free(1))))
+                .isEqualTo(EngineLoad.IDLE);
+    }
+
+    @Test
     void withoutMetricsLlamaServersSlotsTellTheRequestsThatAdvanceFromThoseThatStall() {
         // Issue 24: no /metrics, /slots answers: each request's n_decoded is its progress.
         assertThat(EngineLoad.betweenSlots(slots(held(0, 7, 100)), slots(held(0, 7, 340))))

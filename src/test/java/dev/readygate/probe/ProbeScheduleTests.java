@@ -79,6 +79,10 @@ class ProbeScheduleTests {
     static final ReadygateProperties.Generation NO_LIGHT_CHECKS =
             new ReadygateProperties.Generation(false, Duration.ofSeconds(2), Duration.ofMillis(750), 2, 2);
 
+    /** The light checks' defaults, but no canary in their place. */
+    static final ReadygateProperties.Generation GENERATION_CHECKS_ONLY =
+            new ReadygateProperties.Generation(true, Duration.ofSeconds(2), Duration.ofMillis(750), 2, 0);
+
     /** The light checks' defaults. */
     static final ReadygateProperties.Generation LIGHT_CHECKS =
             new ReadygateProperties.Generation(true, Duration.ofSeconds(2), Duration.ofMillis(750), 2, 2);
@@ -1255,6 +1259,153 @@ class ProbeScheduleTests {
         assertThat(history.last(ProbeKind.GENERATION).detail())
                 .contains("no token generated in")
                 .contains("the requests in its slots advance no more");
+    }
+
+    // --- issue 24: a light check that a client's request queues behind the only slot ---
+
+    /**
+     * llama-server's one slot, taken by a client from {@code from} (virtual time) for {@code held}: a completion sent
+     * meanwhile waits in the server's queue and is answered once the slot frees, or times out at its own timeout.
+     */
+    void slotHeld(Instant from, Duration held, List<CompletionRequest> sent) {
+        engine.completions = request -> {
+            sent.add(request);
+            Instant now = clock.instant();
+            Instant free = from.plus(held);
+            Duration timeout = java.util.Objects.requireNonNull(engine.lastTimeout);
+            if (!now.isBefore(free)) {
+                return ScriptedEngine.correct(request);
+            }
+            Duration wait = Duration.between(now, free);
+            return wait.compareTo(timeout) < 0
+                    ? Mono.delay(wait, time).then(ScriptedEngine.correct(request))
+                    : noEventWithinItsTimeout();
+        };
+    }
+
+    /** A completion that waits in the engine's queue: no event within the timeout it was sent with. */
+    Mono<EngineCall<StreamedCompletion>> noEventWithinItsTimeout() {
+        Duration timeout = java.util.Objects.requireNonNull(engine.lastTimeout);
+        return Mono.delay(timeout, time)
+                .map(tick -> ScriptedEngine.failure(
+                        EngineFailure.Kind.TIMED_OUT,
+                        "POST /v1/completions: no event yet within " + timeout.toMillis() + " ms"));
+    }
+
+    /** Runs the schedule until the next light check is sent (in steps of 100 ms, at most 4 s). */
+    void untilSent(List<CompletionRequest> sent) {
+        for (int i = 0; i < 40 && sent.isEmpty(); i++) {
+            advance(Duration.ofMillis(100));
+        }
+        assertThat(sent).hasSize(1);
+    }
+
+    @Test
+    void aLightCheckQueuedBehindAClientThatTookTheOnlySlotRightAfterTheScrapeIsBusyNotTimedOut() {
+        // The race of issue 24: the cycle's scrape shows the one slot free, the light check is sent, and a client's
+        // request takes the slot first; the check waits in llama-server's queue (requests_deferred 1) while the
+        // client's request advances. Before: "no more decode steps than its own" on an engine idle before the check,
+        // generation_timed_out.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(0, 0, 1000));
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200), GENERATION_CHECKS_ONLY));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            // Taken right after the scrape read it free: the check is deferred, the client's request decodes.
+            engine.metricsAnswer = ScriptedEngine.ok(llamaCppSample(1, 1, 1003));
+            return noEventWithinItsTimeout();
+        };
+        int ready = states.size();
+        untilSent(sent);
+        advance(Duration.ofMillis(800));
+
+        ProbeReport last = history.last(ProbeKind.GENERATION);
+        assertThat(last.outcome()).as(last.detail()).isEqualTo(ProbeReport.Outcome.BUSY);
+        assertThat(last.detail()).contains("1 requests running, 1 waiting");
+        assertThat(states.subList(ready, states.size())).allMatch(state -> state instanceof EngineState.Ready);
+    }
+
+    @Test
+    void withSlotsALightCheckQueuedBehindAClientThatTookTheOnlySlotRightAfterTheReadingIsBusyNotTimedOut() {
+        // The same race without /metrics: /slots read the slot free, the client took it, the check waited heavy-timeout
+        // for it. /slots read again when it timed out shows the slot taken by a request that advances.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsSupported = false;
+        engine.slotsAnswer = oneSlot(false, 0);
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200), GENERATION_CHECKS_ONLY));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            sent.add(request);
+            return noEventWithinItsTimeout();
+        };
+        int ready = states.size();
+        untilSent(sent);
+        for (int second = 0; second < 32; second++) {
+            engine.slotsAnswer = oneSlot(true, 10L * second);
+            advance(Duration.ofSeconds(1));
+        }
+
+        ProbeReport last = history.last(ProbeKind.GENERATION);
+        assertThat(last.outcome()).as(last.detail()).isEqualTo(ProbeReport.Outcome.BUSY);
+        assertThat(last.detail()).contains("every slot taken (1 of 1 processing, as /slots says)");
+        assertThat(states.subList(ready, states.size())).allMatch(state -> state instanceof EngineState.Ready);
+    }
+
+    @Test
+    void onALlamaServerWithNeitherMetricsNorSlotsOneLightCheckWaitsForTheSlotAndNoneIsSentBesideIt() {
+        // Issue 24: no /metrics, no /slots, one slot held by a client for 55 s. Before: the light check timed out at
+        // heavy-timeout (30 s), was given up (llama-server keeps its thread until the slot frees) and followed by
+        // another at once: two threads held, and a failure. Now one waits, reported busy, and no other is sent beside
+        // it; its answer once the slot frees passes.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsSupported = false;
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200), GENERATION_CHECKS_ONLY));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        slotHeld(clock.instant(), Duration.ofSeconds(55), sent);
+        int ready = states.size();
+        for (int second = 0; second < 50; second++) {
+            advance(Duration.ofSeconds(1));
+        }
+
+        assertThat(sent).as("one light check outstanding at a time").hasSize(1);
+        assertThat(states.subList(ready, states.size())).allMatch(EngineState::acceptsTraffic);
+        ProbeReport last = history.last(ProbeKind.GENERATION);
+        assertThat(last.outcome()).as(last.detail()).isEqualTo(ProbeReport.Outcome.BUSY);
+        assertThat(last.detail()).contains("neither /metrics nor /slots");
+        // The slot frees: the check waiting is answered and passes, and the next ones follow.
+        advance(Duration.ofSeconds(10));
+        assertThat(history.last(ProbeKind.GENERATION).outcome()).isEqualTo(ProbeReport.Outcome.PASSED);
+        assertThat(sent.size()).isGreaterThan(1);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+    }
+
+    @Test
+    void aLlamaServerWithNeitherMetricsNorSlotsThatNeverAnswersIsOutAfterHeavyIntervalAndFailureThresholdTimeouts() {
+        // The light check that waits is never given up for another; a hang still takes the engine out: busy up to
+        // heavy-interval (60 s here), then each heavy-timeout (30 s) more it waits is a failure, three of them.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsSupported = false;
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200), GENERATION_CHECKS_ONLY));
+        List<CompletionRequest> sent = new CopyOnWriteArrayList<>();
+        slotHeld(clock.instant(), Duration.ofHours(1), sent);
+        for (int second = 0; second < 140; second++) {
+            advance(Duration.ofSeconds(1));
+        }
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        advance(Duration.ofSeconds(15));
+
+        assertThat(machine.current()).isInstanceOf(EngineState.NotReady.class);
+        assertThat(machine.current().reason()).isEqualTo(Reason.GENERATION_TIMED_OUT);
+        assertThat(history.last(ProbeKind.GENERATION).detail()).contains("waited past heavy-interval (60 s)");
+        assertThat(sent.stream().filter(request -> request.maxTokens() == 2)).hasSize(1);
     }
 
     @Test
