@@ -91,6 +91,14 @@ final class StartRecorder {
         journal.begun(start);
     }
 
+    /**
+     * The engine went away at {@code since} (or was down at readygate's first look), and no start is in progress: the
+     * next start is journaled as awaited (under {@code id}) until it begins.
+     */
+    void awaited(Instant since, String id) {
+        journal.awaited(since, id);
+    }
+
     void record(RestartTimeline.Verdict verdict) {
         switch (verdict) {
             case RestartTimeline.Verdict.Judged judged -> judged(judged);

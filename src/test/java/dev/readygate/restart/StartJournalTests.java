@@ -79,6 +79,28 @@ class StartJournalTests {
     }
 
     @Test
+    void aStartSeenBeginBeforeTheNewEngineAnsweredIsKeptAsAwaitedUntilItBegins() {
+        Path file = dir.resolve(StartJournal.FILE_NAME);
+        StartJournal.Entry awaited = new StartJournal.Entry("awaited", T0, StartSource.OBSERVED_DOWN, true);
+        try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
+            StartJournal journal = journal(stateDir, Set.of());
+            journal.awaited(T0, "awaited");
+            journal.awaited(T0.plusSeconds(1), "seen-down-again");
+            assertThat(StartJournal.read(file, JSON))
+                    .as("one awaited start, the earliest sighting")
+                    .containsExactly(awaited);
+        }
+        try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
+            StartJournal next = journal(stateDir, Set.of());
+            assertThat(next.takeFound()).containsExactly(awaited);
+            next.begun(new EngineStart("began", T0.plusSeconds(2), StartSource.OBSERVED_DOWN, false));
+            assertThat(StartJournal.read(file, JSON))
+                    .as("the start that began is the awaited one")
+                    .containsExactly(new StartJournal.Entry("began", T0.plusSeconds(2), StartSource.OBSERVED_DOWN));
+        }
+    }
+
+    @Test
     void aStartWhoseRecordTheHistoryHoldsIsNotFound() {
         try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
             journal(stateDir, Set.of()).begun(new EngineStart("seen", T0, StartSource.LOG, false));
