@@ -72,7 +72,10 @@ class KilledDuringAStartTests {
             try {
                 await().atMost(Duration.ofMillis(500))
                         .pollInterval(Duration.ofMillis(10))
-                        .until(() -> Files.exists(journal));
+                        // With the engine log, the start its header began (dated by the log), not only the start
+                        // awaited since the engine went away (dated by that sighting).
+                        .until(() -> Files.exists(journal)
+                                && (!engineLog || Files.readString(journal).contains("\"source\":\"log\"")));
             } catch (ConditionTimeoutException ex) {
                 // A readygate that keeps no journal: killed all the same.
             }
@@ -163,6 +166,55 @@ class KilledDuringAStartTests {
                 assertThat(restart.get("evidence").valueStream().map(JsonNode::asString))
                         .anyMatch(line -> line.startsWith("journal: readygate was restarted during this start"));
                 assertThat(history.get(1).get("firstSeen").booleanValue()).isTrue();
+            }
+        }
+    }
+
+    /**
+     * Without an engine log a start is dated by readygate's sighting until the engine's {@code /metrics} dates it: the
+     * journal keeps that dating, so that the next readygate, finding a later process (the engine restarted again while
+     * none ran), records the killed readygate's start with an unknown outcome instead of taking the later process for
+     * it and leaving it without a record (the benchmark's killed-readygate stage, docs/benchmarks.md 3e).
+     */
+    @Test
+    void aStartTheEngineDatedAndLeftWhileNoReadygateRanIsRecordedWithAnUnknownOutcomeWithoutAnEngineLog()
+            throws IOException {
+        try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false")) {
+            Path state = workDir.resolve("state");
+            Path atKill = workDir.resolve("state-at-kill");
+            Path journal = state.resolve("starts-in-progress.json");
+            try (ConfigurableApplicationContext before = readygate(engine, state, false)) {
+                awaitRecords(client(before), 1);
+                // The new start answers (and its /metrics dates it) but is never verified: killed before its record.
+                engine.fault("hang", false);
+                engine.restart(StartupPath.COLD);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> engine.latestStartNumber() == 2 && engine.listeningSince() != null);
+                try {
+                    await().atMost(Duration.ofSeconds(5))
+                            .pollInterval(Duration.ofMillis(10))
+                            .until(() -> Files.exists(journal)
+                                    && Files.readString(journal).contains("process_start_time"));
+                } catch (ConditionTimeoutException ex) {
+                    // A readygate that keeps the sighting alone: killed all the same.
+                }
+                KilledStateDir.copy(state, atKill);
+            }
+            engine.clearFaults();
+            Instant listened = engine.listeningSince();
+            await().atMost(Duration.ofSeconds(10)).until(() -> Instant.now().isAfter(listened.plusSeconds(3)));
+            engine.restartAndAwait(StartupPath.COLD);
+            awaitListening(engine, 3);
+            try (ConfigurableApplicationContext after = readygate(engine, atKill, false)) {
+                WebTestClient client = client(after);
+                awaitRecords(client, 3);
+                JsonNode history = status(client).at("/restarts/history");
+                assertThat(history.valueStream()
+                                .map(record -> record.get("outcome").asString() + " "
+                                        + record.get("firstSeen").booleanValue()))
+                        .as("newest first: the process found now (first seen), the killed readygate's start, the first")
+                        .containsExactly("ready true", "unknown false", "ready true");
+                assertThat(history.get(1).get("engineStartSource").asString()).isEqualTo("process_start_time");
             }
         }
     }

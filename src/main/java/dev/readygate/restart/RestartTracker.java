@@ -35,6 +35,9 @@ public final class RestartTracker implements StartTrust {
     @EventListener
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         follow(timeline.next(change));
+        if (change.start() != null) {
+            recorder.dateIfKnown(change.start());
+        }
         if (change.start() == null && change.current() instanceof EngineState.Down down) {
             // No start until the new engine answers (without a log header: a whole vLLM load); readygate saw it begin.
             recorder.awaited(down.since(), EngineStateMachine.RANDOM_IDS.get());

@@ -138,6 +138,22 @@ final class StartJournal {
         save();
     }
 
+    /**
+     * The engine dated the start {@code id} itself ({@code process_start_time_seconds}): kept so, once, so that a
+     * restarted readygate tells this process from a later one (the engine restarted again while none ran), which a
+     * sighting cannot.
+     */
+    void dated(String id, Instant processStart) {
+        synchronized (this) {
+            Entry entry = open.get(id);
+            if (entry == null || entry.source().fromEngine()) {
+                return;
+            }
+            open.put(id, new Entry(id, processStart, StartSource.PROCESS_START_TIME));
+        }
+        save();
+    }
+
     private void keep(Entry entry) {
         open.put(entry.id(), entry);
         while (open.size() > HELD) {

@@ -101,6 +101,20 @@ class StartJournalTests {
     }
 
     @Test
+    void aStartTheEngineDatesIsKeptWithItsProcessStartTimeOnce() {
+        Path file = dir.resolve(StartJournal.FILE_NAME);
+        try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
+            StartJournal journal = journal(stateDir, Set.of());
+            journal.begun(new EngineStart("seen", T0, StartSource.OBSERVED_DOWN, false));
+            journal.dated("seen", T0.plusMillis(40));
+            journal.dated("seen", T0.plusSeconds(9));
+            journal.dated("never-begun", T0);
+            assertThat(StartJournal.read(file, JSON))
+                    .containsExactly(new StartJournal.Entry("seen", T0.plusMillis(40), StartSource.PROCESS_START_TIME));
+        }
+    }
+
+    @Test
     void aStartWhoseRecordTheHistoryHoldsIsNotFound() {
         try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
             journal(stateDir, Set.of()).begun(new EngineStart("seen", T0, StartSource.LOG, false));
