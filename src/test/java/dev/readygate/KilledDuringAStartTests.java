@@ -97,6 +97,15 @@ class KilledDuringAStartTests {
                         && engine.ableToServe());
     }
 
+    /** Newest first: the process found now (first seen), the killed readygate's start (unknown), the first. */
+    static void assertFoundAnotherProcess(JsonNode history) {
+        assertThat(history.valueStream()
+                        .map(record -> record.get("outcome").asString() + " "
+                                + record.get("firstSeen").booleanValue()))
+                .as("newest first: the process found now (first seen), the killed readygate's start, the first")
+                .containsExactly("ready true", "unknown false", "ready true");
+    }
+
     static List<String> lines(Path file) {
         try {
             return Files.readAllLines(file);
@@ -209,11 +218,7 @@ class KilledDuringAStartTests {
                 WebTestClient client = client(after);
                 awaitRecords(client, 3);
                 JsonNode history = status(client).at("/restarts/history");
-                assertThat(history.valueStream()
-                                .map(record -> record.get("outcome").asString() + " "
-                                        + record.get("firstSeen").booleanValue()))
-                        .as("newest first: the process found now (first seen), the killed readygate's start, the first")
-                        .containsExactly("ready true", "unknown false", "ready true");
+                assertFoundAnotherProcess(history);
                 assertThat(history.get(1).get("engineStartSource").asString()).isEqualTo("process_start_time");
             }
         }
@@ -241,11 +246,7 @@ class KilledDuringAStartTests {
                 await().atMost(Duration.ofSeconds(10))
                         .until(() -> !Files.exists(atKill.resolve("starts-in-progress.json")));
                 JsonNode history = status(client).at("/restarts/history");
-                assertThat(history.valueStream()
-                                .map(record -> record.get("outcome").asString() + " "
-                                        + record.get("firstSeen").booleanValue()))
-                        .as("newest first: the process found now (first seen), the killed readygate's start, the first")
-                        .containsExactly("ready true", "unknown false", "ready true");
+                assertFoundAnotherProcess(history);
                 JsonNode interrupted = history.get(1);
                 assertThat(interrupted.get("engineStartSource").asString()).isEqualTo("log");
                 assertThat(interrupted.get("evidence").valueStream().map(JsonNode::asString))
