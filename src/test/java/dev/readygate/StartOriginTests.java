@@ -29,11 +29,19 @@ class StartOriginTests {
     Path workDir;
 
     ConfigurableApplicationContext readygate(RunningSimulator engine, boolean engineLog) {
+        return readygate(engine, workDir.resolve("state"), engineLog);
+    }
+
+    /**
+     * A readygate for {@code engine} on {@code state}, with small probes; with or without the engine log (without one,
+     * a start is dated by the engine's {@code /metrics} or by what readygate saw, and begins once the engine answers).
+     */
+    static ConfigurableApplicationContext readygate(RunningSimulator engine, Path state, boolean engineLog) {
         List<String> args = new ArrayList<>(List.of(
                 "--server.port=0",
                 "--spring.reactor.netty.shutdown-quiet-period=0s",
                 "--readygate.engine.base-url=" + engine.baseUrl(),
-                "--readygate.state-dir=" + workDir.resolve("state"),
+                "--readygate.state-dir=" + state,
                 "--readygate.restart.loop-hold=0s",
                 "--readygate.probe.representative.prompt-tokens=100",
                 "--readygate.probe.representative.output-tokens=4"));

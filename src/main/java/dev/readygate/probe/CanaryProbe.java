@@ -251,18 +251,24 @@ final class CanaryProbe {
 
     /**
      * Whether other requests were in the batch with the canary: running or waiting before it, or running, waiting or
-     * progressing (beyond the canary's own tokens) after it. Without {@code /metrics}: unknown, taken as alone.
+     * progressing (beyond the canary's own tokens) after it. Without {@code /metrics}: unknown, taken as alone. With
+     * {@code /metrics} that did not answer around the canary (a scrape timed out on a loaded node), unknown too, but
+     * taken as under load: only what batching keeps is compared, so a correct engine is never latched out on a guess,
+     * and another first token is still a mismatch.
      */
     private Mono<Boolean> underLoad(@Nullable EngineMetricsSample before) {
         if (EngineLoad.working(before)) {
             return Mono.just(true);
         }
-        if (before == null || !facts.current().capabilities().metrics()) {
+        if (!facts.current().capabilities().metrics()) {
             return Mono.just(false);
         }
-        return client.metrics()
-                .map(call -> call instanceof EngineCall.Success<EngineMetricsSample> after
-                        && EngineLoad.between(before, after.value(), ownTokens()) != EngineLoad.IDLE);
+        return client.metrics().map(call -> switch (call) {
+            case EngineCall.Success<EngineMetricsSample> after ->
+                EngineLoad.between(before, after.value(), ownTokens()) != EngineLoad.IDLE;
+            case EngineCall.Failure<EngineMetricsSample> failed ->
+                failed.failure().kind() != EngineFailure.Kind.NOT_SUPPORTED;
+        });
     }
 
     private ProbeReport matched(CanaryExpectation expectation, CanaryAnswer actual, boolean underLoad) {

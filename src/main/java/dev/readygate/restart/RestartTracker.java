@@ -3,6 +3,7 @@ package dev.readygate.restart;
 import dev.readygate.probe.ProbeReport;
 import dev.readygate.probe.StartTrust;
 import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.EngineStateMachine;
 import java.time.Clock;
@@ -34,6 +35,13 @@ public final class RestartTracker implements StartTrust {
     @EventListener
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         follow(timeline.next(change));
+        if (change.start() != null) {
+            recorder.dateIfKnown(change.start());
+        }
+        if (change.start() == null && change.current() instanceof EngineState.Down down) {
+            // No start until the new engine answers (without a log header: a whole vLLM load); readygate saw it begin.
+            recorder.awaited(down.since(), EngineStateMachine.RANDOM_IDS.get());
+        }
     }
 
     @EventListener

@@ -56,8 +56,16 @@ final class StartJournal {
      * @param id the start's id
      * @param since when it began, as readiness dated it
      * @param source where {@code since} came from
+     * @param awaited whether it is a start readygate saw begin before it answered: the old engine went away (or
+     *     nothing answered at readygate's first look) and no new one answers yet, so readiness has no start yet;
+     *     {@code id} is the journal's own, and the start that begins next takes its place
      */
-    record Entry(String id, Instant since, StartSource source) {
+    record Entry(String id, Instant since, StartSource source, boolean awaited) {
+
+        /** A start readiness began. */
+        Entry(String id, Instant since, StartSource source) {
+            this(id, since, source, false);
+        }
 
         static Entry of(EngineStart start) {
             return new Entry(start.id(), start.since(), start.source());
@@ -108,12 +116,49 @@ final class StartJournal {
             if (open.containsKey(start.id())) {
                 return;
             }
-            open.put(start.id(), Entry.of(start));
-            while (open.size() > HELD) {
-                open.remove(open.keySet().iterator().next());
-            }
+            // The start awaited since the engine went away is this one.
+            open.values().removeIf(Entry::awaited);
+            keep(Entry.of(start));
         }
         save();
+    }
+
+    /**
+     * The engine went away at {@code since} (or nothing answered at readygate's first look) and no start is in
+     * progress: the next start is one readygate saw begin, although readiness begins it only once it answers (a vLLM
+     * load, minutes). Kept, as awaited, until it begins; one awaited start at a time (the earliest sighting).
+     */
+    void awaited(Instant since, String id) {
+        synchronized (this) {
+            if (open.values().stream().anyMatch(Entry::awaited)) {
+                return;
+            }
+            keep(new Entry(id, since, StartSource.OBSERVED_DOWN, true));
+        }
+        save();
+    }
+
+    /**
+     * The engine dated the start {@code id} itself ({@code process_start_time_seconds}): kept so, once, so that a
+     * restarted readygate tells this process from a later one (the engine restarted again while none ran), which a
+     * sighting cannot.
+     */
+    void dated(String id, Instant processStart) {
+        synchronized (this) {
+            Entry entry = open.get(id);
+            if (entry == null || entry.source().fromEngine()) {
+                return;
+            }
+            open.put(id, new Entry(id, processStart, StartSource.PROCESS_START_TIME));
+        }
+        save();
+    }
+
+    private void keep(Entry entry) {
+        open.put(entry.id(), entry);
+        while (open.size() > HELD) {
+            open.remove(open.keySet().iterator().next());
+        }
     }
 
     /** A record of the start {@code id} was kept: it is no longer in progress. */
@@ -169,15 +214,16 @@ final class StartJournal {
             Files.deleteIfExists(file);
             return;
         }
-        List<Map<String, String>> starts = new ArrayList<>();
+        List<Map<String, Object>> starts = new ArrayList<>();
         for (Entry entry : entries) {
-            starts.add(Map.of(
-                    "id",
-                    entry.id(),
-                    "since",
-                    entry.since().toString(),
-                    "source",
-                    entry.source().value()));
+            Map<String, Object> start = new LinkedHashMap<>();
+            start.put("id", entry.id());
+            start.put("since", entry.since().toString());
+            start.put("source", entry.source().value());
+            if (entry.awaited()) {
+                start.put("awaited", true);
+            }
+            starts.add(start);
         }
         byte[] bytes = json.writeValueAsBytes(Map.of("starts", starts));
         StateDir.replaceAtomically(file, bytes);
@@ -194,7 +240,8 @@ final class StartJournal {
                 entries.add(new Entry(
                         start.path("id").asString(),
                         Instant.parse(start.path("since").asString()),
-                        StartSource.of(start.path("source").asString())));
+                        StartSource.of(start.path("source").asString()),
+                        start.path("awaited").asBoolean(false)));
             }
             return List.copyOf(entries);
         } catch (IOException | RuntimeException ex) {

@@ -91,6 +91,28 @@ final class StartRecorder {
         journal.begun(start);
     }
 
+    /**
+     * The start in progress, dated in the journal by the engine's own process start time once its {@code /metrics}
+     * gave one (a journaled sighting cannot tell this process from a later one).
+     */
+    void dateIfKnown(EngineStart start) {
+        if (start.firstSeen() || start.source().fromEngine()) {
+            return;
+        }
+        EngineMetricsSample first = facts.of(start.id()).firstSample();
+        if (first != null && first.processStartTimeSeconds() != null) {
+            journal.dated(start.id(), Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000)));
+        }
+    }
+
+    /**
+     * The engine went away at {@code since} (or was down at readygate's first look), and no start is in progress: the
+     * next start is journaled as awaited (under {@code id}) until it begins.
+     */
+    void awaited(Instant since, String id) {
+        journal.awaited(since, id);
+    }
+
     void record(RestartTimeline.Verdict verdict) {
         switch (verdict) {
             case RestartTimeline.Verdict.Judged judged -> judged(judged);

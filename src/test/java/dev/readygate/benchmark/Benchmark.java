@@ -24,7 +24,8 @@ import java.util.Map;
  * System properties: {@code benchmark.mode} ({@code quick}: CI-sized, writes to {@code target/benchmarks};
  * {@code full}: what the docs report, writes {@code docs/benchmarks.md} and {@code docs/benchmarks/}),
  * {@code benchmark.out} (where to write instead), {@code benchmark.stages} (a comma-separated subset of
- * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,footprint}), {@code benchmark.jar} (default
+ * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,footprint}; {@code killed-readygate}, not
+ * among the defaults, only when named), {@code benchmark.jar} (default
  * {@code target/readygate.jar}), {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick
  * mode), {@code readygate-test.llama-server} (llama.cpp's {@code llama-server} for {@code llama-saturated}, as the
  * tests take it: {@link dev.readygate.ExternalTool#LLAMA_SERVER}; without one that stage is skipped).
@@ -82,6 +83,11 @@ public final class Benchmark {
                 StatusFloodStage flood = new StatusFloodStage(plan, jar, work.resolve("status-flood"));
                 flood.run(noise);
                 results.statusFlood(flood);
+            }
+            if (stages.contains("killed-readygate")) {
+                KilledReadygateStage killed = new KilledReadygateStage(jar, work.resolve("killed-readygate"));
+                killed.run(noise);
+                results.killedReadygate(killed);
             }
             if (stages.contains("footprint")) {
                 FootprintStage footprint = new FootprintStage(plan, jar, work.resolve("footprint"));

@@ -39,7 +39,9 @@ final class Report {
         line();
         line("The profile builds the jar, skips the unit tests and runs `dev.readygate.benchmark.Benchmark` from the"
                 + " test classpath (the harness never ships in the jar and never runs in `./mvnw verify`)."
-                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,footprint` runs a subset,"
+                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,footprint` runs a subset"
+                + " (`killed-readygate`, readygate killed 20 times, about 15 minutes, runs only when named;"
+                + " `-Dbenchmark.killed-readygate.seed=N` repeats its random delays),"
                 + " `-Dbenchmark.out=DIR` writes elsewhere, `-Dreadygate-test.llama-server=PATH` names llama.cpp's"
                 + " `llama-server` for `llama-saturated` (else `READYGATE_LLAMA_SERVER` or the `PATH`, as the tests take"
                 + " it; without one that stage is skipped).");
@@ -52,6 +54,7 @@ final class Report {
         readyEngine();
         saturatedLlamaServer();
         statusFlood();
+        killedReadygate();
         footprint();
         probeCost();
         changes();
@@ -575,6 +578,47 @@ final class Report {
                 + v(f.get("rss_mib_median")) + " / " + v(f.get("rss_mib_max")) + " / " + v(f.get("rss_mib_end"))
                 + " MiB |");
         line("| readygate's counters at the end | " + v(f.get("readygate_counters")) + " |");
+        line();
+    }
+
+    private void killedReadygate() {
+        KilledReadygateStage killed = r.killedReadygate;
+        if (killed == null) {
+            return;
+        }
+        Map<String, Object> f = killed.results;
+        line("## 3e. readygate killed with `kill -9` while the engine restarts");
+        line();
+        line(
+                "The simulator restarts along the cold path (" + KilledReadygateStage.LOAD_TIME
+                        + " loads) each time it has"
+                        + " served a random 0.5 to 3 s; readygate (" + v(f.get("readygate"))
+                        + ", the restart-loop hold off) runs"
+                        + " on one state directory and is killed with `kill -9` " + v(f.get("kills"))
+                        + " times, each a random 0"
+                        + " to 10 s after it first judged the engine (seed " + v(f.get("seed"))
+                        + "), and started again on the"
+                        + " same directory at once; a last one watches two more starts. Then its history (`restarts.jsonl`) is"
+                        + " checked: every line whole, no start recorded twice (each record is assigned to the engine start whose"
+                        + " span holds its `engineStart`), and every start that began while a readygate was watching and that"
+                        + " it saw begin (its `/readyz` said `down` during it) recorded as an engine start (`firstSeen` false).");
+        line();
+        line("| | |");
+        line("|---|---|");
+        line("| engine starts / readygates killed | " + v(f.get("engine_starts")) + " / "
+                + v(f.get("readygates_killed")) + " |");
+        line("| history lines / torn / records (the last line of an id wins) | " + v(f.get("history_lines")) + " / "
+                + v(f.get("torn_lines")) + " / " + v(f.get("records")) + " |");
+        line("| starts begun while a readygate watched / that it saw begin | " + v(f.get("began_while_watched")) + " / "
+                + v(f.get("seen_begin")) + " |");
+        line("| recorded as engine starts / of them through the journal of a killed readygate / only as first seen |"
+                + " " + v(f.get("recorded_as_engine_starts")) + " / " + v(f.get("recorded_through_the_journal"))
+                + " / " + v(f.get("recorded_only_as_first_seen")) + " |");
+        line("| starts seen begin and lost | " + v(f.get("lost")) + " |");
+        line("| starts seen begin, not recorded, the engine restarted again before the next readygate looked | "
+                + v(f.get("lost_to_a_later_restart")) + " |");
+        line("| starts recorded twice | " + v(f.get("duplicated")) + " |");
+        line("| failures | " + (killed.failures.isEmpty() ? "none" : String.join("; ", killed.failures)) + " |");
         line();
     }
 

@@ -45,6 +45,9 @@ final class Results {
     @Nullable
     StatusFloodStage statusFlood;
 
+    @Nullable
+    KilledReadygateStage killedReadygate;
+
     List<Map<String, Object>> noise = List.of();
     Duration took = Duration.ZERO;
 
@@ -83,6 +86,11 @@ final class Results {
         Map<String, Object> out = new LinkedHashMap<>(stage.results);
         out.put("failures", stage.failures);
         details.put("status_flood", out);
+    }
+
+    void killedReadygate(KilledReadygateStage stage) {
+        killedReadygate = stage;
+        details.put("killed_readygate", stage.results);
     }
 
     void footprint(FootprintStage stage) {

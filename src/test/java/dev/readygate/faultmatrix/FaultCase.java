@@ -279,6 +279,16 @@ enum FaultCase {
     private static final String HEAVY_FORMULA = "heavy-interval + ready-interval + failure-threshold × (heavy-timeout"
             + " + max(heavy-retry-interval, ready-interval))";
 
+    /**
+     * The promised time back to {@code /readyz} 200 once the fault cleared, when it lasted until the heavy probes were
+     * suspended ({@code suspended}) or not. Suspended, no heavy probe is in flight to wait out: the breaker's half-open
+     * trial is a light check, then one verification ({@link MatrixSettings#backAfterSuspension}), as docs/readiness.md
+     * promises; it was held to the larger of the two, at the defaults the 32.1 s of a heavy probe in flight.
+     */
+    Duration backToReady(MatrixSettings s, boolean suspended) {
+        return suspended ? s.backAfterSuspension() : backToReady(s);
+    }
+
     /** The promised time back to {@code /readyz} 200, counted from {@link #clearedAt}. */
     Duration backToReady(MatrixSettings s) {
         Duration verify = s.verification();

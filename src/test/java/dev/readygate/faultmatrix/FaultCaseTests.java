@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -63,6 +64,21 @@ class FaultCaseTests {
         // Idle, a light check's reason: its heavy probes fail too and hold the light checks off, the later bound.
         assertThat(FaultCase.SLOW.toNotReady(compressed, FaultCase.Condition.IDLE, "generation_stalled"))
                 .isEqualTo(Duration.ofMillis(8500));
+    }
+
+    /**
+     * Back to 200 after a fault the light checks saw, kept on until the breaker opened: the half-open trial (a light
+     * check) and one verification, 3.85 s at the defaults as compressed, not the 32.1 s of a heavy probe in flight (issue
+     * 24, item 7: the table and the measured behaviour agree).
+     */
+    @Test
+    void aFaultClearedWhileTheHeavyProbesAreSuspendedIsHeldToTheHalfOpenTrialAndOneVerification() {
+        for (MatrixSettings s : List.of(MatrixSettings.defaults(), MatrixSettings.compressed())) {
+            for (FaultCase fault : List.of(FaultCase.HANG, FaultCase.STALL_STREAM, FaultCase.ERROR_5XX)) {
+                assertThat(fault.backToReady(s, true)).as(s.name()).isEqualTo(Duration.ofMillis(3850));
+            }
+        }
+        assertThat(FaultCase.HANG.backToReady(MatrixSettings.defaults(), false)).isEqualTo(Duration.ofMillis(32_100));
     }
 
     @ParameterizedTest

@@ -216,7 +216,7 @@ final class FaultMatrix {
                     && LIGHT_CHECK_REASONS.contains(out.reason())
                     && awaitSuspended(lane);
             if (suspended) {
-                backBound = max(backBound, settings.backAfterSuspension());
+                backBound = fault.backToReady(settings, true);
             }
             lane.stopLoad();
             Duration toNotReady = out == null ? null : Duration.between(faultAt, out.at());
@@ -279,10 +279,6 @@ final class FaultMatrix {
         } catch (org.awaitility.core.ConditionTimeoutException ex) {
             return false;
         }
-    }
-
-    private static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private static void awaitNotReady(Lane lane, Instant from, Duration limit) {

@@ -14,7 +14,7 @@ import java.util.List;
  * between {@code <!-- fault-matrix:<settings>:begin -->} and its end marker:
  *
  * <pre>
- * ./mvnw -Pfault-matrix verify                                       # defaults, 4 lanes, about 20 minutes
+ * ./mvnw -Pfault-matrix verify                                       # defaults, 4 lanes, about 10 minutes
  * ./mvnw -Pfault-matrix verify -Dfault-matrix.settings=compressed    # what FaultMatrixTests checks, a few minutes
  * </pre>
  *

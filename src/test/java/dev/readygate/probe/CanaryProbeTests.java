@@ -3,6 +3,7 @@ package dev.readygate.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.StreamedCompletion;
@@ -370,6 +371,38 @@ class CanaryProbeTests {
         ProbeReport report =
                 run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED), sample(0, 500));
         assertThat(report.passed()).isTrue();
+    }
+
+    /**
+     * No fresh sample before the canary (the last scrape timed out: a loaded node) says nothing of the batch: the
+     * scrape after it does. The fault matrix at the defaults latched {@code canary_mismatch} on a correct engine under
+     * load this way (docs/readiness.md, "The fault matrix").
+     */
+    @Test
+    void withNoSampleBeforeTheCanaryOtherRequestsSeenAfterItMakeItAnAnswerUnderLoad() {
+        answers(12095, " Paris", -0.46);
+        engine.running = 3;
+        ProbeReport report = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+        assertThat(report.passed()).as(report.detail()).isTrue();
+        assertThat(report.detail()).contains("under load");
+    }
+
+    /**
+     * An engine that serves {@code /metrics} but did not answer it around the canary: whether the canary was alone is
+     * unknown, so only what batching keeps is compared (a correct engine is never latched out on a guess), and another
+     * first token is still a mismatch.
+     */
+    @Test
+    void whenTheEngineCannotSayItsLoadOnlyWhatBatchingKeepsIsCompared() {
+        engine.metricsAnswer =
+                ScriptedEngine.failure(EngineFailure.Kind.TIMED_OUT, "GET /metrics: no complete answer within 800 ms");
+        answers(12095, " Paris", -0.46);
+        ProbeReport batched = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+        assertThat(batched.passed()).as(batched.detail()).isTrue();
+        answers(5112, " tefu", -0.4243);
+        ProbeReport other = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+        assertThat(other.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(other.latched()).isTrue();
     }
 
     @Test

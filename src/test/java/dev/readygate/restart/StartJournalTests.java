@@ -79,6 +79,42 @@ class StartJournalTests {
     }
 
     @Test
+    void aStartSeenBeginBeforeTheNewEngineAnsweredIsKeptAsAwaitedUntilItBegins() {
+        Path file = dir.resolve(StartJournal.FILE_NAME);
+        StartJournal.Entry awaited = new StartJournal.Entry("awaited", T0, StartSource.OBSERVED_DOWN, true);
+        try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
+            StartJournal journal = journal(stateDir, Set.of());
+            journal.awaited(T0, "awaited");
+            journal.awaited(T0.plusSeconds(1), "seen-down-again");
+            assertThat(StartJournal.read(file, JSON))
+                    .as("one awaited start, the earliest sighting")
+                    .containsExactly(awaited);
+        }
+        try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
+            StartJournal next = journal(stateDir, Set.of());
+            assertThat(next.takeFound()).containsExactly(awaited);
+            next.begun(new EngineStart("began", T0.plusSeconds(2), StartSource.OBSERVED_DOWN, false));
+            assertThat(StartJournal.read(file, JSON))
+                    .as("the start that began is the awaited one")
+                    .containsExactly(new StartJournal.Entry("began", T0.plusSeconds(2), StartSource.OBSERVED_DOWN));
+        }
+    }
+
+    @Test
+    void aStartTheEngineDatesIsKeptWithItsProcessStartTimeOnce() {
+        Path file = dir.resolve(StartJournal.FILE_NAME);
+        try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
+            StartJournal journal = journal(stateDir, Set.of());
+            journal.begun(new EngineStart("seen", T0, StartSource.OBSERVED_DOWN, false));
+            journal.dated("seen", T0.plusMillis(40));
+            journal.dated("seen", T0.plusSeconds(9));
+            journal.dated("never-begun", T0);
+            assertThat(StartJournal.read(file, JSON))
+                    .containsExactly(new StartJournal.Entry("seen", T0.plusMillis(40), StartSource.PROCESS_START_TIME));
+        }
+    }
+
+    @Test
     void aStartWhoseRecordTheHistoryHoldsIsNotFound() {
         try (StateDir stateDir = new StateDir(dir, Clock.systemUTC())) {
             journal(stateDir, Set.of()).begun(new EngineStart("seen", T0, StartSource.LOG, false));

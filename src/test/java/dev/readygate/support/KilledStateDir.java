@@ -2,6 +2,7 @@ package dev.readygate.support;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
@@ -20,7 +21,12 @@ public final class KilledStateDir {
         try (Stream<Path> files = Files.list(state)) {
             for (Path file : files.toList()) {
                 if (!file.getFileName().toString().equals("readygate.lock") && Files.isRegularFile(file)) {
-                    Files.copy(file, copy.resolve(file.getFileName()));
+                    try {
+                        Files.copy(file, copy.resolve(file.getFileName()));
+                    } catch (NoSuchFileException ex) {
+                        // Gone since the listing (a temporary file renamed onto its target): at a kill the disk holds
+                        // the target as it was or as the rename left it, and the listing has the target.
+                    }
                 }
             }
         }
