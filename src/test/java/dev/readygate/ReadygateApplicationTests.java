@@ -19,13 +19,20 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 /** readygate starts only when it knows its engine, and the demo profile embeds the simulator. */
 class ReadygateApplicationTests {
 
+    /**
+     * These starts fail on purpose and the test reads the failure itself: Spring Boot's printed report of it would
+     * read as a failure in a passing run (SettingProblemsTests checks what the report prints).
+     */
+    static final String QUIET_FAILURE =
+            "--logging.level.org.springframework.boot.diagnostics.LoggingFailureAnalysisReporter=off";
+
     @TempDir
     Path workDir;
 
     @Test
     void startWithoutEngineBaseUrlFailsNamingTheKey() {
         assertThatException()
-                .isThrownBy(() -> SpringApplication.run(ReadygateApplication.class, "--server.port=0"))
+                .isThrownBy(() -> SpringApplication.run(ReadygateApplication.class, "--server.port=0", QUIET_FAILURE))
                 .havingRootCause()
                 .withMessageStartingWith("readygate.engine.base-url: is not set");
     }
@@ -34,7 +41,10 @@ class ReadygateApplicationTests {
     void startWithAnEngineBaseUrlThatIsNotHttpFailsNamingTheKey() {
         assertThatException()
                 .isThrownBy(() -> SpringApplication.run(
-                        ReadygateApplication.class, "--server.port=0", "--readygate.engine.base-url=ftp://engine"))
+                        ReadygateApplication.class,
+                        "--server.port=0",
+                        "--readygate.engine.base-url=ftp://engine",
+                        QUIET_FAILURE))
                 .havingRootCause()
                 .withMessageStartingWith("readygate.engine.base-url: must be an http(s) URL");
     }
