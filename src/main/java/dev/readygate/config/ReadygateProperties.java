@@ -542,10 +542,12 @@ public record ReadygateProperties(
      *     Boot's {@code server.netty.idle-timeout})
      * @param maxConnections the most connections held open at once; a new one beyond it closes the least recently
      *     active other one without a request waiting for its answer (a connection whose request waits is never
-     *     closed), and at the cap answers close their connection instead of keeping it alive
+     *     closed, nor one accepted in the last second that has not sent its first request yet), and at the cap
+     *     answers close their connection instead of keeping it alive
      * @param maxHeavyRequests the most requests to {@code /status} (the page, the JSON, its exports) answered at once,
      *     and apart from them the most {@code /actuator/prometheus} scrapes; one more is answered 503 with
-     *     {@code Retry-After} at once, so that pollers never hold up the kubelet's probes, which have no such limit
+     *     {@code Retry-After}, half a second after it came, so that pollers never hold up the kubelet's probes, which
+     *     have no such limit
      */
     public record Server(
             @DefaultValue("60s") Duration idleTimeout,

@@ -24,21 +24,31 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Caps the connections readygate's server holds: each accepted connection is tracked with when it last read or
- * wrote, and how many of its requests wait for their answer (read, the answer's last byte not yet written: see
- * {@link #requests()}). One beyond {@code maxConnections} closes the least recently active other connection that has
- * no request waiting (a socket opened and left, a keep-alive between requests), so a new connection, the kubelet's
- * probe among them, is always served. A connection whose request waits for its answer is never closed: the closing
- * is done on the chosen connection's own event loop, after it has read what had arrived, and a request read by then
- * spares it. When every other connection has a request waiting, the new one is held beyond the cap: requests are
- * answered quickly ({@link HeavyRequestLimit} answers those beyond its budget at once), so that excess is short and
- * bounded. At the cap, answers close their connection ({@code Connection: close}) instead of keeping it alive, so
- * clients beyond the cap give their connections back between requests rather than have them closed. Shared by every
- * connection's pipeline; thread-safe (connections live on several event loops).
+ * wrote, whether it has sent a request yet, and how many of its requests wait for their answer (read, the answer's last
+ * byte not yet written: see {@link #requests()}). One beyond {@code maxConnections} closes the least recently active
+ * other connection that has no request waiting (a socket opened and left, a keep-alive between requests), so a new
+ * connection, the kubelet's probe among them, is always served. A connection whose request waits for its answer is
+ * never closed: the closing is done on the chosen connection's own event loop, after it has read what had arrived, and
+ * a request read by then spares it. Nor is a connection accepted less than {@link #FIRST_REQUEST_GRACE} ago that has
+ * not sent its first request yet: a probe connects and then sends, and on a busy server its request is read some
+ * milliseconds later; without the grace, while every other connection waits for its answer, the probe's new connection
+ * is the one idle connection and the next one to arrive closes it. Beyond {@link #FRESH_ALLOWANCE} such new
+ * connections (a flood of sockets that send nothing), the oldest of them makes room all the same, so the excess over
+ * the cap stays bounded. When no connection can make room, the new one is held beyond the cap: requests are answered
+ * quickly, so that excess is short. At the cap, answers close their connection ({@code Connection: close}) instead of
+ * keeping it alive, so clients beyond the cap give their connections back between requests rather than have them
+ * closed. Shared by every connection's pipeline; thread-safe (connections live on several event loops).
  */
 @ChannelHandler.Sharable
 public final class ConnectionGuard extends ChannelDuplexHandler {
 
     private static final Logger logger = LoggerFactory.getLogger(ConnectionGuard.class);
+
+    /** How long a new connection has to send its first request before it may be closed to make room. */
+    static final Duration FIRST_REQUEST_GRACE = Duration.ofSeconds(1);
+
+    /** How many connections within their grace are spared at once; beyond, the oldest of them makes room. */
+    static final int FRESH_ALLOWANCE = 64;
 
     private final int maxConnections;
     private final LongSupplier nanos;
@@ -49,14 +59,25 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
     private final AtomicLong spared = new AtomicLong();
     private final Requests requests = new Requests();
 
-    /** One connection: when it last read or wrote, its requests waiting for an answer, whether it is being closed. */
+    /**
+     * One connection: when it was accepted, when it last read or wrote, whether a request of its has arrived, its
+     * requests waiting for an answer, whether it is being closed.
+     */
     private static final class Tracked {
+        final long accepted;
         final AtomicLong lastActive;
+        final AtomicBoolean requested = new AtomicBoolean();
         final AtomicInteger waiting = new AtomicInteger();
         final AtomicBoolean closing = new AtomicBoolean();
 
         Tracked(long now) {
+            this.accepted = now;
             this.lastActive = new AtomicLong(now);
+        }
+
+        /** Accepted less than the grace before {@code now}, and no request of its read yet. */
+        boolean fresh(long now) {
+            return !requested.get() && now - accepted < FIRST_REQUEST_GRACE.toNanos();
         }
     }
 
@@ -120,7 +141,8 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
                 warnings.warn(
                         "busy",
                         "readygate's server holds its most connections ({}, readygate.server.max-connections), every"
-                                + " one with a request waiting for its answer: holding a new one beyond the cap",
+                                + " one with a request waiting for its answer or just accepted: holding a new one"
+                                + " beyond the cap",
                         maxConnections);
                 break;
             }
@@ -193,14 +215,20 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
     }
 
     /**
-     * The open connection, other than {@code except}, with no request waiting and not already being closed, that read
-     * or wrote last the longest time ago; marked as being closed. Null when there is none.
+     * The open connection, other than {@code except}, with no request waiting, not already being closed and not within
+     * its first request's grace, that read or wrote last the longest time ago; failing that, while more than {@link
+     * #FRESH_ALLOWANCE} connections are within their grace, the oldest of them. Marked as being closed. Null when there
+     * is none.
      */
     private @Nullable Victim leastRecentlyActiveIdle(Channel except) {
         while (true) {
             Channel oldest = null;
             Tracked oldestTracked = null;
             long oldestAge = Long.MIN_VALUE;
+            Channel oldestFresh = null;
+            Tracked oldestFreshTracked = null;
+            long oldestFreshAge = Long.MIN_VALUE;
+            int fresh = 0;
             long now = nanos.getAsLong();
             for (Map.Entry<Channel, Tracked> entry : open.entrySet()) {
                 Tracked tracked = entry.getValue();
@@ -209,11 +237,24 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
                 }
                 // Compared as ages: nanoTime values may wrap.
                 long age = now - tracked.lastActive.get();
+                if (tracked.fresh(now)) {
+                    fresh++;
+                    if (oldestFresh == null || age > oldestFreshAge) {
+                        oldestFreshAge = age;
+                        oldestFresh = entry.getKey();
+                        oldestFreshTracked = tracked;
+                    }
+                    continue;
+                }
                 if (oldest == null || age > oldestAge) {
                     oldestAge = age;
                     oldest = entry.getKey();
                     oldestTracked = tracked;
                 }
+            }
+            if ((oldest == null || oldestTracked == null) && fresh > FRESH_ALLOWANCE) {
+                oldest = oldestFresh;
+                oldestTracked = oldestFreshTracked;
             }
             if (oldest == null || oldestTracked == null) {
                 return null;
@@ -235,6 +276,7 @@ public final class ConnectionGuard extends ChannelDuplexHandler {
             if (message instanceof HttpRequest) {
                 Tracked tracked = open.get(ctx.channel());
                 if (tracked != null) {
+                    tracked.requested.set(true);
                     tracked.waiting.incrementAndGet();
                 }
             }

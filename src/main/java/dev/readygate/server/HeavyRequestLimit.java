@@ -1,6 +1,7 @@
 package dev.readygate.server;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,27 +17,39 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * A budget of requests answered at once for each {@link HeavyEndpoint}, so that clients polling {@code /status} can
- * never queue the kubelet's probes behind them: a request beyond its endpoint's budget is answered at once, 503 with
- * {@code Retry-After}, and its connection is free again. A request holds its place until its answer is written (a
- * slow reader of an export holds it too), or until it is cancelled. No queue: memory stays bounded whatever the
- * number of clients. The probes, and every other path, pass untouched.
+ * never queue the kubelet's probes behind them: a request beyond its endpoint's budget is answered 503 with
+ * {@code Retry-After}, after {@link #REJECTION_DELAY}. The delay is what keeps a client that ignores
+ * {@code Retry-After} (a script polling in a loop, hundreds of them) from turning readygate's CPU into a loop of
+ * rejections that leaves the event loops no time for the probes: such a client gets at most two answers a second,
+ * however fast readygate could say no. The rejected request holds no place and no thread while it waits, only a timer.
+ * A request holds its place until its answer is written (a slow reader of an export holds it too), or until it is
+ * cancelled. No queue: memory stays bounded by the connections. The probes, and every other path, pass untouched.
  */
 public final class HeavyRequestLimit implements WebFilter, Ordered {
 
     /** What {@code Retry-After} says, in seconds. */
     static final int RETRY_AFTER_SECONDS = 1;
 
+    /** How long a request beyond the budget waits for its 503. */
+    static final Duration REJECTION_DELAY = Duration.ofMillis(500);
+
     private final int permits;
+    private final Scheduler timer;
     private final Map<HeavyEndpoint, AtomicInteger> answering = new EnumMap<>(HeavyEndpoint.class);
     private final Map<HeavyEndpoint, AtomicLong> rejected = new EnumMap<>(HeavyEndpoint.class);
     private final Map<HeavyEndpoint, byte[]> rejections = new EnumMap<>(HeavyEndpoint.class);
 
-    /** @param permits the most requests answered at once for each heavy endpoint */
-    public HeavyRequestLimit(int permits) {
+    /**
+     * @param permits the most requests answered at once for each heavy endpoint
+     * @param timer where a rejection waits out {@link #REJECTION_DELAY}
+     */
+    public HeavyRequestLimit(int permits, Scheduler timer) {
         this.permits = permits;
+        this.timer = timer;
         for (HeavyEndpoint endpoint : HeavyEndpoint.values()) {
             answering.put(endpoint, new AtomicInteger());
             rejected.put(endpoint, new AtomicLong());
@@ -70,7 +83,7 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
         if (taken.incrementAndGet() > permits) {
             taken.decrementAndGet();
             rejected.get(endpoint).incrementAndGet();
-            return tooMany(exchange.getResponse(), endpoint);
+            return Mono.delay(REJECTION_DELAY, timer).then(tooMany(exchange.getResponse(), endpoint));
         }
         AtomicBoolean released = new AtomicBoolean();
         return chain.filter(exchange).doFinally(signal -> {
@@ -81,6 +94,10 @@ public final class HeavyRequestLimit implements WebFilter, Ordered {
     }
 
     private Mono<Void> tooMany(ServerHttpResponse response, HeavyEndpoint endpoint) {
+        return Mono.defer(() -> answerTooMany(response, endpoint));
+    }
+
+    private Mono<Void> answerTooMany(ServerHttpResponse response, HeavyEndpoint endpoint) {
         response.setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
         HttpHeaders headers = response.getHeaders();
         headers.set(HttpHeaders.RETRY_AFTER, String.valueOf(RETRY_AFTER_SECONDS));

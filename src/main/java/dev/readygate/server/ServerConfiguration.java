@@ -3,11 +3,13 @@ package dev.readygate.server;
 import dev.readygate.config.ReadygateProperties;
 import io.netty.channel.ChannelPipeline;
 import java.time.Clock;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.reactor.netty.NettyReactiveWebServerFactory;
 import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import reactor.core.scheduler.Scheduler;
 import reactor.netty.NettyPipeline;
 import reactor.netty.resources.LoopResources;
 
@@ -25,8 +27,8 @@ public class ServerConfiguration {
     }
 
     @Bean
-    HeavyRequestLimit heavyRequestLimit(ReadygateProperties properties) {
-        return new HeavyRequestLimit(properties.server().maxHeavyRequests());
+    HeavyRequestLimit heavyRequestLimit(ReadygateProperties properties, @Qualifier("timerScheduler") Scheduler timer) {
+        return new HeavyRequestLimit(properties.server().maxHeavyRequests(), timer);
     }
 
     /**

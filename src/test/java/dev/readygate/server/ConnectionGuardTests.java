@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,8 +30,13 @@ class ConnectionGuardTests {
     final ConnectionGuard guard = new ConnectionGuard(CAP, nanos::get, Clock.systemUTC());
     final List<EmbeddedChannel> channels = new ArrayList<>();
 
+    /** A connection accepted after the one before it has had its first request's grace. */
     EmbeddedChannel connect() {
-        nanos.addAndGet(1_000_000);
+        return connect(ConnectionGuard.FIRST_REQUEST_GRACE.plusMillis(1));
+    }
+
+    EmbeddedChannel connect(Duration after) {
+        nanos.addAndGet(after.toNanos());
         EmbeddedChannel channel = new EmbeddedChannel(guard, guard.requests());
         channels.add(channel);
         channels.forEach(EmbeddedChannel::runPendingTasks);
@@ -88,7 +94,7 @@ class ConnectionGuardTests {
             connect();
         }
         // Chosen to make room, but its loop reads a request before it closes it.
-        nanos.addAndGet(1_000_000);
+        nanos.addAndGet(ConnectionGuard.FIRST_REQUEST_GRACE.plusMillis(1).toNanos());
         EmbeddedChannel newest = new EmbeddedChannel(guard, guard.requests());
         request(chosen);
         chosen.runPendingTasks();
@@ -121,5 +127,49 @@ class ConnectionGuardTests {
         request(first);
         assertThat(answer(first).headers().contains(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE, true))
                 .isTrue();
+    }
+
+    @Test
+    void aProbeJustAcceptedIsNotClosedBeforeItsRequestIsRead() {
+        // 500 pollers waiting for their answers (delayed 503s): the probe's new connection was the one idle
+        // connection, and the next poller to connect closed it before its request was read (301 of 596 probes cut).
+        for (int i = 0; i < CAP; i++) {
+            request(connect());
+        }
+        EmbeddedChannel probe = connect();
+        EmbeddedChannel poller = connect(Duration.ofMillis(5));
+        assertThat(probe.isOpen()).isTrue();
+        assertThat(poller.isOpen()).isTrue();
+        assertThat(guard.evicted()).isZero();
+        request(probe);
+        assertThat(answer(probe).status()).isEqualTo(HttpResponseStatus.OK);
+    }
+
+    @Test
+    void aConnectionThatSentNothingWithinItsGraceMakesRoom() {
+        for (int i = 0; i < CAP - 1; i++) {
+            request(connect());
+        }
+        EmbeddedChannel silent = connect();
+        connect(ConnectionGuard.FIRST_REQUEST_GRACE.minusMillis(1));
+        assertThat(silent.isOpen()).isTrue();
+        connect(Duration.ofMillis(1));
+        assertThat(silent.isOpen()).isFalse();
+        assertThat(guard.evicted()).isEqualTo(1);
+    }
+
+    @Test
+    void beyondTheAllowanceOfNewConnectionsTheOldestOfThemMakesRoom() {
+        for (int i = 0; i < CAP; i++) {
+            request(connect());
+        }
+        EmbeddedChannel first = connect();
+        for (int i = 0; i < ConnectionGuard.FRESH_ALLOWANCE; i++) {
+            connect(Duration.ofNanos(1_000));
+        }
+        assertThat(first.isOpen()).isTrue();
+        connect(Duration.ofNanos(1_000));
+        assertThat(first.isOpen()).isFalse();
+        assertThat(guard.open()).isEqualTo(CAP + ConnectionGuard.FRESH_ALLOWANCE + 1);
     }
 }

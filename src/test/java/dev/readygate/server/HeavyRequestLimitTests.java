@@ -2,6 +2,7 @@ package dev.readygate.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.HttpStatus;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
@@ -10,11 +11,16 @@ import org.springframework.web.server.WebFilterChain;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
-/** The budget of heavy requests: beyond it, 503 with Retry-After at once; the probes never counted or turned away. */
+/**
+ * The budget of heavy requests: beyond it, 503 with Retry-After after the rejection delay; the probes never counted or
+ * turned away.
+ */
 class HeavyRequestLimitTests {
 
-    final HeavyRequestLimit limit = new HeavyRequestLimit(2);
+    final VirtualTimeScheduler timer = VirtualTimeScheduler.create();
+    final HeavyRequestLimit limit = new HeavyRequestLimit(2, timer);
     final Sinks.Empty<Void> answered = Sinks.empty();
     /** A handler still writing its answer until {@link #answered} completes. */
     final WebFilterChain slow = exchange -> answered.asMono();
@@ -28,7 +34,9 @@ class HeavyRequestLimitTests {
         Disposable first = limit.filter(get("/status"), slow).subscribe();
         Disposable second = limit.filter(get("/status/restarts.json"), slow).subscribe();
         MockServerWebExchange third = get("/status");
-        limit.filter(third, slow).block();
+        Disposable rejection = limit.filter(third, slow).subscribe();
+        timer.advanceTimeBy(HeavyRequestLimit.REJECTION_DELAY);
+        assertThat(rejection.isDisposed()).isTrue();
         assertThat(third.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
         assertThat(third.getResponse().getHeaders().getFirst("Retry-After")).isEqualTo("1");
         assertThat(third.getResponse().getBodyAsString().block()).contains("readygate.server.max-heavy-requests");
@@ -51,5 +59,25 @@ class HeavyRequestLimitTests {
         limit.filter(again, exchange -> Mono.empty()).block();
         assertThat(again.getResponse().getStatusCode()).isNull();
         first.dispose();
+    }
+
+    @Test
+    void aClientThatIgnoresRetryAfterGetsItsRejectionOnlyAfterTheDelay() {
+        // 500 pollers looping on their 503s, answered at once, left the event loops no time for the probes.
+        limit.filter(get("/status"), slow).subscribe();
+        limit.filter(get("/status"), slow).subscribe();
+        MockServerWebExchange over = get("/status/restarts.csv");
+        Disposable rejection = limit.filter(over, slow).subscribe();
+        assertThat(limit.rejected(HeavyEndpoint.STATUS)).isEqualTo(1);
+
+        timer.advanceTimeBy(HeavyRequestLimit.REJECTION_DELAY.minusMillis(1));
+        assertThat(rejection.isDisposed()).isFalse();
+        assertThat(over.getResponse().isCommitted()).isFalse();
+        assertThat(limit.answering(HeavyEndpoint.STATUS)).isEqualTo(2);
+
+        timer.advanceTimeBy(Duration.ofMillis(1));
+        assertThat(rejection.isDisposed()).isTrue();
+        assertThat(over.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+        answered.tryEmitEmpty();
     }
 }
