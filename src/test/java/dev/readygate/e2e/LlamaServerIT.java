@@ -711,7 +711,7 @@ class LlamaServerIT {
                     .as("a light check was judged under load: " + generation)
                     .isAfter(loaded);
         } finally {
-            load.forEach(Process::destroyForcibly);
+            load.forEach(LlamaServerIT::stopLoad);
             streams.forEach(stream -> stream.cancel(true));
         }
         System.out.println("light checks under contention: " + verdicts);
@@ -760,7 +760,7 @@ class LlamaServerIT {
             sample(client, Duration.ofSeconds(45), notReady, verdicts, () -> health.add(health(engine)));
             assertThat(stream).as("the client stream ran throughout").isNotDone();
         } finally {
-            load.forEach(Process::destroyForcibly);
+            load.forEach(LlamaServerIT::stopLoad);
             stream.cancel(true);
         }
         System.out.println("light checks on a busy llama-server " + arguments + ": " + verdicts);
@@ -805,7 +805,16 @@ class LlamaServerIT {
                         java.net.http.HttpResponse.BodyHandlers.ofString());
     }
 
-    /** {@code count} busy processes, each ending by itself within a minute (and destroyed by the caller before). */
+    /**
+     * Stops one busy process and its shell: killing only {@code timeout} (SIGKILL cannot be forwarded) left its busy
+     * shell running for good, and the rest of the suite ran on a loaded machine.
+     */
+    private static void stopLoad(Process process) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    /** {@code count} busy processes, each ending by itself within a minute (and stopped by the caller before). */
     private static List<Process> loadTheCores(int count) throws IOException {
         List<Process> load = new ArrayList<>();
         for (int i = 0; i < count; i++) {
