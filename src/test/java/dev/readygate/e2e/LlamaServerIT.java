@@ -594,15 +594,25 @@ class LlamaServerIT {
     // --- issue 24 ---
 
     @Test
-    void anIdleSlowCpuEngineOnALoadedMachineIsNeverTakenOutByItsLightChecks() {
+    void anIdleSlowCpuEngineOnALoadedMachineIsNeverTakenOutByItsLightChecks() throws IOException {
         // A 1024-wide, 8-layer model (F32, 674 MB) on one thread: on a 2-core machine loaded by other work (this
         // suite's own, or a CI neighbour's) a light check takes seconds, not the 750 ms of generation.timeout (a GPU's
         // budget), and timed out at every check. Its budget now follows the speed the representative probe measured
         // on this start. The probe's size and heavy-timeout are what engines.md says a CPU engine needs. (On a quiet
-        // machine the checks fit 750 ms anyway and this passes either way.)
+        // machine the checks fit 750 ms anyway: the test loads the cores itself, from before the representative probe
+        // measures the speed to the end. It passed in CI only while an earlier test's load had leaked into it.)
         Path model = new GgufModel(1024, 8, 16, 2816, 2048, 24).writeTo(dir.resolve("cpu.gguf"));
         // HTTP threads as engines.md says (-np + 3 at least): a slow stream holds one the whole time.
         LlamaServer engine = llama(model, "-c", "2048", "--metrics", "-np", "1", "--threads-http", "6");
+        List<Process> load = loadTheCores(Runtime.getRuntime().availableProcessors());
+        try {
+            onALoadedMachine(engine);
+        } finally {
+            load.forEach(LlamaServerIT::stopLoad);
+        }
+    }
+
+    private void onALoadedMachine(LlamaServer engine) {
         WebTestClient client = readygate(
                 engine.baseUrl(),
                 "--readygate.probe.heavy-timeout=60s",
@@ -639,7 +649,8 @@ class LlamaServerIT {
         assertThat(budget.find()).as(last.toString()).isTrue();
         System.out.println(
                 "slow CPU engine's light check: " + last.path("detail").asString());
-        assertThat(Long.parseLong(budget.group(1))).isGreaterThan(750);
+        // The floor (750 ms) where the measured speed asks less, as a spike's end can leave it; never below.
+        assertThat(Long.parseLong(budget.group(1))).isGreaterThanOrEqualTo(750);
     }
 
     @Test
