@@ -168,9 +168,12 @@ class StatusController {
                         .body(body.json()));
     }
 
-    /** The document of {@code /status} as of now, which the page ({@link StatusPage}) renders too. */
-    Mono<Map<String, Object>> document() {
-        return reading().map(reading -> document(reading, machine.current(), clock.instant()));
+    /**
+     * The JSON document of {@code /status}, from the rendering the polls share ({@link CoalescedStatus}), which the page
+     * ({@link StatusPage}) renders too: a browser's page costs no rendering of its own.
+     */
+    Mono<byte[]> shared() {
+        return coalesced.body().map(CoalescedStatus.Body::json);
     }
 
     /** A new rendering of the JSON document, shared by the polls that join it ({@link CoalescedStatus}). */

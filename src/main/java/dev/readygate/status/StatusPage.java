@@ -20,6 +20,7 @@ import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.scheduler.Schedulers;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -44,9 +45,10 @@ class StatusPage {
         StatusPageRenderer renderer = new StatusPageRenderer(html, json);
         return RouterFunctions.route(
                 RequestPredicates.GET("/status").and(StatusPage::prefersHtml),
-                request -> status.document()
-                        // Still off the event loop, where the document was built.
-                        .map(document -> renderer.render(json.valueToTree(document)))
+                request -> status.shared()
+                        // Parsed and rendered off the event loop: a shared body may come straight from memory.
+                        .publishOn(Schedulers.boundedElastic())
+                        .map(document -> renderer.render(json.readTree(document)))
                         .flatMap(page -> ServerResponse.ok()
                                 .contentType(HTML)
                                 .cacheControl(CacheControl.noCache())
