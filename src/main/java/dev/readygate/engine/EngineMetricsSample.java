@@ -1,5 +1,6 @@
 package dev.readygate.engine;
 
+import java.time.Instant;
 import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -41,6 +42,13 @@ public record EngineMetricsSample(
     public EngineMetricsSample {
         cacheConfig = Map.copyOf(cacheConfig);
         families = Set.copyOf(families);
+    }
+
+    /** {@link #processStartTimeSeconds} as an instant (to the millisecond); null when absent. */
+    public @Nullable Instant processStart() {
+        return processStartTimeSeconds == null
+                ? null
+                : Instant.ofEpochMilli(Math.round(processStartTimeSeconds * 1000));
     }
 
     /** A sample of vLLM's series (the families follow from whether the process start time is there). */

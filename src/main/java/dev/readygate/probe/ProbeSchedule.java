@@ -254,11 +254,7 @@ final class ProbeSchedule {
                 learnEvidence(f -> f.scraped(sample, at));
                 return Mono.empty();
             }
-            Double started = sample.processStartTimeSeconds();
-            Observation restart = applied(new Observation.Restarted(
-                    clock.instant(),
-                    restarted,
-                    started == null ? null : Instant.ofEpochMilli(Math.round(started * 1000))));
+            Observation restart = applied(new Observation.Restarted(clock.instant(), restarted, sample.processStart()));
             // The sample is the new process's: the start the restart began learns it.
             learnEvidence(f -> f.scraped(sample, at));
             return Mono.just(restart);
@@ -271,9 +267,9 @@ final class ProbeSchedule {
      */
     private void dateFirstSeenStart(EngineMetricsSample sample) {
         EngineStart start = machine.start();
-        Double started = sample.processStartTimeSeconds();
+        Instant started = sample.processStart();
         if (start != null && start.firstSeen() && started != null) {
-            machine.firstSeenStartBegan(start.id(), Instant.ofEpochMilli(Math.round(started * 1000)));
+            machine.firstSeenStartBegan(start.id(), started);
         }
     }
 

@@ -100,8 +100,9 @@ final class StartRecorder {
             return;
         }
         EngineMetricsSample first = facts.of(start.id()).firstSample();
-        if (first != null && first.processStartTimeSeconds() != null) {
-            journal.dated(start.id(), Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000)));
+        Instant started = first == null ? null : first.processStart();
+        if (started != null) {
+            journal.dated(start.id(), started);
         }
     }
 
@@ -475,8 +476,8 @@ final class StartRecorder {
 
     /** When the start's process started, if the process itself said so. */
     private static @Nullable Instant processStart(EngineStart start, @Nullable EngineMetricsSample first) {
-        if (first != null && first.processStartTimeSeconds() != null) {
-            return Instant.ofEpochMilli(Math.round(first.processStartTimeSeconds() * 1000));
+        if (first != null && first.processStart() != null) {
+            return first.processStart();
         }
         return start.source() == StartSource.PROCESS_START_TIME ? start.since() : null;
     }
