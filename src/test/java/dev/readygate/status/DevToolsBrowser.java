@@ -36,6 +36,9 @@ final class DevToolsBrowser implements AutoCloseable {
 
     static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
 
+    /** How many times {@link #dom()} asks again when the page replaced its document between its two commands. */
+    static final int DOCUMENT_REPLACED_ATTEMPTS = 5;
+
     /** Headless, in a container, talking to nothing but the page under test. */
     static final List<String> HEADLESS_FLAGS = List.of(
             "--headless=new",
@@ -151,11 +154,21 @@ final class DevToolsBrowser implements AutoCloseable {
 
     /** The document as the browser holds it now, read over DevTools: needs no script in the page. */
     String dom() throws Exception {
-        int root =
-                send("DOM.getDocument", Map.of("depth", 0)).at("/root/nodeId").asInt();
-        return send("DOM.getOuterHTML", Map.of("nodeId", root))
-                .path("outerHTML")
-                .asString();
+        // A page still loading replaces its document between the two commands (the node id then names nothing): ask
+        // again for the new document, a bounded number of times.
+        for (int attempt = 1; ; attempt++) {
+            int root = send("DOM.getDocument", Map.of("depth", 0))
+                    .at("/root/nodeId")
+                    .asInt();
+            JsonNode reply = exchange("DOM.getOuterHTML", Map.of("nodeId", root));
+            if (!reply.has("error")) {
+                return reply.path("result").path("outerHTML").asString();
+            }
+            if (attempt == DOCUMENT_REPLACED_ATTEMPTS
+                    || !reply.path("error").path("message").asString().contains("Could not find node")) {
+                fail("DOM.getOuterHTML failed: " + reply.get("error"));
+            }
+        }
     }
 
     /** The value of a JavaScript expression evaluated in the page (promises awaited), as JSON. */
@@ -194,6 +207,15 @@ final class DevToolsBrowser implements AutoCloseable {
     }
 
     private JsonNode send(String method, Map<String, Object> params) throws Exception {
+        JsonNode reply = exchange(method, params);
+        if (reply.has("error")) {
+            fail(method + " failed: " + reply.get("error"));
+        }
+        return reply.path("result");
+    }
+
+    /** The browser's whole reply to one command, an error included. */
+    private JsonNode exchange(String method, Map<String, Object> params) throws Exception {
         int id = ids.incrementAndGet();
         ObjectNode message = json.createObjectNode();
         message.put("id", id);
@@ -202,11 +224,7 @@ final class DevToolsBrowser implements AutoCloseable {
         CompletableFuture<JsonNode> answer = new CompletableFuture<>();
         pending.put(id, answer);
         socket.sendText(json.writeValueAsString(message), true).get(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        JsonNode reply = answer.get(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        if (reply.has("error")) {
-            fail(method + " failed: " + reply.get("error"));
-        }
-        return reply.path("result");
+        return answer.get(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     }
 
     private void received(String text) {
