@@ -37,6 +37,11 @@ public final class EngineFactsHolder {
         return start == null ? EngineFacts.NONE : of(start.id());
     }
 
+    /** Whether the engine is in service now (ready or degraded): clients may hold its slots. */
+    boolean inService() {
+        return machine.current().acceptsTraffic();
+    }
+
     /** The facts of a start, current or recent; fresh ones for a start nothing was learned about. */
     public synchronized EngineFacts of(String startId) {
         EngineFacts facts = byStart.get(startId);

@@ -18,8 +18,9 @@ import reactor.core.publisher.Mono;
  * progressing is {@code busy} (neither pass nor failure); requests running or waiting with no progress is a stall, and
  * so is a vLLM engine that advanced its other requests while the probe's own stream stopped; an idle engine that did
  * not answer timed out. Without {@code /metrics}, llama-server's {@code /slots} read again tells a probe that waited for
- * a slot every request held; without either there is no telling: the timeout is a failure (and the light checks of
- * such an engine never give up on one that waits, see {@code ProbeSchedule}).
+ * a slot every request held. Without either there is no telling: a heavy probe of an engine in service that got no
+ * event in time is taken as waiting for a slot a client holds ({@code busy}: the light checks of such an engine are
+ * waited for to their end and take a hung one out, see {@code ProbeSchedule}); any other such timeout is a failure.
  */
 final class TimeoutVerdict {
 
@@ -58,9 +59,18 @@ final class TimeoutVerdict {
             Reasons reasons) {
         Reason own = timeout.kind() == EngineFailure.Kind.STALLED ? reasons.stalled() : reasons.timedOut();
         if (before == null || !facts.current().capabilities().metrics()) {
-            return slotsOffered() && timeout.kind() == EngineFailure.Kind.TIMED_OUT
-                    ? bySlots(kind, timeout, own, reasons)
-                    : Mono.fromSupplier(() -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail()));
+            if (slotsOffered() && timeout.kind() == EngineFailure.Kind.TIMED_OUT) {
+                return bySlots(kind, timeout, own, reasons);
+            }
+            if (queuedUnseen(timeout, reasons)) {
+                return Mono.fromSupplier(() -> ProbeReport.busy(
+                        kind,
+                        clock.instant(),
+                        timeout.detail() + " on an engine in service that shows neither /metrics nor /slots: taken as"
+                                + " waiting for a slot a client holds (the light checks, waited for to their end, take"
+                                + " a hung engine out)"));
+            }
+            return Mono.fromSupplier(() -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail()));
         }
         return client.metrics().map(call -> {
             if (!(call instanceof EngineCall.Success<EngineMetricsSample> success)) {
@@ -95,6 +105,17 @@ final class TimeoutVerdict {
                 case IDLE -> ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
             };
         });
+    }
+
+    /**
+     * A heavy probe that got no event in time from an engine in service where readygate cannot see a taken slot
+     * ({@link ProbeSchedule#blind}): it may wait in the engine's queue behind a client, which no reading can tell.
+     */
+    private boolean queuedUnseen(EngineFailure timeout, Reasons reasons) {
+        return reasons == Reasons.HEAVY
+                && timeout.kind() == EngineFailure.Kind.TIMED_OUT
+                && ProbeSchedule.blind(facts.current())
+                && facts.inService();
     }
 
     /** llama-server that answers {@code /slots} (no usable {@code /metrics}). */

@@ -33,6 +33,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -1383,6 +1384,50 @@ class ProbeScheduleTests {
         advance(Duration.ofSeconds(10));
         assertThat(history.last(ProbeKind.GENERATION).outcome()).isEqualTo(ProbeReport.Outcome.PASSED);
         assertThat(sent.size()).isGreaterThan(1);
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+    }
+
+    @Test
+    void onALlamaServerWithNeitherMetricsNorSlotsAHeavyProbeQueuedBehindAClientIsBusyNotAFailure() {
+        // Issue 24: no /metrics, no /slots, and a client takes the only slot for 45 s just as a ready engine's heavy
+        // probe is sent. Before: its heavy-timeout (30 s) was a timed_out failure of a healthy engine, nothing could
+        // tell the queue from a hang. Now it is busy; a hang is still taken out by the light checks (next test).
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "llamacpp"));
+        engine.serverInfo = new ServerInfo("/props", 4096, "/props n_ctx", null, "b1", 1);
+        engine.metricsSupported = false;
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200), GENERATION_CHECKS_ONLY));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        AtomicReference<Instant> free = new AtomicReference<>();
+        List<CompletionRequest> heavy = new CopyOnWriteArrayList<>();
+        engine.completions = request -> {
+            Instant now = clock.instant();
+            if (request.maxTokens() == 16 && free.get() == null) {
+                free.set(now.plus(Duration.ofSeconds(45)));
+            }
+            if (request.maxTokens() == 16) {
+                heavy.add(request);
+            }
+            Instant until = free.get();
+            if (until == null || !now.isBefore(until)) {
+                return ScriptedEngine.correct(request);
+            }
+            Duration wait = Duration.between(now, until);
+            return wait.compareTo(java.util.Objects.requireNonNull(engine.lastTimeout)) < 0
+                    ? Mono.delay(wait, time).then(ScriptedEngine.correct(request))
+                    : noEventWithinItsTimeout();
+        };
+        int ready = states.size();
+        for (int second = 0; second < 100 && heavy.isEmpty(); second++) {
+            advance(Duration.ofSeconds(1));
+        }
+        assertThat(heavy).as("a heavy probe is due within heavy-interval").hasSize(1);
+        advance(Duration.ofSeconds(31));
+
+        ProbeReport last = history.last(ProbeKind.REPRESENTATIVE);
+        assertThat(last.outcome()).as(last.detail()).isEqualTo(ProbeReport.Outcome.BUSY);
+        assertThat(last.detail()).contains("neither /metrics nor /slots");
+        advance(Duration.ofSeconds(60));
+        assertThat(states.subList(ready, states.size())).allMatch(EngineState::acceptsTraffic);
         assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
     }
 
