@@ -34,8 +34,16 @@ import tools.jackson.databind.json.JsonMapper;
 final class KilledReadygateStage {
 
     static final String KILLS_PROPERTY = "benchmark.killed-readygate.kills";
+    /**
+     * Whether readygate tails the engine's log ({@code readygate.evidence.engine-log}; default false): the log's first
+     * line dates a start while the engine still loads, which a killed readygate's journal keeps.
+     */
+    static final String ENGINE_LOG_PROPERTY = "benchmark.killed-readygate.engine-log";
     /** The engine's load: longer than readygate's own restart here, as a vLLM load is, so most kills leave it loading. */
     static final String LOAD_TIME = "8s";
+
+    /** How far past a log-dated start's whole second the process may have started. */
+    static final Duration LOG_SECOND = Duration.ofMillis(999);
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
@@ -43,6 +51,7 @@ final class KilledReadygateStage {
     private final Path dir;
     private final int kills = Integer.getInteger(KILLS_PROPERTY, 20);
     private final long seed = Long.getLong("benchmark.killed-readygate.seed", System.currentTimeMillis());
+    private final boolean engineLog = Boolean.getBoolean(ENGINE_LOG_PROPERTY);
     final Map<String, Object> results = new LinkedHashMap<>();
     final List<String> failures = new ArrayList<>();
 
@@ -67,6 +76,7 @@ final class KilledReadygateStage {
         Benchmark.progress("killed readygate: seed %d, %d kills", seed, kills);
         results.put("seed", seed);
         results.put("kills", kills);
+        results.put("engine_log", engineLog);
         Random random = new Random(seed);
         List<EngineRun> runs = new CopyOnWriteArrayList<>();
         List<Life> lives = new ArrayList<>();
@@ -84,7 +94,13 @@ final class KilledReadygateStage {
             noise.begin("killed readygate");
             for (int life = 1; life <= kills + 1; life++) {
                 boolean last = life == kills + 1;
-                Readygate readygate = new Readygate(life, engine.baseUrl(), state, noise, sightings);
+                Readygate readygate = new Readygate(
+                        life,
+                        engine.baseUrl(),
+                        engineLog ? engine.workDir().resolve("engine.log") : null,
+                        state,
+                        noise,
+                        sightings);
                 try {
                     Instant watching = readygate.awaitWatching();
                     if (last) {
@@ -171,9 +187,15 @@ final class KilledReadygateStage {
             boolean journaled = node.path("evidence")
                     .valueStream()
                     .anyMatch(line -> line.asString().startsWith("journal:"));
+            Instant engineStart = Instant.parse(node.path("engineStart").asString());
+            // A log's clock has whole seconds: the process started within the second its header names, so the start is
+            // matched to the engine start under way at that second's end (the restart asked within it).
+            if (node.path("engineStartSource").asString().equals("log")) {
+                engineStart = engineStart.plus(LOG_SECOND);
+            }
             return new Line(
                     node.path("id").asString(),
-                    Instant.parse(node.path("engineStart").asString()),
+                    engineStart,
                     node.path("firstSeen").booleanValue(),
                     node.path("outcome").asString(),
                     journaled);
@@ -356,7 +378,13 @@ final class KilledReadygateStage {
         private volatile @Nullable Instant watching;
         private volatile boolean closed;
 
-        Readygate(int life, String engineUrl, Path state, NoiseMonitor noise, List<Sighting> sightings)
+        Readygate(
+                int life,
+                String engineUrl,
+                @Nullable Path engineLog,
+                Path state,
+                NoiseMonitor noise,
+                List<Sighting> sightings)
                 throws IOException {
             this.life = life;
             this.noise = noise;
@@ -378,6 +406,9 @@ final class KilledReadygateStage {
                     "--readygate.state-dir=" + state,
                     // The engine restarts every few seconds on purpose: no restart loop to hold.
                     "--readygate.restart.loop-hold=0s"));
+            if (engineLog != null) {
+                command.add("--readygate.evidence.engine-log=" + engineLog);
+            }
             results.put("readygate", Files.exists(jar) ? "the jar" : "the harness's classpath (no jar built)");
             this.process = new ProcessBuilder(command)
                     .directory(dir.toFile())
