@@ -39,7 +39,8 @@ import reactor.core.publisher.Mono;
  */
 final class CheapChecks {
 
-    private static final Logger logger = LoggerFactory.getLogger(CheapChecks.class);
+    // The probe loop's logger: these lines read as they did before the loop's steps moved here.
+    private static final Logger logger = LoggerFactory.getLogger(ProbeSchedule.class);
 
     /** Cheap-check cycles between two reads of {@code /version} on the same engine. */
     private static final int VERSION_RECHECK_CYCLES = 30;
