@@ -84,6 +84,11 @@ final class GenerationCheck {
         return budget.of(before, facts.current().speed(), tokens);
     }
 
+    /** How long a check sent now would wait for its answer on an engine of {@code speed} ({@link GenerationBudget}). */
+    Duration budget(@Nullable EngineMetricsSample before, EngineFacts.@Nullable Speed speed) {
+        return budget.of(before, speed, ownTokens());
+    }
+
     /**
      * Runs the check.
      *

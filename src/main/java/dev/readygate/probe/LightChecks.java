@@ -52,6 +52,11 @@ final class LightChecks {
         return generation.budget(before);
     }
 
+    /** How long a light check sent now would wait for its answer on an engine of {@code speed}. */
+    Duration budget(@Nullable EngineMetricsSample before, EngineFacts.@Nullable Speed speed) {
+        return generation.budget(before, speed);
+    }
+
     /** The tokens one light check spends at most (the dearer of the two). */
     int tokenCost() {
         return Math.max(generation.tokenCost(), canary == null ? 0 : canary.tokenCost());

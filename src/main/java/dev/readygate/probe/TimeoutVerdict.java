@@ -109,12 +109,12 @@ final class TimeoutVerdict {
 
     /**
      * A heavy probe that got no event in time from an engine in service where readygate cannot see a taken slot
-     * ({@link ProbeSchedule#blind}): it may wait in the engine's queue behind a client, which no reading can tell.
+     * ({@link DueNow#blind}): it may wait in the engine's queue behind a client, which no reading can tell.
      */
     private boolean queuedUnseen(EngineFailure timeout, Reasons reasons) {
         return reasons == Reasons.HEAVY
                 && timeout.kind() == EngineFailure.Kind.TIMED_OUT
-                && ProbeSchedule.blind(facts.current())
+                && DueNow.blind(facts.current())
                 && facts.inService();
     }
 

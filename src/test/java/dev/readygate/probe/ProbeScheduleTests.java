@@ -137,6 +137,27 @@ class ProbeScheduleTests {
                 generation);
     }
 
+    /** A canary on a trusted start, with no snapshot, learning its baseline under {@code stateDir}. */
+    static CanaryProbe canary(
+            ReadygateProperties.Canary config,
+            ScriptedEngine engine,
+            EngineFactsHolder facts,
+            Path stateDir,
+            Clock clock) {
+        return new CanaryProbe(
+                config,
+                "H200",
+                engine,
+                facts,
+                new SnapshotOracle(null, JsonMapper.builder().build()),
+                new CanaryBaselineStore(
+                        new StateDir(stateDir, Clock.systemUTC()),
+                        JsonMapper.builder().build()),
+                () -> StartTrust.Trust.TRUSTED,
+                clock,
+                Schedulers.immediate());
+    }
+
     void start(ReadygateProperties.Probe config) {
         start(config, EngineStateMachine.NO_LOOP);
     }
@@ -159,18 +180,7 @@ class ProbeScheduleTests {
         facts = new EngineFactsHolder(machine);
         RepresentativeProbe representative = new RepresentativeProbe(
                 config.representative(), engine, facts, new SplittableRandom(1), clock, config.heavyTimeout());
-        CanaryProbe canary = new CanaryProbe(
-                config.canary(),
-                "H200",
-                engine,
-                facts,
-                new SnapshotOracle(null, JsonMapper.builder().build()),
-                new CanaryBaselineStore(
-                        new StateDir(stateDir, Clock.systemUTC()),
-                        JsonMapper.builder().build()),
-                () -> StartTrust.Trust.TRUSTED,
-                clock,
-                Schedulers.immediate());
+        CanaryProbe canary = canary(config.canary(), engine, facts, stateDir, clock);
         Verifier verifier = new Verifier(
                 representative, canary, breaker, limiter, history, report -> {}, clock, config.heavyTimeout());
         LightChecks light = config.generation().enabled()
