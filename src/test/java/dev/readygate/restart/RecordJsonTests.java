@@ -105,6 +105,50 @@ class RecordJsonTests {
                         .readinessLatencyBound(true)
                         .probeConfigHash("h")
                         .readygateVersion("0.1.0")
+                        .build(),
+                // A clock that stepped back: phases out of their order in time.
+                TestRecords.record("skewed-7")
+                        .engineStart(START.plusSeconds(10_000))
+                        .engineStartSource(StartSource.PROCESS_START_TIME)
+                        .path(RestartPath.PRELOAD_HIT)
+                        .evidence(List.of("daemon: /health 200"))
+                        .phases(Map.of(
+                                Phase.ENGINE_START, START.plusSeconds(10_000),
+                                Phase.PORT_LISTENING, START.plusSeconds(10_020),
+                                Phase.HEALTH_OK, START.plusSeconds(10_010),
+                                Phase.READY, START.plusSeconds(9_990)))
+                        .loggedDurations(Map.of("weights_held_outside_gib", 1.12, "engine_init", 2.0))
+                        .outcome(Outcome.READY)
+                        .readinessLatency(Duration.ofMillis(-10_000))
+                        .vllmVersion("0.31.0")
+                        .model("m")
+                        .modelRoot("m")
+                        .revision("main")
+                        .maxModelLen(4096)
+                        .probeConfigHash("h")
+                        .readygateVersion("0.1.0")
+                        .node(Map.of(
+                                "node_name",
+                                "n",
+                                "gpu_name",
+                                "NVIDIA H200",
+                                "engine_container",
+                                "vllm",
+                                "boot_id",
+                                "b"))
+                        .memory(new CycleMemory(
+                                new MemoryMoment(
+                                        START.plusSeconds(9_999),
+                                        3000L,
+                                        Map.of(Owner.PRELOAD_DAEMON, 1000L, Owner.ENGINE, 1500L, Owner.OTHER, 500L),
+                                        List.of(
+                                                new MemoryMoment.Holder(9, Owner.ENGINE, 1500L),
+                                                new MemoryMoment.Holder(3, Owner.PRELOAD_DAEMON, 1000L))),
+                                null,
+                                null))
+                        .recovery(new Recovery(RecoveryKind.CONTAINER_RESTARTED, List.of("boot_id a → b")))
+                        .stop(new Stop(
+                                START.plusSeconds(11_000), Stop.How.WENT_AWAY, 0.0, 2.5, START.plusSeconds(10_999)))
                         .build());
     }
 
@@ -122,7 +166,7 @@ class RecordJsonTests {
     @Test
     void everyLineWrittenBeforeTheRecordWasNestedIsWrittenAgainByteForByte() throws IOException {
         assertThat(fixtureLines())
-                .hasSize(7)
+                .hasSize(8)
                 .allSatisfy(line -> assertThat(json.writeValueAsString(
                                 RecordJson.write(RecordJson.read(json.readTree(line)), json.getNodeFactory())))
                         .isEqualTo(line));
