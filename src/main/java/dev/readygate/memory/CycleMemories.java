@@ -117,10 +117,10 @@ final class CycleMemories {
         boolean readNow;
         synchronized (this) {
             Cycle cycle = cycle(record.id());
-            cycle.engineStart = record.engineStart();
-            readNow = record.outcome() == Outcome.READY && !cycle.atReadyAsked;
+            cycle.engineStart = record.when().engineStart();
+            readNow = record.verdict().outcome() == Outcome.READY && !cycle.atReadyAsked;
             cycle.atReadyAsked |= readNow;
-            if (record.outcome() != Outcome.READY) {
+            if (record.verdict().outcome() != Outcome.READY) {
                 cycle.atReadySettled = true;
             }
             matchBeforeStart(record.id());

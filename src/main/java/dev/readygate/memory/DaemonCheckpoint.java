@@ -50,10 +50,10 @@ record DaemonCheckpoint(
             List<RestartRecord> history, Set<String> recordedHere, @Nullable Instant daemonChangedAfter) {
         List<RestartRecord> evidence = history.stream()
                 .filter(record -> recordedHere.contains(record.id()))
-                .filter(record ->
-                        daemonChangedAfter == null || record.engineStart().isAfter(daemonChangedAfter))
+                .filter(record -> daemonChangedAfter == null
+                        || record.when().engineStart().isAfter(daemonChangedAfter))
                 .filter(DaemonCheckpoint::checkpointKnown)
-                .sorted(Comparator.comparing(RestartRecord::engineStart))
+                .sorted(Comparator.comparing(record -> record.when().engineStart()))
                 .toList();
         DaemonCheckpoint known = null;
         for (RestartRecord record : evidence) {
@@ -63,21 +63,24 @@ record DaemonCheckpoint(
     }
 
     private static @Nullable DaemonCheckpoint next(@Nullable DaemonCheckpoint known, RestartRecord record) {
-        String checkpoint = record.checkpoint();
-        if (record.path() == RestartPath.PRELOAD_HIT) {
-            if (record.wrongWeightsFromCache()) {
+        String checkpoint = record.engine().checkpoint();
+        if (record.pathEvidence().path() == RestartPath.PRELOAD_HIT) {
+            if (record.pathEvidence().wrongWeightsFromCache()) {
                 return new DaemonCheckpoint(
                         null,
                         checkpoint,
                         record,
-                        "a preload hit for " + checkpoint + " at " + record.engineStart()
-                                + " served other weights (canary mismatch)");
+                        "a preload hit for " + checkpoint + " at "
+                                + record.when().engineStart() + " served other weights (canary mismatch)");
             }
             return new DaemonCheckpoint(
-                    checkpoint, null, record, "a preload hit for " + checkpoint + " at " + record.engineStart());
+                    checkpoint,
+                    null,
+                    record,
+                    "a preload hit for " + checkpoint + " at " + record.when().engineStart());
         }
-        String reason = record.fallbackReason();
-        if (record.path() == RestartPath.PRELOAD_FALLBACK && reason != null) {
+        String reason = record.pathEvidence().fallbackReason();
+        if (record.pathEvidence().path() == RestartPath.PRELOAD_FALLBACK && reason != null) {
             if (reason.contains("Weights were released")) {
                 // Copy mode: the daemon let go of its weights; what it loads next is unknown.
                 return null;
@@ -91,14 +94,16 @@ record DaemonCheckpoint(
                         null,
                         checkpoint,
                         record,
-                        "a fingerprint mismatch for " + checkpoint + " at " + record.engineStart() + " (" + reason
-                                + ")");
+                        "a fingerprint mismatch for " + checkpoint + " at "
+                                + record.when().engineStart() + " (" + reason + ")");
             }
         }
         return known;
     }
 
     static boolean checkpointKnown(RestartRecord record) {
-        return record.model() != null && record.modelRoot() != null && record.revision() != null;
+        return record.engine().model() != null
+                && record.engine().modelRoot() != null
+                && record.engine().revision() != null;
     }
 }

@@ -79,8 +79,8 @@ public final class MemorySignals {
             @Nullable MemoryMoment latest,
             ReadygateProperties.Memory settings) {
         List<RestartRecord> ready = history.stream()
-                .filter(record -> record.outcome() == Outcome.READY)
-                .sorted(Comparator.comparing(RestartRecord::engineStart))
+                .filter(record -> record.verdict().outcome() == Outcome.READY)
+                .sorted(Comparator.comparing(record -> record.when().engineStart()))
                 .toList();
         return new MemoryAssessment(
                 drift(ready, settings),
@@ -112,14 +112,17 @@ public final class MemorySignals {
     private static MemoryAssessment.@Nullable Drift drift(List<RestartRecord> ready, ReadygateProperties.Memory s) {
         // A start readygate did not see begin is no restart cycle: its reading is of an engine that was up already.
         List<RestartRecord> measured = ready.stream()
-                .filter(record -> record.comparable() && record.memory().atReady() != null)
+                .filter(record -> record.when().comparable() && record.memory().atReady() != null)
                 .toList();
         if (measured.isEmpty()) {
             return null;
         }
         RestartRecord latest = measured.getLast();
         List<RestartRecord> same = latestMatching(
-                measured, record -> configuration(record) + "|" + record.path().value(), s.window());
+                measured,
+                record -> configuration(record) + "|"
+                        + record.pathEvidence().path().value(),
+                s.window());
         if (same.size() < s.leakCycles()) {
             return null;
         }
@@ -134,7 +137,8 @@ public final class MemorySignals {
         long last = moments.getLast().usedBytes();
         long threshold = s.driftThreshold().toBytes();
         boolean leak = perCycle > threshold && last - first >= threshold;
-        return new MemoryAssessment.Drift(same.size(), latest.path().value(), perCycle, byOwner, first, last, leak);
+        return new MemoryAssessment.Drift(
+                same.size(), latest.pathEvidence().path().value(), perCycle, byOwner, first, last, leak);
     }
 
     /** The least-squares slope of the values against the cycle number, in bytes per cycle. */
@@ -306,7 +310,7 @@ public final class MemorySignals {
             return null;
         }
         RestartRecord latest = known.getLast();
-        String checkpoint = latest.checkpoint();
+        String checkpoint = latest.engine().checkpoint();
         MemoryMoment atReady = latest.memory().atReady();
         if (atReady == null || atReady.processes().isEmpty()) {
             return null;
@@ -319,7 +323,7 @@ public final class MemorySignals {
             return null;
         }
         int switchedAt = known.size() - 1;
-        while (switchedAt > 0 && known.get(switchedAt - 1).checkpoint().equals(checkpoint)) {
+        while (switchedAt > 0 && known.get(switchedAt - 1).engine().checkpoint().equals(checkpoint)) {
             switchedAt--;
         }
         RestartRecord beforeSwitch = switchedAt == 0 ? null : known.get(switchedAt - 1);
@@ -336,9 +340,9 @@ public final class MemorySignals {
                 return null;
             }
             serving = weights;
-            previous = beforeSwitch.checkpoint();
+            previous = beforeSwitch.engine().checkpoint();
         } else if (daemon.holdsOtherThan(checkpoint)) {
-            if (daemon.checkpoint() == null && daemon.proof().wrongWeightsFromCache()) {
+            if (daemon.checkpoint() == null && daemon.proof().pathEvidence().wrongWeightsFromCache()) {
                 // A hit that served another checkpoint's weights (same layout, same fingerprint: vLLM issue #59647)
                 // is wrong weights, which the canary names; a checkpoint left over from a switch never passes the
                 // fingerprint (it includes the revision), so this is no stale cache.
@@ -347,7 +351,7 @@ public final class MemorySignals {
             serving = 0;
             previous = daemon.checkpoint() != null
                     ? daemon.checkpoint()
-                    : beforeSwitch != null ? beforeSwitch.checkpoint() : "another checkpoint";
+                    : beforeSwitch != null ? beforeSwitch.engine().checkpoint() : "another checkpoint";
         } else {
             return null;
         }
@@ -378,8 +382,8 @@ public final class MemorySignals {
             RestartRecord record = beforeSwitch.get(i);
             MemoryMoment atReady = record.memory().atReady();
             Long weights = weightsBytes(record);
-            if (record.path() == RestartPath.PRELOAD_HIT
-                    && !record.wrongWeightsFromCache()
+            if (record.pathEvidence().path() == RestartPath.PRELOAD_HIT
+                    && !record.pathEvidence().wrongWeightsFromCache()
                     && atReady != null
                     && weights != null
                     && atReady.owner(Owner.PRELOAD_DAEMON) > 0) {
@@ -391,9 +395,9 @@ public final class MemorySignals {
 
     /** The weights the engine logged: held outside the process (a cache hit), else what model loading took. */
     private static @Nullable Long weightsBytes(RestartRecord record) {
-        Double gib = record.loggedDurations().get("weights_held_outside_gib");
+        Double gib = record.verdict().loggedDurations().get("weights_held_outside_gib");
         if (gib == null) {
-            gib = record.loggedDurations().get("model_loading_gib");
+            gib = record.verdict().loggedDurations().get("model_loading_gib");
         }
         return gib == null ? null : Math.round(gib * GIB);
     }
@@ -402,7 +406,7 @@ public final class MemorySignals {
 
     private static MemoryAssessment.@Nullable KvCache kvCache(List<RestartRecord> ready, ReadygateProperties.Memory s) {
         List<RestartRecord> known = ready.stream()
-                .filter(record -> record.kvCacheSizeTokens() != null)
+                .filter(record -> record.engine().kvCacheSizeTokens() != null)
                 .toList();
         if (known.size() < 2) {
             return null;
@@ -412,7 +416,7 @@ public final class MemorySignals {
             return null;
         }
         List<Long> tokens = same.stream()
-                .map(record -> Objects.requireNonNull(record.kvCacheSizeTokens()))
+                .map(record -> Objects.requireNonNull(record.engine().kvCacheSizeTokens()))
                 .toList();
         long latest = tokens.getLast();
         long largestEarlier = tokens.subList(0, tokens.size() - 1).stream()
@@ -429,10 +433,10 @@ public final class MemorySignals {
     static String configuration(RestartRecord record) {
         return String.join(
                 "|",
-                record.checkpoint(),
-                String.valueOf(record.engineArgs()),
-                String.valueOf(record.vllmVersion()),
-                String.valueOf(record.maxModelLen()),
+                record.engine().checkpoint(),
+                String.valueOf(record.engine().engineArgs()),
+                String.valueOf(record.engine().vllmVersion()),
+                String.valueOf(record.engine().maxModelLen()),
                 record.node().getOrDefault("gpu_uuid", ""));
     }
 

@@ -518,40 +518,52 @@ class ReadygateMetrics {
         engineInfo.register(
                 List.of(MultiGauge.Row.of(
                         Tags.of(
-                                "vllm_version", record.vllmVersion() == null ? "unknown" : record.vllmVersion(),
-                                "model", record.model() == null ? "unknown" : record.model(),
+                                "vllm_version",
+                                        record.engine().vllmVersion() == null
+                                                ? "unknown"
+                                                : record.engine().vllmVersion(),
+                                "model",
+                                        record.engine().model() == null
+                                                ? "unknown"
+                                                : record.engine().model(),
                                 "readygate_version", readygateVersion),
                         1)),
                 true);
         releaseInfo.register(
                 List.of(MultiGauge.Row.of(
                         release(
-                                record.vllmVersion(),
-                                record.revision(),
-                                record.arguments().configurationHash()),
+                                record.engine().vllmVersion(),
+                                record.engine().revision(),
+                                record.engine().arguments().configurationHash()),
                         1)),
                 true);
-        if (!recorded.completed() || !record.comparable()) {
+        if (!recorded.completed() || !record.when().comparable()) {
             // A start readygate did not see begin is no engine start: its latency would be the engine's uptime.
             return;
         }
-        StartMeters meters = starts.get(record.path());
+        StartMeters meters = starts.get(record.pathEvidence().path());
         meters.starts().increment();
-        if (record.outcome() == Outcome.FAILED) {
+        if (record.verdict().outcome() == Outcome.FAILED) {
             meters.failures().increment();
         }
-        recoveries.get(record.recovery().kind()).get(record.path()).increment();
+        recoveries
+                .get(record.recovery().kind())
+                .get(record.pathEvidence().path())
+                .increment();
         record.snapshotMismatches()
                 .forEach(mismatch -> manifestMismatches.get(mismatch.field()).increment());
         // A latency that is only a bound (the engine gave no start time of its own) is no measurement: left out.
-        Duration latency = record.measuredReadinessLatency();
+        Duration latency = record.verdict().measuredReadinessLatency();
         if (latency != null) {
             meters.readinessLatency().record(latency);
         }
-        record.measuredPhaseDurations()
+        record.verdict()
+                .measuredPhaseDurations()
                 .forEach((phase, duration) -> meters.phases().get(phase).record(duration));
-        if (record.path() == RestartPath.PRELOAD_FALLBACK) {
-            fallbacks.get(FallbackReason.of(record.fallbackReason())).increment();
+        if (record.pathEvidence().path() == RestartPath.PRELOAD_FALLBACK) {
+            fallbacks
+                    .get(FallbackReason.of(record.pathEvidence().fallbackReason()))
+                    .increment();
         }
     }
 

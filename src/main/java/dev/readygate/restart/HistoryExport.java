@@ -99,8 +99,8 @@ final class HistoryExport implements AutoCloseable {
             throw new UncheckedIOException("cannot read the restart history " + file.path(), ex);
         }
         try {
-            return RestartRecordReader.read(lineReader.readTree(buffer.array(), 0, location.length()));
-        } catch (JacksonException | RestartRecordReader.InvalidRecordException ex) {
+            return RecordJson.read(lineReader.readTree(buffer.array(), 0, location.length()));
+        } catch (JacksonException | JsonSchema.InvalidRecordException ex) {
             return null;
         }
     }

@@ -126,13 +126,17 @@ final class HistoryIndexer {
             return;
         }
         try {
-            RestartRecord record = RestartRecordReader.read(lineReader.readTree(content, 0, content.length));
+            RestartRecord record = RecordJson.read(lineReader.readTree(content, 0, content.length));
             kept.accept(new HistoryExport.Location(
-                    fileIndex, lineStart, content.length, record.id(), record.engineStart()));
+                    fileIndex,
+                    lineStart,
+                    content.length,
+                    record.id(),
+                    record.when().engineStart()));
         } catch (JacksonException ex) {
             // Never Jackson's message: it may quote the line.
             invalid.add("line " + lineNumber + " (not JSON)");
-        } catch (RestartRecordReader.InvalidRecordException ex) {
+        } catch (JsonSchema.InvalidRecordException ex) {
             invalid.add("line " + lineNumber + " (" + ex.getMessage() + ")");
         }
     }

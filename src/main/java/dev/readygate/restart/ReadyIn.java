@@ -57,11 +57,11 @@ public enum ReadyIn {
     /** The cell of {@code record}; {@code running}: whether its start is the engine's current one. */
     public static ReadyIn of(RestartRecord record, boolean running) {
         return of(
-                record.outcome(),
-                record.readinessLatency() != null,
-                record.readinessLatencyBound(),
-                record.engineStartSource(),
-                record.firstSeen(),
+                record.verdict().outcome(),
+                record.verdict().readinessLatency() != null,
+                record.verdict().readinessLatencyBound(),
+                record.when().engineStartSource(),
+                record.when().firstSeen(),
                 running);
     }
 
@@ -105,8 +105,8 @@ public enum ReadyIn {
     public Map<String, Object> status(RestartRecord record) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("kind", value());
-        out.put("text", text(record.readinessLatency()));
-        out.put("why", why(record.engineStartSource()));
+        out.put("text", text(record.verdict().readinessLatency()));
+        out.put("why", why(record.when().engineStartSource()));
         return out;
     }
 }

@@ -47,32 +47,36 @@ final class RecordCsv {
     /** A record's row, in the header's order, from what the view derived: its phase offsets and memory moments. */
     static List<String> row(
             RestartRecord record, Map<Phase, Duration> offsets, Collection<@Nullable MemoryMoment> moments) {
+        RestartRecord.When when = record.when();
+        RestartRecord.PathEvidence pathEvidence = record.pathEvidence();
+        RestartRecord.Verdict verdict = record.verdict();
+        RestartRecord.Engine engine = record.engine();
         List<String> row = new ArrayList<>(HEADER.size());
         row.add(record.id());
-        row.add(record.engineStart().toString());
-        row.add(record.engineStartSource().value());
-        row.add(String.valueOf(record.firstSeen()));
-        row.add(String.valueOf(record.comparable()));
-        row.add(record.path().value());
-        row.add(text(record.fallbackReason()));
-        row.add(String.valueOf(record.wrongWeightsFromCache()));
-        row.add(record.outcome().value());
-        row.add(text(record.notReadyReason()));
-        row.add(text(record.startFailure()));
-        row.add(seconds(record.readinessLatency()));
-        row.add(String.valueOf(record.readinessLatencyBound()));
+        row.add(when.engineStart().toString());
+        row.add(when.engineStartSource().value());
+        row.add(String.valueOf(when.firstSeen()));
+        row.add(String.valueOf(when.comparable()));
+        row.add(pathEvidence.path().value());
+        row.add(text(pathEvidence.fallbackReason()));
+        row.add(String.valueOf(pathEvidence.wrongWeightsFromCache()));
+        row.add(verdict.outcome().value());
+        row.add(text(verdict.notReadyReason()));
+        row.add(text(verdict.startFailure()));
+        row.add(seconds(verdict.readinessLatency()));
+        row.add(String.valueOf(verdict.readinessLatencyBound()));
         for (Phase phase : Phase.values()) {
             row.add(seconds(offsets.get(phase)));
         }
         for (String logged : List.of("weights_loading", "model_loading", "model_loading_gib", "engine_init")) {
-            row.add(number(record.loggedDurations().get(logged)));
+            row.add(number(verdict.loggedDurations().get(logged)));
         }
-        row.add(text(record.vllmVersion()));
-        row.add(text(record.model()));
-        row.add(text(record.modelRoot()));
-        row.add(text(record.revision()));
-        row.add(record.maxModelLen() == null ? "" : String.valueOf(record.maxModelLen()));
-        row.add(record.kvCacheSizeTokens() == null ? "" : String.valueOf(record.kvCacheSizeTokens()));
+        row.add(text(engine.vllmVersion()));
+        row.add(text(engine.model()));
+        row.add(text(engine.modelRoot()));
+        row.add(text(engine.revision()));
+        row.add(engine.maxModelLen() == null ? "" : String.valueOf(engine.maxModelLen()));
+        row.add(engine.kvCacheSizeTokens() == null ? "" : String.valueOf(engine.kvCacheSizeTokens()));
         moments.forEach(moment -> row.add(mib(moment == null ? null : moment.usedBytes())));
         MemoryMoment atReady = record.memory().atReady();
         row.add(mib(atReady == null ? null : atReady.byOwner().get(ProcessOwners.Owner.ENGINE)));
@@ -89,7 +93,7 @@ final class RecordCsv {
                 NodeFacts.CUDA_VERSION)) {
             row.add(text(record.node().get(fact)));
         }
-        row.add(record.arguments().configurationHash());
+        row.add(engine.arguments().configurationHash());
         row.add(record.recovery().kind().value());
         row.add(String.join(" | ", record.recovery().changes()));
         Stop stop = record.stop();
@@ -104,8 +108,8 @@ final class RecordCsv {
         row.add(record.snapshotMismatches().stream()
                 .map(SnapshotMismatch::describe)
                 .collect(Collectors.joining(" | ")));
-        row.add(String.join(" | ", record.evidence()));
-        row.add(text(record.engineArgs()));
+        row.add(String.join(" | ", pathEvidence.evidence()));
+        row.add(text(engine.engineArgs()));
         return row;
     }
 

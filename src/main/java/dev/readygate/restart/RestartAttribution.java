@@ -103,13 +103,13 @@ public final class RestartAttribution {
             return RestartPath.COLD;
         }
         RestartRecord before = e.recordedBefore();
-        if (before != null && before.path() != RestartPath.UNKNOWN) {
+        if (before != null && before.pathEvidence().path() != RestartPath.UNKNOWN) {
             evidence.add("history: an earlier readygate saw this engine start begin (process started "
-                    + before.engineStart() + ") and recorded it as "
-                    + before.path().value() + " (record "
+                    + before.when().engineStart() + ") and recorded it as "
+                    + before.pathEvidence().path().value() + " (record "
                     + before.id() + ")");
             counters(e, evidence);
-            return before.path();
+            return before.pathEvidence().path();
         }
         missing(e, evidence);
         return RestartPath.UNKNOWN;

@@ -116,14 +116,14 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
 
     /** Whether readygate saw a start begin: only those are compared. */
     static boolean seenBeginning(RestartRecord record) {
-        return !record.firstSeen() && record.engineStartSource() != StartSource.FIRST_OBSERVED;
+        return !record.when().firstSeen() && record.when().engineStartSource() != StartSource.FIRST_OBSERVED;
     }
 
     /** The comparison of the records (any order; the oldest first gives the groups' order). */
     public static RestartComparison of(List<RestartRecord> records) {
         Builder builder = new Builder();
         records.stream()
-                .sorted(Comparator.comparing(RestartRecord::engineStart))
+                .sorted(Comparator.comparing(record -> record.when().engineStart()))
                 .forEach(builder::add);
         return builder.build();
     }
@@ -147,7 +147,7 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
                 return this;
             }
             compared++;
-            EngineArguments arguments = record.arguments();
+            EngineArguments arguments = record.engine().arguments();
             Key key = key(record, arguments);
             byKey.computeIfAbsent(key, k -> new Figures()).add(record);
             configurations.putIfAbsent(key.configuration(), arguments);
@@ -196,21 +196,21 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
 
         void add(RestartRecord record) {
             starts++;
-            if (record.outcome() == Outcome.READY) {
+            if (record.verdict().outcome() == Outcome.READY) {
                 ready++;
             }
             // A bound (the engine gave no start time of its own) is no measurement: counted, not timed.
-            Duration latency = record.measuredReadinessLatency();
-            if (record.outcome() == Outcome.READY && latency != null && !latency.isNegative()) {
+            Duration latency = record.verdict().measuredReadinessLatency();
+            if (record.verdict().outcome() == Outcome.READY && latency != null && !latency.isNegative()) {
                 latencies.add(latency.toNanos() / 1e9);
             }
-            record.measuredPhaseDurations().forEach((phase, duration) -> {
+            record.verdict().measuredPhaseDurations().forEach((phase, duration) -> {
                 if (PHASES.contains(phase)) {
                     phases.computeIfAbsent(phase, p -> new ArrayList<>()).add(duration.toNanos() / 1e9);
                 }
             });
             for (String name : LOGGED) {
-                Double seconds = record.loggedDurations().get(name);
+                Double seconds = record.verdict().loggedDurations().get(name);
                 if (seconds != null && Double.isFinite(seconds)) {
                     logged.computeIfAbsent(name, n -> new ArrayList<>()).add(seconds);
                 }
@@ -256,10 +256,10 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
 
     private static Key key(RestartRecord record, EngineArguments arguments) {
         return new Key(
-                known(record.vllmVersion()),
-                known(record.revision()),
+                known(record.engine().vllmVersion()),
+                known(record.engine().revision()),
                 arguments.configurationHash(),
-                record.path(),
+                record.pathEvidence().path(),
                 record.recovery().kind());
     }
 

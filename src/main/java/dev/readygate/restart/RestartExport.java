@@ -139,7 +139,7 @@ public final class RestartExport {
 
         Instant engineStart() {
             return kept != null
-                    ? kept.engineStart()
+                    ? kept.when().engineStart()
                     : java.util.Objects.requireNonNull(location).engineStart();
         }
 

@@ -20,9 +20,7 @@ import tools.jackson.databind.node.ObjectNode;
  * entry {@code /status} and its page show. What the three share is derived here once: the phases in order with their
  * offsets from engine start, the memory moments, the node facts.
  *
- * <p>The JSON object is lossless: field names are the record's component names (camelCase), every field is written
- * (nulls as {@code null}), instants and the readiness latency as ISO-8601 strings, map entries in a stable order
- * (phases by time, the other maps by key), memory in bytes; {@link RestartRecordReader} reads it back. The CSV is RFC
+ * <p>The JSON object is lossless and {@link RecordJson}'s: one schema writes it and reads it back. The CSV is RFC
  * 4180 (CRLF line ends; a field with a comma, quote, CR or LF is quoted, its quotes doubled) with an empty field for
  * anything unknown, phases as plain decimal seconds from {@code engine_start} exact to the nanosecond, memory in MiB.
  * {@code /status} shows seconds to the millisecond and memory in MiB.
@@ -63,9 +61,9 @@ public final class RestartRecordView {
     Map<Phase, Duration> phaseOffsets() {
         Map<Phase, Duration> offsets = new EnumMap<>(Phase.class);
         for (Phase phase : Phase.values()) {
-            Instant at = record.phases().get(phase);
+            Instant at = record.verdict().phases().get(phase);
             if (at != null) {
-                offsets.put(phase, Duration.between(record.engineStart(), at));
+                offsets.put(phase, Duration.between(record.when().engineStart(), at));
             }
         }
         return offsets;
@@ -82,93 +80,9 @@ public final class RestartRecordView {
 
     // ---- the history's JSON object
 
-    /** The history's object for this record. */
+    /** The history's object for this record ({@link RecordJson}). */
     public ObjectNode json(JsonMapper json) {
-        ObjectNode node = json.createObjectNode();
-        node.put("id", record.id());
-        node.put("engineStart", record.engineStart().toString());
-        node.put("engineStartSource", record.engineStartSource().value());
-        node.put("firstSeen", record.firstSeen());
-        node.put("comparable", record.comparable());
-        node.put("path", record.path().value());
-        ArrayNode evidence = node.putArray("evidence");
-        record.evidence().forEach(evidence::add);
-        node.put("fallbackReason", record.fallbackReason());
-        node.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        ObjectNode phases = node.putObject("phases");
-        record.phases().entrySet().stream()
-                .sorted(Map.Entry.<Phase, Instant>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
-                .forEach(phase ->
-                        phases.put(phase.getKey().value(), phase.getValue().toString()));
-        ObjectNode loggedDurations = node.putObject("loggedDurations");
-        // A non-finite number is not JSON: such a value (never logged by the engine) is left out.
-        new TreeMap<>(record.loggedDurations())
-                .entrySet().stream()
-                        .filter(duration -> Double.isFinite(duration.getValue()))
-                        .forEach(duration -> loggedDurations.put(duration.getKey(), duration.getValue()));
-        node.put("outcome", record.outcome().value());
-        node.put("notReadyReason", record.notReadyReason());
-        node.put("startFailure", record.startFailure());
-        Duration latency = record.readinessLatency();
-        node.put("readinessLatency", latency == null ? null : latency.toString());
-        node.put("readinessLatencyBound", record.readinessLatencyBound());
-        node.put("vllmVersion", record.vllmVersion());
-        node.put("engineArgs", record.engineArgs());
-        node.put("model", record.model());
-        node.put("modelRoot", record.modelRoot());
-        node.put("revision", record.revision());
-        node.put("maxModelLen", record.maxModelLen());
-        node.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
-        node.put("probeConfigHash", record.probeConfigHash());
-        node.put("readygateVersion", record.readygateVersion());
-        ObjectNode facts = node.putObject("node");
-        new TreeMap<>(record.node()).forEach(facts::put);
-        ObjectNode memory = node.putObject("memory");
-        moments().forEach((name, moment) -> jsonMoment(memory, name, moment));
-        ObjectNode recovery = node.putObject("recovery");
-        recovery.put("kind", record.recovery().kind().value());
-        ArrayNode changes = recovery.putArray("changes");
-        record.recovery().changes().forEach(changes::add);
-        Stop stop = record.stop();
-        if (stop == null) {
-            node.putNull("stop");
-        } else {
-            ObjectNode stopped = node.putObject("stop");
-            stopped.put("at", stop.at().toString());
-            stopped.put("how", stop.how().value());
-            stopped.put("requestsRunning", stop.requestsRunning());
-            stopped.put("requestsWaiting", stop.requestsWaiting());
-            stopped.put(
-                    "observedAt",
-                    stop.observedAt() == null ? null : stop.observedAt().toString());
-        }
-        ArrayNode mismatches = node.putArray("snapshotMismatches");
-        record.snapshotMismatches()
-                .forEach(mismatch -> mismatches
-                        .addObject()
-                        .put("field", mismatch.field().value())
-                        .put("manifest", mismatch.manifest())
-                        .put("current", mismatch.current()));
-        return node;
-    }
-
-    private static void jsonMoment(ObjectNode parent, String field, @Nullable MemoryMoment moment) {
-        if (moment == null) {
-            parent.putNull(field);
-            return;
-        }
-        ObjectNode node = parent.putObject(field);
-        node.put("at", moment.at().toString());
-        node.put("usedBytes", moment.usedBytes());
-        ObjectNode owners = node.putObject("byOwner");
-        byOwner(moment, bytes -> bytes).forEach(owners::put);
-        ArrayNode processes = node.putArray("processes");
-        moment.processes()
-                .forEach(holder -> processes
-                        .addObject()
-                        .put("pid", holder.pid())
-                        .put("owner", holder.owner().value())
-                        .put("bytes", holder.bytes()));
+        return RecordJson.write(record, json.getNodeFactory());
     }
 
     /** Bytes per owner, by owner name. */
@@ -187,32 +101,32 @@ public final class RestartRecordView {
     public Map<String, Object> status(boolean running) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("id", record.id());
-        out.put("engineStart", record.engineStart().toString());
-        out.put("engineStartSource", record.engineStartSource().value());
-        out.put("firstSeen", record.firstSeen());
-        out.put("comparable", record.comparable());
-        out.put("path", record.path().value());
-        out.put("evidence", record.evidence());
-        out.put("fallbackReason", record.fallbackReason());
-        out.put("wrongWeightsFromCache", record.wrongWeightsFromCache());
-        out.put("outcome", record.outcome().value());
-        out.put("notReadyReason", record.notReadyReason());
-        out.put("startFailure", record.startFailure());
-        Duration latency = record.readinessLatency();
+        out.put("engineStart", record.when().engineStart().toString());
+        out.put("engineStartSource", record.when().engineStartSource().value());
+        out.put("firstSeen", record.when().firstSeen());
+        out.put("comparable", record.when().comparable());
+        out.put("path", record.pathEvidence().path().value());
+        out.put("evidence", record.pathEvidence().evidence());
+        out.put("fallbackReason", record.pathEvidence().fallbackReason());
+        out.put("wrongWeightsFromCache", record.pathEvidence().wrongWeightsFromCache());
+        out.put("outcome", record.verdict().outcome().value());
+        out.put("notReadyReason", record.verdict().notReadyReason());
+        out.put("startFailure", record.verdict().startFailure());
+        Duration latency = record.verdict().readinessLatency();
         out.put("readinessLatencySeconds", latency == null ? null : millisecondSeconds(latency));
-        out.put("readinessLatencyBound", record.readinessLatencyBound());
+        out.put("readinessLatencyBound", record.verdict().readinessLatencyBound());
         out.put("readyIn", ReadyIn.of(record, running).status(record));
         Map<String, Double> phases = new LinkedHashMap<>();
         phaseOffsets().forEach((phase, offset) -> phases.put(phase.value(), millisecondSeconds(offset)));
         out.put("phaseOffsetsSeconds", phases);
-        out.put("loggedDurations", record.loggedDurations());
-        out.put("vllmVersion", record.vllmVersion());
-        out.put("model", record.model());
-        out.put("modelRoot", record.modelRoot());
-        out.put("revision", record.revision());
-        out.put("maxModelLen", record.maxModelLen());
-        out.put("kvCacheSizeTokens", record.kvCacheSizeTokens());
-        out.put("engineArgs", record.engineArgs());
+        out.put("loggedDurations", record.verdict().loggedDurations());
+        out.put("vllmVersion", record.engine().vllmVersion());
+        out.put("model", record.engine().model());
+        out.put("modelRoot", record.engine().modelRoot());
+        out.put("revision", record.engine().revision());
+        out.put("maxModelLen", record.engine().maxModelLen());
+        out.put("kvCacheSizeTokens", record.engine().kvCacheSizeTokens());
+        out.put("engineArgs", record.engine().engineArgs());
         out.put("probeConfigHash", record.probeConfigHash());
         out.put("readygateVersion", record.readygateVersion());
         out.put("node", record.node());
@@ -223,7 +137,11 @@ public final class RestartRecordView {
         recovery.put("kind", record.recovery().kind().value());
         recovery.put("words", record.recovery().kind().words());
         recovery.put("changes", record.recovery().changes());
-        recovery.put("snapshotAfterChange", record.recovery().snapshotAfterChange(record.path(), record.outcome()));
+        recovery.put(
+                "snapshotAfterChange",
+                record.recovery()
+                        .snapshotAfterChange(
+                                record.pathEvidence().path(), record.verdict().outcome()));
         out.put("recovery", recovery);
         out.put("stop", statusStop(record.stop()));
         out.put(
@@ -231,7 +149,7 @@ public final class RestartRecordView {
                 record.snapshotMismatches().stream()
                         .map(SnapshotMismatch::describe)
                         .toList());
-        out.put("configuration", record.arguments().configurationHash());
+        out.put("configuration", record.engine().arguments().configurationHash());
         return out;
     }
 

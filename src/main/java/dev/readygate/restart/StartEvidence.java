@@ -88,9 +88,9 @@ public record StartEvidence(
     /** The latest record of the engine start that began at {@code processStart}, made by a readygate that saw it. */
     private static @Nullable RestartRecord recordedBefore(Instant processStart, List<RestartRecord> history) {
         for (RestartRecord record : history.reversed()) {
-            if (!record.firstSeen()
-                    && record.engineStartSource() == StartSource.PROCESS_START_TIME
-                    && record.engineStart().equals(processStart)) {
+            if (!record.when().firstSeen()
+                    && record.when().engineStartSource() == StartSource.PROCESS_START_TIME
+                    && record.when().engineStart().equals(processStart)) {
                 return record;
             }
         }

@@ -214,10 +214,10 @@ final class StartRecorder {
                         record -> {
                             logger.info(
                                     "Engine start {}: {} ({}), {}",
-                                    record.outcome().value(),
-                                    record.path().value(),
+                                    record.verdict().outcome().value(),
+                                    record.pathEvidence().path().value(),
                                     verdictText(record),
-                                    String.join("; ", record.evidence()));
+                                    String.join("; ", record.pathEvidence().evidence()));
                             publisher.accept(new RestartRecorded(record, verdict.completed()));
                         },
                         error -> logger.warn("Cannot record engine start {}", start.id(), error));
@@ -273,48 +273,38 @@ final class StartRecorder {
     private RestartRecord interrupted(StartJournal.Entry entry) {
         return new RestartRecord(
                 entry.id(),
-                entry.since(),
-                entry.source(),
-                false,
-                RestartPath.UNKNOWN,
-                List.of("journal: readygate was killed or restarted during this start (an earlier readygate saw it"
-                        + " begin at " + entry.since() + "); the engine the restarted readygate found was another"
-                        + " process, so how this start ended was seen by none"),
-                null,
-                false,
-                Map.of(Phase.ENGINE_START, entry.since()),
-                Map.of(),
-                Outcome.UNKNOWN,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
+                new RestartRecord.When(entry.since(), entry.source(), false),
+                new RestartRecord.PathEvidence(
+                        RestartPath.UNKNOWN,
+                        List.of("journal: readygate was killed or restarted during this start (an earlier readygate saw"
+                                + " it begin at " + entry.since() + "); the engine the restarted readygate found was"
+                                + " another process, so how this start ended was seen by none"),
+                        null,
+                        false),
+                new RestartRecord.Verdict(
+                        Map.of(Phase.ENGINE_START, entry.since()), Map.of(), Outcome.UNKNOWN, null, null, null, false),
+                RestartRecord.Engine.UNKNOWN,
                 stamp.probeConfigHash(),
                 stamp.readygateVersion(),
                 node(Map.of()),
                 CycleMemory.NONE,
                 Recovery.UNKNOWN,
                 null,
-                List.of(),
-                false);
+                List.of());
     }
 
     private static String verdictText(RestartRecord record) {
-        if (record.readinessLatency() != null) {
-            return "verified ready " + record.readinessLatency().toMillis() + " ms after engine start"
-                    + (record.readinessLatencyBound() ? " (a bound, not a measurement)" : "");
+        if (record.verdict().readinessLatency() != null) {
+            return "verified ready " + record.verdict().readinessLatency().toMillis() + " ms after engine start"
+                    + (record.verdict().readinessLatencyBound() ? " (a bound, not a measurement)" : "");
         }
-        if (record.outcome() == Outcome.FAILED) {
+        if (record.verdict().outcome() == Outcome.FAILED) {
             return "died before serving: "
-                    + (record.startFailure() == null ? "vLLM logged no reason" : record.startFailure());
+                    + (record.verdict().startFailure() == null
+                            ? "vLLM logged no reason"
+                            : record.verdict().startFailure());
         }
-        if (record.firstSeen() && record.outcome() == Outcome.READY) {
+        if (record.when().firstSeen() && record.verdict().outcome() == Outcome.READY) {
             return "verified ready; first seen, so no readiness latency";
         }
         return "not ready";
@@ -387,36 +377,37 @@ final class StartRecorder {
         Duration latency = ready == null || firstSeen ? null : Duration.between(origin.at(), ready);
         return new RestartRecord(
                 start.id(),
-                origin.at(),
-                origin.source(),
-                firstSeen,
-                attribution.path(),
-                evidence,
-                attribution.fallbackReason(),
-                verdict.canaryMismatch() && attribution.path() == RestartPath.PRELOAD_HIT,
-                phases,
-                logged(f),
-                verdict.outcome(),
-                verdict.reason() == null ? null : verdict.reason().value(),
-                verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
-                latency,
-                vllmVersion,
-                engineArgs,
-                card == null ? null : card.id(),
-                card == null ? null : card.root(),
-                revision,
-                card == null ? null : card.maxModelLen(),
-                kvTokens,
+                new RestartRecord.When(origin.at(), origin.source(), firstSeen),
+                new RestartRecord.PathEvidence(
+                        attribution.path(),
+                        evidence,
+                        attribution.fallbackReason(),
+                        verdict.canaryMismatch() && attribution.path() == RestartPath.PRELOAD_HIT),
+                new RestartRecord.Verdict(
+                        phases,
+                        logged(f),
+                        verdict.outcome(),
+                        verdict.reason() == null ? null : verdict.reason().value(),
+                        verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
+                        latency,
+                        // Without the engine's own start time, the latency is from what readygate saw: a bound; so is
+                        // one of a start that was ready before a restarted readygate looked.
+                        latency != null && (!origin.source().fromEngine() || start.firstSeen())),
+                new RestartRecord.Engine(
+                        vllmVersion,
+                        engineArgs,
+                        card == null ? null : card.id(),
+                        card == null ? null : card.root(),
+                        revision,
+                        card == null ? null : card.maxModelLen(),
+                        kvTokens),
                 stamp.probeConfigHash(),
                 stamp.readygateVersion(),
                 where,
                 CycleMemory.NONE,
                 recovery,
                 null,
-                mismatches,
-                // Without the engine's own start time, the latency is from what readygate saw: a bound; so is one of
-                // a start that was ready before a restarted readygate looked.
-                latency != null && (!origin.source().fromEngine() || start.firstSeen()));
+                mismatches);
     }
 
     /** Where the start ran: its facts, and the configured ones it has not (a configured GPU name, ...). */

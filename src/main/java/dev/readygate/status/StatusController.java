@@ -498,7 +498,7 @@ class StatusController {
         } else {
             Map<String, Object> last = new LinkedHashMap<>();
             last.put("start", stopped.id());
-            last.put("path", stopped.path().value());
+            last.put("path", stopped.pathEvidence().path().value());
             last.put("at", stop.at().toString());
             last.put("how", stop.how().value());
             last.put("requestsRunning", stop.requestsRunning());
@@ -523,7 +523,7 @@ class StatusController {
         String args = start == null ? null : startLog.findings(start.id()).engineArgs();
         if (args == null) {
             args = records.history().reversed().stream()
-                    .map(RestartRecord::engineArgs)
+                    .map(record -> record.engine().engineArgs())
                     .filter(java.util.Objects::nonNull)
                     .findFirst()
                     .orElse(null);

@@ -17,6 +17,7 @@ import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
 import dev.readygate.restart.RestartRecorded;
 import dev.readygate.restart.RestartRecords;
+import dev.readygate.restart.TestRecords;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -247,31 +248,18 @@ class CycleMemoriesTests {
     }
 
     static RestartRecord record(String id, Instant engineStart, Outcome outcome) {
-        return new RestartRecord(
-                id,
-                engineStart,
-                StartSource.PROCESS_START_TIME,
-                false,
-                RestartPath.PRELOAD_HIT,
-                List.of(),
-                null,
-                false,
-                Map.of(),
-                Map.of(),
-                outcome,
-                null,
-                null,
-                null,
-                "0.31.0",
-                null,
-                MODEL,
-                MODEL,
-                "main",
-                4096,
-                null,
-                "h",
-                "dev",
-                Map.of(),
-                CycleMemory.NONE);
+        return TestRecords.record(id)
+                .engineStart(engineStart)
+                .engineStartSource(StartSource.PROCESS_START_TIME)
+                .path(RestartPath.PRELOAD_HIT)
+                .outcome(outcome)
+                .vllmVersion("0.31.0")
+                .model(MODEL)
+                .modelRoot(MODEL)
+                .revision("main")
+                .maxModelLen(4096)
+                .probeConfigHash("h")
+                .readygateVersion("dev")
+                .build();
     }
 }

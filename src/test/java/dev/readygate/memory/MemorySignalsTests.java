@@ -13,8 +13,10 @@ import dev.readygate.gpu.ProcessOwners.Owner;
 import dev.readygate.readiness.StartSource;
 import dev.readygate.restart.CycleMemory;
 import dev.readygate.restart.Outcome;
+import dev.readygate.restart.Recovery;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.TestRecords;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -236,32 +238,14 @@ class MemorySignalsTests {
     }
 
     static RestartRecord firstSeen(RestartRecord r) {
-        return new RestartRecord(
-                r.id(),
-                r.engineStart(),
-                r.engineStartSource(),
-                true,
-                r.path(),
-                r.evidence(),
-                r.fallbackReason(),
-                r.wrongWeightsFromCache(),
-                r.phases(),
-                r.loggedDurations(),
-                r.outcome(),
-                r.notReadyReason(),
-                r.startFailure(),
-                null,
-                r.vllmVersion(),
-                r.engineArgs(),
-                r.model(),
-                r.modelRoot(),
-                r.revision(),
-                r.maxModelLen(),
-                r.kvCacheSizeTokens(),
-                r.probeConfigHash(),
-                r.readygateVersion(),
-                r.node(),
-                r.memory());
+        return TestRecords.from(r)
+                .firstSeen(true)
+                .readinessLatency(null)
+                .readinessLatencyBound(null)
+                .recovery(Recovery.UNKNOWN)
+                .stop(null)
+                .snapshotMismatches(List.of())
+                .build();
     }
 
     // ---- stale cache
@@ -382,7 +366,7 @@ class MemorySignalsTests {
         RestartRecord hitMain = readyWith(RestartPath.PRELOAD_HIT, 5, 1668, 7688);
         List<RestartRecord> round = List.of(hit, rollout, hitV2, rollback, unreachable, hitMain);
         // The daemon went away and came back between the hit on v2 and the rollback's start.
-        Instant recached = rollback.engineStart().minusSeconds(10);
+        Instant recached = rollback.when().engineStart().minusSeconds(10);
 
         List<MemoryAssessment> assessments = new ArrayList<>();
         for (int i = 1; i <= round.size(); i++) {
@@ -562,32 +546,24 @@ class MemorySignalsTests {
         Map<String, Double> logged = path == RestartPath.PRELOAD_HIT
                 ? Map.of("weights_held_outside_gib", 1.12)
                 : Map.of("model_loading_gib", 1.12);
-        return new RestartRecord(
-                "start-" + cycle,
-                T0.plusSeconds(60L * cycle),
-                StartSource.PROCESS_START_TIME,
-                false,
-                path,
-                List.of(),
-                null,
-                false,
-                Map.of(),
-                logged,
-                Outcome.READY,
-                null,
-                null,
-                Duration.ofSeconds(20),
-                "0.31.0",
-                "{'model': 'Qwen/Qwen3-0.6B'}",
-                "Qwen/Qwen3-0.6B",
-                "Qwen/Qwen3-0.6B",
-                "main",
-                4096,
-                null,
-                "h",
-                "dev",
-                Map.of("gpu_uuid", "GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da"),
-                memory);
+        return TestRecords.record("start-" + cycle)
+                .engineStart(T0.plusSeconds(60L * cycle))
+                .engineStartSource(StartSource.PROCESS_START_TIME)
+                .path(path)
+                .loggedDurations(logged)
+                .outcome(Outcome.READY)
+                .readinessLatency(Duration.ofSeconds(20))
+                .vllmVersion("0.31.0")
+                .engineArgs("{'model': 'Qwen/Qwen3-0.6B'}")
+                .model("Qwen/Qwen3-0.6B")
+                .modelRoot("Qwen/Qwen3-0.6B")
+                .revision("main")
+                .maxModelLen(4096)
+                .probeConfigHash("h")
+                .readygateVersion("dev")
+                .node(Map.of("gpu_uuid", "GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da"))
+                .memory(memory)
+                .build();
     }
 
     static Set<String> ids(List<RestartRecord> records) {
@@ -603,23 +579,28 @@ class MemorySignalsTests {
 
     /** A preload hit whose canary mismatched: the cache served another checkpoint's weights; never ready. */
     static RestartRecord wrongWeights(RestartRecord r) {
-        return copy(r, r.revision(), r.kvCacheSizeTokens(), r.fallbackReason(), true);
+        return copy(
+                r,
+                r.engine().revision(),
+                r.engine().kvCacheSizeTokens(),
+                r.pathEvidence().fallbackReason(),
+                true);
     }
 
     static RestartRecord fallback(RestartRecord r, String reason) {
-        return copy(r, r.revision(), r.kvCacheSizeTokens(), reason);
+        return copy(r, r.engine().revision(), r.engine().kvCacheSizeTokens(), reason);
     }
 
     static RestartRecord revision(RestartRecord r, @Nullable String revision) {
-        return copy(r, revision, r.kvCacheSizeTokens());
+        return copy(r, revision, r.engine().kvCacheSizeTokens());
     }
 
     static RestartRecord kv(RestartRecord r, @Nullable Long tokens) {
-        return copy(r, r.revision(), tokens);
+        return copy(r, r.engine().revision(), tokens);
     }
 
     static RestartRecord copy(RestartRecord r, @Nullable String revision, @Nullable Long tokens) {
-        return copy(r, revision, tokens, r.fallbackReason());
+        return copy(r, revision, tokens, r.pathEvidence().fallbackReason());
     }
 
     static RestartRecord copy(
@@ -634,31 +615,19 @@ class MemorySignalsTests {
             @Nullable Long tokens,
             @Nullable String fallbackReason,
             boolean wrongWeights) {
-        return new RestartRecord(
-                r.id(),
-                r.engineStart(),
-                r.engineStartSource(),
-                r.firstSeen(),
-                r.path(),
-                r.evidence(),
-                fallbackReason,
-                wrongWeights || r.wrongWeightsFromCache(),
-                r.phases(),
-                r.loggedDurations(),
-                wrongWeights ? Outcome.NOT_READY : r.outcome(),
-                wrongWeights ? "canary_mismatch" : r.notReadyReason(),
-                wrongWeights ? null : r.startFailure(),
-                wrongWeights ? null : r.readinessLatency(),
-                r.vllmVersion(),
-                r.engineArgs(),
-                r.model(),
-                r.modelRoot(),
-                revision,
-                r.maxModelLen(),
-                tokens,
-                r.probeConfigHash(),
-                r.readygateVersion(),
-                r.node(),
-                r.memory());
+        return TestRecords.from(r)
+                .fallbackReason(fallbackReason)
+                .wrongWeightsFromCache(wrongWeights || r.pathEvidence().wrongWeightsFromCache())
+                .outcome(wrongWeights ? Outcome.NOT_READY : r.verdict().outcome())
+                .notReadyReason(wrongWeights ? "canary_mismatch" : r.verdict().notReadyReason())
+                .startFailure(wrongWeights ? null : r.verdict().startFailure())
+                .readinessLatency(wrongWeights ? null : r.verdict().readinessLatency())
+                .readinessLatencyBound(null)
+                .revision(revision)
+                .kvCacheSizeTokens(tokens)
+                .recovery(Recovery.UNKNOWN)
+                .stop(null)
+                .snapshotMismatches(List.of())
+                .build();
     }
 }

@@ -229,7 +229,7 @@ class ExportCeilingIT {
         try (JsonParser parser = json.createParser(body)) {
             assertThat(parser.nextToken()).isEqualTo(JsonToken.START_ARRAY);
             while (parser.nextToken() == JsonToken.START_OBJECT) {
-                RestartRecord record = RestartRecordReader.read(json.reader()
+                RestartRecord record = RecordJson.read(json.reader()
                         .without(tools.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                         .readTree(parser));
                 if (count < written.records()) {
@@ -446,47 +446,45 @@ class ExportCeilingIT {
                     List.of(
                             new MemoryMoment.Holder(560, Owner.PRELOAD_DAEMON, 11_282_677_760L),
                             new MemoryMoment.Holder(600 + k % 1000, Owner.ENGINE, 2_789_212_160L + k)));
-            return new RestartRecord(
-                    id(k),
-                    engineStart,
-                    StartSource.PROCESS_START_TIME,
-                    k == 0,
-                    k % 3 == 0 ? RestartPath.PRELOAD_HIT : RestartPath.COLD,
-                    List.of(
+            return TestRecords.record(id(k))
+                    .engineStart(engineStart)
+                    .engineStartSource(StartSource.PROCESS_START_TIME)
+                    .firstSeen(k == 0)
+                    .path(k % 3 == 0 ? RestartPath.PRELOAD_HIT : RestartPath.COLD)
+                    .evidence(List.of(
                             "log: weight cache requested (load_format ipc_cache)",
                             "log: Mapped 339 tensors from the weight cache daemon (zero_copy mode)",
                             "daemon: /health 200, 3 socket(s) in the socket directory",
-                            "metrics: vllm:request_success_total 0 at the first scrape"),
-                    null,
-                    false,
-                    phases,
-                    Map.of("weights_loading", 2.62, "model_loading", 9.7684, "engine_init", 18.25),
-                    ended ? Outcome.READY : Outcome.NOT_READY,
-                    ended ? null : "not_verified",
-                    null,
-                    ended ? Duration.between(engineStart, ready) : null,
-                    "0.31.0",
-                    "{'model_tag': 'Qwen/Qwen3-8B', 'host': '0.0.0.0', 'port': 8000, 'model': 'Qwen/Qwen3-8B',"
-                            + " 'revision': 'c1899de289a04d12100db370d81485cdf75e47ca', 'max_model_len': 32768,"
-                            + " 'gpu_memory_utilization': 0.92, 'max_num_batched_tokens': 8192, 'max_num_seqs': 256,"
-                            + " 'enable_prefix_caching': True, 'load_format': 'ipc_cache', 'model_loader_extra_config':"
-                            + " {'socket_dir': '/run/weight-cache', 'mode': 'zero_copy', 'fallback': True},"
-                            + " 'served_model_name': ['qwen3-8b'], 'api_key': '<redacted>'}",
-                    "qwen3-8b",
-                    "Qwen/Qwen3-8B",
-                    "c1899de289a04d12100db370d81485cdf75e47ca",
-                    32768,
-                    ended ? 412_224L : null,
-                    "9f86d081884c",
-                    VERSION,
-                    Map.of(
+                            "metrics: vllm:request_success_total 0 at the first scrape"))
+                    .phases(phases)
+                    .loggedDurations(Map.of("weights_loading", 2.62, "model_loading", 9.7684, "engine_init", 18.25))
+                    .outcome(ended ? Outcome.READY : Outcome.NOT_READY)
+                    .notReadyReason(ended ? null : "not_verified")
+                    .readinessLatency(ended ? Duration.between(engineStart, ready) : null)
+                    .vllmVersion("0.31.0")
+                    .engineArgs(
+                            "{'model_tag': 'Qwen/Qwen3-8B', 'host': '0.0.0.0', 'port': 8000, 'model': 'Qwen/Qwen3-8B',"
+                                    + " 'revision': 'c1899de289a04d12100db370d81485cdf75e47ca', 'max_model_len': 32768,"
+                                    + " 'gpu_memory_utilization': 0.92, 'max_num_batched_tokens': 8192, 'max_num_seqs': 256,"
+                                    + " 'enable_prefix_caching': True, 'load_format': 'ipc_cache', 'model_loader_extra_config':"
+                                    + " {'socket_dir': '/run/weight-cache', 'mode': 'zero_copy', 'fallback': True},"
+                                    + " 'served_model_name': ['qwen3-8b'], 'api_key': '<redacted>'}")
+                    .model("qwen3-8b")
+                    .modelRoot("Qwen/Qwen3-8B")
+                    .revision("c1899de289a04d12100db370d81485cdf75e47ca")
+                    .maxModelLen(32768)
+                    .kvCacheSizeTokens(ended ? 412_224L : null)
+                    .probeConfigHash("9f86d081884c")
+                    .readygateVersion(VERSION)
+                    .node(Map.of(
                             "node_name",
                             "gpu-node-7",
                             "gpu_uuid",
                             "GPU-4f5b61fa-5b41-2ff4-94cf-9cd10db0a1da",
                             "driver_version",
-                            "580.159.04"),
-                    new CycleMemory(null, ended ? atReady : null, null));
+                            "580.159.04"))
+                    .memory(new CycleMemory(null, ended ? atReady : null, null))
+                    .build();
         }
     }
 }

@@ -9,7 +9,6 @@ import dev.readygate.readiness.StartSource;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class RestartAttributionTests {
@@ -100,32 +99,15 @@ class RestartAttributionTests {
     }
 
     static RestartRecord recorded(String id, Instant engineStart, RestartPath path, boolean firstSeen) {
-        return new RestartRecord(
-                id,
-                engineStart,
-                StartSource.PROCESS_START_TIME,
-                firstSeen,
-                path,
-                List.of(),
-                null,
-                false,
-                Map.of(),
-                Map.of(),
-                Outcome.READY,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                "hash",
-                "dev",
-                Map.of(),
-                CycleMemory.NONE);
+        return TestRecords.record(id)
+                .engineStart(engineStart)
+                .engineStartSource(StartSource.PROCESS_START_TIME)
+                .firstSeen(firstSeen)
+                .path(path)
+                .outcome(Outcome.READY)
+                .probeConfigHash("hash")
+                .readygateVersion("dev")
+                .build();
     }
 
     @Test

@@ -70,40 +70,37 @@ class RestartComparisonTests {
             phases.put(Phase.READY, start.plusMillis(Math.round(latency * 1000)));
         }
         long used = (path == RestartPath.PRELOAD_HIT ? 13_435L : 12_000L) * 1024 * 1024;
-        return new RestartRecord(
-                "s" + started,
-                start,
-                firstSeen ? StartSource.FIRST_OBSERVED : StartSource.PROCESS_START_TIME,
-                firstSeen,
-                path,
-                List.of(),
-                null,
-                false,
-                phases,
-                path == RestartPath.COLD ? Map.of("weights_loading", port / 2, "engine_init", port / 4) : Map.of(),
-                latency == null ? Outcome.NOT_READY : Outcome.READY,
-                latency == null ? "not_verified" : null,
-                null,
-                latency == null ? null : Duration.ofMillis(Math.round(latency * 1000)),
-                "0.31.0",
-                ARGS.formatted(revision, maxModelLen, path == RestartPath.PRELOAD_HIT ? PRELOAD : ""),
-                "Qwen/Qwen3-0.6B",
-                "Qwen/Qwen3-0.6B",
-                revision,
-                maxModelLen,
-                null,
-                "h",
-                "dev",
-                Map.of(),
-                latency == null
-                        ? CycleMemory.NONE
-                        : new CycleMemory(
-                                null,
-                                new MemoryMoment(start.plusSeconds(30), used, Map.of(), List.of()),
-                                new MemoryMoment(start.plusSeconds(50), 10_760L * 1024 * 1024, Map.of(), List.of())),
-                new Recovery(recovery, List.of()),
-                null,
-                List.of());
+        return TestRecords.record("s" + started)
+                .engineStart(start)
+                .engineStartSource(firstSeen ? StartSource.FIRST_OBSERVED : StartSource.PROCESS_START_TIME)
+                .firstSeen(firstSeen)
+                .path(path)
+                .phases(phases)
+                .loggedDurations(
+                        path == RestartPath.COLD
+                                ? Map.of("weights_loading", port / 2, "engine_init", port / 4)
+                                : Map.of())
+                .outcome(latency == null ? Outcome.NOT_READY : Outcome.READY)
+                .notReadyReason(latency == null ? "not_verified" : null)
+                .readinessLatency(latency == null ? null : Duration.ofMillis(Math.round(latency * 1000)))
+                .vllmVersion("0.31.0")
+                .engineArgs(ARGS.formatted(revision, maxModelLen, path == RestartPath.PRELOAD_HIT ? PRELOAD : ""))
+                .model("Qwen/Qwen3-0.6B")
+                .modelRoot("Qwen/Qwen3-0.6B")
+                .revision(revision)
+                .maxModelLen(maxModelLen)
+                .probeConfigHash("h")
+                .readygateVersion("dev")
+                .memory(
+                        latency == null
+                                ? CycleMemory.NONE
+                                : new CycleMemory(
+                                        null,
+                                        new MemoryMoment(start.plusSeconds(30), used, Map.of(), List.of()),
+                                        new MemoryMoment(
+                                                start.plusSeconds(50), 10_760L * 1024 * 1024, Map.of(), List.of())))
+                .recovery(new Recovery(recovery, List.of()))
+                .build();
     }
 
     static final RecoveryKind PROCESS = RecoveryKind.PROCESS_RESTARTED;

@@ -37,32 +37,13 @@ class RestartExportTests {
     }
 
     static RestartRecord at(RestartRecord r, Instant engineStart) {
-        return new RestartRecord(
-                r.id(),
-                engineStart,
-                r.engineStartSource(),
-                r.firstSeen(),
-                r.path(),
-                r.evidence(),
-                r.fallbackReason(),
-                r.wrongWeightsFromCache(),
-                r.phases(),
-                r.loggedDurations(),
-                r.outcome(),
-                r.notReadyReason(),
-                r.startFailure(),
-                r.readinessLatency(),
-                r.vllmVersion(),
-                r.engineArgs(),
-                r.model(),
-                r.modelRoot(),
-                r.revision(),
-                r.maxModelLen(),
-                r.kvCacheSizeTokens(),
-                r.probeConfigHash(),
-                r.readygateVersion(),
-                r.node(),
-                r.memory());
+        return TestRecords.from(r)
+                .engineStart(engineStart)
+                .readinessLatencyBound(null)
+                .recovery(Recovery.UNKNOWN)
+                .stop(null)
+                .snapshotMismatches(List.of())
+                .build();
     }
 
     static String body(RestartExport.@Nullable Streamed streamed) {
@@ -92,7 +73,7 @@ class RestartExportTests {
         IntStream.range(0, 12).forEach(i -> history.append(record(i)));
         // Written again (its after-stop memory came): its last content, at its first place.
         RestartRecord again =
-                at(RestartHistoryTests.minimal("start-9"), record(9).engineStart());
+                at(RestartHistoryTests.minimal("start-9"), record(9).when().engineStart());
         history.append(again);
 
         RestartExport.Streamed json = export(history, RestartExport.Format.JSON, RestartExport.Query.ALL);
@@ -100,7 +81,7 @@ class RestartExportTests {
         assertThat(json.records()).isEqualTo(loaded.size());
         assertThat(json.continueAfter()).isNull();
         JsonNode array = this.json.readTree(body(json));
-        assertThat(array.valueStream().map(RestartRecordReader::read).toList()).containsExactlyElementsOf(loaded);
+        assertThat(array.valueStream().map(RecordJson::read).toList()).containsExactlyElementsOf(loaded);
         assertThat(loaded).contains(again).doesNotContain(record(9));
         assertThat(history.count()).isEqualTo(loaded.size());
 
@@ -114,7 +95,7 @@ class RestartExportTests {
         IntStream.range(0, 3).forEach(i -> history.append(record(i)));
         // The state directory refused these writes: a new version of start-1, and a start the files never held.
         RestartRecord newer =
-                at(RestartHistoryTests.minimal("start-1"), record(1).engineStart());
+                at(RestartHistoryTests.minimal("start-1"), record(1).when().engineStart());
         history.notWritten(newer);
         history.notWritten(record(3));
 
@@ -122,7 +103,7 @@ class RestartExportTests {
         assertThat(all.records()).isEqualTo(4);
         assertThat(all.fromMemory()).isEqualTo(2);
         JsonNode array = this.json.readTree(body(all));
-        assertThat(array.valueStream().map(RestartRecordReader::read).toList())
+        assertThat(array.valueStream().map(RecordJson::read).toList())
                 .containsExactly(record(0), newer, record(2), record(3));
 
         // Written at last: from the files again.
@@ -157,7 +138,7 @@ class RestartExportTests {
         assertThat(ids(body(last))).containsExactly("start-8", "start-9");
         assertThat(last.continueAfter()).isNull();
 
-        String since = record(7).engineStart().toString();
+        String since = record(7).when().engineStart().toString();
         assertThat(ids(body(export(history, RestartExport.Format.JSON, RestartExport.Query.of(since, null)))))
                 .containsExactly("start-7", "start-8", "start-9");
     }
@@ -193,7 +174,7 @@ class RestartExportTests {
         // Rotations rename and remove files under the open export.
         IntStream.range(6, 30).forEach(i -> history.append(record(i)));
         JsonNode array = json.readTree(body(streamed));
-        assertThat(array.valueStream().map(RestartRecordReader::read).toList()).containsExactlyElementsOf(before);
+        assertThat(array.valueStream().map(RecordJson::read).toList()).containsExactlyElementsOf(before);
     }
 
     @Test

@@ -57,39 +57,37 @@ class RestartHistoryTests {
     }
 
     static RestartRecord full(String id) {
-        return new RestartRecord(
-                id,
-                START,
-                StartSource.PROCESS_START_TIME,
-                true,
-                RestartPath.PRELOAD_FALLBACK,
-                List.of("log: weight cache requested", "log: falling back to disk"),
-                "checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache",
-                true,
-                Map.of(
+        return TestRecords.record(id)
+                .engineStart(START)
+                .engineStartSource(StartSource.PROCESS_START_TIME)
+                .firstSeen(true)
+                .path(RestartPath.PRELOAD_FALLBACK)
+                .evidence(List.of("log: weight cache requested", "log: falling back to disk"))
+                .fallbackReason("checkpoint \"Qwen/Qwen3-0.6B\" [rev main], not in cache")
+                .wrongWeightsFromCache(true)
+                .phases(Map.of(
                         Phase.ENGINE_START, START,
                         Phase.PORT_LISTENING, START.plusMillis(4_250),
                         Phase.HEALTH_OK, START.plusSeconds(31),
                         Phase.MODEL_LISTED, START.plusMillis(31_100),
                         Phase.REPRESENTATIVE_OK, START.plusMillis(33_000),
                         Phase.CANARY_OK, START.plusNanos(33_500_000_001L),
-                        Phase.READY, START.plusMillis(33_600)),
-                Map.of("weights_loading", 12.5, "model_loading", 14.25, "model_loading_gib", 1.12, "engine_init", 9.0),
-                Outcome.READY,
-                null,
-                null,
-                Duration.ofMillis(33_600),
-                "0.31.0",
-                "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}",
-                "Qwen/Qwen3-0.6B",
-                "/models/qwen3",
-                "main",
-                4096,
-                123_456_789_012L,
-                "9f86d081",
-                "0.1.0",
-                Map.of("node_name", "gpu-node-7", "gpu_uuid", "GPU-1234", "driver_version", "570.86.15"),
-                new CycleMemory(
+                        Phase.READY, START.plusMillis(33_600)))
+                .loggedDurations(Map.of(
+                        "weights_loading", 12.5, "model_loading", 14.25, "model_loading_gib", 1.12, "engine_init", 9.0))
+                .outcome(Outcome.READY)
+                .readinessLatency(Duration.ofMillis(33_600))
+                .vllmVersion("0.31.0")
+                .engineArgs("{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}")
+                .model("Qwen/Qwen3-0.6B")
+                .modelRoot("/models/qwen3")
+                .revision("main")
+                .maxModelLen(4096)
+                .kvCacheSizeTokens(123_456_789_012L)
+                .probeConfigHash("9f86d081")
+                .readygateVersion("0.1.0")
+                .node(Map.of("node_name", "gpu-node-7", "gpu_uuid", "GPU-1234", "driver_version", "570.86.15"))
+                .memory(new CycleMemory(
                         new MemoryMoment(
                                 START.minusSeconds(1),
                                 11_282_677_760L,
@@ -102,73 +100,32 @@ class RestartHistoryTests {
                                 List.of(
                                         new MemoryMoment.Holder(560, Owner.PRELOAD_DAEMON, 11_282_677_760L),
                                         new MemoryMoment.Holder(598, Owner.ENGINE, 2_789_212_160L))),
-                        null),
-                new Recovery(
+                        null))
+                .recovery(new Recovery(
                         RecoveryKind.DRIVER_CHANGED,
-                        List.of("driver_version 570.86.10 → 570.86.15", "boot_id b-1 → b-2")),
-                new Stop(START.plusSeconds(600), Stop.How.WENT_AWAY, 3.0, 1.0, START.plusMillis(599_400)),
-                List.of(new SnapshotMismatch(SnapshotMismatch.Field.DRIVER_VERSION, "570.86.10", "570.86.15")));
+                        List.of("driver_version 570.86.10 → 570.86.15", "boot_id b-1 → b-2")))
+                .stop(new Stop(START.plusSeconds(600), Stop.How.WENT_AWAY, 3.0, 1.0, START.plusMillis(599_400)))
+                .snapshotMismatches(
+                        List.of(new SnapshotMismatch(SnapshotMismatch.Field.DRIVER_VERSION, "570.86.10", "570.86.15")))
+                .build();
     }
 
     static RestartRecord minimal(String id) {
-        return new RestartRecord(
-                id,
-                START,
-                StartSource.OBSERVED_DOWN,
-                false,
-                RestartPath.UNKNOWN,
-                List.of(),
-                null,
-                false,
-                Map.of(),
-                Map.of(),
-                Outcome.NOT_READY,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                "9f86d081",
-                "0.1.0",
-                Map.of(),
-                CycleMemory.NONE);
+        return TestRecords.record(id)
+                .engineStart(START)
+                .engineStartSource(StartSource.OBSERVED_DOWN)
+                .path(RestartPath.UNKNOWN)
+                .outcome(Outcome.NOT_READY)
+                .probeConfigHash("9f86d081")
+                .readygateVersion("0.1.0")
+                .build();
     }
 
     static RestartRecord withOutcome(RestartRecord record, Outcome outcome) {
-        return new RestartRecord(
-                record.id(),
-                record.engineStart(),
-                record.engineStartSource(),
-                record.firstSeen(),
-                record.path(),
-                record.evidence(),
-                record.fallbackReason(),
-                record.wrongWeightsFromCache(),
-                record.phases(),
-                record.loggedDurations(),
-                outcome,
-                record.notReadyReason(),
-                record.startFailure(),
-                record.readinessLatency(),
-                record.vllmVersion(),
-                record.engineArgs(),
-                record.model(),
-                record.modelRoot(),
-                record.revision(),
-                record.maxModelLen(),
-                record.kvCacheSizeTokens(),
-                record.probeConfigHash(),
-                record.readygateVersion(),
-                record.node(),
-                record.memory(),
-                record.recovery(),
-                record.stop(),
-                record.snapshotMismatches());
+        return TestRecords.from(record)
+                .outcome(outcome)
+                .readinessLatencyBound(null)
+                .build();
     }
 
     static List<String> lines(Path path) throws IOException {
@@ -192,33 +149,20 @@ class RestartHistoryTests {
 
     /** A start that died before serving, with vLLM's reason. */
     static RestartRecord failed(String id, String reason) {
-        RestartRecord minimal = minimal(id);
-        return new RestartRecord(
-                minimal.id(),
-                minimal.engineStart(),
-                StartSource.LOG,
-                false,
-                RestartPath.COLD,
-                List.of("log: Loading weights took 4.88 seconds (read from disk)"),
-                null,
-                false,
-                Map.of(Phase.ENGINE_START, START),
-                Map.of("weights_loading", 4.88),
-                Outcome.FAILED,
-                "start_failed",
-                reason,
-                null,
-                "0.31.0",
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                minimal.probeConfigHash(),
-                minimal.readygateVersion(),
-                Map.of(),
-                CycleMemory.NONE);
+        return TestRecords.record(id)
+                .engineStart(START)
+                .engineStartSource(StartSource.LOG)
+                .path(RestartPath.COLD)
+                .evidence(List.of("log: Loading weights took 4.88 seconds (read from disk)"))
+                .phases(Map.of(Phase.ENGINE_START, START))
+                .loggedDurations(Map.of("weights_loading", 4.88))
+                .outcome(Outcome.FAILED)
+                .notReadyReason("start_failed")
+                .startFailure(reason)
+                .vllmVersion("0.31.0")
+                .probeConfigHash("9f86d081")
+                .readygateVersion("0.1.0")
+                .build();
     }
 
     @Test
@@ -247,8 +191,8 @@ class RestartHistoryTests {
 
         assertThat(history().load()).singleElement().satisfies(loaded -> {
             assertThat(loaded).isEqualTo(record);
-            assertThat(loaded.readinessLatency()).isNull();
-            assertThat(loaded.phases()).isEmpty();
+            assertThat(loaded.verdict().readinessLatency()).isNull();
+            assertThat(loaded.verdict().phases()).isEmpty();
             assertThat(loaded.node()).isEmpty();
         });
     }
@@ -270,7 +214,7 @@ class RestartHistoryTests {
                 StandardOpenOption.APPEND);
 
         assertThat(history().load())
-                .extracting(RestartRecord::id, RestartRecord::readinessLatencyBound)
+                .extracting(RestartRecord::id, record -> record.verdict().readinessLatencyBound())
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple("exact", false),
                         org.assertj.core.groups.Tuple.tuple("observed", true));
@@ -450,33 +394,15 @@ class RestartHistoryTests {
 
         assertThat(records).hasSize(2);
         assertThat(records.getFirst())
-                .isEqualTo(new RestartRecord(
-                        "s1",
-                        START,
-                        StartSource.LOG,
-                        false,
-                        RestartPath.PRELOAD_HIT,
-                        List.of(),
-                        null,
-                        false,
-                        Map.of(),
-                        Map.of(),
-                        Outcome.READY,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        null,
-                        "h",
-                        "9.9.9",
-                        Map.of(),
-                        CycleMemory.NONE));
-        assertThat(records.get(1).path()).isEqualTo(RestartPath.UNKNOWN);
+                .isEqualTo(TestRecords.record("s1")
+                        .engineStart(START)
+                        .engineStartSource(StartSource.LOG)
+                        .path(RestartPath.PRELOAD_HIT)
+                        .outcome(Outcome.READY)
+                        .probeConfigHash("h")
+                        .readygateVersion("9.9.9")
+                        .build());
+        assertThat(records.get(1).pathEvidence().path()).isEqualTo(RestartPath.UNKNOWN);
     }
 
     @Test
@@ -574,8 +500,8 @@ class RestartHistoryTests {
         }
         assertThat(allLines)
                 .hasSize(400)
-                .allSatisfy(line -> assertThat(RestartRecordReader.read(json.readTree(line)))
-                        .isNotNull());
+                .allSatisfy(
+                        line -> assertThat(RecordJson.read(json.readTree(line))).isNotNull());
         assertThat(stateDir.resolve(RestartHistory.FILE_NAME + ".1")).exists();
         assertThat(output).doesNotContain("invalid line");
     }
@@ -711,32 +637,15 @@ class RestartHistoryTests {
 
     @Test
     void toCsvWhenFieldHasNewlineQuotesIt() {
-        RestartRecord record = new RestartRecord(
-                "start-1",
-                START,
-                StartSource.LOG,
-                false,
-                RestartPath.COLD,
-                List.of(),
-                null,
-                false,
-                Map.of(),
-                Map.of(),
-                Outcome.NOT_READY,
-                "canary mismatch:\nexpected Paris",
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                "h",
-                "0.1.0",
-                Map.of(),
-                CycleMemory.NONE);
+        RestartRecord record = TestRecords.record("start-1")
+                .engineStart(START)
+                .engineStartSource(StartSource.LOG)
+                .path(RestartPath.COLD)
+                .outcome(Outcome.NOT_READY)
+                .notReadyReason("canary mismatch:\nexpected Paris")
+                .probeConfigHash("h")
+                .readygateVersion("0.1.0")
+                .build();
 
         List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
 
@@ -757,7 +666,7 @@ class RestartHistoryTests {
         assertThat(exported.isArray()).isTrue();
         List<JsonNode> lines = lines(file()).stream().map(json::readTree).toList();
         assertThat(exported.valueStream().toList()).containsExactlyElementsOf(lines);
-        assertThat(exported.valueStream().map(RestartRecordReader::read).toList())
+        assertThat(exported.valueStream().map(RecordJson::read).toList())
                 .containsExactly(full("start-1"), minimal("start-2"));
     }
 

@@ -48,7 +48,7 @@ class RestartRecordsTests {
                 records.keep(RestartHistoryTests.withOutcome(RestartHistoryTests.minimal("s1"), Outcome.READY));
 
         assertThat(again.stop()).isEqualTo(STOP);
-        assertThat(again.outcome()).isEqualTo(Outcome.READY);
+        assertThat(again.verdict().outcome()).isEqualTo(Outcome.READY);
     }
 
     @Test
