@@ -14,7 +14,7 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Keeps the Prometheus exposition clean for {@code promtool check metrics}: the few meters that Micrometer and Spring
  * Boot register against Prometheus's conventions are described, renamed or replaced. readygate's own meters follow
- * the conventions already ({@link ReadygateMetrics}).
+ * the conventions already ({@link MeterNames}).
  */
 @Configuration(proxyBeanMethods = false)
 class ExpositionConfiguration {

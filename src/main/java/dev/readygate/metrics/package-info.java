@@ -1,4 +1,4 @@
-/** Every readygate meter: names, tags and registration in one place. */
+/** Every readygate meter: the names in one place ({@code MeterNames}), registered by one binder per domain. */
 @NullMarked
 package dev.readygate.metrics;
 

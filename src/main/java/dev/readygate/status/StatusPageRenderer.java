@@ -23,6 +23,9 @@ import tools.jackson.databind.json.JsonMapper;
  * and the document itself goes into a JSON data block that the page's script draws at once and then refreshes. So the
  * page reads without its script (a screenshot at load, a text browser, a paste into a ticket). Every string from the
  * document is escaped; the data block cannot close itself. The template is split once; a page is one pass over it.
+ * It is over 300 lines because it is the page's one renderer: each region is a few small private functions of the
+ * document, sharing the escaping and the markup helpers that keep the page consistent; split by region, the helpers
+ * would have to become a shared surface of their own.
  */
 final class StatusPageRenderer {
 

@@ -1,0 +1,75 @@
+package dev.readygate.status;
+
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.evidence.EvidenceSources;
+import dev.readygate.secret.SecretRedaction;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.stereotype.Component;
+
+/**
+ * {@code /status}'s {@code restarts.evidence}: where restart evidence comes from (the engine's log, the preload daemon,
+ * the snapshot directory; URLs without secrets), and what the daemon and the snapshot directory say right now.
+ */
+@Component
+final class EvidenceSection {
+
+    static final String NOT_CONFIGURED = "not configured";
+
+    private final ReadygateProperties.Evidence settings;
+
+    EvidenceSection(ReadygateProperties properties) {
+        this.settings = properties.evidence();
+    }
+
+    Map<String, Object> of(EvidenceSources.Reading now) {
+        return of(settings, now);
+    }
+
+    /** The section for these settings and what the sources say now: a pure function, table-tested. */
+    static Map<String, Object> of(ReadygateProperties.Evidence evidence, EvidenceSources.Reading now) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put(
+                "engineLog",
+                evidence.engineLog() == null
+                        ? NOT_CONFIGURED
+                        : evidence.engineLog().toString());
+        out.put(
+                "daemonHealthUrl",
+                evidence.daemonHealthUrl() == null
+                        ? NOT_CONFIGURED
+                        : SecretRedaction.redact(evidence.daemonHealthUrl()));
+        out.put(
+                "daemonSocketDir",
+                evidence.daemonSocketDir() == null
+                        ? NOT_CONFIGURED
+                        : evidence.daemonSocketDir().toString());
+        out.put(
+                "snapshotDir",
+                evidence.snapshotDir() == null
+                        ? NOT_CONFIGURED
+                        : evidence.snapshotDir().toString());
+        // What the preload daemon and the snapshot directory say right now.
+        if (now.daemonHealthy() != null) {
+            out.put("daemonNow", now.daemonHealthy() ? "serving (/health 200)" : "not serving");
+        }
+        if (now.daemonSockets() >= 0) {
+            out.put("daemonSocketsNow", now.daemonSockets());
+        }
+        if (evidence.daemonLog() != null) {
+            out.put(
+                    "daemonReadyLoggedAt",
+                    now.daemonReadyAt() == null
+                            ? "not yet"
+                            : now.daemonReadyAt().toString());
+        }
+        if (evidence.snapshotDir() != null) {
+            out.put(
+                    "snapshotReleasedAt",
+                    now.snapshotReleasedAt() == null
+                            ? "never (no release.json)"
+                            : now.snapshotReleasedAt().toString());
+        }
+        return out;
+    }
+}
