@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.annotation.Order;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
@@ -86,6 +87,7 @@ final class CycleMemories {
 
     /** A start that went away opens a gap; the start after it is the one the gap's reading may precede. */
     @EventListener
+    @Order(2)
     public void onEngineStateChanged(EngineStateChanged change) {
         EngineStart stopped = change.ended();
         EngineStart begun = change.start();

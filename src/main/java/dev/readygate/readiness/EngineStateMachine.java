@@ -1,10 +1,11 @@
 package dev.readygate.readiness;
 
 import java.time.Instant;
-import java.util.ArrayDeque;
-import java.util.Queue;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -16,12 +17,17 @@ import org.slf4j.LoggerFactory;
  * Holds the current {@link EngineState}, the {@link EngineStart} it belongs to and the {@link RestartLoop} of recent
  * starts, applies observations through {@link ReadinessRules} and {@link StartRules}, and publishes an
  * {@link EngineStateChanged} after each change of kind, reason or start, and an {@link ObservationIgnored} for each
- * observation the rules could not use. Observations come from the probe loop and from the engine log (a start's
- * header, a start that failed), on different threads: {@link #apply} takes them one at a time and every listener gets
- * the changes in the order they were applied (a listener that folds them, like the restart timeline, would otherwise
- * lose a start when the log's header and the probes' closed port come together). Listeners are cheap and
- * synchronous; a change that a listener causes on the same thread goes out after the one it is handling. Reading never
- * blocks and never triggers a probe.
+ * observation the rules could not use.
+ *
+ * <p>As Resilience4j's {@code CircuitBreakerStateMachine} does, the state, start and loop are one immutable value
+ * swapped whole by compare-and-set, and the listeners hear of a swap after it, outside any lock: a listener never runs
+ * while the state is held, and reading never blocks. Observations come from the probe loop and from the engine log (a
+ * start's header, a start that failed), on different threads, so each swap that has news takes the next number and the
+ * news goes out strictly in that order, by one thread at a time: the thread that swapped, unless another is handing
+ * out news already, which then hands out this one too (after its own). Every listener thus gets the changes in the
+ * order they were applied (a listener that folds them, like the restart timeline, would otherwise lose a start when the
+ * log's header and the probes' closed port come together), and a change that a listener causes goes out after the one
+ * it is handling. {@link #apply} returns once its change is swapped in, perhaps before the listeners heard of it.
  */
 public final class EngineStateMachine {
 
@@ -35,19 +41,27 @@ public final class EngineStateMachine {
 
     /**
      * The state, the start it belongs to, the recent starts, and until when the current start is held (it began in a
-     * restart loop), swapped together.
+     * restart loop), swapped together; {@code news} numbers the swaps that had news for the listeners.
      */
     private record Current(
             EngineState state,
             @Nullable EngineStart start,
             RestartLoop loop,
             @Nullable Instant heldUntil,
-            @Nullable Instant loopCounted) {
+            @Nullable Instant loopCounted,
+            long news) {
 
-        Current(EngineState state, @Nullable EngineStart start, RestartLoop loop, @Nullable Instant heldUntil) {
-            this(state, start, loop, heldUntil, null);
+        Current withNews() {
+            return new Current(state, start, loop, heldUntil, loopCounted, news + 1);
         }
     }
+
+    /** What one swap tells the listeners, in this order: the observation it ignored, the change it made. */
+    private record News(
+            @Nullable ObservationIgnored ignored, @Nullable EngineStateChanged change) {}
+
+    /** A swap: the next value, and its news for the listeners (null when it has none). */
+    private record Swap(Current next, @Nullable News news) {}
 
     /** No restart loop is ever recognised: for tests of other rules. */
     public static final RestartLoop NO_LOOP = new RestartLoop(
@@ -58,14 +72,18 @@ public final class EngineStateMachine {
     private final Consumer<ObservationIgnored> ignoredPublisher;
     private final Supplier<String> startIds;
     private final AtomicReference<Current> current;
-    /** Applies and publishes one observation at a time. */
-    private final Object applying = new Object();
-    /** Changes applied but not yet published (guarded by {@code applying}). */
-    private final Queue<EngineStateChanged> unpublished = new ArrayDeque<>();
-    /** Observations the rules could not use, not yet published (guarded by {@code applying}). */
-    private final Queue<ObservationIgnored> unpublishedIgnored = new ArrayDeque<>();
-    /** Whether a thread is publishing (guarded by {@code applying}): a listener's own change waits its turn. */
-    private boolean publishing;
+    /** The news swapped in and not handed out yet, by its number. */
+    private final Map<Long, News> unpublished = new ConcurrentHashMap<>();
+    /**
+     * How many times a thread asked for the news to be handed out since the thread handing it out last looked: not 0
+     * while one does. The thread that takes it from 0 hands out the news until nobody asked again.
+     */
+    private final AtomicInteger publishing = new AtomicInteger();
+    /**
+     * The number of the next news to hand out (only the thread handing out news touches it; {@link #publishing} passes
+     * it from one such thread to the next).
+     */
+    private long nextNews = 1;
 
     public EngineStateMachine(ReadinessRules rules, Instant start, Consumer<EngineStateChanged> publisher) {
         this(rules, NO_LOOP, start, publisher, ignored -> {}, RANDOM_IDS);
@@ -87,7 +105,7 @@ public final class EngineStateMachine {
         this.publisher = publisher;
         this.ignoredPublisher = ignoredPublisher;
         this.startIds = startIds;
-        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null, loop, null));
+        this.current = new AtomicReference<>(new Current(new EngineState.Starting(start), null, loop, null, null, 0));
     }
 
     public EngineState current() {
@@ -119,50 +137,58 @@ public final class EngineStateMachine {
      * start that is over changes nothing and is counted as ignored ({@link ReadinessRules.Ignored#STALE}).
      */
     public EngineState apply(Observation observation, @Nullable String startId) {
-        synchronized (applying) {
-            Current previous = current.get();
-            EngineStart start = previous.start();
-            if ((startId != null && (start == null || !start.id().equals(startId)))
-                    || !StartRules.concerns(start, observation)) {
-                // Made for, or the log's news of, a start that is no longer current (another began or ended).
-                unpublishedIgnored.add(
-                        new ObservationIgnored(observation, previous.state(), ReadinessRules.Ignored.STALE));
-                if (!publishing) {
-                    publish();
-                }
-                return previous.state();
-            }
-            ReadinessRules.Step step = rules.step(previous.state(), observation, previous.heldUntil());
-            EngineState state = step.state();
-            EngineStart nextStart = StartRules.next(start, previous.state(), state, observation, startIds);
-            Current next;
-            if (nextStart == null || nextStart == start) {
-                next = new Current(
-                        state,
-                        nextStart,
-                        previous.loop(),
-                        nextStart == null ? null : previous.heldUntil(),
-                        nextStart == null ? null : previous.loopCounted());
-            } else {
-                // A start began: counted toward the restart loop, and held if it began in one.
-                Instant began = RestartLoop.beginning(nextStart, observation.at());
-                RestartLoop loop = previous.loop().started(began);
-                next = new Current(state, nextStart, loop, loop.heldUntil(began), began);
-            }
-            current.set(next);
-            if (step.ignored() != null) {
-                unpublishedIgnored.add(new ObservationIgnored(observation, previous.state(), step.ignored()));
-            }
-            if (changed(previous.state(), next.state()) || previous.start() != next.start()) {
-                log(previous.state(), next.state());
-                unpublished.add(new EngineStateChanged(
-                        previous.state(), next.state(), observation, previous.start(), next.start()));
-            }
-            if (!publishing) {
-                publish();
-            }
-            return next.state();
+        Current previous;
+        Swap swap;
+        do {
+            previous = current.get();
+            // Computed again when another thread swapped first (a start id drawn meanwhile is not used).
+            swap = next(previous, observation, startId);
+        } while (!current.compareAndSet(previous, swap.next()));
+        News news = swap.news();
+        if (news != null) {
+            unpublished.put(swap.next().news(), news);
         }
+        publish();
+        return swap.next().state();
+    }
+
+    /** The value after an observation, and what it tells the listeners. */
+    private Swap next(Current previous, Observation observation, @Nullable String startId) {
+        EngineStart start = previous.start();
+        if ((startId != null && (start == null || !start.id().equals(startId)))
+                || !StartRules.concerns(start, observation)) {
+            // Made for, or the log's news of, a start that is no longer current (another began or ended).
+            return new Swap(
+                    previous.withNews(),
+                    new News(
+                            new ObservationIgnored(observation, previous.state(), ReadinessRules.Ignored.STALE), null));
+        }
+        ReadinessRules.Step step = rules.step(previous.state(), observation, previous.heldUntil());
+        EngineState state = step.state();
+        EngineStart nextStart = StartRules.next(start, previous.state(), state, observation, startIds);
+        Current next;
+        if (nextStart == null || nextStart == start) {
+            next = new Current(
+                    state,
+                    nextStart,
+                    previous.loop(),
+                    nextStart == null ? null : previous.heldUntil(),
+                    nextStart == null ? null : previous.loopCounted(),
+                    previous.news());
+        } else {
+            // A start began: counted toward the restart loop, and held if it began in one.
+            Instant began = RestartLoop.beginning(nextStart, observation.at());
+            RestartLoop loop = previous.loop().started(began);
+            next = new Current(state, nextStart, loop, loop.heldUntil(began), began, previous.news());
+        }
+        ObservationIgnored ignored =
+                step.ignored() == null ? null : new ObservationIgnored(observation, previous.state(), step.ignored());
+        EngineStateChanged change = changed(previous.state(), next.state()) || previous.start() != next.start()
+                ? new EngineStateChanged(previous.state(), next.state(), observation, previous.start(), next.start())
+                : null;
+        return ignored == null && change == null
+                ? new Swap(next, null)
+                : new Swap(next.withNews(), new News(ignored, change));
     }
 
     /**
@@ -174,16 +200,18 @@ public final class EngineStateMachine {
      * @param why what shows it, for the log
      */
     public void modelSwapped(String startId, String why) {
-        synchronized (applying) {
-            Current now = current.get();
+        Current now;
+        Current next;
+        do {
+            now = current.get();
             EngineStart start = now.start();
             Instant counted = now.loopCounted();
             if (start == null || !start.id().equals(startId) || counted == null) {
                 return;
             }
-            current.set(new Current(now.state(), start, now.loop().without(counted), null, null));
-            logger.info("Engine start {} {}: a model swap, not counted toward the restart loop", startId, why);
-        }
+            next = new Current(now.state(), start, now.loop().without(counted), null, null, now.news());
+        } while (!current.compareAndSet(now, next));
+        logger.info("Engine start {} {}: a model swap, not counted toward the restart loop", startId, why);
     }
 
     /**
@@ -194,34 +222,57 @@ public final class EngineStateMachine {
      * begin, nor when {@code startId} is no longer current.
      */
     public void firstSeenStartBegan(String startId, Instant processStart) {
-        synchronized (applying) {
-            Current now = current.get();
+        Current now;
+        Current next;
+        do {
+            now = current.get();
             EngineStart start = now.start();
             Instant counted = now.loopCounted();
             if (start == null || !start.id().equals(startId) || !start.firstSeen() || counted == null) {
                 return;
             }
             RestartLoop loop = now.loop().dated(counted, processStart);
-            if (loop != now.loop()) {
-                current.set(new Current(now.state(), start, loop, now.heldUntil(), processStart));
+            if (loop == now.loop()) {
+                return;
             }
+            next = new Current(now.state(), start, loop, now.heldUntil(), processStart, now.news());
+        } while (!current.compareAndSet(now, next));
+    }
+
+    /**
+     * Hands the news swapped in to the listeners in the order of the swaps, unless another thread does already: that
+     * one looks again before it stops. News whose swap is not handed in yet (its thread swapped first, then this one)
+     * waits for it: that thread hands it out, with what followed.
+     */
+    private void publish() {
+        if (publishing.getAndIncrement() != 0) {
+            return;
+        }
+        int asked = 1;
+        try {
+            do {
+                for (News news = unpublished.remove(nextNews); news != null; news = unpublished.remove(nextNews)) {
+                    nextNews++;
+                    tell(news);
+                }
+                asked = publishing.addAndGet(-asked);
+            } while (asked != 0);
+        } catch (RuntimeException | Error failed) {
+            // A listener failed (a bug): its caller hears of it, as it would have from a synchronous publisher; the
+            // news left goes out with the next apply.
+            publishing.set(0);
+            throw failed;
         }
     }
 
-    /** Hands the changes to the listeners in the order they were applied (holding {@code applying}). */
-    private void publish() {
-        publishing = true;
-        try {
-            for (ObservationIgnored ignored = unpublishedIgnored.poll();
-                    ignored != null;
-                    ignored = unpublishedIgnored.poll()) {
-                ignoredPublisher.accept(ignored);
-            }
-            for (EngineStateChanged change = unpublished.poll(); change != null; change = unpublished.poll()) {
-                publisher.accept(change);
-            }
-        } finally {
-            publishing = false;
+    private void tell(News news) {
+        if (news.ignored() != null) {
+            ignoredPublisher.accept(news.ignored());
+        }
+        EngineStateChanged change = news.change();
+        if (change != null) {
+            log(change.previous(), change.current());
+            publisher.accept(change);
         }
     }
 

@@ -16,6 +16,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.annotation.Order;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
@@ -75,6 +76,7 @@ public final class HostFacts {
 
     /** A start that begins has its facts read now, before a later container could write its own start id. */
     @EventListener
+    @Order(3)
     public void onEngineStateChanged(EngineStateChanged change) {
         EngineStart start = change.start();
         if (change.startBegan() && start != null) {

@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
 import org.springframework.context.event.EventListener;
+import org.springframework.core.annotation.Order;
 
 /**
  * Follows the current engine start: folds engine state changes and heavy probe reports into its
@@ -33,6 +34,7 @@ public final class RestartTracker implements StartTrust {
     }
 
     @EventListener
+    @Order(4)
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         follow(timeline.next(change));
         if (change.start() != null) {

@@ -59,6 +59,86 @@ class EngineStateMachineTests {
         assertThat(second.get(2).startBegan()).isTrue();
     }
 
+    /**
+     * Resilience4j's way: the state is swapped, then published outside any lock. A listener that takes its time (here,
+     * until another thread applied an observation) holds nobody up: the other thread's apply swaps at once and returns,
+     * and its change goes out after the one in progress.
+     */
+    @Test
+    void anotherThreadAppliesWithoutWaitingForTheListenersOfAChangeInProgress() throws Exception {
+        List<EngineStateChanged> seen = new CopyOnWriteArrayList<>();
+        AtomicReference<EngineStateMachine> holder = new AtomicReference<>();
+        AtomicReference<Thread.State> otherThread = new AtomicReference<>();
+        AtomicReference<EngineState> appliedMeanwhile = new AtomicReference<>();
+        AtomicReference<EngineState> currentMeanwhile = new AtomicReference<>();
+        AtomicReference<Thread> other = new AtomicReference<>();
+        EngineStateMachine slow = new EngineStateMachine(new ReadinessRules(1, 2), t0, change -> {
+            if (change.cause() instanceof Observation.HealthOk) {
+                Thread log = new Thread(() -> appliedMeanwhile.set(holder.get()
+                        .apply(new Observation.Unreachable(t0.plusSeconds(1), Reason.ENGINE_DOWN, "refused"))));
+                other.set(log);
+                log.start();
+                // Until the other thread's apply returned, or it waits for this listener.
+                while (log.getState() != Thread.State.TERMINATED && log.getState() != Thread.State.BLOCKED) {
+                    Thread.onSpinWait();
+                }
+                otherThread.set(log.getState());
+                currentMeanwhile.set(holder.get().current());
+            }
+            seen.add(change);
+        });
+        holder.set(slow);
+        slow.apply(new Observation.HealthOk(t0));
+        other.get().join();
+
+        assertThat(otherThread).hasValue(Thread.State.TERMINATED);
+        assertThat(appliedMeanwhile.get().kind()).isEqualTo(EngineState.Kind.DOWN);
+        assertThat(currentMeanwhile.get().kind()).isEqualTo(EngineState.Kind.DOWN);
+        assertThat(seen)
+                .extracting(change -> change.current().kind())
+                .containsExactly(EngineState.Kind.HEALTHY, EngineState.Kind.DOWN);
+    }
+
+    /**
+     * Two threads racing, each swapping and then publishing: the listener still gets one unbroken story, each change
+     * beginning where the one before it ended (the same kind and reason, the same start).
+     */
+    @Test
+    void changesOfTwoRacingThreadsArePublishedAsOneUnbrokenStory() throws Exception {
+        List<EngineStateChanged> seen = new ArrayList<>();
+        AtomicInteger starts = new AtomicInteger();
+        EngineStateMachine raced = new EngineStateMachine(
+                new ReadinessRules(1, 1), t0, seen::add, () -> "start-" + starts.incrementAndGet());
+        Thread probes = new Thread(() -> {
+            for (int i = 0; i < 2000; i++) {
+                raced.apply(new Observation.HealthOk(t0.plusSeconds(i)));
+            }
+        });
+        Thread log = new Thread(() -> {
+            for (int i = 0; i < 2000; i++) {
+                raced.apply(new Observation.Unreachable(t0.plusSeconds(i), Reason.ENGINE_DOWN, "refused"));
+            }
+        });
+        probes.start();
+        log.start();
+        probes.join();
+        log.join();
+
+        assertThat(seen).isNotEmpty();
+        for (int i = 1; i < seen.size(); i++) {
+            EngineStateChanged before = seen.get(i - 1);
+            EngineStateChanged change = seen.get(i);
+            assertThat(change.previous().kind())
+                    .as("change %d", i)
+                    .isEqualTo(before.current().kind());
+            assertThat(change.previous().reason())
+                    .as("change %d", i)
+                    .isEqualTo(before.current().reason());
+            assertThat(change.previousStart()).as("change %d", i).isEqualTo(before.start());
+        }
+        assertThat(seen.getLast().current().kind()).isEqualTo(raced.current().kind());
+    }
+
     @Test
     void currentBeforeAnyObservationIsStarting() {
         assertThat(machine.current()).isEqualTo(new EngineState.Starting(t0));

@@ -1,0 +1,259 @@
+package dev.readygate.evidence;
+
+import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.Observation;
+import dev.readygate.secret.SecretRedaction;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The engine log's window on the current engine start, as a pure fold beside the restart timeline: each event read
+ * from the log, each engine state change and the end of the backlog gives the next window and its {@link News}. No
+ * I/O and no clock (time comes in on the inputs), so it is tested as a table; tailing the log, keeping the ended
+ * starts' findings and telling readiness happen in {@link EngineLogEvidence}.
+ *
+ * <p>A start's window opens when the engine goes away, when it restarts (events read before the new process started
+ * are dropped), or when a start-up header follows evidence of an earlier start in the same window. Once the lines the
+ * file held when readygate came up were read ({@link #live}), a new server process's header is news of a start
+ * ({@link Observation.ProcessStarted}), unless it is the header of the start readiness already follows, whose port
+ * opened before the line was read; vLLM's {@code Engine core initialization failed} is news of its failure
+ * ({@link Observation.StartFailed}, with vLLM's reason, once per start).
+ *
+ * @param events the events of the window, in the order read, each with when it was read (at most {@link #MAX_EVENTS})
+ * @param startId the start readiness is in, as its last change said (null while there is none)
+ * @param verifiedAt when the current start was verified ready: lines read before then cannot be the next start's
+ * @param live whether the lines the file held when readygate came up were read: a header is news from then on
+ * @param failureTold the start whose failure was told (vLLM may say it more than once)
+ * @param closedByHeader the findings of the window a new process's header closed before readygate saw the current
+ *     start end: that start's, since the header was the next process's
+ */
+record LogWindow(
+        List<Received> events,
+        @Nullable String startId,
+        @Nullable Instant verifiedAt,
+        boolean live,
+        @Nullable String failureTold,
+        @Nullable LogFindings closedByHeader) {
+
+    /** The most events a window keeps: a serving engine's lines after them are not evidence of its start. */
+    static final int MAX_EVENTS = 1000;
+
+    /** Nothing read yet, no start known, the backlog not read. */
+    static final LogWindow EMPTY = new LogWindow(List.of(), null, null, false, null, null);
+
+    LogWindow {
+        events = List.copyOf(events);
+    }
+
+    /** An event of the log and when it was read. */
+    record Received(LogEvent event, Instant receivedAt) {}
+
+    /** What a step of the fold asks to act on. */
+    sealed interface News {
+
+        /** News of the engine's starts for readiness: a new server process's header, or vLLM's start failure. */
+        record Tell(Observation observation) implements News {}
+
+        /**
+         * A start's window closed: its findings as they stood (the first of a start holds; a start the next header
+         * closed is closed again when readiness sees it end).
+         */
+        record Ended(String start, LogFindings findings) implements News {}
+    }
+
+    /** A step of the fold: the next window, and its news (at most one {@link News.Tell}). */
+    record Step(LogWindow window, List<News> news) {
+
+        Step {
+            news = List.copyOf(news);
+        }
+    }
+
+    /** The findings of the window so far. */
+    LogFindings findings() {
+        return LogFindings.of(loggedEvents());
+    }
+
+    /** The window after an event read at {@code receivedAt}. */
+    Step next(LogEvent event, Instant receivedAt) {
+        List<News> news = new ArrayList<>();
+        List<Received> kept = events;
+        LogFindings closed = closedByHeader;
+        if (startsProcess(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
+            // A new process's header after an earlier start's evidence: the earlier start is over.
+            newProcess(event, receivedAt, news);
+            if (windowStarted()) {
+                // The window of a start that may not be seen ending yet: its findings, for when it is.
+                closed = findings();
+            }
+            kept = List.of();
+        } else if (startsProcess(event) && events.isEmpty()) {
+            newProcess(event, receivedAt, news);
+        }
+        if (event instanceof LogEvent.ExceptionRaised
+                && !LogFindings.needsException(
+                        kept.stream().map(Received::event).toList())) {
+            // A serving engine's request errors are not evidence of its start.
+            return new Step(new LogWindow(kept, startId, verifiedAt, live, failureTold, closed), news);
+        }
+        if (kept.size() < MAX_EVENTS) {
+            List<Received> added = new ArrayList<>(kept);
+            added.add(new Received(event, receivedAt));
+            kept = added;
+        }
+        LogWindow next = new LogWindow(kept, startId, verifiedAt, live, failureTold, closed);
+        String current = startId;
+        if (event instanceof LogEvent.InitializationFailed failed
+                && live
+                && current != null
+                && !current.equals(failureTold)) {
+            // vLLM gave up on the start readiness follows: news of its failure, with vLLM's reason, told once.
+            String reason = next.findings().startFailure();
+            // vLLM's reason becomes readiness's detail, shown on /readyz and /status: never with a secret in it.
+            news.add(new News.Tell(new Observation.StartFailed(
+                    receivedAt, current, SecretRedaction.redact(reason != null ? reason : failed.detail()))));
+            next = new LogWindow(kept, startId, verifiedAt, live, current, closed);
+        }
+        return new Step(next, news);
+    }
+
+    /**
+     * A server process's first header line (the window before it is the earlier start's): news of a new start, unless
+     * readiness follows a start whose window shows no header and no serving yet (the header is that start's own: its
+     * port opened before the line was read).
+     */
+    private void newProcess(LogEvent header, Instant receivedAt, List<News> news) {
+        String current = startId;
+        if (!live || (current != null && !windowStarted())) {
+            return;
+        }
+        if (current != null) {
+            // The start readiness follows is over: its findings as they stand, before the window opens for the next.
+            news.add(new News.Ended(current, findings()));
+        }
+        news.add(new News.Tell(processStarted(header, receivedAt, current, false)));
+    }
+
+    /**
+     * The lines the file held when readygate came up were read (noticed at {@code now}): a start they show loading (a
+     * header, not served, not failed) is in progress, and is told unless readiness already follows one.
+     */
+    Step backlogRead(Instant now) {
+        // A window a header closed in those lines was an earlier process's: the start in progress is the last.
+        LogWindow next = new LogWindow(events, startId, verifiedAt, true, failureTold, null);
+        LogEvent header = loggedEvents().stream()
+                .filter(LogWindow::startsProcess)
+                .findFirst()
+                .orElse(null);
+        boolean served = events.stream().anyMatch(received -> received.event() instanceof LogEvent.ApplicationStartup);
+        boolean loading =
+                startId == null && header != null && !served && findings().startFailure() == null;
+        return new Step(
+                next, loading ? List.of(new News.Tell(processStarted(header, now, null, true))) : List.<News>of());
+    }
+
+    /**
+     * The window after an engine state change that readygate saw at {@code now}: an ended start's findings are kept, a
+     * new start's window opens.
+     *
+     * @param lag how late readygate may notice that the engine went away: lines read within that time before it
+     *     noticed may already be the next start's
+     */
+    Step next(EngineStateChanged change, Instant now, Duration lag) {
+        List<News> news = new ArrayList<>();
+        LogFindings closed = closedByHeader;
+        EngineStart over = change.ended();
+        if (over != null) {
+            // Closed already when a new process's header ended it; else those findings stop before the header that
+            // closed its window, if one did.
+            news.add(new News.Ended(over.id(), closed != null ? closed : findings()));
+            closed = null;
+        } else if (change.startBegan()) {
+            // A start began while none was current: a window a header closed meanwhile held an ended start's leftovers.
+            closed = null;
+        }
+        EngineStart start = change.start();
+        LogWindow next =
+                new LogWindow(events, start == null ? null : start.id(), verifiedAt, live, failureTold, closed);
+        if (change.current() instanceof EngineState.Down) {
+            // readygate's first look finding nothing listening: no engine went away, one may be loading (its header
+            // and load lines so far are its own).
+            if (!(change.previous() instanceof EngineState.Starting)) {
+                next = next.wentAway(now, lag);
+            }
+        } else if (over != null && start != null) {
+            // A new process nobody saw go away: what was read before it started is not its own.
+            next = next.opens(start.since());
+        }
+        if (change.current() instanceof EngineState.Ready ready) {
+            next = new LogWindow(next.events, next.startId, ready.since(), live, failureTold, closed);
+        }
+        return new Step(next, news);
+    }
+
+    /**
+     * The engine went away (noticed at {@code now}): what was read before it could have gone belongs to the old start,
+     * and so does what was read before the old start was verified ready; what was read since may already be the next
+     * start's (a fast restart's header and cache lines).
+     */
+    private LogWindow wentAway(Instant now, Duration lag) {
+        Instant since = now.minus(lag);
+        Instant verified = verifiedAt;
+        return opens(verified != null && verified.isAfter(since) ? verified : since);
+    }
+
+    /** The window of what was read from {@code since} on. */
+    private LogWindow opens(Instant since) {
+        List<Received> kept = events.stream()
+                .filter(received -> !received.receivedAt().isBefore(since))
+                .toList();
+        return new LogWindow(kept, startId, null, live, failureTold, closedByHeader);
+    }
+
+    private static Observation processStarted(
+            LogEvent header, Instant receivedAt, @Nullable String follows, boolean inProgress) {
+        return new Observation.ProcessStarted(
+                receivedAt,
+                header.at(),
+                follows,
+                inProgress,
+                "engine log: a new engine process started"
+                        + (header.at() == null ? "" : " (its header is dated " + header.at() + ")")
+                        + "; vLLM opens its port once initialized");
+    }
+
+    /** Whether the window shows a start of its own: a server's header, or serving. */
+    private boolean windowStarted() {
+        return events.stream()
+                .map(Received::event)
+                .anyMatch(event -> startsProcess(event) || event instanceof LogEvent.ApplicationStartup);
+    }
+
+    private List<LogEvent> loggedEvents() {
+        return events.stream().map(Received::event).toList();
+    }
+
+    /**
+     * A header that only a new server process logs: an engine core's {@code Initializing a V1 LLM engine} belongs to the
+     * start of the server that spawned it, and a data-parallel core may log it after another core loaded its weights;
+     * so does whatever the API server processes of {@code --api-server-count} above 1 ({@code ApiServer_N}) log, which
+     * the launching server spawns once its own header is out.
+     */
+    private static boolean startsProcess(LogEvent event) {
+        String process = event.process();
+        return isHeader(event)
+                && (process == null || !(process.startsWith("EngineCore") || process.startsWith("ApiServer_")));
+    }
+
+    /** What a process logs as it starts, before any evidence of how it loads (the API server count comes with args). */
+    private static boolean isHeader(LogEvent event) {
+        return event instanceof LogEvent.ServerVersion
+                || event instanceof LogEvent.NonDefaultArgs
+                || event instanceof LogEvent.ApiServerCount;
+    }
+}

@@ -1,0 +1,168 @@
+package dev.readygate.evidence;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.Reason;
+import dev.readygate.readiness.StartSource;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The log window as a table: (window, line or change) gives (window, news), with no tail, clock or lock. */
+class LogWindowTests {
+
+    static final Instant T0 = Instant.parse("2026-11-30T12:00:00Z");
+    static final Duration LAG = Duration.ofMillis(700);
+    static final EngineStart S1 = new EngineStart("s1", T0, StartSource.LOG, false);
+    static final EngineStart S2 = new EngineStart("s2", T0.plusSeconds(20), StartSource.LOG, false);
+
+    static LogEvent banner(Instant at) {
+        return new LogEvent.ServerVersion(at, "APIServer", 1, "0.31.0");
+    }
+
+    static LogEvent serving(Instant at) {
+        return new LogEvent.ApplicationStartup(at, "APIServer", 1);
+    }
+
+    static LogEvent loaded(Instant at) {
+        return new LogEvent.LoadingWeights(at, "EngineCore_DP0", 94, 4.88);
+    }
+
+    static LogEvent failed(Instant at) {
+        return new LogEvent.InitializationFailed(
+                at, "APIServer", 1, "RuntimeError: Engine core initialization failed.");
+    }
+
+    static LogWindow.Step line(LogWindow window, LogEvent event) {
+        return window.next(event, event.at());
+    }
+
+    /** A window past the backlog, following {@code start}, with {@code events} read at their own time. */
+    static LogWindow live(EngineStart start, LogEvent... events) {
+        LogWindow window = LogWindow.EMPTY.backlogRead(T0).window();
+        window = window.next(began(start), T0, LAG).window();
+        for (LogEvent event : events) {
+            window = line(window, event).window();
+        }
+        return window;
+    }
+
+    static EngineStateChanged began(EngineStart start) {
+        EngineState down = new EngineState.Down(T0, Reason.ENGINE_DOWN, "refused");
+        return new EngineStateChanged(down, down, new Observation.ProcessStarted(T0, T0, null, false, ""), null, start);
+    }
+
+    static EngineStateChanged wentAway(EngineStart start, Instant at) {
+        return new EngineStateChanged(
+                new EngineState.Ready(T0, "m"),
+                new EngineState.Down(at, Reason.ENGINE_DOWN, "refused"),
+                new Observation.Unreachable(at, Reason.ENGINE_DOWN, "refused"),
+                start,
+                null);
+    }
+
+    static Stream<Arguments> steps() {
+        return Stream.of(
+                Arguments.of(
+                        "a header before the backlog was read tells nothing",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(LogWindow.EMPTY, banner(T0)),
+                        List.of()),
+                Arguments.of(
+                        "a header while no start is known tells a new start",
+                        (Function<LogWindow.Step, Object>) step ->
+                                step.news().stream().map(Object::getClass).toList(),
+                        line(LogWindow.EMPTY.backlogRead(T0).window(), banner(T0)),
+                        List.of(LogWindow.News.Tell.class)),
+                Arguments.of(
+                        "the header of the start readiness follows, its window empty, is its own",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(live(S1), banner(T0)),
+                        List.of()),
+                Arguments.of(
+                        "a header after the start served ends it and tells the next",
+                        (Function<LogWindow.Step, Object>) step ->
+                                step.news().stream().map(Object::getClass).toList(),
+                        line(live(S1, banner(T0), loaded(T0.plusSeconds(5)), serving(T0.plusSeconds(8))), banner(T0)),
+                        List.of(LogWindow.News.Ended.class, LogWindow.News.Tell.class)),
+                Arguments.of(
+                        "a header after the start served opens a window of its own",
+                        (Function<LogWindow.Step, Object>)
+                                step -> step.window().findings().loadingWeightsSeconds() == null,
+                        line(live(S1, banner(T0), loaded(T0.plusSeconds(5))), banner(T0.plusSeconds(19))),
+                        true),
+                Arguments.of(
+                        "vLLM's start failure is told for the start readiness follows",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(live(S1, banner(T0)), failed(T0.plusSeconds(8))),
+                        List.of(new LogWindow.News.Tell(new Observation.StartFailed(
+                                T0.plusSeconds(8), "s1", "RuntimeError: Engine core initialization failed.")))),
+                Arguments.of(
+                        "vLLM's start failure is told once",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(
+                                line(live(S1, banner(T0)), failed(T0.plusSeconds(8)))
+                                        .window(),
+                                failed(T0.plusSeconds(9))),
+                        List.of()),
+                Arguments.of(
+                        "a backlog that ends loading tells the start in progress",
+                        (Function<LogWindow.Step, Object>) step ->
+                                step.news().stream().map(Object::getClass).toList(),
+                        line(LogWindow.EMPTY, banner(T0)).window().backlogRead(T0.plusSeconds(30)),
+                        List.of(LogWindow.News.Tell.class)),
+                Arguments.of(
+                        "a backlog that ends serving tells nothing",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(line(LogWindow.EMPTY, banner(T0)).window(), serving(T0))
+                                .window()
+                                .backlogRead(T0.plusSeconds(30)),
+                        List.of()),
+                Arguments.of(
+                        "the engine going away closes the start with its findings",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        live(S1, loaded(T0.plusSeconds(5)))
+                                .next(wentAway(S1, T0.plusSeconds(10)), T0.plusSeconds(10), LAG),
+                        List.of(new LogWindow.News.Ended(
+                                "s1", live(S1, loaded(T0.plusSeconds(5))).findings()))),
+                Arguments.of(
+                        "the engine going away keeps only the lines read within the lag",
+                        (Function<LogWindow.Step, Object>)
+                                step -> step.window().events().size(),
+                        live(
+                                        S1,
+                                        loaded(T0.plusSeconds(5)),
+                                        banner(T0.plusSeconds(9).plusMillis(500)))
+                                .next(wentAway(S1, T0.plusSeconds(10)), T0.plusSeconds(10), LAG),
+                        1),
+                Arguments.of(
+                        "a change follows the start readiness is in",
+                        (Function<LogWindow.Step, Object>) step -> step.window().startId(),
+                        live(S1).next(
+                                        new EngineStateChanged(
+                                                new EngineState.Ready(T0, "m"),
+                                                new EngineState.Healthy(
+                                                        T0.plusSeconds(20), Reason.ENGINE_RESTARTED, ""),
+                                                new Observation.Restarted(T0.plusSeconds(20), "", T0.plusSeconds(20)),
+                                                S1,
+                                                S2),
+                                        T0.plusSeconds(20),
+                                        LAG),
+                        "s2"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("steps")
+    void step(String rule, Function<LogWindow.Step, Object> aspect, LogWindow.Step step, Object expected) {
+        assertThat(aspect.apply(step)).isEqualTo(expected);
+    }
+}
