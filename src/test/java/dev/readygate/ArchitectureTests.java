@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,26 +30,38 @@ class ArchitectureTests {
     static final Pattern IMPORT =
             Pattern.compile("^import (?:static )?dev\\.readygate\\.([a-z]+)\\.", Pattern.MULTILINE);
 
-    /** The table: package, the packages it may import. */
-    static Map<String, Set<String>> allowed() throws IOException {
-        Map<String, Set<String>> allowed = new LinkedHashMap<>();
+    /**
+     * The rows of the table of {@code docs/architecture.md} whose header line starts with {@code header} that match
+     * {@code row} (each a matched {@link Matcher}), in their order; the table ends at the first blank line.
+     */
+    static List<Matcher> tableRows(String header, Pattern row) throws IOException {
+        List<Matcher> rows = new ArrayList<>();
         boolean inTable = false;
         for (String line : Files.readAllLines(Path.of("docs/architecture.md"))) {
-            if (line.startsWith("| Package | May import |")) {
+            if (line.startsWith(header)) {
                 inTable = true;
             } else if (inTable && line.isBlank()) {
                 break;
             } else if (inTable) {
-                Matcher row = ROW.matcher(line);
-                if (row.matches()) {
-                    Set<String> may = new TreeSet<>();
-                    Matcher name = Pattern.compile("`([a-z]+)`").matcher(row.group(2));
-                    while (name.find()) {
-                        may.add(name.group(1));
-                    }
-                    allowed.put(row.group(1), may);
+                Matcher matched = row.matcher(line);
+                if (matched.matches()) {
+                    rows.add(matched);
                 }
             }
+        }
+        return rows;
+    }
+
+    /** The table: package, the packages it may import. */
+    static Map<String, Set<String>> allowed() throws IOException {
+        Map<String, Set<String>> allowed = new LinkedHashMap<>();
+        for (Matcher row : tableRows("| Package | May import |", ROW)) {
+            Set<String> may = new TreeSet<>();
+            Matcher name = Pattern.compile("`([a-z]+)`").matcher(row.group(2));
+            while (name.find()) {
+                may.add(name.group(1));
+            }
+            allowed.put(row.group(1), may);
         }
         return allowed;
     }
@@ -84,18 +97,8 @@ class ArchitectureTests {
     /** The table of large classes: class (package-qualified below dev.readygate), why it is large. */
     static Map<String, String> largeClassesExplained() throws IOException {
         Map<String, String> explained = new TreeMap<>();
-        boolean inTable = false;
-        for (String line : Files.readAllLines(Path.of("docs/architecture.md"))) {
-            if (line.startsWith("| Class | Why it is over ")) {
-                inTable = true;
-            } else if (inTable && line.isBlank()) {
-                break;
-            } else if (inTable) {
-                Matcher row = LARGE_ROW.matcher(line);
-                if (row.matches()) {
-                    explained.put(row.group(1), row.group(2).strip());
-                }
-            }
+        for (Matcher row : tableRows("| Class | Why it is over ", LARGE_ROW)) {
+            explained.put(row.group(1), row.group(2).strip());
         }
         return explained;
     }

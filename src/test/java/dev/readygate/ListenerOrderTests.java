@@ -32,18 +32,8 @@ class ListenerOrderTests {
     /** The table: {@code package.Class.method}, its order ("last": no {@code @Order}). */
     static Map<String, String> documented() throws IOException {
         Map<String, String> listeners = new TreeMap<>();
-        boolean inTable = false;
-        for (String line : Files.readAllLines(Path.of("docs/architecture.md"))) {
-            if (line.startsWith("| Order | Listener |")) {
-                inTable = true;
-            } else if (inTable && line.isBlank()) {
-                break;
-            } else if (inTable) {
-                Matcher row = ROW.matcher(line);
-                if (row.matches()) {
-                    listeners.put(row.group(2), row.group(1));
-                }
-            }
+        for (Matcher row : ArchitectureTests.tableRows("| Order | Listener |", ROW)) {
+            listeners.put(row.group(2), row.group(1));
         }
         return listeners;
     }
