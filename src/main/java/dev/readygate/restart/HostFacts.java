@@ -88,7 +88,8 @@ public final class HostFacts {
                 }
             }
             facts.subscribe(
-                    read -> {}, error -> logger.warn("Cannot read where engine start {} runs", start.id(), error));
+                    read -> latest = read,
+                    error -> logger.warn("Cannot read where engine start {} runs", start.id(), error));
         }
     }
 
