@@ -188,8 +188,8 @@ final class DueNow {
             return blind(facts) ? Start.LIGHT_WAITED_FOR : Start.LIGHT;
         }
         boolean byMetrics = facts.freshSample() != null;
-        Object since = byMetrics ? facts.putOffSince() : facts.slotsPutOffSince();
-        if (since == null || last == null) {
+        boolean putOffBefore = byMetrics ? facts.putOffSince() != null : facts.slotsPutOffSince() != null;
+        if (!putOffBefore || last == null) {
             return byMetrics ? Start.PUT_OFF_BY_METRICS : Start.PUT_OFF_BY_SLOTS;
         }
         Duration wouldWait = budget.of(byMetrics ? facts.putOffSince() : null, facts.speed());

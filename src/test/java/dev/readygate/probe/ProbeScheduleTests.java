@@ -1281,17 +1281,20 @@ class ProbeScheduleTests {
     void slotHeld(Instant from, Duration held, List<CompletionRequest> sent) {
         engine.completions = request -> {
             sent.add(request);
-            Instant now = clock.instant();
-            Instant free = from.plus(held);
-            Duration timeout = java.util.Objects.requireNonNull(engine.lastTimeout);
-            if (!now.isBefore(free)) {
-                return ScriptedEngine.correct(request);
-            }
-            Duration wait = Duration.between(now, free);
-            return wait.compareTo(timeout) < 0
-                    ? Mono.delay(wait, time).then(ScriptedEngine.correct(request))
-                    : noEventWithinItsTimeout();
+            return answeredOnceFree(request, from.plus(held));
         };
+    }
+
+    /** A request behind a client that holds the only slot until {@code free}: answered then, or never in its timeout. */
+    Mono<EngineCall<StreamedCompletion>> answeredOnceFree(CompletionRequest request, Instant free) {
+        Instant now = clock.instant();
+        if (!now.isBefore(free)) {
+            return ScriptedEngine.correct(request);
+        }
+        Duration wait = Duration.between(now, free);
+        return wait.compareTo(java.util.Objects.requireNonNull(engine.lastTimeout)) < 0
+                ? Mono.delay(wait, time).then(ScriptedEngine.correct(request))
+                : noEventWithinItsTimeout();
     }
 
     /** A completion that waits in the engine's queue: no event within the timeout it was sent with. */
@@ -1418,13 +1421,7 @@ class ProbeScheduleTests {
                 heavy.add(request);
             }
             Instant until = free.get();
-            if (until == null || !now.isBefore(until)) {
-                return ScriptedEngine.correct(request);
-            }
-            Duration wait = Duration.between(now, until);
-            return wait.compareTo(java.util.Objects.requireNonNull(engine.lastTimeout)) < 0
-                    ? Mono.delay(wait, time).then(ScriptedEngine.correct(request))
-                    : noEventWithinItsTimeout();
+            return until == null ? ScriptedEngine.correct(request) : answeredOnceFree(request, until);
         };
         int ready = states.size();
         for (int second = 0; second < 100 && heavy.isEmpty(); second++) {
