@@ -2,13 +2,12 @@ package dev.readygate.evidence;
 
 import dev.readygate.readiness.EngineStateChanged;
 import dev.readygate.readiness.Observation;
+import dev.readygate.readiness.StartLedger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -23,8 +22,8 @@ import reactor.core.publisher.Mono;
 /**
  * The engine log as evidence: tails the log file, parses vLLM's lines and folds them, with readiness's engine state
  * changes, into the current start's {@link LogWindow} (the pure fold that decides which lines belong to which start and
- * what the log tells readiness); keeps the findings of the few starts before it as they stood when each ended, and
- * tells readiness the log's news ({@link Observation.ProcessStarted}, {@link Observation.StartFailed}).
+ * what the log tells readiness); writes an ended start's findings, as they stood when it ended, to its sheet of the
+ * {@link StartLedger} ({@link #AT_END}), and tells readiness the log's news ({@link Observation.ProcessStarted}, {@link Observation.StartFailed}).
  *
  * <p>The fold is applied one input at a time, under this object's lock, in the order the inputs come: lines and the
  * end of the backlog from the tail's worker, changes from the state machine's publishing thread. News is told outside
@@ -34,7 +33,9 @@ import reactor.core.publisher.Mono;
 final class EngineLogEvidence implements StartLog {
 
     private static final Logger logger = LoggerFactory.getLogger(EngineLogEvidence.class);
-    private static final int KEPT_STARTS = 8;
+
+    /** What the log had shown of a start when it ended (null while it has not ended). */
+    static final StartLedger.Slot<@Nullable LogFindings> AT_END = StartLedger.Slot.empty("log findings at its end");
 
     private final LogTail tail;
     private final VllmLogParser parser;
@@ -44,22 +45,35 @@ final class EngineLogEvidence implements StartLog {
     private final Consumer<Observation> observations;
     /** The current start's window (guarded by this). */
     private LogWindow window = LogWindow.EMPTY;
-    /** The findings of ended starts, as they stood when each ended (guarded by this). */
-    private final Map<String, LogFindings> ended = new LinkedHashMap<>();
+
+    private final StartLedger ledger;
 
     /** Evidence that tells readiness nothing (tests of the windows alone). */
     EngineLogEvidence(LogTail tail, VllmLogParser parser, Clock clock, Duration lag) {
         this(tail, parser, clock, lag, observation -> {});
     }
 
+    /** Evidence with a ledger of its own (tests of the windows and their news). */
+    EngineLogEvidence(
+            LogTail tail, VllmLogParser parser, Clock clock, Duration lag, Consumer<Observation> observations) {
+        this(tail, parser, clock, lag, new StartLedger(), observations);
+    }
+
     /**
      * @param lag how late readygate may notice that the engine went away (the cheap-check interval plus the log poll
      *     interval): lines read within that time before it noticed may already be the next start's
+     * @param ledger where an ended start's findings are written (the state machine's)
      * @param observations where the log's news of engine starts goes (the state machine's {@code apply})
      */
     public EngineLogEvidence(
-            LogTail tail, VllmLogParser parser, Clock clock, Duration lag, Consumer<Observation> observations) {
+            LogTail tail,
+            VllmLogParser parser,
+            Clock clock,
+            Duration lag,
+            StartLedger ledger,
+            Consumer<Observation> observations) {
         this.tail = tail;
+        this.ledger = ledger;
         this.parser = parser;
         this.clock = clock;
         this.lag = lag;
@@ -132,15 +146,12 @@ final class EngineLogEvidence implements StartLog {
 
     /** The first findings of a start hold: a start the next header closed is closed again when readiness sees it end. */
     private void keepEnded(String start, LogFindings findings) {
-        ended.putIfAbsent(start, findings);
-        while (ended.size() > KEPT_STARTS) {
-            ended.remove(ended.keySet().iterator().next());
-        }
+        ledger.update(start, AT_END, known -> known != null ? known : findings);
     }
 
     @Override
     public synchronized LogFindings findings(String start) {
-        LogFindings over = ended.get(start);
+        LogFindings over = ledger.get(start, AT_END);
         return over != null ? over : window.findings();
     }
 

@@ -43,6 +43,7 @@ class EvidenceConfiguration {
                 noticedWithin(properties.probe())
                         .plus(evidence.logPollInterval())
                         .plusMillis(250),
+                machine.ledger(),
                 // The log begins the starts whose port never opens, and ends those that die before serving.
                 machine::apply);
     }

@@ -5,6 +5,7 @@ import dev.readygate.gpu.ProcessOwners;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.StartLedger;
 import dev.readygate.restart.CycleMemory;
 import dev.readygate.restart.Outcome;
 import dev.readygate.restart.RestartRecord;
@@ -13,9 +14,8 @@ import dev.readygate.restart.RestartRecords;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,37 +25,56 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * GPU memory per restart cycle, keyed by engine start id. Reads the GPU {@code after-stop-delay} after an engine went
- * away (the stopped start's after-stop moment, and the before-start moment of the start that follows) and when a start
- * was recorded ready (its at-ready moment), and joins each moment to the start's record, written again with it. The
- * moments come in any order: a slow reading after a stop may come after the next start was recorded.
+ * GPU memory per restart cycle. Reads the GPU {@code after-stop-delay} after an engine went away (the stopped start's
+ * after-stop moment, and the before-start moment of the start that follows) and when a start was recorded ready (its
+ * at-ready moment), and joins each moment to the start's record, written again with it. The moments come in any order:
+ * a slow reading after a stop may come after the next start was recorded. What is known of each start's cycle is in
+ * its sheet of the {@link StartLedger} ({@link #CYCLE}); this class writes that slot, under its own lock.
  */
 final class CycleMemories {
 
     private static final Logger logger = LoggerFactory.getLogger(CycleMemories.class);
 
-    /** The starts whose moments are kept: the current one and the few whose records may still be written. */
-    private static final int KEPT = 8;
+    /** What is known of a start's memory cycle. */
+    static final StartLedger.Slot<Cycle> CYCLE = StartLedger.Slot.of("GPU memory cycle", id -> Cycle.NONE);
 
     private final MemoryMoments moments;
     private final RestartRecords records;
     private final MemoryWatch watch;
     private final Duration afterStopDelay;
     private final Scheduler timer;
-    private final Map<String, Cycle> cycles = new LinkedHashMap<>();
+    private final StartLedger ledger;
     private @Nullable Gap gap;
     private long gaps;
 
-    /** What is known of one start's cycle. */
-    private static final class Cycle {
-        /** When its engine started, once its record says. */
-        @Nullable
-        Instant engineStart;
-        /** Whether its at-ready moment was read, or will never be (the start was not ready, or the reading failed). */
-        boolean atReadySettled;
+    /**
+     * What is known of one start's cycle.
+     *
+     * @param engineStart when its engine started, once its record says
+     * @param atReadyAsked whether its at-ready moment was asked for
+     * @param atReadySettled whether its at-ready moment was read, or will never be (the start was not ready, or the
+     *     reading failed)
+     * @param memory its moments so far
+     */
+    record Cycle(@Nullable Instant engineStart, boolean atReadyAsked, boolean atReadySettled, CycleMemory memory) {
 
-        boolean atReadyAsked;
-        CycleMemory memory = CycleMemory.NONE;
+        static final Cycle NONE = new Cycle(null, false, false, CycleMemory.NONE);
+
+        Cycle withEngineStart(Instant at) {
+            return new Cycle(at, atReadyAsked, atReadySettled, memory);
+        }
+
+        Cycle asked() {
+            return new Cycle(engineStart, true, atReadySettled, memory);
+        }
+
+        Cycle settled() {
+            return new Cycle(engineStart, atReadyAsked, true, memory);
+        }
+
+        Cycle withMemory(CycleMemory changed) {
+            return new Cycle(engineStart, atReadyAsked, atReadySettled, changed);
+        }
     }
 
     /**
@@ -77,8 +96,10 @@ final class CycleMemories {
             RestartRecords records,
             MemoryWatch watch,
             Duration afterStopDelay,
-            Scheduler timer) {
+            Scheduler timer,
+            StartLedger ledger) {
         this.moments = moments;
+        this.ledger = ledger;
         this.records = records;
         this.watch = watch;
         this.afterStopDelay = afterStopDelay;
@@ -118,13 +139,12 @@ final class CycleMemories {
         RestartRecord record = recorded.record();
         boolean readNow;
         synchronized (this) {
-            Cycle cycle = cycle(record.id());
-            cycle.engineStart = record.when().engineStart();
-            readNow = record.verdict().outcome() == Outcome.READY && !cycle.atReadyAsked;
-            cycle.atReadyAsked |= readNow;
-            if (record.verdict().outcome() != Outcome.READY) {
-                cycle.atReadySettled = true;
-            }
+            boolean ready = record.verdict().outcome() == Outcome.READY;
+            readNow = ready && !cycle(record.id()).atReadyAsked();
+            change(record.id(), cycle -> {
+                Cycle dated = cycle.withEngineStart(record.when().engineStart());
+                return ready ? dated.asked() : dated.settled();
+            });
             matchBeforeStart(record.id());
         }
         if (readNow) {
@@ -150,9 +170,10 @@ final class CycleMemories {
     private void afterStop(Gap opened, MemoryMoment moment) {
         Set<String> changed = new HashSet<>();
         synchronized (this) {
-            Cycle stopped = cycle(opened.stoppedId());
-            if (stopped.memory.afterStop() == null) {
-                stopped.memory = stopped.memory.withAfterStop(moment);
+            if (cycle(opened.stoppedId()).memory().afterStop() == null) {
+                change(
+                        opened.stoppedId(),
+                        stopped -> stopped.withMemory(stopped.memory().withAfterStop(moment)));
                 changed.add(opened.stoppedId());
             }
             Gap open = gap;
@@ -168,9 +189,10 @@ final class CycleMemories {
 
     private void atReady(String id, MemoryMoment moment) {
         synchronized (this) {
-            Cycle cycle = cycle(id);
-            cycle.memory = cycle.memory.withAtReady(moment);
-            cycle.atReadySettled = true;
+            change(
+                    id,
+                    cycle ->
+                            cycle.withMemory(cycle.memory().withAtReady(moment)).settled());
             matchBeforeStart(id);
         }
         join(id);
@@ -179,8 +201,7 @@ final class CycleMemories {
     private void settled(String id) {
         boolean matched;
         synchronized (this) {
-            Cycle cycle = cycle(id);
-            cycle.atReadySettled = true;
+            change(id, Cycle::settled);
             matched = matchBeforeStart(id);
         }
         if (matched) {
@@ -195,16 +216,17 @@ final class CycleMemories {
         if (open == null
                 || !id.equals(open.nextId())
                 || open.reading() == null
-                || cycle.memory.beforeStart() != null
-                || cycle.engineStart == null
-                || !cycle.atReadySettled) {
+                || cycle.memory().beforeStart() != null
+                || cycle.engineStart() == null
+                || !cycle.atReadySettled()) {
             return false;
         }
-        MemoryMoment before = beforeStart(open.reading(), cycle.memory.atReady(), cycle.engineStart, afterStopDelay);
+        MemoryMoment before =
+                beforeStart(open.reading(), cycle.memory().atReady(), cycle.engineStart(), afterStopDelay);
         if (before == null) {
             return false;
         }
-        cycle.memory = cycle.memory.withBeforeStart(before);
+        change(id, known -> known.withMemory(known.memory().withBeforeStart(before)));
         return true;
     }
 
@@ -231,7 +253,7 @@ final class CycleMemories {
     private void join(String id) {
         CycleMemory memory;
         synchronized (this) {
-            memory = cycle(id).memory;
+            memory = cycle(id).memory();
         }
         if (!memory.equals(CycleMemory.NONE)
                 && records.update(id, record -> record.memory().equals(memory) ? record : record.withMemory(memory))) {
@@ -240,14 +262,11 @@ final class CycleMemories {
     }
 
     private Cycle cycle(String id) {
-        Cycle cycle = cycles.get(id);
-        if (cycle == null) {
-            cycle = new Cycle();
-            cycles.put(id, cycle);
-            while (cycles.size() > KEPT) {
-                cycles.remove(cycles.keySet().iterator().next());
-            }
-        }
-        return cycle;
+        return ledger.get(id, CYCLE);
+    }
+
+    /** Changes a start's cycle (only ever under this object's lock: this class is the slot's one writer). */
+    private void change(String id, UnaryOperator<Cycle> change) {
+        ledger.update(id, CYCLE, change);
     }
 }

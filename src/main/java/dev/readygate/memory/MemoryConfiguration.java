@@ -3,6 +3,7 @@ package dev.readygate.memory;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
+import dev.readygate.readiness.StartLedger;
 import dev.readygate.restart.RestartRecords;
 import java.util.Objects;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -27,9 +28,10 @@ class MemoryConfiguration {
             GpuMemoryMonitor monitor,
             RestartRecords records,
             MemoryWatch watch,
-            @Qualifier("timerScheduler") Scheduler timer) {
+            @Qualifier("timerScheduler") Scheduler timer,
+            StartLedger ledger) {
         MemoryMoments moments =
                 () -> monitor.readNow().filter(GpuMemoryView::read).map(view -> Objects.requireNonNull(view.moment()));
-        return new CycleMemories(moments, records, watch, properties.memory().afterStopDelay(), timer);
+        return new CycleMemories(moments, records, watch, properties.memory().afterStopDelay(), timer, ledger);
     }
 }

@@ -3,23 +3,23 @@ package dev.readygate.probe;
 import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineStateMachine;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import dev.readygate.readiness.StartLedger;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Holds the {@link EngineFacts} of the current engine start and of the few before it, one immutable value per start id:
- * a new start gets fresh facts, an ended one keeps its own (restart tracking reads them after the engine went away).
- * The current start is the state machine's; facts learned while there is none are not kept.
+ * The {@link EngineFacts} of the current engine start and of the few before it: one immutable value per start, kept in
+ * the start's sheet of the {@link StartLedger} (its {@link #FACTS} slot). A new start gets fresh facts, an ended one
+ * keeps its own (restart tracking reads them after the engine went away). The current start is the state machine's;
+ * facts learned while there is none are not kept.
  */
 public final class EngineFactsHolder {
 
-    /** The starts whose facts are kept: the current one and those whose records may still be written. */
-    private static final int KEPT = 8;
+    /** What the probes learned about a start. */
+    public static final StartLedger.Slot<EngineFacts> FACTS = StartLedger.Slot.of("engine facts", EngineFacts::fresh);
 
     private final EngineStateMachine machine;
-    private final Map<String, EngineFacts> byStart = new LinkedHashMap<>();
+    private final StartLedger ledger;
 
     /** The model card the latest start listed, and that start's id: what the next start's model is compared with. */
     private @Nullable ModelCard lastCard;
@@ -29,6 +29,7 @@ public final class EngineFactsHolder {
 
     public EngineFactsHolder(EngineStateMachine machine) {
         this.machine = machine;
+        this.ledger = machine.ledger();
     }
 
     /** The facts of the current start ({@link EngineFacts#NONE} while there is none). */
@@ -43,9 +44,8 @@ public final class EngineFactsHolder {
     }
 
     /** The facts of a start, current or recent; fresh ones for a start nothing was learned about. */
-    public synchronized EngineFacts of(String startId) {
-        EngineFacts facts = byStart.get(startId);
-        return facts == null ? EngineFacts.fresh(startId) : facts;
+    public EngineFacts of(String startId) {
+        return ledger.get(startId, FACTS);
     }
 
     /**
@@ -70,11 +70,7 @@ public final class EngineFactsHolder {
         }
     }
 
-    synchronized void learn(String startId, UnaryOperator<EngineFacts> change) {
-        EngineFacts known = byStart.remove(startId);
-        byStart.put(startId, change.apply(known == null ? EngineFacts.fresh(startId) : known));
-        while (byStart.size() > KEPT) {
-            byStart.remove(byStart.keySet().iterator().next());
-        }
+    void learn(String startId, UnaryOperator<EngineFacts> change) {
+        ledger.update(startId, FACTS, change);
     }
 }

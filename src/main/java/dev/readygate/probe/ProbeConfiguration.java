@@ -9,6 +9,7 @@ import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.RestartLoop;
+import dev.readygate.readiness.StartLedger;
 import dev.readygate.statedir.StateDir;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -48,6 +49,12 @@ class ProbeConfiguration {
                 publisher::publishEvent,
                 publisher::publishEvent,
                 EngineStateMachine.RANDOM_IDS);
+    }
+
+    /** What is known about each engine start: the state machine's, which opens and closes the sheets. */
+    @Bean
+    StartLedger startLedger(EngineStateMachine machine) {
+        return machine.ledger();
     }
 
     @Bean

@@ -72,6 +72,8 @@ public final class EngineStateMachine {
     private final Consumer<ObservationIgnored> ignoredPublisher;
     private final Supplier<String> startIds;
     private final AtomicReference<Current> current;
+    /** What is known about each start: opened and closed here, before the listeners hear of the change. */
+    private final StartLedger ledger = new StartLedger();
     /** The news swapped in and not handed out yet, by its number. */
     private final Map<Long, News> unpublished = new ConcurrentHashMap<>();
     /**
@@ -115,6 +117,11 @@ public final class EngineStateMachine {
     /** The engine start in progress, or null while there is none. */
     public @Nullable EngineStart start() {
         return current.get().start();
+    }
+
+    /** What is known about each engine start, one sheet per start: the sheets open and close with the starts. */
+    public StartLedger ledger() {
+        return ledger;
     }
 
     /** The recent starts: whether the engine is in a restart loop. */
@@ -272,6 +279,7 @@ public final class EngineStateMachine {
         EngineStateChanged change = news.change();
         if (change != null) {
             log(change.previous(), change.current());
+            ledger.follow(change);
             publisher.accept(change);
         }
     }

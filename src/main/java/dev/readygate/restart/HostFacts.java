@@ -6,6 +6,7 @@ import dev.readygate.gpu.GpuMemoryMonitor;
 import dev.readygate.gpu.GpuMemoryView;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.readiness.StartLedger;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,14 +26,16 @@ import reactor.core.scheduler.Scheduler;
  * API, through the configuration), the kernel's boot id (read once), the engine container's start id (the file the
  * chart's engine entrypoint writes when the container starts: read when the start begins, so a later container's id
  * is never taken for this start's), and the GPU and its driver (the latest GPU reading, else the configuration).
- * Compared with the start before, these facts give the start's {@link Recovery}.
+ * Compared with the start before, these facts give the start's {@link Recovery}. The reading of a start is kept in its
+ * sheet of the {@link StartLedger} ({@link #WHERE}).
  */
 public final class HostFacts {
 
     private static final Logger logger = LoggerFactory.getLogger(HostFacts.class);
 
-    /** The starts whose facts are kept: the current one and those whose records may still be written. */
-    private static final int KEPT = 8;
+    /** Where a start runs, as read when it began (null for a start readygate did not see begin). */
+    static final StartLedger.Slot<@Nullable Mono<Map<String, String>>> WHERE =
+            StartLedger.Slot.empty("where the start runs");
 
     private final ReadygateProperties.Node node;
     private final List<String> watchedGpus;
@@ -40,7 +43,7 @@ public final class HostFacts {
     private final EvidenceSources sources;
     private final GpuMemoryMonitor gpu;
     private final Scheduler blocking;
-    private final Map<String, Mono<Map<String, String>>> byStart = new LinkedHashMap<>();
+    private final StartLedger ledger;
     private volatile Map<String, String> latest = Map.of();
 
     /**
@@ -54,13 +57,15 @@ public final class HostFacts {
             @Nullable String bootId,
             EvidenceSources sources,
             GpuMemoryMonitor gpu,
-            Scheduler blocking) {
+            Scheduler blocking,
+            StartLedger ledger) {
         this.node = node;
         this.watchedGpus = List.copyOf(watchedGpus);
         this.bootId = bootId;
         this.sources = sources;
         this.gpu = gpu;
         this.blocking = blocking;
+        this.ledger = ledger;
     }
 
     /** The boot id in a file ({@code /proc/sys/kernel/random/boot_id}), or null. Blocking. */
@@ -81,12 +86,7 @@ public final class HostFacts {
         EngineStart start = change.start();
         if (change.startBegan() && start != null) {
             Mono<Map<String, String>> facts = read().cache();
-            synchronized (this) {
-                byStart.put(start.id(), facts);
-                while (byStart.size() > KEPT) {
-                    byStart.remove(byStart.keySet().iterator().next());
-                }
-            }
+            ledger.update(start.id(), WHERE, known -> facts);
             facts.subscribe(
                     read -> latest = read,
                     error -> logger.warn("Cannot read where engine start {} runs", start.id(), error));
@@ -97,11 +97,8 @@ public final class HostFacts {
      * The facts of a start: as read when it began (a GPU fact not known then is taken from the latest reading), else
      * read now.
      */
-    Mono<Map<String, String>> of(String startId) {
-        Mono<Map<String, String>> known;
-        synchronized (this) {
-            known = byStart.get(startId);
-        }
+    Mono<Map<String, String>> of(StartLedger.Sheet sheet) {
+        Mono<Map<String, String>> known = sheet.get(WHERE);
         return known == null ? read() : known.map(this::withGpu);
     }
 

@@ -4,9 +4,9 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.StartLog;
 import dev.readygate.gpu.GpuMemoryMonitor;
-import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.probe.ManifestTrust;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.readiness.StartLedger;
 import dev.readygate.statedir.StateDir;
 import dev.readygate.statedir.Store;
 import java.io.UncheckedIOException;
@@ -70,14 +70,15 @@ class RestartConfiguration implements DisposableBean {
      * state directory's degraded reason, never an error of the recorder.
      */
     @Bean
-    RestartRecords restartRecords(RestartHistory history, StateDir stateDir) {
+    RestartRecords restartRecords(RestartHistory history, StateDir stateDir, StartLedger ledger) {
         return new RestartRecords(
                 loadHistory(history),
                 record -> historyWriter.execute(() -> {
                     if (!stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))) {
                         history.notWritten(record);
                     }
-                }));
+                }),
+                ledger);
     }
 
     /**
@@ -98,14 +99,16 @@ class RestartConfiguration implements DisposableBean {
 
     /** Where each start runs; the boot id is read once, here. */
     @Bean
-    HostFacts hostFacts(ReadygateProperties properties, EvidenceSources sources, GpuMemoryMonitor gpu) {
+    HostFacts hostFacts(
+            ReadygateProperties properties, EvidenceSources sources, GpuMemoryMonitor gpu, StartLedger ledger) {
         return new HostFacts(
                 properties.node(),
                 properties.gpu().uuids(),
                 HostFacts.bootId(properties.node().bootIdFile()),
                 sources,
                 gpu,
-                Schedulers.boundedElastic());
+                Schedulers.boundedElastic(),
+                ledger);
     }
 
     /** The canary's question whether the snapshot manifest may vouch for this engine on this node. */
@@ -117,7 +120,7 @@ class RestartConfiguration implements DisposableBean {
     @Bean
     RestartTracker restartTracker(
             ReadygateProperties properties,
-            EngineFactsHolder facts,
+            StartLedger ledger,
             StartLog startLog,
             EvidenceSources sources,
             RestartRecords records,
@@ -140,7 +143,7 @@ class RestartConfiguration implements DisposableBean {
                 buildProperties == null ? "dev" : buildProperties.getVersion(),
                 node(properties.node()));
         return new RestartTracker(
-                new StartRecorder(facts, startLog, sources, records, hosts, publisher::publishEvent, stamp, journal),
+                new StartRecorder(ledger, startLog, sources, records, hosts, publisher::publishEvent, stamp, journal),
                 machine,
                 clock);
     }

@@ -1,9 +1,8 @@
 package dev.readygate.restart;
 
+import dev.readygate.readiness.StartLedger;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
@@ -11,27 +10,35 @@ import org.jspecify.annotations.Nullable;
 /**
  * The recorded engine starts readygate keeps at hand (the last {@value #KEPT}, oldest first), each handed to the
  * history file's writer as it is kept or updated. A start kept again (a verdict that changed) keeps its place and the
- * memory and stop already joined to it; others (GPU memory per cycle) update a kept record by its id, or join a change
- * that waits for the record when it is not kept yet (how a start ended can be known before its record is built).
+ * memory and stop already joined to it; others (GPU memory per cycle) update a kept record by its id. How a start
+ * ended can be known before its record is built: it is written to the start's sheet of the {@link StartLedger}
+ * ({@link #STOP}), and a record kept later takes it from there.
  */
 public final class RestartRecords {
 
     static final int KEPT = 200;
 
-    /** How many starts' changes may wait for their records. */
-    private static final int PENDING = 8;
+    /** How a start ended, once it did (null before). */
+    static final StartLedger.Slot<@Nullable Stop> STOP = StartLedger.Slot.empty("how the start ended");
 
     private final List<RestartRecord> records = new ArrayList<>();
-    private final Map<String, UnaryOperator<RestartRecord>> pending = new LinkedHashMap<>();
     private final Consumer<RestartRecord> writer;
+    private final StartLedger ledger;
 
     /**
      * @param loaded the history file's records, oldest first (only the last {@value #KEPT} are kept)
      * @param writer writes a record to the history file, off the caller's thread
+     * @param ledger where how each start ended is kept until its record is (the state machine's)
      */
-    public RestartRecords(List<RestartRecord> loaded, Consumer<RestartRecord> writer) {
+    public RestartRecords(List<RestartRecord> loaded, Consumer<RestartRecord> writer, StartLedger ledger) {
         loaded.stream().skip(Math.max(0, loaded.size() - KEPT)).forEach(records::addLast);
         this.writer = writer;
+        this.ledger = ledger;
+    }
+
+    /** Records with a ledger of their own (tests of the history alone). */
+    public RestartRecords(List<RestartRecord> loaded, Consumer<RestartRecord> writer) {
+        this(loaded, writer, new StartLedger());
     }
 
     /** Keeps a record (a start's memory joined so far stays with it) and writes it; returns it as kept. */
@@ -45,8 +52,8 @@ public final class RestartRecords {
                 kept = kept.stop() == null ? kept.withStop(known.stop()) : kept;
                 records.set(index, kept);
             } else {
-                UnaryOperator<RestartRecord> waiting = pending.remove(record.id());
-                kept = waiting == null ? record : waiting.apply(record);
+                Stop stop = ledger.get(record.id(), STOP);
+                kept = stop == null ? record : record.withStop(stop);
                 records.addLast(kept);
                 while (records.size() > KEPT) {
                     records.removeFirst();
@@ -74,17 +81,10 @@ public final class RestartRecords {
         }
     }
 
-    /** Changes a kept record as {@link #update} does, or, when it is not kept yet, as soon as it is. */
-    public void join(String id, UnaryOperator<RestartRecord> change) {
-        synchronized (this) {
-            if (!update(id, change)) {
-                UnaryOperator<RestartRecord> earlier = pending.remove(id);
-                pending.put(id, earlier == null ? change : record -> change.apply(earlier.apply(record)));
-                while (pending.size() > PENDING) {
-                    pending.remove(pending.keySet().iterator().next());
-                }
-            }
-        }
+    /** How a start ended: joined to its record now, or, when it is not kept yet, as soon as it is. */
+    public synchronized void stopped(String id, Stop stop) {
+        ledger.update(id, STOP, known -> stop);
+        update(id, record -> record.withStop(stop));
     }
 
     /** The record kept before a start's (the latest kept when that start has none yet), or null. */

@@ -9,6 +9,7 @@ import dev.readygate.evidence.StartLog;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.StartLedger;
 import dev.readygate.readiness.StartSource;
 import java.time.Duration;
 import java.time.Instant;
@@ -52,7 +53,7 @@ final class StartRecorder {
         }
     }
 
-    private final EngineFactsHolder facts;
+    private final StartLedger ledger;
     private final StartLog log;
     private final EvidenceSources sources;
     private final RestartRecords records;
@@ -68,7 +69,7 @@ final class StartRecorder {
     private StartJournal.@Nullable Entry continued;
 
     StartRecorder(
-            EngineFactsHolder facts,
+            StartLedger ledger,
             StartLog log,
             EvidenceSources sources,
             RestartRecords records,
@@ -76,7 +77,7 @@ final class StartRecorder {
             Consumer<Object> publisher,
             Stamp stamp,
             StartJournal journal) {
-        this.facts = facts;
+        this.ledger = ledger;
         this.log = log;
         this.sources = sources;
         this.records = records;
@@ -84,6 +85,11 @@ final class StartRecorder {
         this.publisher = publisher;
         this.stamp = stamp;
         this.journal = journal;
+    }
+
+    /** What the probes learned about a start. */
+    private EngineFacts facts(String startId) {
+        return ledger.get(startId, EngineFactsHolder.FACTS);
     }
 
     /** A start began that readygate saw begin: journaled until its record is kept. */
@@ -99,7 +105,7 @@ final class StartRecorder {
         if (start.firstSeen() || start.source().fromEngine()) {
             return;
         }
-        EngineMetricsSample first = facts.of(start.id()).firstSample();
+        EngineMetricsSample first = facts(start.id()).firstSample();
         Instant started = first == null ? null : first.processStart();
         if (started != null) {
             journal.dated(start.id(), started);
@@ -124,8 +130,8 @@ final class StartRecorder {
 
     /** The requests in flight at the last scrape of the start, joined to its record (now, or once it is kept). */
     private void stopped(RestartTimeline.Verdict.Stopped stopped) {
-        Stop stop = stop(stopped, facts.of(stopped.start().id()));
-        records.join(stopped.start().id(), record -> record.withStop(stop));
+        Stop stop = stop(stopped, facts(stopped.start().id()));
+        records.stopped(stopped.start().id(), stop);
         Double lost = stop.requestsLost();
         if (lost != null && lost > 0) {
             logger.info(
@@ -159,12 +165,12 @@ final class StartRecorder {
         if (start == null) {
             return RestartAttribution.attribute(StartEvidence.none()).path();
         }
-        return provisionalPath(start, log.findings(start.id()), facts.of(start.id()));
+        return provisionalPath(start, log.findings(start.id()), facts(start.id()));
     }
 
     private void canaryMismatch(EngineStart start) {
         // The path from every log line written so far: the tail's last poll may not have read the start's lines.
-        EngineFacts known = facts.of(start.id());
+        EngineFacts known = facts(start.id());
         log.caughtUp(start.id())
                 .onErrorResume(error -> Mono.fromSupplier(() -> log.findings(start.id())))
                 .map(findings -> provisionalPath(start, findings, known))
@@ -189,7 +195,9 @@ final class StartRecorder {
                 ? log.caughtUp(start.id()).onErrorResume(error -> Mono.fromSupplier(() -> log.findings(start.id())))
                 : Mono.fromSupplier(() -> log.findings(start.id()));
         findings.flatMap(logged -> {
-                    EngineFacts known = facts.of(start.id());
+                    // The record is built from the start's sheet, read once the log's lines so far were read.
+                    StartLedger.Sheet sheet = ledger.sheet(start.id());
+                    EngineFacts known = sheet.get(EngineFactsHolder.FACTS);
                     // A start readygate did not see begin: the log's latest lines may be an earlier process's.
                     LogFindings own = evidence(start, logged, known, EvidenceSources.Reading.none())
                             .log();
@@ -198,7 +206,7 @@ final class StartRecorder {
                             first ? settle(dated.source().fromEngine() ? dated.at() : null) : null;
                     return Mono.zip(
                                     sources.read(dated.at()).onErrorReturn(EvidenceSources.Reading.none()),
-                                    hosts.of(start.id()).onErrorReturn(Map.of()))
+                                    hosts.of(sheet).onErrorReturn(Map.of()))
                             .map(read -> build(verdict, known, own, dated, read.getT1(), read.getT2(), continues));
                 })
                 .map(record -> {

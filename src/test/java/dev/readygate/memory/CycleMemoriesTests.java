@@ -10,6 +10,7 @@ import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.readiness.StartLedger;
 import dev.readygate.readiness.StartSource;
 import dev.readygate.restart.CycleMemory;
 import dev.readygate.restart.Outcome;
@@ -67,8 +68,8 @@ class CycleMemoriesTests {
     /** What nvidia-smi answers now. */
     volatile Mono<MemoryMoment> gpuNow = Mono.empty();
 
-    final CycleMemories cycles =
-            new CycleMemories(() -> Mono.defer(() -> gpuNow), records, watch, AFTER_STOP_DELAY, time);
+    final CycleMemories cycles = new CycleMemories(
+            () -> Mono.defer(() -> gpuNow), records, watch, AFTER_STOP_DELAY, time, new StartLedger());
     final List<EngineStateChanged> changes = new ArrayList<>();
     final AtomicInteger starts = new AtomicInteger();
     final EngineStateMachine machine =

@@ -17,10 +17,10 @@ class RestartRecordsTests {
     final RestartRecords records = new RestartRecords(List.of(), written::add);
 
     @Test
-    void joinWhenTheRecordIsKeptChangesAndWritesItAgain() {
+    void aStopWhenTheRecordIsKeptChangesAndWritesItAgain() {
         records.keep(RestartHistoryTests.minimal("s1"));
 
-        records.join("s1", record -> record.withStop(STOP));
+        records.stopped("s1", STOP);
 
         assertThat(records.history())
                 .singleElement()
@@ -29,8 +29,8 @@ class RestartRecordsTests {
     }
 
     @Test
-    void joinBeforeTheRecordIsKeptAppliesWhenItIs() {
-        records.join("s1", record -> record.withStop(STOP));
+    void aStopBeforeTheRecordIsKeptAppliesWhenItIs() {
+        records.stopped("s1", STOP);
         assertThat(records.history()).isEmpty();
 
         RestartRecord kept = records.keep(RestartHistoryTests.minimal("s1"));
@@ -42,7 +42,7 @@ class RestartRecordsTests {
     @Test
     void keepAgainKeepsTheStopAlreadyJoined() {
         records.keep(RestartHistoryTests.minimal("s1"));
-        records.join("s1", record -> record.withStop(STOP));
+        records.stopped("s1", STOP);
 
         RestartRecord again =
                 records.keep(RestartHistoryTests.withOutcome(RestartHistoryTests.minimal("s1"), Outcome.READY));
