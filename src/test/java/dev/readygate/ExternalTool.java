@@ -25,6 +25,10 @@ public enum ExternalTool {
     PROMETHEUS("prometheus", "Debian's prometheus package (apt-get install --no-install-recommends prometheus)"),
     /** Python 3's http.server, the fake preload daemon's health port in the chart's entrypoint tests. */
     PYTHON3("python3", "Debian's python3 package (apt-get install python3)"),
+    /** nginx, one of the reverse proxies the gateway is measured beside (its configuration is checked by nginx). */
+    NGINX("nginx", "Debian's nginx package (apt-get install nginx)"),
+    /** HAProxy, the other reverse proxy the gateway is measured beside (its configuration is checked by HAProxy). */
+    HAPROXY("haproxy", "Debian's haproxy package (apt-get install haproxy)"),
     /**
      * llama.cpp's {@code llama-server}, the real third-party engine of the real-engine suite. Not a Debian package:
      * {@code ./run-tests} builds it from llama.cpp's source (README, "The real-engine suite").

@@ -24,8 +24,8 @@ import java.util.Map;
  * System properties: {@code benchmark.mode} ({@code quick}: CI-sized, writes to {@code target/benchmarks};
  * {@code full}: what the docs report, writes {@code docs/benchmarks.md} and {@code docs/benchmarks/}),
  * {@code benchmark.out} (where to write instead), {@code benchmark.stages} (a comma-separated subset of
- * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,footprint}; {@code killed-readygate}, not
- * among the defaults, only when named), {@code benchmark.jar} (default
+ * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,footprint}; {@code killed-readygate},
+ * not among the defaults, only when named), {@code benchmark.jar} (default
  * {@code target/readygate.jar}), {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick
  * mode), {@code readygate-test.llama-server} (llama.cpp's {@code llama-server} for {@code llama-saturated}, as the
  * tests take it: {@link dev.readygate.ExternalTool#LLAMA_SERVER}; without one that stage is skipped).
@@ -46,7 +46,7 @@ public final class Benchmark {
                         : outProperty);
         List<String> stages = Arrays.asList(System.getProperty(
                         "benchmark.stages",
-                        "lag,false-ready,detection,ready-engine,llama-saturated,status-flood,footprint")
+                        "lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,footprint")
                 .split(","));
         Path jar = Path.of(System.getProperty("benchmark.jar", "target/readygate.jar"));
         Path work = Files.createTempDirectory("readygate-benchmark-");
@@ -88,6 +88,11 @@ public final class Benchmark {
                 KilledReadygateStage killed = new KilledReadygateStage(jar, work.resolve("killed-readygate"));
                 killed.run(noise);
                 results.killedReadygate(killed);
+            }
+            if (stages.contains("gateway")) {
+                GatewayStage gateway = new GatewayStage(plan, jar, work.resolve("gateway"));
+                gateway.run(noise);
+                results.gateway(gateway);
             }
             if (stages.contains("footprint")) {
                 FootprintStage footprint = new FootprintStage(plan, jar, work.resolve("footprint"));

@@ -55,6 +55,7 @@ final class Report {
         saturatedLlamaServer();
         statusFlood();
         killedReadygate();
+        gateway();
         footprint();
         probeCost();
         changes();
@@ -619,6 +620,43 @@ final class Report {
                 + v(f.get("lost_to_a_later_restart")) + " |");
         line("| starts recorded twice | " + v(f.get("duplicated")) + " |");
         line("| failures | " + (killed.failures.isEmpty() ? "none" : String.join("; ", killed.failures)) + " |");
+        line();
+    }
+
+    private void gateway() {
+        GatewayStage stage = r.gateway;
+        if (stage == null) {
+            return;
+        }
+        Map<String, Object> f = stage.results;
+        line("## 3f. The traffic path: what a proxy adds to a stream");
+        line();
+        line("The same engine (the simulator as its own JVM, every stream at one fixed rate whatever the concurrency: "
+                + GatewayStage.DECODE_MS + " ms a token, no batch slowdown) and the same load ("
+                + GatewayStage.CONCURRENCY
+                + " concurrent streams of " + GatewayStage.TOKENS
+                + " tokens each, back to back, from a client process of"
+                + " their own, " + v(f.get("window_s")) + " s per path and concurrency, the paths taking turns), sent"
+                + " directly, through nginx (" + v(f.get("nginx")) + "), through HAProxy (" + v(f.get("haproxy"))
+                + ") and through readygate's gateway (" + v(f.get("readygate")) + "). nginx and HAProxy are configured"
+                + " as streaming reverse proxies with their passive health on (`ProxyConfigs`). \"Added\" is the path's"
+                + " figure minus the direct path's at the same concurrency, in the same run.");
+        line();
+        if (!stage.failures.isEmpty()) {
+            line("**Failed**: " + stage.failures + ".");
+            line();
+        }
+        line("| Path | Streams | TTFT p50 / p99 (added) | Between tokens p50 / p99 (added) | Failed / requests |"
+                + " Tokens/s (offered) | CPU per 1,000 tokens | RSS max |");
+        line("|---|---|---|---|---|---|---|---|");
+        stage.figures.forEach((leg, byStreams) -> byStreams.forEach((streams, g) -> line("| " + leg.label + " | "
+                + streams + " | " + v(g.get("ttft_ms_p50")) + " / " + v(g.get("ttft_ms_p99")) + " ms ("
+                + v(g.get("added_ttft_ms_p50")) + " / " + v(g.get("added_ttft_ms_p99")) + ") | "
+                + v(g.get("itl_ms_p50")) + " / " + v(g.get("itl_ms_p99")) + " ms (" + v(g.get("added_itl_ms_p50"))
+                + " / " + v(g.get("added_itl_ms_p99")) + ") | " + v(g.get("failed")) + " / " + v(g.get("requests"))
+                + " | " + v(g.get("tokens_per_s")) + " (" + v(g.get("tokens_per_s_offered")) + ") | "
+                + (g.containsKey("cpu_ms_per_1000_tokens") ? v(g.get("cpu_ms_per_1000_tokens")) + " ms" : "n/a")
+                + " | " + (g.containsKey("rss_mib_max") ? v(g.get("rss_mib_max")) + " MiB" : "n/a") + " |")));
         line();
     }
 

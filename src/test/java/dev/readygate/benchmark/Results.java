@@ -48,6 +48,8 @@ final class Results {
     @Nullable
     KilledReadygateStage killedReadygate;
 
+    GatewayStage gateway;
+
     List<Map<String, Object>> noise = List.of();
     Duration took = Duration.ZERO;
 
@@ -86,6 +88,16 @@ final class Results {
         Map<String, Object> out = new LinkedHashMap<>(stage.results);
         out.put("failures", stage.failures);
         details.put("status_flood", out);
+    }
+
+    void gateway(GatewayStage stage) {
+        gateway = stage;
+        Map<String, Object> out = new LinkedHashMap<>(stage.results);
+        Map<String, Object> legs = new LinkedHashMap<>();
+        stage.figures.forEach((leg, byStreams) -> legs.put(leg.label, byStreams));
+        out.put("figures", legs);
+        out.put("failures", stage.failures);
+        details.put("gateway_overhead", out);
     }
 
     void killedReadygate(KilledReadygateStage stage) {

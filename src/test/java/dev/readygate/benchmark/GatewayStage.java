@@ -1,0 +1,484 @@
+package dev.readygate.benchmark;
+
+import dev.readygate.ExternalTool;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The traffic path's cost (issue 27, item 9), side by side in one run: the same engine (the simulator as its own JVM,
+ * streaming every request at one fixed token rate whatever the concurrency: {@value #DECODE_MS} ms a token, no batch
+ * slowdown) and the same load (1 to 64 concurrent streams of {@value #TOKENS} tokens each, back to back), sent
+ * directly, through nginx, through HAProxy (Debian's packages, as streaming reverse proxies with their passive health
+ * on: {@link ProxyConfigs}) and through readygate's gateway (the jar, gateway mode on). The clients are a process of
+ * their own. For each path and concurrency: time to first token and the time between tokens at the client (p50 and
+ * p99, and what each adds to the direct path's), the streams that failed, the tokens delivered per second against
+ * those offered, the proxy's CPU per thousand tokens and its resident memory. The paths take turns at each
+ * concurrency, so a machine that grows busier slows them alike.
+ *
+ * <p>readygate's leg runs when the jar has gateway mode; a jar without it is reported as such, never as a figure.
+ * nginx and HAProxy are taken as the tests take them ({@link ExternalTool}: {@code readygate-test.nginx},
+ * {@code READYGATE_NGINX}, the PATH); a path without its program is reported as skipped.
+ */
+final class GatewayStage {
+
+    static final int DECODE_MS = 20;
+    static final int TOKENS = 32;
+    static final List<Integer> CONCURRENCY = List.of(1, 8, 32, 64);
+
+    /** The ways to the engine. */
+    enum Leg {
+        DIRECT("direct"),
+        NGINX("nginx"),
+        HAPROXY("HAProxy"),
+        READYGATE("readygate gateway");
+
+        final String label;
+
+        Leg(String label) {
+            this.label = label;
+        }
+    }
+
+    private final Plan plan;
+    private final Path jar;
+    private final Path dir;
+    final Map<String, Object> results = new LinkedHashMap<>();
+    final List<String> failures = new ArrayList<>();
+    /** Per leg and concurrency: the figures. */
+    final Map<Leg, Map<Integer, Map<String, Object>>> figures = new LinkedHashMap<>();
+
+    /** The port of each path that runs. */
+    private final Map<Leg, Integer> ports = new LinkedHashMap<>();
+    /** The proxy process of each path (not the direct one). */
+    private final Map<Leg, Process> proxies = new LinkedHashMap<>();
+    /** Every process started, stopped at the end. */
+    private final List<Process> started = new ArrayList<>();
+
+    GatewayStage(Plan plan, Path jar, Path dir) {
+        this.plan = plan;
+        this.jar = jar.toAbsolutePath();
+        this.dir = dir;
+    }
+
+    void run(NoiseMonitor noise) {
+        try {
+            Files.createDirectories(dir);
+            int engine = FootprintStage.freePort();
+            start(noise, simulator(engine), "simulator.log");
+            if (!Stack.await(
+                    () -> HttpConnection.status("127.0.0.1", engine, "/health", 500) == 200, Duration.ofSeconds(90))) {
+                throw new IOException("the simulator did not serve within 90 s (see " + dir.resolve("simulator.log"));
+            }
+            ports.put(Leg.DIRECT, engine);
+            startNginx(noise, engine);
+            startHaproxy(noise, engine);
+            startReadygate(noise, engine);
+            results.put("legs", ports.keySet().stream().map(leg -> leg.label).toList());
+            Duration window = plan.mode().equals("full") ? Duration.ofSeconds(45) : Duration.ofSeconds(12);
+            results.put("window_s", window.toSeconds());
+            // Warm up every path (the JVMs' compilers, the proxies' connection pools), unmeasured.
+            for (Leg leg : ports.keySet()) {
+                load(leg, 8, Duration.ofSeconds(plan.mode().equals("full") ? 20 : 8), false);
+            }
+            noise.begin("gateway overhead");
+            int turn = 0;
+            for (int streams : CONCURRENCY) {
+                List<Leg> legs = new ArrayList<>(ports.keySet());
+                java.util.Collections.rotate(legs, turn++);
+                for (Leg leg : legs) {
+                    figures.computeIfAbsent(leg, l -> new LinkedHashMap<>())
+                            .put(streams, load(leg, streams, window, true));
+                }
+            }
+            noise.end();
+            added();
+            Benchmark.progress("gateway overhead: %s", figures);
+        } catch (IOException ex) {
+            failures.add(ex.toString());
+            Benchmark.progress("gateway overhead failed: %s", ex);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            failures.add("interrupted");
+        } finally {
+            started.forEach(process -> {
+                noise.ownEnding(process.pid());
+                stop(process);
+            });
+        }
+    }
+
+    private List<String> simulator(int port) {
+        return List.of(
+                java(),
+                "-XX:+UseSerialGC",
+                "-Xmx512m",
+                "-jar",
+                jar.toString(),
+                "simulate",
+                "--readygate.simulator.port=" + port,
+                "--readygate.simulator.admin-port=" + FootprintStage.freePort(),
+                "--readygate.simulator.preload.health-port=" + FootprintStage.freePort(),
+                "--readygate.simulator.load-time=1s",
+                "--readygate.simulator.log-to-stdout=false",
+                "--readygate.simulator.work-dir=" + dir.resolve("simulator"),
+                "--readygate.simulator.timing.decode-per-token=" + DECODE_MS + "ms",
+                "--readygate.simulator.timing.batch-slowdown=0",
+                "--readygate.simulator.model.batch-variance=0",
+                "--readygate.simulator.model.eos-every=1000000");
+    }
+
+    private void startNginx(NoiseMonitor noise, int engine) throws IOException, InterruptedException {
+        Optional<Path> nginx = ExternalTool.NGINX.find();
+        if (nginx.isEmpty()) {
+            results.put("nginx", "skipped: no nginx (Debian's nginx package)");
+            return;
+        }
+        Path prefix = Files.createDirectories(dir.resolve("nginx"));
+        int port = FootprintStage.freePort();
+        Files.writeString(prefix.resolve("nginx.conf"), ProxyConfigs.nginx(prefix.toString(), port, engine));
+        proxies.put(
+                Leg.NGINX,
+                start(
+                        noise,
+                        List.of(nginx.get().toString(), "-p", prefix.toString(), "-c", "nginx.conf"),
+                        "nginx.log"));
+        await(Leg.NGINX, port, "/health");
+        results.put("nginx", version(nginx.get(), "-v"));
+    }
+
+    private void startHaproxy(NoiseMonitor noise, int engine) throws IOException, InterruptedException {
+        Optional<Path> haproxy = ExternalTool.HAPROXY.find();
+        if (haproxy.isEmpty()) {
+            results.put("haproxy", "skipped: no haproxy (Debian's haproxy package)");
+            return;
+        }
+        int port = FootprintStage.freePort();
+        Path config = dir.resolve("haproxy.cfg");
+        Files.writeString(
+                config, ProxyConfigs.haproxy(port, engine, Runtime.getRuntime().availableProcessors()));
+        proxies.put(
+                Leg.HAPROXY,
+                start(noise, List.of(haproxy.get().toString(), "-db", "-f", config.toString()), "haproxy.log"));
+        await(Leg.HAPROXY, port, "/health");
+        results.put("haproxy", version(haproxy.get(), "-v").lines().findFirst().orElse(""));
+    }
+
+    /** readygate from the jar, its gateway on a port of its own; waits until it says the engine is ready. */
+    private void startReadygate(NoiseMonitor noise, int engine) throws IOException, InterruptedException {
+        int admin = FootprintStage.freePort();
+        int traffic = FootprintStage.freePort();
+        List<String> command = new ArrayList<>(List.of(java()));
+        command.addAll(FootprintStage.SMALL);
+        command.addAll(List.of(
+                "-jar",
+                jar.toString(),
+                "--server.port=" + admin,
+                "--server.address=127.0.0.1",
+                "--readygate.engine.base-url=http://127.0.0.1:" + engine,
+                "--readygate.state-dir=" + dir.resolve("state"),
+                "--readygate.gateway.enabled=true",
+                "--readygate.gateway.port=" + traffic));
+        Process process = start(noise, command, "readygate.log");
+        boolean ready = Stack.await(
+                () -> !process.isAlive() || HttpConnection.status("127.0.0.1", admin, "/readyz", 1000) == 200,
+                Duration.ofSeconds(180));
+        if (!process.isAlive() || !ready) {
+            String log = Files.readString(dir.resolve("readygate.log"));
+            results.put(
+                    "readygate",
+                    log.contains("readygate.gateway")
+                            ? "skipped: this jar has no gateway mode (it refused readygate.gateway.*)"
+                            : "skipped: readygate did not report the engine ready within 180 s (see readygate.log)");
+            return;
+        }
+        proxies.put(Leg.READYGATE, process);
+        await(Leg.READYGATE, traffic, "/v1/models");
+        results.put("readygate", "the jar, " + FootprintStage.SMALL + ", gateway mode on");
+    }
+
+    private void await(Leg leg, int port, String path) throws IOException {
+        if (!Stack.await(() -> HttpConnection.status("127.0.0.1", port, path, 1000) == 200, Duration.ofSeconds(30))) {
+            throw new IOException(leg.label + " did not pass " + path + " through within 30 s");
+        }
+        ports.put(leg, port);
+    }
+
+    private Process start(NoiseMonitor noise, List<String> command, String log) throws IOException {
+        Process process = new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve(log).toFile())
+                .start();
+        noise.own(process.pid());
+        started.add(process);
+        return process;
+    }
+
+    /**
+     * One window of load: {@code streams} clients (a process of their own) stream back to back through {@code leg};
+     * returns the figures.
+     */
+    private Map<String, Object> load(Leg leg, int streams, Duration window, boolean measured)
+            throws IOException, InterruptedException {
+        Path samples = dir.resolve("samples-" + leg.name().toLowerCase(java.util.Locale.ROOT) + "-" + streams
+                + (measured ? "" : "-warmup") + ".txt");
+        Process proxy = proxies.get(leg);
+        long cpuBefore = proxy == null ? 0 : ticks(proxy);
+        Process clients = new ProcessBuilder(
+                        java(),
+                        "-XX:+UseSerialGC",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        GatewayStage.class.getName(),
+                        String.valueOf(ports.get(leg)),
+                        String.valueOf(streams),
+                        String.valueOf(window.toMillis()),
+                        samples.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("clients.log").toFile())
+                .start();
+        Samples rss = new Samples("rss", "MiB");
+        long end = System.nanoTime() + window.toNanos();
+        while (System.nanoTime() < end && clients.isAlive()) {
+            if (proxy != null) {
+                rss.add(rssMib(proxy));
+            }
+            Stack.pause(Duration.ofSeconds(1));
+        }
+        if (!clients.waitFor(window.toSeconds() + 60, TimeUnit.SECONDS)) {
+            clients.destroyForcibly();
+            throw new IOException("the clients of " + leg.label + " did not finish");
+        }
+        long cpu = proxy == null ? 0 : ticks(proxy) - cpuBefore;
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (!measured) {
+            return out;
+        }
+        Samples ttft = new Samples("ttft", "ms");
+        Samples itl = new Samples("itl", "ms");
+        long tokens = 0;
+        long requests = 0;
+        long failed = 0;
+        List<String> errors = new ArrayList<>();
+        for (String line : Files.readAllLines(samples)) {
+            String[] f = line.split(" ", 2);
+            switch (f[0]) {
+                case "t" -> ttft.add(Double.parseDouble(f[1]));
+                case "i" -> itl.add(Double.parseDouble(f[1]));
+                case "tokens" -> tokens = Long.parseLong(f[1]);
+                case "requests" -> requests = Long.parseLong(f[1]);
+                case "failed" -> failed = Long.parseLong(f[1]);
+                case "error" -> errors.add(f[1]);
+                default -> {}
+            }
+        }
+        double seconds = window.toMillis() / 1000.0;
+        out.put("streams", streams);
+        out.put("requests", requests);
+        out.put("failed", failed);
+        out.put("first_errors", errors.stream().limit(3).toList());
+        out.put("ttft_ms_p50", Samples.round(ttft.p50()));
+        out.put("ttft_ms_p99", Samples.round(ttft.p99()));
+        out.put("itl_ms_p50", Samples.round(itl.p50()));
+        out.put("itl_ms_p99", Samples.round(itl.p99()));
+        out.put("tokens_per_s", Samples.round(tokens / seconds));
+        out.put("tokens_per_s_offered", Samples.round(streams * 1000.0 / DECODE_MS));
+        if (proxy != null) {
+            out.put(
+                    "cpu_ms_per_1000_tokens",
+                    tokens == 0 ? Double.NaN : Samples.round(cpu * 1000.0 / TICKS / tokens * 1000));
+            out.put("rss_mib_max", Samples.round(rss.max()));
+        }
+        return out;
+    }
+
+    /** What each path adds to the direct one's time to first token and time between tokens. */
+    private void added() {
+        Map<Integer, Map<String, Object>> direct = figures.get(Leg.DIRECT);
+        if (direct == null) {
+            return;
+        }
+        figures.forEach((leg, byStreams) -> byStreams.forEach((streams, f) -> {
+            Map<String, Object> base = direct.get(streams);
+            for (String key : List.of("ttft_ms_p50", "ttft_ms_p99", "itl_ms_p50", "itl_ms_p99")) {
+                f.put("added_" + key, Samples.round((double) f.get(key) - (double) base.get(key)));
+            }
+        }));
+    }
+
+    static final double TICKS = 100.0;
+
+    /** utime + stime of a process and all its descendants (nginx's workers). */
+    private static long ticks(Process process) {
+        long ticks = NoiseMonitor.processTicks(process.pid());
+        for (ProcessHandle child : process.descendants().toList()) {
+            ticks += NoiseMonitor.processTicks(child.pid());
+        }
+        return ticks;
+    }
+
+    private static double rssMib(Process process) {
+        double rss = FootprintStage.rss(process.pid()).getOrDefault("VmRSS", 0.0);
+        for (ProcessHandle child : process.descendants().toList()) {
+            rss += FootprintStage.rss(child.pid()).getOrDefault("VmRSS", 0.0);
+        }
+        return rss;
+    }
+
+    private static String version(Path program, String flag) {
+        try {
+            Process process = new ProcessBuilder(program.toString(), flag)
+                    .redirectErrorStream(true)
+                    .start();
+            String text = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            process.waitFor(10, TimeUnit.SECONDS);
+            return text;
+        } catch (IOException ex) {
+            return "unknown";
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return "unknown";
+        }
+    }
+
+    private static void stop(Process process) {
+        process.destroy();
+        try {
+            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException ex) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private static final Pattern MODEL = Pattern.compile("\"id\"\\s*:\\s*\"([^\"]+)\"");
+
+    /**
+     * The clients' process: {@code port}, how many streams, for how many milliseconds, where to write the samples
+     * ({@code t <ms>} a time to first token, {@code i <ms>} a time between tokens, then the counts).
+     */
+    public static void main(String[] args) throws Exception {
+        int port = Integer.parseInt(args[0]);
+        int streams = Integer.parseInt(args[1]);
+        long millis = Long.parseLong(args[2]);
+        Path out = Path.of(args[3]);
+        HttpClient client = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5))
+                .build();
+        URI base = URI.create("http://127.0.0.1:" + port);
+        String models = client.send(
+                        HttpRequest.newBuilder(base.resolve("/v1/models")).build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
+        Matcher model = MODEL.matcher(models);
+        String name = model.find() ? model.group(1) : "model";
+        String body = "{\"model\":\"" + name + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":" + TOKENS
+                + ",\"stream\":true}";
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicLong tokens = new AtomicLong();
+        AtomicLong requests = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+            threads.add(Thread.ofPlatform().daemon().start(() -> {
+                List<String> mine = new ArrayList<>();
+                while (!stop.get()) {
+                    requests.incrementAndGet();
+                    try {
+                        stream(client, base, body, mine, tokens);
+                    } catch (IOException | RuntimeException ex) {
+                        failed.incrementAndGet();
+                        mine.add("error " + ex.getMessage());
+                    } catch (InterruptedException ex) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
+                lines.addAll(mine);
+            }));
+        }
+        Thread.sleep(millis);
+        stop.set(true);
+        for (Thread thread : threads) {
+            thread.join(30_000);
+        }
+        try (PrintWriter writer = new PrintWriter(Files.newBufferedWriter(out))) {
+            synchronized (lines) {
+                lines.forEach(writer::println);
+            }
+            writer.println("tokens " + tokens.get());
+            writer.println("requests " + requests.get());
+            writer.println("failed " + failed.get());
+        }
+        System.exit(0);
+    }
+
+    /** One streamed completion: its time to first token and the times between its tokens, as they arrive. */
+    private static void stream(HttpClient client, URI base, String body, List<String> lines, AtomicLong tokens)
+            throws IOException, InterruptedException {
+        long sent = System.nanoTime();
+        HttpResponse<InputStream> response = client.send(
+                HttpRequest.newBuilder(base.resolve("/v1/completions"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            if (response.statusCode() != 200) {
+                throw new IOException("status " + response.statusCode());
+            }
+            long last = -1;
+            boolean done = false;
+            String line;
+            while ((line = reader.readLine()) != null) {
+                if (!line.startsWith("data:")) {
+                    continue;
+                }
+                long now = System.nanoTime();
+                if (line.contains("[DONE]")) {
+                    done = true;
+                    break;
+                }
+                if (line.contains("\"error\"")) {
+                    throw new IOException("error event");
+                }
+                lines.add(last < 0 ? "t " + (now - sent) / 1e6 : "i " + (now - last) / 1e6);
+                last = now;
+                tokens.incrementAndGet();
+            }
+            if (!done) {
+                throw new IOException("the stream ended without [DONE]");
+            }
+        }
+    }
+}
