@@ -307,6 +307,40 @@ class ArchitectureTests {
                 .isEmpty();
     }
 
+    /** The packages the dependency picture leaves out, as its caption says: {@code config} and the leaves. */
+    static final Set<String> LEFT_OUT_OF_THE_PICTURE = Set.of("config", "secret", "logging", "statedir", "server");
+
+    /** The arrows of the document's first {@code flowchart}, as "from -> to". */
+    static Set<String> pictured() throws IOException {
+        String document = Files.readString(Path.of("docs/architecture.md"));
+        int start = document.indexOf("flowchart TD");
+        String picture = document.substring(start, document.indexOf("```", start));
+        Set<String> arrows = new TreeSet<>();
+        for (String line : picture.lines().toList()) {
+            String[] sides = line.replaceAll("\\[[^]]*]", "").split("-->");
+            if (sides.length == 2) {
+                for (String to : sides[1].split("&")) {
+                    arrows.add(sides[0].strip() + " -> " + to.strip());
+                }
+            }
+        }
+        return arrows;
+    }
+
+    @Test
+    void thePictureDrawsTheTableLessWhatItLeavesOut() throws IOException {
+        Set<String> expected = new TreeSet<>();
+        allowed()
+                .forEach((from, may) -> may.stream()
+                        .filter(to -> !LEFT_OUT_OF_THE_PICTURE.contains(from) && !LEFT_OUT_OF_THE_PICTURE.contains(to))
+                        .forEach(to -> expected.add(from + " -> " + to)));
+        assertThat(pictured())
+                .as(
+                        "the arrows of the picture in docs/architecture.md against its table (less %s)",
+                        LEFT_OUT_OF_THE_PICTURE)
+                .containsExactlyInAnyOrderElementsOf(expected);
+    }
+
     @Test
     void everyPackageHasItsParagraph() throws IOException {
         String document = Files.readString(Path.of("docs/architecture.md"));
