@@ -17,11 +17,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code docs/architecture.md}'s table of packages and what each may import is the rule: every package of
- * {@code dev.readygate} is in it, and imports only what its row allows.
+ * {@code dev.readygate} is in it, and imports only what its row allows. The document's names hold too: every package
+ * has its paragraph naming each of its main classes, every large class its reason, and every class name the document
+ * gives in backticks is the code's.
  */
 class ArchitectureTests {
 
@@ -120,6 +123,222 @@ class ArchitectureTests {
             }
         }
         return large;
+    }
+
+    /**
+     * A name in backticks that looks like a class: {@code package.Class}, {@code Class}, either with a member
+     * ({@code .name} or {@code .name()}); the class name has a lower-case second letter, so that constants
+     * ({@code READERS}, {@code MALFORMED_BODY}) are not taken for classes.
+     */
+    static final Pattern CLASS_NAME =
+            Pattern.compile("^(?:([a-z]+)\\.)?([A-Z][a-z0-9][A-Za-z0-9]*)(?:\\.([A-Za-z_][A-Za-z0-9_]*)(?:\\(\\))?)?$");
+
+    static final Pattern BACKTICKED = Pattern.compile("`([^`\\n]+)`");
+
+    /**
+     * Names the document may give that are not readygate's and that its code does not import: the designs it follows.
+     * Every other outside name must be one the main code imports.
+     */
+    static final Set<String> MODELS = Set.of("CircuitBreakerStateMachine");
+
+    /** The backticked names of {@code text} that look like classes (fenced blocks left out), each matched. */
+    static List<Matcher> classNames(String text) {
+        List<Matcher> names = new ArrayList<>();
+        Matcher span = BACKTICKED.matcher(text.replaceAll("(?s)```.*?```", ""));
+        while (span.find()) {
+            Matcher name = CLASS_NAME.matcher(span.group(1));
+            if (name.matches()) {
+                names.add(name);
+            }
+        }
+        return names;
+    }
+
+    /** Every main class (the simulator's too), top-level and nested, loaded without initializing it. */
+    static List<Class<?>> mainClasses() throws IOException, ClassNotFoundException {
+        List<Class<?>> classes = new ArrayList<>();
+        Path root = Path.of("src/main/java");
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")
+                            && !f.getFileName().toString().equals("package-info.java"))
+                    .toList()) {
+                String name = root.relativize(file).toString().replace('/', '.').replaceAll("\\.java$", "");
+                addWithNested(Class.forName(name, false, ArchitectureTests.class.getClassLoader()), classes);
+            }
+        }
+        return classes;
+    }
+
+    static void addWithNested(Class<?> type, List<Class<?>> classes) {
+        classes.add(type);
+        for (Class<?> nested : type.getDeclaredClasses()) {
+            addWithNested(nested, classes);
+        }
+    }
+
+    /** Whether {@code type} (or a type above it) declares a method, field or nested class named {@code member}. */
+    static boolean hasMember(Class<?> type, String member) {
+        for (Class<?> at = type; at != null; at = at.getSuperclass()) {
+            if (Stream.of(at.getDeclaredMethods()).anyMatch(m -> m.getName().equals(member))
+                    || Stream.of(at.getDeclaredFields())
+                            .anyMatch(f -> f.getName().equals(member))
+                    || Stream.of(at.getDeclaredClasses())
+                            .anyMatch(c -> c.getSimpleName().equals(member))) {
+                return true;
+            }
+        }
+        return Stream.of(type.getInterfaces()).anyMatch(i -> hasMember(i, member));
+    }
+
+    /** The simple names of the types the main code imports from outside readygate (Spring, Reactor, the JDK). */
+    static Set<String> importedFromOutside() throws IOException {
+        Set<String> imported = new TreeSet<>();
+        Pattern outside =
+                Pattern.compile("^import (?!static )(?!dev\\.readygate\\.)[\\w.]+\\.([A-Z]\\w*);$", Pattern.MULTILINE);
+        try (Stream<Path> files = Files.walk(Path.of("src/main/java"))) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                Matcher name = outside.matcher(Files.readString(file));
+                while (name.find()) {
+                    imported.add(name.group(1));
+                }
+            }
+        }
+        return imported;
+    }
+
+    /** A test class by its simple name ({@code ListenerOrderTests}), or null. */
+    static @Nullable Class<?> testClass(String simpleName) throws IOException, ClassNotFoundException {
+        Path root = Path.of("src/test/java");
+        try (Stream<Path> files = Files.walk(root)) {
+            Path file = files.filter(f -> f.getFileName().toString().equals(simpleName + ".java"))
+                    .findFirst()
+                    .orElse(null);
+            if (file == null) {
+                return null;
+            }
+            String name = root.relativize(file).toString().replace('/', '.').replaceAll("\\.java$", "");
+            return Class.forName(name, false, ArchitectureTests.class.getClassLoader());
+        }
+    }
+
+    /**
+     * Why a backticked class name of the document does not hold, or null when it does. Rules: {@code package.Class}
+     * is that main class of {@code dev.readygate.package}; a bare {@code Class} is any main class, top-level or nested,
+     * of that simple name, else a test class, else a type the main code imports, else one of {@link #MODELS}; a member
+     * must be a method, field or nested class of the class (outside types' members are not checked).
+     */
+    static @Nullable String unresolved(Matcher name, List<Class<?>> main, Set<String> imported)
+            throws IOException, ClassNotFoundException {
+        String pkg = name.group(1);
+        String simple = name.group(2);
+        String member = name.group(3);
+        List<Class<?>> candidates = new ArrayList<>(main.stream()
+                .filter(type -> type.getSimpleName().equals(simple))
+                .filter(type -> pkg == null || type.getPackageName().equals("dev.readygate." + pkg))
+                .toList());
+        if (candidates.isEmpty() && pkg == null) {
+            Class<?> test = testClass(simple);
+            if (test != null) {
+                candidates.add(test);
+            } else if (imported.contains(simple) || MODELS.contains(simple)) {
+                return null;
+            }
+        }
+        if (candidates.isEmpty()) {
+            return "no class " + (pkg == null ? "" : "dev.readygate." + pkg + ".") + simple;
+        }
+        if (member != null && candidates.stream().noneMatch(type -> hasMember(type, member))) {
+            return "no member " + member + " in " + candidates;
+        }
+        return null;
+    }
+
+    @Test
+    void everyClassTheDocumentNamesExists() throws IOException, ClassNotFoundException {
+        List<Class<?>> main = mainClasses();
+        Set<String> imported = importedFromOutside();
+        Map<String, String> unresolved = new TreeMap<>();
+        for (Matcher name : classNames(Files.readString(Path.of("docs/architecture.md")))) {
+            String why = unresolved(name, main, imported);
+            if (why != null) {
+                unresolved.put(name.group(), why);
+            }
+        }
+        assertThat(unresolved)
+                .as("backticked class names in docs/architecture.md that the code does not have")
+                .isEmpty();
+    }
+
+    /** The paragraph under "The packages" that starts a package's description ({@code **`name`}), or "". */
+    static String paragraphOf(String packages, String name) {
+        return Stream.of(packages.split("\\n\\s*\\n"))
+                .filter(paragraph -> paragraph.contains("**`" + name + "`"))
+                .findFirst()
+                .orElse("");
+    }
+
+    @Test
+    void everyMainClassIsNamedInItsPackageParagraph() throws IOException {
+        String document = Files.readString(Path.of("docs/architecture.md"));
+        String packages = document.substring(document.indexOf("## The packages"));
+        Map<String, List<String>> unnamed = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(SOURCES)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")
+                            && !f.getFileName().toString().equals("package-info.java"))
+                    .toList()) {
+                Path relative = SOURCES.relativize(file);
+                String pkg =
+                        relative.getNameCount() == 1 ? "" : relative.getName(0).toString();
+                if (pkg.equals("simulator")) {
+                    continue;
+                }
+                String simple = relative.getFileName().toString().replace(".java", "");
+                // A class of the root package (the entry point) may be named anywhere.
+                String where = pkg.isEmpty() ? document : paragraphOf(packages, pkg);
+                boolean named = classNames(where).stream()
+                        .anyMatch(name -> name.group(2).equals(simple));
+                if (!named) {
+                    unnamed.computeIfAbsent(pkg, p -> new ArrayList<>()).add(simple);
+                }
+            }
+        }
+        assertThat(unnamed)
+                .as("main classes not named (in backticks) in their package's paragraph of docs/architecture.md")
+                .isEmpty();
+    }
+
+    /** The packages the dependency picture leaves out, as its caption says: {@code config} and the leaves. */
+    static final Set<String> LEFT_OUT_OF_THE_PICTURE = Set.of("config", "secret", "logging", "statedir", "server");
+
+    /** The arrows of the document's first {@code flowchart}, as "from -> to". */
+    static Set<String> pictured() throws IOException {
+        String document = Files.readString(Path.of("docs/architecture.md"));
+        int start = document.indexOf("flowchart TD");
+        String picture = document.substring(start, document.indexOf("```", start));
+        Set<String> arrows = new TreeSet<>();
+        for (String line : picture.lines().toList()) {
+            String[] sides = line.replaceAll("\\[[^]]*]", "").split("-->");
+            if (sides.length == 2) {
+                for (String to : sides[1].split("&")) {
+                    arrows.add(sides[0].strip() + " -> " + to.strip());
+                }
+            }
+        }
+        return arrows;
+    }
+
+    @Test
+    void thePictureDrawsTheTableLessWhatItLeavesOut() throws IOException {
+        Set<String> expected = new TreeSet<>();
+        allowed()
+                .forEach((from, may) -> may.stream()
+                        .filter(to -> !LEFT_OUT_OF_THE_PICTURE.contains(from) && !LEFT_OUT_OF_THE_PICTURE.contains(to))
+                        .forEach(to -> expected.add(from + " -> " + to)));
+        assertThat(pictured())
+                .as(
+                        "the arrows of the picture in docs/architecture.md against its table (less %s)",
+                        LEFT_OUT_OF_THE_PICTURE)
+                .containsExactlyInAnyOrderElementsOf(expected);
     }
 
     @Test

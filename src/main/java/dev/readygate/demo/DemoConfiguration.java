@@ -7,7 +7,8 @@ import org.springframework.context.annotation.Profile;
 
 /**
  * The {@code demo} profile: readygate with the vLLM simulator embedded, so the whole restart story can be watched on
- * one machine. The only place gateway code touches the simulator.
+ * one machine. Beside the entry point's {@code simulate} command, the only place readygate's code touches the
+ * simulator.
  */
 @Configuration(proxyBeanMethods = false)
 @Profile(DemoConfiguration.PROFILE)

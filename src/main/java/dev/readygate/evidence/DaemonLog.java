@@ -10,7 +10,7 @@ import reactor.core.Disposables;
 
 /**
  * The preload daemon's log as evidence: when it last said its weights are cached and served ({@code Weight cache
- * daemon READY}), and when it last reported a rank failing ({@code rank(s) exited}).
+ * daemon READY}).
  */
 final class DaemonLog {
 

@@ -4,7 +4,10 @@ import java.util.EnumMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
-/** The last report of each heavy probe, and the last failure, for {@code /status}. Thread-safe. */
+/**
+ * The last report and the last failure of each probe ({@link ProbeKind}: the two heavy probes and the generation
+ * check), and why the last due verification was skipped, for {@code /status}. Thread-safe.
+ */
 public final class ProbeHistory {
 
     private final Map<ProbeKind, ProbeReport> last = new EnumMap<>(ProbeKind.class);

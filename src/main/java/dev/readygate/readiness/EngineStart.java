@@ -3,8 +3,8 @@ package dev.readygate.readiness;
 import java.time.Instant;
 
 /**
- * One engine start, as the readiness domain stamps it: from the first state in which the engine answers until it goes
- * away, restarts or readygate stops ({@link StartRules}). Everything learned about the engine is kept per start id.
+ * One engine start, as the readiness domain stamps it: from its process's header in the engine log, or without one
+ * the first state in which the engine answers, until it goes away, restarts or readygate stops ({@link StartRules}). Everything learned about the engine is kept per start id.
  *
  * @param id unique across readygate's restarts (a random UUID)
  * @param since when the start began, as far as readiness knows: when the old engine was seen going away, the process
