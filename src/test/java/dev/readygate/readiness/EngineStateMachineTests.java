@@ -78,9 +78,12 @@ class EngineStateMachineTests {
                         .apply(new Observation.Unreachable(t0.plusSeconds(1), Reason.ENGINE_DOWN, "refused"))));
                 other.set(log);
                 log.start();
-                // Until the other thread's apply returned, or it waits for this listener.
-                while (log.getState() != Thread.State.TERMINATED && log.getState() != Thread.State.BLOCKED) {
-                    Thread.onSpinWait();
+                // Until the other thread's apply returned; one that waited for this listener would never return (a
+                // thread seen BLOCKED for a moment may only be loading a class: one full CI run saw that).
+                try {
+                    log.join(10_000);
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
                 }
                 otherThread.set(log.getState());
                 currentMeanwhile.set(holder.get().current());
