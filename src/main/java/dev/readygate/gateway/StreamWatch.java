@@ -41,7 +41,10 @@ public final class StreamWatch {
     public enum Unreadable {
         /** An event that is not JSON, SSE framing or a JSON body that does not parse: the engine wrote garbage. */
         MALFORMED,
-        /** An event larger than the watch reads: what followed is not known. */
+        /**
+         * An event larger than the watch reads: what followed is not known (nor are the events completed earlier in
+         * the same chunk, which the parser gives up with it).
+         */
         TOO_LARGE
     }
 
