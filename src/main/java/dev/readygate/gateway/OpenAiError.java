@@ -14,6 +14,8 @@ import tools.jackson.databind.node.ObjectNode;
 public enum OpenAiError {
     /** 400: the request is not one the gateway can pass on (not JSON, no model). */
     INVALID_REQUEST(400, "invalid_request_error"),
+    /** 404: a route the gateway does not forward (OpenAI answers an unknown URL the same way). */
+    ROUTE_NOT_PROXIED(404, "invalid_request_error"),
     /** 413: the request is larger than the gateway's limit. */
     REQUEST_TOO_LARGE(413, "invalid_request_error"),
     /** 429: every stream the engine is allowed is taken and the queue is full; the engine itself is ready. */
@@ -22,7 +24,11 @@ public enum OpenAiError {
     ENGINE_NOT_READY(503, "server_error"),
     /** 503: this pod is draining (shutting down); the next request belongs to another pod. */
     ENGINE_DRAINING(503, "server_error"),
-    /** 504: the engine sent no answer within the gateway's limit. */
+    /** 502: the engine could not be reached (refused, reset before an answer). */
+    ENGINE_UNREACHABLE(502, "server_error"),
+    /** 504: no connection to the engine within the gateway's connect limit. */
+    ENGINE_CONNECT_TIMEOUT(504, "server_error"),
+    /** 504: the engine sent no answer within the gateway's first-byte limit. */
     ENGINE_TIMEOUT(504, "server_error");
 
     private static final JsonMapper JSON = JsonMapper.builder().build();

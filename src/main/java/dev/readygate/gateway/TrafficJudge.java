@@ -11,7 +11,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The rules, first match wins:
  *
  * <ol>
- *   <li>A refused connection is the engine's ({@code refused}): nothing listens.
+ *   <li>A request that grew past the gateway's size limit is the client's ({@code client_error}). A refused
+ *       connection is the engine's ({@code refused}: nothing listens), and so is one that was not made within the
+ *       connect limit ({@code connect_timeout}).
  *   <li>With no answer yet: the client that went away cancelled ({@code client_cancelled}: it chose not to wait; the
  *       engine's bound on waiting is the first-byte limit, which is its own row); the first-byte limit passing is
  *       {@code first_byte_timeout}; the engine closing the connection is {@code connection_closed}.
@@ -53,12 +55,16 @@ public final class TrafficJudge {
         COMPLETED,
         /** The client went away (disconnected or cancelled) first. */
         CLIENT_CANCELLED,
-        /** The engine closed or reset the connection. */
+        /** The engine closed or reset the connection (before its answer began, or after: the status says). */
         ENGINE_CLOSED,
+        /** The client's request grew past the gateway's size limit while it was forwarded (413). */
+        REQUEST_TOO_LARGE,
         /** The connection to the engine was refused. */
         CONNECT_REFUSED,
+        /** No connection to the engine within the connect limit. */
+        CONNECT_TIMED_OUT,
         /** Nothing of the answer came within the first-byte limit. */
-        FIRST_BYTE_TIMEOUT,
+        FIRST_BYTE_TIMED_OUT,
         /** The answer had begun, then nothing came within the between-events limit. */
         STALLED
     }
@@ -84,8 +90,8 @@ public final class TrafficJudge {
             Instant endedAt) {
 
         public Exchange {
-            if (status != null && ending == Ending.CONNECT_REFUSED) {
-                throw new IllegalArgumentException("a refused connection has no status");
+            if (status != null && (ending == Ending.CONNECT_REFUSED || ending == Ending.CONNECT_TIMED_OUT)) {
+                throw new IllegalArgumentException("an exchange without a connection has no status");
             }
             if (status == null && (ending == Ending.COMPLETED || ending == Ending.STALLED)) {
                 throw new IllegalArgumentException("an answer that " + ending + " has a status");
@@ -122,13 +128,22 @@ public final class TrafficJudge {
 
     private static TrafficOutcome outcome(Exchange exchange) {
         Integer status = exchange.status();
-        if (exchange.ending() == Ending.CONNECT_REFUSED) {
-            return TrafficOutcome.REFUSED;
+        switch (exchange.ending()) {
+            case REQUEST_TOO_LARGE -> {
+                return TrafficOutcome.CLIENT_ERROR;
+            }
+            case CONNECT_REFUSED -> {
+                return TrafficOutcome.REFUSED;
+            }
+            case CONNECT_TIMED_OUT -> {
+                return TrafficOutcome.CONNECT_TIMEOUT;
+            }
+            default -> {}
         }
         if (status == null) {
             return switch (exchange.ending()) {
                 case CLIENT_CANCELLED -> TrafficOutcome.CLIENT_CANCELLED;
-                case FIRST_BYTE_TIMEOUT -> TrafficOutcome.FIRST_BYTE_TIMEOUT;
+                case FIRST_BYTE_TIMED_OUT -> TrafficOutcome.FIRST_BYTE_TIMEOUT;
                 default -> TrafficOutcome.CONNECTION_CLOSED;
             };
         }
@@ -149,8 +164,9 @@ public final class TrafficJudge {
         return switch (exchange.ending()) {
             case CLIENT_CANCELLED -> TrafficOutcome.CLIENT_CANCELLED;
             case STALLED -> TrafficOutcome.STALLED;
-            case FIRST_BYTE_TIMEOUT -> TrafficOutcome.FIRST_BYTE_TIMEOUT;
-            case ENGINE_CLOSED, CONNECT_REFUSED -> TrafficOutcome.TRUNCATED_STREAM;
+            case FIRST_BYTE_TIMED_OUT -> TrafficOutcome.FIRST_BYTE_TIMEOUT;
+            case ENGINE_CLOSED, CONNECT_REFUSED, CONNECT_TIMED_OUT, REQUEST_TOO_LARGE ->
+                TrafficOutcome.TRUNCATED_STREAM;
             case COMPLETED -> {
                 if (seen.body() != StreamWatch.Body.EVENT_STREAM) {
                     yield TrafficOutcome.SUCCESS;
@@ -190,7 +206,11 @@ public final class TrafficJudge {
                 seen.body() == StreamWatch.Body.EVENT_STREAM
                         ? "HTTP " + exchange.status() + ", " + events + " (" + seen.tokenEvents() + " with tokens)"
                         : "HTTP " + exchange.status();
-            case CLIENT_ERROR, ENGINE_STATUS, BUSY -> "HTTP " + exchange.status() + error;
+            case CLIENT_ERROR ->
+                exchange.ending() == Ending.REQUEST_TOO_LARGE
+                        ? "the request grew past the gateway's size limit"
+                        : "HTTP " + exchange.status() + error;
+            case ENGINE_STATUS, BUSY -> "HTTP " + exchange.status() + error;
             case CLIENT_ERROR_EVENT, ERROR_EVENT ->
                 (seen.body() == StreamWatch.Body.EVENT_STREAM
                                 ? "error event in a " + exchange.status() + " stream after " + events
@@ -212,6 +232,7 @@ public final class TrafficJudge {
                         : "a JSON body that does not parse";
             case STALLED -> "the stream stalled after " + events;
             case FIRST_BYTE_TIMEOUT -> "nothing of the answer within the first-byte limit";
+            case CONNECT_TIMEOUT -> "no connection to the engine within the connect limit";
             case CONNECTION_CLOSED -> "the engine closed the connection before answering";
             case REFUSED -> "connection refused";
         };

@@ -12,7 +12,10 @@ import org.jspecify.annotations.Nullable;
 public enum TrafficOutcome {
     /** The answer passed whole: a 2xx with {@code [DONE]}, or a whole body. */
     SUCCESS(Group.SUCCESS, null),
-    /** The engine refused the request as the client's mistake: a 4xx but 408 and 429, or a 501. */
+    /**
+     * The client's mistake: a 4xx but 408 and 429, or a 501, from the engine; or a request larger than the gateway
+     * takes.
+     */
     CLIENT_ERROR(Group.CLIENT_FAULT, null),
     /** An error event (or error body) the engine gave a 4xx code: a request it found wrong once under way. */
     CLIENT_ERROR_EVENT(Group.CLIENT_FAULT, null),
@@ -34,6 +37,8 @@ public enum TrafficOutcome {
     STALLED(Group.ENGINE_FAILURE, Reason.STALLED),
     /** Nothing of the answer came within the gateway's first-byte limit. */
     FIRST_BYTE_TIMEOUT(Group.ENGINE_FAILURE, Reason.TIMED_OUT),
+    /** No connection to the engine within the gateway's connect limit. */
+    CONNECT_TIMEOUT(Group.ENGINE_FAILURE, Reason.TIMED_OUT),
     /** The engine closed (or reset) the connection before any answer. */
     CONNECTION_CLOSED(Group.ENGINE_FAILURE, Reason.CONNECTION_RESET),
     /** Nothing listens on the engine's port. */

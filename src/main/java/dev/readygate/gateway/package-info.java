@@ -3,7 +3,7 @@
  * decisions: what a proxied answer showed ({@link dev.readygate.gateway.StreamWatch}), whose fault its end was
  * ({@link dev.readygate.gateway.TrafficJudge}), whether traffic takes the engine out or proves it healthy
  * ({@link dev.readygate.gateway.TrafficHealth}), whether a new request is forwarded, held or refused
- * ({@link dev.readygate.gateway.Admission}, {@link dev.readygate.gateway.RetryAfter}) and the OpenAI-style body of a
+ * ({@link dev.readygate.gateway.AdmissionRules}, {@link dev.readygate.gateway.RetryAfter}) and the OpenAI-style body of a
  * refusal ({@link dev.readygate.gateway.OpenAiError}).
  */
 @NullMarked

@@ -17,10 +17,13 @@ class OpenAiErrorTests {
     @ParameterizedTest(name = "{0}")
     @CsvSource({
         "INVALID_REQUEST, 400, invalid_request_error, invalid_request",
+        "ROUTE_NOT_PROXIED, 404, invalid_request_error, route_not_proxied",
         "REQUEST_TOO_LARGE, 413, invalid_request_error, request_too_large",
         "ENGINE_SATURATED, 429, rate_limit_error, engine_saturated",
         "ENGINE_NOT_READY, 503, server_error, engine_not_ready",
         "ENGINE_DRAINING, 503, server_error, engine_draining",
+        "ENGINE_UNREACHABLE, 502, server_error, engine_unreachable",
+        "ENGINE_CONNECT_TIMEOUT, 504, server_error, engine_connect_timeout",
         "ENGINE_TIMEOUT, 504, server_error, engine_timeout"
     })
     void bodyIsOpenAisShape(OpenAiError error, int status, String type, String code) {

@@ -55,7 +55,19 @@ class TrafficJudgeTests {
     static Stream<Arguments> rows() {
         return Stream.of(
                 // 1. refused
+                row(
+                        "request too large",
+                        exchange(null, false, NOTHING, Ending.REQUEST_TOO_LARGE),
+                        TrafficOutcome.CLIENT_ERROR),
+                row(
+                        "request too large after the engine answered",
+                        exchange(200, false, stream(1, 0, false), Ending.REQUEST_TOO_LARGE),
+                        TrafficOutcome.CLIENT_ERROR),
                 row("refused", exchange(null, false, NOTHING, Ending.CONNECT_REFUSED), TrafficOutcome.REFUSED),
+                row(
+                        "no connection in time",
+                        exchange(null, false, NOTHING, Ending.CONNECT_TIMED_OUT),
+                        TrafficOutcome.CONNECT_TIMEOUT),
                 // 2. no answer yet
                 row(
                         "client gone before any answer",
@@ -63,7 +75,7 @@ class TrafficJudgeTests {
                         TrafficOutcome.CLIENT_CANCELLED),
                 row(
                         "no first byte in time",
-                        exchange(null, false, NOTHING, Ending.FIRST_BYTE_TIMEOUT),
+                        exchange(null, false, NOTHING, Ending.FIRST_BYTE_TIMED_OUT),
                         TrafficOutcome.FIRST_BYTE_TIMEOUT),
                 row(
                         "engine closed before answering",
@@ -144,7 +156,7 @@ class TrafficJudgeTests {
                 row("stall", exchange(200, false, stream(5, 3, false), Ending.STALLED), TrafficOutcome.STALLED),
                 row(
                         "headers, then no byte in time",
-                        exchange(200, false, stream(0, 0, false), Ending.FIRST_BYTE_TIMEOUT),
+                        exchange(200, false, stream(0, 0, false), Ending.FIRST_BYTE_TIMED_OUT),
                         TrafficOutcome.FIRST_BYTE_TIMEOUT),
                 row(
                         "engine closed mid-stream",
@@ -235,5 +247,6 @@ class TrafficJudgeTests {
     void exchangeWhenAnswerCompletedWithoutStatusIsRefused() {
         assertThatIllegalArgumentException().isThrownBy(() -> exchange(null, false, NOTHING, Ending.COMPLETED));
         assertThatIllegalArgumentException().isThrownBy(() -> exchange(200, false, NOTHING, Ending.CONNECT_REFUSED));
+        assertThatIllegalArgumentException().isThrownBy(() -> exchange(200, false, NOTHING, Ending.CONNECT_TIMED_OUT));
     }
 }

@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a new request is forwarded to the engine, held for later, or refused: never sent where it cannot succeed. A
- * pure function of the engine's state, the pod's draining, the streams in flight and the queue.
+ * pure function of the engine's state, the pod's draining, the streams in flight and the queue, as
+ * {@code ReadinessRules} is of the engine's observations.
  *
  * <p>Rules, first match wins:
  *
@@ -32,9 +33,9 @@ import org.jspecify.annotations.Nullable;
  *       start that failed, a latched failure).
  * </ol>
  */
-public final class Admission {
+public final class AdmissionRules {
 
-    private Admission() {}
+    private AdmissionRules() {}
 
     /**
      * What the decision is made of.

@@ -2,8 +2,8 @@ package dev.readygate.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.readygate.gateway.Admission.Decision;
-import dev.readygate.gateway.Admission.Situation;
+import dev.readygate.gateway.AdmissionRules.Decision;
+import dev.readygate.gateway.AdmissionRules.Situation;
 import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.Reason;
@@ -16,8 +16,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** {@link Admission#decide} as a table: one row per rule and per kind of engine state. */
-class AdmissionTests {
+/** {@link AdmissionRules#decide} as a table: one row per rule and per kind of engine state. */
+class AdmissionRulesTests {
 
     static final Instant NOW = Instant.parse("2026-12-03T12:00:00Z");
     static final Duration HOLD_FOR = Duration.ofSeconds(30);
@@ -52,7 +52,7 @@ class AdmissionTests {
         return new Decision.Reject(error, "", seconds, close);
     }
 
-    static Decision hold(Admission.Why why) {
+    static Decision hold(AdmissionRules.Why why) {
         return new Decision.Hold(why, NOW.plus(HOLD_FOR));
     }
 
@@ -72,7 +72,7 @@ class AdmissionTests {
                         "degraded, a stream free",
                         at(DEGRADED, 0, 0, RestartPath.COLD, FOUR_SECONDS),
                         new Decision.Forward()),
-                Arguments.of("ready, every stream taken, room to queue", ready(4, 1), hold(Admission.Why.STREAM)),
+                Arguments.of("ready, every stream taken, room to queue", ready(4, 1), hold(AdmissionRules.Why.STREAM)),
                 Arguments.of(
                         "ready, every stream taken, the queue full",
                         ready(4, 2),
@@ -80,11 +80,11 @@ class AdmissionTests {
                 Arguments.of(
                         "preload hit under way, hold on",
                         starting(DOWN, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 0),
-                        hold(Admission.Why.START)),
+                        hold(AdmissionRules.Why.START)),
                 Arguments.of(
                         "snapshot restore verifying, hold on",
                         starting(VERIFYING, RestartPath.SNAPSHOT_RESTORE, FOUR_SECONDS, 1),
-                        hold(Admission.Why.START)),
+                        hold(AdmissionRules.Why.START)),
                 Arguments.of(
                         "preload hit, the queue full",
                         starting(LISTENING, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2),
@@ -127,7 +127,7 @@ class AdmissionTests {
     @ParameterizedTest(name = "{0}")
     @MethodSource("rows")
     void decideFollowsTheTable(String row, Situation situation, Decision expected) {
-        Decision decision = Admission.decide(situation);
+        Decision decision = AdmissionRules.decide(situation);
         if (expected instanceof Decision.Reject reject) {
             assertThat(decision).as(row).isInstanceOfSatisfying(Decision.Reject.class, r -> {
                 assertThat(r.error()).isEqualTo(reject.error());
@@ -142,31 +142,33 @@ class AdmissionTests {
 
     @Test
     void startUnderWayForEveryStateKind() {
-        assertThat(Admission.startUnderWay(new EngineState.Starting(NOW))).isTrue();
-        assertThat(Admission.startUnderWay(DOWN)).isTrue();
-        assertThat(Admission.startUnderWay(LISTENING)).isTrue();
-        assertThat(Admission.startUnderWay(new EngineState.Healthy(NOW, Reason.MODEL_NOT_LISTED, "")))
+        assertThat(AdmissionRules.startUnderWay(new EngineState.Starting(NOW))).isTrue();
+        assertThat(AdmissionRules.startUnderWay(DOWN)).isTrue();
+        assertThat(AdmissionRules.startUnderWay(LISTENING)).isTrue();
+        assertThat(AdmissionRules.startUnderWay(new EngineState.Healthy(NOW, Reason.MODEL_NOT_LISTED, "")))
                 .isTrue();
-        assertThat(Admission.startUnderWay(new EngineState.ModelListed(NOW, "m", Reason.NOT_VERIFIED)))
+        assertThat(AdmissionRules.startUnderWay(new EngineState.ModelListed(NOW, "m", Reason.NOT_VERIFIED)))
                 .isTrue();
-        assertThat(Admission.startUnderWay(VERIFYING)).isTrue();
-        assertThat(Admission.startUnderWay(new EngineState.VerificationFailed(NOW, "m", Reason.SLOW, "slow", false, 1)))
+        assertThat(AdmissionRules.startUnderWay(VERIFYING)).isTrue();
+        assertThat(AdmissionRules.startUnderWay(
+                        new EngineState.VerificationFailed(NOW, "m", Reason.SLOW, "slow", false, 1)))
                 .isTrue();
-        assertThat(Admission.startUnderWay(
+        assertThat(AdmissionRules.startUnderWay(
                         new EngineState.VerificationFailed(NOW, "m", Reason.CANARY_MISMATCH, "x", true, 1)))
                 .isFalse();
-        assertThat(Admission.startUnderWay(START_FAILED)).isFalse();
-        assertThat(Admission.startUnderWay(READY)).isFalse();
-        assertThat(Admission.startUnderWay(DEGRADED)).isFalse();
-        assertThat(Admission.startUnderWay(NOT_READY)).isFalse();
-        assertThat(Admission.startUnderWay(LATCHED)).isFalse();
-        assertThat(Admission.startUnderWay(HELD)).isFalse();
-        assertThat(Admission.startUnderWay(new EngineState.ShuttingDown(NOW))).isFalse();
+        assertThat(AdmissionRules.startUnderWay(START_FAILED)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(READY)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(DEGRADED)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(NOT_READY)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(LATCHED)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(HELD)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(new EngineState.ShuttingDown(NOW)))
+                .isFalse();
     }
 
     @Test
     void decideWhenNotReadySaysWhyAndThePathWithoutEngineText() {
-        Decision decision = Admission.decide(starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 0));
+        Decision decision = AdmissionRules.decide(starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 0));
         assertThat(decision)
                 .isEqualTo(new Decision.Reject(
                         OpenAiError.ENGINE_NOT_READY,
