@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
  * the call knows of (the prompt, the API key), echoed request values and whatever {@link SecretRedaction} calls a
  * secret are redacted, and the length is capped.
  */
-final class SafeDetail {
+public final class SafeDetail {
 
     /** Roughly what fits a log line and a {@code /status} cell. */
     static final int MAX_LENGTH = 200;
@@ -30,7 +30,8 @@ final class SafeDetail {
 
     private SafeDetail() {}
 
-    static String of(String raw, Collection<String> secrets) {
+    /** {@code raw} made safe: {@code secrets} (those of four characters or more) and echoed input redacted, capped. */
+    public static String of(String raw, Collection<String> secrets) {
         String text = raw;
         for (String secret : secrets) {
             if (secret.strip().length() >= MIN_SECRET_LENGTH) {

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 
@@ -13,9 +14,10 @@ import org.springframework.core.io.buffer.DataBufferUtils;
  * with or without the space, comment lines starting with {@code :}, multi-line data joined with LF, {@code event:}
  * naming the event, other fields ignored; except {@code error:}, which llama.cpp's llama-server writes instead of
  * {@code data:} for an error ({@code error: {"code":400,"message":...}}): its value is the data of an event named
- * {@code error}. One instance per stream; not thread-safe (Reactor delivers buffers serially).
+ * {@code error}. One instance per stream; not thread-safe (Reactor delivers buffers serially). Public for the gateway,
+ * which reads the streams it passes on through {@link #read(byte[])}.
  */
-final class ServerSentEvents {
+public final class ServerSentEvents {
 
     /**
      * One event.
@@ -24,7 +26,7 @@ final class ServerSentEvents {
      *     {@code error:} lines
      * @param data the data
      */
-    record Event(String name, String data) {
+    public record Event(String name, String data) {
 
         static final String MESSAGE = "message";
         static final String ERROR = "error";
@@ -33,7 +35,7 @@ final class ServerSentEvents {
             return new Event(MESSAGE, data);
         }
 
-        boolean isError() {
+        public boolean isError() {
             return name.equals(ERROR);
         }
     }
@@ -42,6 +44,7 @@ final class ServerSentEvents {
     private final long maxTotalBytes;
     private final String limitText;
 
+    private boolean abandoned;
     private long totalBytes;
     private byte[] line = new byte[512];
     private int lineLength;
@@ -56,7 +59,7 @@ final class ServerSentEvents {
      * @param maxTotalBytes the largest stream
      * @param limitText the configured limit as the operator wrote it, for failure details
      */
-    ServerSentEvents(long maxEventBytes, long maxTotalBytes, String limitText) {
+    public ServerSentEvents(long maxEventBytes, long maxTotalBytes, String limitText) {
         this.maxEventBytes = maxEventBytes;
         this.maxTotalBytes = maxTotalBytes;
         this.limitText = limitText;
@@ -75,6 +78,22 @@ final class ServerSentEvents {
             return feed(bytes);
         } finally {
             DataBufferUtils.release(buffer);
+        }
+    }
+
+    /**
+     * {@link #feed(byte[])} for a reader outside the package: null instead of the exception once a bound is crossed,
+     * and for every call after it (the stream is abandoned).
+     */
+    public @Nullable List<Event> read(byte[] bytes) {
+        if (abandoned) {
+            return null;
+        }
+        try {
+            return feed(bytes);
+        } catch (EngineCallException ex) {
+            abandoned = true;
+            return null;
         }
     }
 
@@ -109,8 +128,8 @@ final class ServerSentEvents {
      * The stream ended cleanly: returns the pending event when its last line was complete (a missing final blank
      * line is forgiven) and nothing for a partial line, which is a cut-off event.
      */
-    List<Event> finish() {
-        if (lineLength == 0 && hasData) {
+    public List<Event> finish() {
+        if (!abandoned && lineLength == 0 && hasData) {
             List<Event> events = new ArrayList<>(1);
             dispatch(events);
             return events;

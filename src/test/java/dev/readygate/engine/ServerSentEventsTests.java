@@ -135,4 +135,16 @@ class ServerSentEventsTests {
         assertThat(fine.refCnt()).isZero();
         assertThat(huge.refCnt()).isZero();
     }
+
+    @Test
+    void readWhenABoundIsCrossedReturnsNullThenAndEverAfter() {
+        ServerSentEvents parser = parser();
+        assertThat(data(parser.read("data: one\n\n".getBytes(StandardCharsets.UTF_8))))
+                .containsExactly("one");
+        assertThat(parser.read(("data: " + "x".repeat(2000)).getBytes(StandardCharsets.UTF_8)))
+                .isNull();
+        assertThat(parser.read("\n\ndata: two\n\n".getBytes(StandardCharsets.UTF_8)))
+                .isNull();
+        assertThat(parser.finish()).isEmpty();
+    }
 }

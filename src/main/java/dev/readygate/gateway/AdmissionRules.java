@@ -1,0 +1,176 @@
+package dev.readygate.gateway;
+
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.Reason;
+import dev.readygate.restart.RestartPath;
+import java.time.Duration;
+import java.time.Instant;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Whether a new request is forwarded to the engine, held for later, or refused: never sent where it cannot succeed. A
+ * pure function of the engine's state, the pod's draining, the streams in flight and the queue, as
+ * {@code ReadinessRules} is of the engine's observations.
+ *
+ * <p>Rules, first match wins:
+ *
+ * <ol>
+ *   <li>Draining (or readygate shutting down): 503 {@code engine_draining}, {@code Retry-After} 1 s and
+ *       {@code Connection: close}, so that the client's next request opens a connection the Service sends to
+ *       another pod.
+ *   <li>An engine that accepts traffic (ready, or degraded below the failure threshold, as the kubelet sees it) with
+ *       a stream free: forward. With every stream taken, held for a free one while the queue has room (bounded by
+ *       {@code holdFor}); with the queue full, 429 {@code engine_saturated}, {@code Retry-After} 1 s: the engine is
+ *       ready, the load is the clients', so this is the rate answer, not the availability one (503), and readiness
+ *       stays up.
+ *   <li>A start under way on a short path (a preload hit, a snapshot restore), with {@code hold} on, expected to be
+ *       verified within {@code holdFor} ({@link RetryAfter#remaining()}), and room in the queue: held until the start
+ *       is verified or {@code holdFor} passes.
+ *   <li>Otherwise 503 {@code engine_not_ready}, with a {@code Retry-After} that says when to come back: the start's
+ *       expected remainder ({@link RetryAfter}) while one is under way, the end of a restart-loop hold for a held
+ *       start, {@link RetryAfter#NO_HISTORY} for a served engine that failed its checks (it recovers in a few probe
+ *       periods or not at all) and {@link RetryAfter#MAX_SECONDS} for one that will not serve without a restart (a
+ *       start that failed, a latched failure).
+ * </ol>
+ */
+public final class AdmissionRules {
+
+    private AdmissionRules() {}
+
+    /**
+     * What the decision is made of.
+     *
+     * @param state the engine's readiness state
+     * @param draining whether this pod is draining
+     * @param inFlight streams (requests) forwarded and not ended
+     * @param maxInFlight the most the engine is given at once
+     * @param queued requests held now
+     * @param maxQueued the most held at once
+     * @param hold whether requests may be held through a short start ({@code hold} on)
+     * @param holdFor the longest a request is held
+     * @param path the current start's provisional restart path
+     * @param retryAfter the current start's expected remainder ({@link RetryAfter#of})
+     * @param now the time of the decision
+     */
+    public record Situation(
+            EngineState state,
+            boolean draining,
+            int inFlight,
+            int maxInFlight,
+            int queued,
+            int maxQueued,
+            boolean hold,
+            Duration holdFor,
+            RestartPath path,
+            RetryAfter retryAfter,
+            Instant now) {}
+
+    /** What to do with the request. */
+    public sealed interface Decision {
+
+        /** Send it to the engine now. */
+        record Forward() implements Decision {}
+
+        /**
+         * Hold it, and send it when the engine can take it, or refuse it (503) at {@code until}.
+         *
+         * @param why what it waits for
+         */
+        record Hold(Why why, Instant until) implements Decision {}
+
+        /**
+         * Answer it without the engine.
+         *
+         * @param error the status, type and code
+         * @param message the message of the body
+         * @param retryAfterSeconds the {@code Retry-After} header
+         * @param closeConnection whether to answer with {@code Connection: close}
+         */
+        record Reject(OpenAiError error, String message, long retryAfterSeconds, boolean closeConnection)
+                implements Decision {}
+    }
+
+    /** What a held request waits for. */
+    public enum Why {
+        /** A stream to free up on a ready engine. */
+        STREAM,
+        /** The current start to be verified. */
+        START
+    }
+
+    /** The decision for one new request. */
+    public static Decision decide(Situation s) {
+        if (s.draining() || s.state() instanceof EngineState.ShuttingDown) {
+            return new Decision.Reject(
+                    OpenAiError.ENGINE_DRAINING,
+                    "This server is shutting down; retry after 1 s (another server takes it).",
+                    1,
+                    true);
+        }
+        if (s.state().acceptsTraffic()) {
+            if (s.inFlight() < s.maxInFlight()) {
+                return new Decision.Forward();
+            }
+            if (s.queued() < s.maxQueued()) {
+                return new Decision.Hold(Why.STREAM, s.now().plus(s.holdFor()));
+            }
+            return new Decision.Reject(
+                    OpenAiError.ENGINE_SATURATED,
+                    "The engine is serving all the requests it takes at once (" + s.maxInFlight()
+                            + ") and the queue is full; retry after 1 s.",
+                    1,
+                    false);
+        }
+        boolean underWay = startUnderWay(s.state());
+        if (underWay
+                && s.hold()
+                && shortPath(s.path())
+                && s.retryAfter().remaining().compareTo(s.holdFor()) <= 0
+                && s.queued() < s.maxQueued()) {
+            return new Decision.Hold(Why.START, s.now().plus(s.holdFor()));
+        }
+        long seconds = underWay ? s.retryAfter().seconds() : notUnderWay(s.state(), s.now());
+        return new Decision.Reject(
+                OpenAiError.ENGINE_NOT_READY,
+                "The engine is not ready (" + reason(s.state())
+                        + (underWay ? ", " + s.path().value() + " start" : "") + "); retry after " + seconds + " s.",
+                seconds,
+                false);
+    }
+
+    /** The paths a start is short on: the weights are cached or the whole engine restored. */
+    static boolean shortPath(RestartPath path) {
+        return path == RestartPath.PRELOAD_HIT || path == RestartPath.SNAPSHOT_RESTORE;
+    }
+
+    /** Whether the engine is on its way to serving by itself: a start that began and has not failed or latched. */
+    static boolean startUnderWay(EngineState state) {
+        return switch (state) {
+            case EngineState.Starting s -> true;
+            case EngineState.Down d -> d.cause() != Reason.START_FAILED;
+            case EngineState.Listening l -> true;
+            case EngineState.Healthy h -> true;
+            case EngineState.ModelListed m -> true;
+            case EngineState.Verifying v -> true;
+            case EngineState.VerificationFailed f -> !f.latched();
+            case EngineState.Ready r -> false;
+            case EngineState.Degraded d -> false;
+            case EngineState.NotReady n -> false;
+            case EngineState.Held h -> false;
+            case EngineState.ShuttingDown s -> false;
+        };
+    }
+
+    private static long notUnderWay(EngineState state, Instant now) {
+        return switch (state) {
+            case EngineState.Held h -> RetryAfter.seconds(Duration.between(now, h.until()));
+            case EngineState.NotReady n when !n.latched() -> RetryAfter.seconds(RetryAfter.NO_HISTORY);
+            default -> RetryAfter.MAX_SECONDS;
+        };
+    }
+
+    private static String reason(EngineState state) {
+        @Nullable Reason reason = state.reason();
+        return reason == null ? state.kind().value() : reason.value();
+    }
+}

@@ -1,0 +1,179 @@
+package dev.readygate.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.readygate.gateway.AdmissionRules.Decision;
+import dev.readygate.gateway.AdmissionRules.Situation;
+import dev.readygate.readiness.Check;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.Reason;
+import dev.readygate.restart.RestartPath;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** {@link AdmissionRules#decide} as a table: one row per rule and per kind of engine state. */
+class AdmissionRulesTests {
+
+    static final Instant NOW = Instant.parse("2026-12-03T12:00:00Z");
+    static final Duration HOLD_FOR = Duration.ofSeconds(30);
+    static final RetryAfter FOUR_SECONDS = new RetryAfter(Duration.ofSeconds(4), RetryAfter.Basis.MEDIAN);
+    static final RetryAfter TWO_MINUTES = new RetryAfter(Duration.ofMinutes(2), RetryAfter.Basis.MEDIAN);
+
+    static final EngineState READY = new EngineState.Ready(NOW, "m");
+    static final EngineState DEGRADED =
+            new EngineState.Degraded(NOW, "m", Check.GENERATION, Reason.GENERATION_FAILED, "x");
+    static final EngineState DOWN = new EngineState.Down(NOW, Reason.ENGINE_DOWN, "refused");
+    static final EngineState LISTENING = new EngineState.Listening(NOW, Reason.HEALTH_FAILED, "503");
+    static final EngineState VERIFYING = new EngineState.Verifying(NOW, "m", 1, Reason.NOT_VERIFIED);
+    static final EngineState START_FAILED = new EngineState.Down(NOW, Reason.START_FAILED, "OOM");
+    static final EngineState LATCHED = new EngineState.NotReady(NOW, "m", 0, Reason.CANARY_MISMATCH, "differs", true);
+    static final EngineState NOT_READY = new EngineState.NotReady(NOW, "m", 0, Reason.TIMED_OUT, "3 timeouts");
+    static final EngineState HELD = new EngineState.Held(NOW, "m", NOW.plusSeconds(25), "loop");
+
+    /** A situation: {@code inFlight} of 4 streams, {@code queued} of 2 held, hold on. */
+    static Situation at(EngineState state, int inFlight, int queued, RestartPath path, RetryAfter wait) {
+        return new Situation(state, false, inFlight, 4, queued, 2, true, HOLD_FOR, path, wait, NOW);
+    }
+
+    static Situation ready(int inFlight, int queued) {
+        return at(READY, inFlight, queued, RestartPath.COLD, FOUR_SECONDS);
+    }
+
+    static Situation starting(EngineState state, RestartPath path, RetryAfter wait, int queued) {
+        return at(state, 0, queued, path, wait);
+    }
+
+    static Decision reject(OpenAiError error, long seconds, boolean close) {
+        return new Decision.Reject(error, "", seconds, close);
+    }
+
+    static Decision hold(AdmissionRules.Why why) {
+        return new Decision.Hold(why, NOW.plus(HOLD_FOR));
+    }
+
+    static Stream<Arguments> rows() {
+        Situation draining =
+                new Situation(READY, true, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
+        Situation holdOff =
+                new Situation(DOWN, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
+        return Stream.of(
+                Arguments.of("draining", draining, reject(OpenAiError.ENGINE_DRAINING, 1, true)),
+                Arguments.of(
+                        "shutting down",
+                        at(new EngineState.ShuttingDown(NOW), 0, 0, RestartPath.COLD, FOUR_SECONDS),
+                        reject(OpenAiError.ENGINE_DRAINING, 1, true)),
+                Arguments.of("ready, a stream free", ready(3, 0), new Decision.Forward()),
+                Arguments.of(
+                        "degraded, a stream free",
+                        at(DEGRADED, 0, 0, RestartPath.COLD, FOUR_SECONDS),
+                        new Decision.Forward()),
+                Arguments.of("ready, every stream taken, room to queue", ready(4, 1), hold(AdmissionRules.Why.STREAM)),
+                Arguments.of(
+                        "ready, every stream taken, the queue full",
+                        ready(4, 2),
+                        reject(OpenAiError.ENGINE_SATURATED, 1, false)),
+                Arguments.of(
+                        "preload hit under way, hold on",
+                        starting(DOWN, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 0),
+                        hold(AdmissionRules.Why.START)),
+                Arguments.of(
+                        "snapshot restore verifying, hold on",
+                        starting(VERIFYING, RestartPath.SNAPSHOT_RESTORE, FOUR_SECONDS, 1),
+                        hold(AdmissionRules.Why.START)),
+                Arguments.of(
+                        "preload hit, the queue full",
+                        starting(LISTENING, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2),
+                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of(
+                        "preload hit expected past holdFor",
+                        starting(LISTENING, RestartPath.PRELOAD_HIT, TWO_MINUTES, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 60, false)),
+                Arguments.of("preload hit, hold off", holdOff, reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of(
+                        "cold start",
+                        starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of(
+                        "preload fallback",
+                        starting(DOWN, RestartPath.PRELOAD_FALLBACK, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of(
+                        "unknown path",
+                        starting(DOWN, RestartPath.UNKNOWN, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of(
+                        "a start that failed",
+                        starting(START_FAILED, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
+                Arguments.of(
+                        "a latched failure",
+                        starting(LATCHED, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
+                Arguments.of(
+                        "not ready after failures",
+                        starting(NOT_READY, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
+                Arguments.of(
+                        "held in a restart loop",
+                        starting(HELD, RestartPath.SNAPSHOT_RESTORE, FOUR_SECONDS, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 25, false)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("rows")
+    void decideFollowsTheTable(String row, Situation situation, Decision expected) {
+        Decision decision = AdmissionRules.decide(situation);
+        if (expected instanceof Decision.Reject reject) {
+            assertThat(decision).as(row).isInstanceOfSatisfying(Decision.Reject.class, r -> {
+                assertThat(r.error()).isEqualTo(reject.error());
+                assertThat(r.retryAfterSeconds()).isEqualTo(reject.retryAfterSeconds());
+                assertThat(r.closeConnection()).isEqualTo(reject.closeConnection());
+                assertThat(r.message()).contains(String.valueOf(reject.retryAfterSeconds()));
+            });
+        } else {
+            assertThat(decision).as(row).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void startUnderWayForEveryStateKind() {
+        assertThat(AdmissionRules.startUnderWay(new EngineState.Starting(NOW))).isTrue();
+        assertThat(AdmissionRules.startUnderWay(DOWN)).isTrue();
+        assertThat(AdmissionRules.startUnderWay(LISTENING)).isTrue();
+        assertThat(AdmissionRules.startUnderWay(new EngineState.Healthy(NOW, Reason.MODEL_NOT_LISTED, "")))
+                .isTrue();
+        assertThat(AdmissionRules.startUnderWay(new EngineState.ModelListed(NOW, "m", Reason.NOT_VERIFIED)))
+                .isTrue();
+        assertThat(AdmissionRules.startUnderWay(VERIFYING)).isTrue();
+        assertThat(AdmissionRules.startUnderWay(
+                        new EngineState.VerificationFailed(NOW, "m", Reason.SLOW, "slow", false, 1)))
+                .isTrue();
+        assertThat(AdmissionRules.startUnderWay(
+                        new EngineState.VerificationFailed(NOW, "m", Reason.CANARY_MISMATCH, "x", true, 1)))
+                .isFalse();
+        assertThat(AdmissionRules.startUnderWay(START_FAILED)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(READY)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(DEGRADED)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(NOT_READY)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(LATCHED)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(HELD)).isFalse();
+        assertThat(AdmissionRules.startUnderWay(new EngineState.ShuttingDown(NOW)))
+                .isFalse();
+    }
+
+    @Test
+    void decideWhenNotReadySaysWhyAndThePathWithoutEngineText() {
+        Decision decision = AdmissionRules.decide(starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 0));
+        assertThat(decision)
+                .isEqualTo(new Decision.Reject(
+                        OpenAiError.ENGINE_NOT_READY,
+                        "The engine is not ready (health_failed, cold start); retry after 4 s.",
+                        4,
+                        false));
+    }
+}
