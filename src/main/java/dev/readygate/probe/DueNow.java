@@ -156,7 +156,8 @@ final class DueNow {
      * while one failed, to confirm or clear it fast), never beside the heavy probes (readygate's own requests in one
      * batch would move the canary's logprob: vLLM is not batch-invariant). A light check that would only wait for a
      * slot while holding a server thread ({@link #waitsHoldingAThread}) is put off, and judged from the engine's own
-     * evidence instead, over at least {@code generation.interval} and the budget the check would have had.
+     * evidence instead, over at least {@code generation.interval} and the budget the check would have had. In gateway
+     * mode, client requests served whole within the interval stand in for the light check ({@link #servedRecently}).
      */
     static Start decide(EngineState state, EngineFacts facts, Instant now, Cadence cadence, Loop loop) {
         if (!loop.heavyStarted()
@@ -184,6 +185,10 @@ final class DueNow {
         if (!confirming && last != null && now.isBefore(last.plus(cadence.lightInterval()))) {
             return Start.NOTHING;
         }
+        if (!confirming && servedRecently(state, facts, now, cadence)) {
+            // Gateway mode: client requests served whole within the interval are the proof a light check would give.
+            return Start.NOTHING;
+        }
         if (!waitsHoldingAThread(facts)) {
             return blind(facts) ? Start.LIGHT_WAITED_FOR : Start.LIGHT;
         }
@@ -198,6 +203,18 @@ final class DueNow {
             return Start.NOTHING;
         }
         return byMetrics ? Start.JUDGED_BY_METRICS : Start.JUDGED_BY_SLOTS;
+    }
+
+    /**
+     * Whether client traffic proved the engine generates within the last {@code generation.interval}, with no request
+     * it failed since (gateway mode): a light check would tell nothing more. Not while the traffic check itself is
+     * failing.
+     */
+    static boolean servedRecently(EngineState state, EngineFacts facts, Instant now, Cadence cadence) {
+        Instant served = facts.servedAt();
+        return served != null
+                && now.isBefore(served.plus(cadence.lightInterval()))
+                && !(state instanceof EngineState.Degraded d && d.failing().containsKey(Check.TRAFFIC));
     }
 
     /**

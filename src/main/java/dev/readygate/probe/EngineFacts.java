@@ -41,6 +41,8 @@ import org.jspecify.annotations.Nullable;
  *     read or when the read failed (a stale answer says nothing of now)
  * @param slotsOffered false once {@code /slots} answered that this server does not offer it
  * @param slotsPutOffSince {@code /slots} when a light check was last put off on its evidence; null once one ran
+ * @param servedAt gateway mode: when the latest client request served whole ended that proves the engine generates
+ *     (no failed request after it); the light checks are put off while it is recent. Null without such traffic
  */
 public record EngineFacts(
         String startId,
@@ -61,7 +63,8 @@ public record EngineFacts(
         @Nullable Speed speed,
         @Nullable SlotsSample slots,
         boolean slotsOffered,
-        @Nullable SlotsSample slotsPutOffSince) {
+        @Nullable SlotsSample slotsPutOffSince,
+        @Nullable Instant servedAt) {
 
     /**
      * How fast this engine generates, as a probe measured it on this start.
@@ -96,6 +99,7 @@ public record EngineFacts(
                 null,
                 null,
                 true,
+                null,
                 null);
     }
 
@@ -201,6 +205,11 @@ public record EngineFacts(
         });
     }
 
+    /** Client traffic proved the engine generates, up to {@code at} (gateway mode). */
+    public EngineFacts withServed(@Nullable Instant at) {
+        return with(draft -> draft.servedAt = at);
+    }
+
     /** {@code /version} is read now: the recheck count starts again. */
     EngineFacts withVersionRead() {
         return with(draft -> draft.cyclesSinceVersion = 0);
@@ -234,7 +243,8 @@ public record EngineFacts(
                 draft.speed,
                 draft.slots,
                 draft.slotsOffered,
-                draft.slotsPutOffSince);
+                draft.slotsPutOffSince,
+                draft.servedAt);
     }
 
     /** The facts being changed. */
@@ -287,6 +297,9 @@ public record EngineFacts(
         @Nullable
         SlotsSample slotsPutOffSince;
 
+        @Nullable
+        Instant servedAt;
+
         Draft(EngineFacts facts) {
             card = facts.card;
             vllmVersion = facts.vllmVersion;
@@ -306,6 +319,7 @@ public record EngineFacts(
             slots = facts.slots;
             slotsOffered = facts.slotsOffered;
             slotsPutOffSince = facts.slotsPutOffSince;
+            servedAt = facts.servedAt;
         }
     }
 

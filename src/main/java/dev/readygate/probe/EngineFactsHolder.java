@@ -4,6 +4,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.StartLedger;
+import java.time.Instant;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
@@ -46,6 +47,14 @@ public final class EngineFactsHolder {
     /** The facts of a start, current or recent; fresh ones for a start nothing was learned about. */
     public EngineFacts of(String startId) {
         return ledger.get(startId, FACTS);
+    }
+
+    /**
+     * Gateway mode: client requests served whole proved the start {@code startId} generates up to {@code at} (null: a
+     * request failed since, no proof stands); the light checks are put off while such proof is recent.
+     */
+    public void served(String startId, @Nullable Instant at) {
+        learn(startId, f -> f.withServed(at));
     }
 
     /**

@@ -15,7 +15,12 @@ public enum Check {
     /** The light generation check: a few prompt tokens, one or two output tokens, between the heavy probes. */
     GENERATION,
     /** The heavy verification: the representative probe and the canary. */
-    VERIFICATION;
+    VERIFICATION,
+    /**
+     * Client requests in gateway mode, each judged as readygate judges its own probes: a request the engine failed is
+     * a failure of this check, and one served whole after the failures ended is its pass.
+     */
+    TRAFFIC;
 
     public String value() {
         return name().toLowerCase(Locale.ROOT);

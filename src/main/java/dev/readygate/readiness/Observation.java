@@ -60,6 +60,12 @@ public sealed interface Observation {
     record Generated(Instant at, String detail) implements Observation {}
 
     /**
+     * A client request readygate proxied (gateway mode) was served whole, and began after the latest request the
+     * engine failed ended: the {@link Check#TRAFFIC} check passed.
+     */
+    record Served(Instant at, String detail) implements Observation {}
+
+    /**
      * The engine log shows a new server process's start-up header: an engine start began, long before its port opens
      * (vLLM binds once initialized). Comes from the log, not from a probe, so it names what it follows.
      *

@@ -133,7 +133,8 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.StartFailed o -> used(new Down(o.at(), Reason.START_FAILED, o.detail()));
             case Observation.HealthOk o -> healthOk(current, o);
             case Observation.ModelListed o -> modelListed(current, o);
-            case Observation.Generated o -> generated(current, o);
+            case Observation.Generated o -> generated(current, o.at(), Check.GENERATION);
+            case Observation.Served o -> generated(current, o.at(), Check.TRAFFIC);
             case Observation.CheckFailed o -> checkFailed(current, o);
             case Observation.Verified o -> verified(current, o);
             case Observation.VerificationFailed o -> verificationFailed(current, o);
@@ -209,11 +210,12 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
         };
     }
 
-    private static Step generated(EngineState current, Observation.Generated o) {
+    /** A generation succeeded: the light check ({@code GENERATION}) or a client's request ({@code TRAFFIC}). */
+    private static Step generated(EngineState current, Instant at, Check check) {
         return switch (current) {
             case Ready r -> used(current);
-            case Degraded d -> used(passed(d, Check.GENERATION, o.at()));
-            // Generation checks run on an engine that serves only: this one came after it stopped serving.
+            case Degraded d -> used(passed(d, check, at));
+            // Generation checks and client traffic reach an engine that serves only: this came after it stopped.
             default -> ignored(current, Ignored.STALE);
         };
     }
@@ -232,7 +234,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
     }
 
     private Step checkFailed(EngineState current, Observation.CheckFailed o) {
-        if (o.check() == Check.GENERATION && !current.acceptsTraffic()) {
+        if ((o.check() == Check.GENERATION || o.check() == Check.TRAFFIC) && !current.acceptsTraffic()) {
             return ignored(current, Ignored.STALE);
         }
         return switch (current) {

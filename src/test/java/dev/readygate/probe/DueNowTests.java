@@ -155,6 +155,11 @@ class DueNowTests {
         return f -> f.withSlots(slotsSample(processing, total));
     }
 
+    /** Gateway mode: client requests served whole proved the engine generates up to {@code seconds}. */
+    static UnaryOperator<EngineFacts> servedAt(double seconds) {
+        return f -> f.withServed(t(seconds));
+    }
+
     static UnaryOperator<EngineFacts> putOffByMetricsAt(double seconds) {
         return f -> f.withLightCheckPutOff(t(seconds), sample(1, 0, 0));
     }
@@ -608,6 +613,55 @@ class DueNowTests {
                         10,
                         LIGHT_RUNS,
                         DueNow.Start.NOTHING));
+    }
+
+    // Gateway mode: client traffic served whole is the proof a light check would give.
+
+    static Stream<Arguments> served() {
+        return Stream.of(
+                Arguments.of(
+                        "ready, a client request served 1 s ago: put off",
+                        READY,
+                        facts(VLLM, heavyAt(0), lightAt(5), servedAt(9)),
+                        10,
+                        DueNow.Start.NOTHING),
+                Arguments.of(
+                        "ready, served longer than generation.interval ago: the light check runs",
+                        READY,
+                        facts(VLLM, heavyAt(0), lightAt(5), servedAt(7)),
+                        10,
+                        DueNow.Start.LIGHT),
+                Arguments.of(
+                        "ready, served, then a request failed (no proof since): the light check runs",
+                        READY,
+                        facts(VLLM, heavyAt(0), lightAt(5), servedAt(9), f -> f.withServed(null)),
+                        10,
+                        DueNow.Start.LIGHT),
+                Arguments.of(
+                        "degraded by client requests: the light check runs whatever was served",
+                        degraded(Check.TRAFFIC),
+                        facts(VLLM, heavyAt(0), lightAt(5), servedAt(9)),
+                        10,
+                        DueNow.Start.LIGHT),
+                Arguments.of(
+                        "degraded by a light check: confirmed at once, traffic or not",
+                        degraded(Check.GENERATION),
+                        facts(VLLM, heavyAt(0), lightAt(9), servedAt(9.5)),
+                        10,
+                        DueNow.Start.LIGHT),
+                Arguments.of(
+                        "ready, served 1 s ago, heavy probes due: they run (traffic never stands in for them)",
+                        READY,
+                        facts(VLLM, heavyAt(0), lightAt(5), servedAt(69)),
+                        70,
+                        DueNow.Start.HEAVY));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("served")
+    void clientRequestsServedWholeStandInForTheLightChecksNeverForTheHeavyProbes(
+            String name, EngineState state, EngineFacts facts, double now, DueNow.Start expected) {
+        assertThat(DueNow.decide(state, facts, t(now), CADENCE, NOTHING_RUNS)).isEqualTo(expected);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -404,6 +404,7 @@ class ReadinessRulesTests {
                 new EngineState.Degraded(T0, MODEL, Check.MODEL, Reason.MODEL_NOT_LISTED, "x"),
                 new EngineState.Degraded(T0, MODEL, Check.VERIFICATION, Reason.SLOW, "x"),
                 new EngineState.Degraded(T0, MODEL, Check.GENERATION, Reason.GENERATION_FAILED, "x"),
+                new EngineState.Degraded(T0, MODEL, Check.TRAFFIC, Reason.ERROR_EVENT, "x"),
                 new EngineState.Degraded(
                         T0,
                         MODEL,
@@ -425,6 +426,8 @@ class ReadinessRulesTests {
                 new Observation.CheckFailed(t(1), Reason.CONNECTION_RESET, "x"),
                 new Observation.CheckFailed(t(1), Check.GENERATION, Reason.GENERATION_TIMED_OUT, "x"),
                 new Observation.Generated(t(1), "x"),
+                new Observation.CheckFailed(t(1), Check.TRAFFIC, Reason.ERROR_EVENT, "x"),
+                new Observation.Served(t(1), "x"),
                 ok(1),
                 listed(1),
                 new Observation.Restarted(t(1), "x"),
@@ -465,6 +468,16 @@ class ReadinessRulesTests {
                 List.of(Reason.GENERATION_FAILED, Reason.GENERATION_TIMED_OUT, Reason.GENERATION_STALLED)) {
             cases.add(Arguments.of(Check.GENERATION, reason, new Observation.Generated(T0, "ok")));
         }
+        // Gateway mode: a client request the engine failed, as a probe failing the same way is named; one served whole.
+        for (Reason reason : List.of(
+                Reason.CONNECTION_RESET,
+                Reason.TIMED_OUT,
+                Reason.STALLED,
+                Reason.HTTP_STATUS,
+                Reason.TRUNCATED_STREAM,
+                Reason.ERROR_EVENT)) {
+            cases.add(Arguments.of(Check.TRAFFIC, reason, new Observation.Served(T0, "ok")));
+        }
         for (Reason reason : List.of(
                 Reason.CONNECTION_RESET,
                 Reason.TIMED_OUT,
@@ -495,6 +508,7 @@ class ReadinessRulesTests {
             case Observation.HealthOk o -> ok(s);
             case Observation.ModelListed o -> listed(s);
             case Observation.Generated o -> new Observation.Generated(t(s), "ok");
+            case Observation.Served o -> new Observation.Served(t(s), "ok");
             case Observation.Verified o -> verified(s);
             default -> throw new IllegalArgumentException(pass.toString());
         };
@@ -567,6 +581,12 @@ class ReadinessRulesTests {
                 Arguments.of(
                         new EngineState.Down(T0, Reason.ENGINE_DOWN, "x"), listed(1), ReadinessRules.Ignored.STALE),
                 Arguments.of(notReady, new Observation.Generated(t(1), "ok"), ReadinessRules.Ignored.STALE),
+                // A client's request that ended after the engine stopped serving says nothing of it now.
+                Arguments.of(notReady, new Observation.Served(t(1), "ok"), ReadinessRules.Ignored.STALE),
+                Arguments.of(
+                        notReady,
+                        new Observation.CheckFailed(t(1), Check.TRAFFIC, Reason.ERROR_EVENT, "x"),
+                        ReadinessRules.Ignored.STALE),
                 Arguments.of(
                         notReady,
                         new Observation.CheckFailed(t(1), Check.GENERATION, Reason.GENERATION_FAILED, "x"),
@@ -592,7 +612,12 @@ class ReadinessRulesTests {
     @Test
     void confirmationsAreUsedNotIgnored() {
         EngineState ready = run(ok(1), listed(2), verified(3), verified(4));
-        for (Observation confirmation : List.of(ok(5), listed(5), verified(5), new Observation.Generated(t(5), "ok"))) {
+        for (Observation confirmation : List.of(
+                ok(5),
+                listed(5),
+                verified(5),
+                new Observation.Generated(t(5), "ok"),
+                new Observation.Served(t(5), "ok"))) {
             assertThat(rules.step(ready, confirmation, null)).isEqualTo(new ReadinessRules.Step(ready, null));
         }
     }
