@@ -748,7 +748,7 @@ final class FootprintStage {
     }
 
     /** SIGTERM, then SIGKILL after 15 s. */
-    private static void stop(Process process) {
+    static void stop(Process process) {
         process.destroy();
         try {
             if (!process.waitFor(15, TimeUnit.SECONDS)) {
@@ -760,7 +760,7 @@ final class FootprintStage {
         }
     }
 
-    private static String java() {
+    static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 

@@ -123,14 +123,14 @@ final class GatewayStage {
         } finally {
             started.forEach(process -> {
                 noise.ownEnding(process.pid());
-                stop(process);
+                FootprintStage.stop(process);
             });
         }
     }
 
     private List<String> simulator(int port) {
         return List.of(
-                java(),
+                FootprintStage.java(),
                 "-XX:+UseSerialGC",
                 "-Xmx512m",
                 "-jar",
@@ -188,7 +188,7 @@ final class GatewayStage {
     private void startReadygate(NoiseMonitor noise, int engine) throws IOException, InterruptedException {
         int admin = FootprintStage.freePort();
         int traffic = FootprintStage.freePort();
-        List<String> command = new ArrayList<>(List.of(java()));
+        List<String> command = new ArrayList<>(List.of(FootprintStage.java()));
         command.addAll(FootprintStage.SMALL);
         command.addAll(List.of(
                 "-jar",
@@ -246,7 +246,7 @@ final class GatewayStage {
         Process proxy = proxies.get(leg);
         long cpuBefore = proxy == null ? 0 : ticks(proxy);
         Process clients = new ProcessBuilder(
-                        java(),
+                        FootprintStage.java(),
                         "-XX:+UseSerialGC",
                         "-cp",
                         System.getProperty("java.class.path"),
@@ -360,22 +360,6 @@ final class GatewayStage {
             Thread.currentThread().interrupt();
             return "unknown";
         }
-    }
-
-    private static void stop(Process process) {
-        process.destroy();
-        try {
-            if (!process.waitFor(15, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException ex) {
-            process.destroyForcibly();
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static String java() {
-        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
     private static final Pattern MODEL = Pattern.compile("\"id\"\\s*:\\s*\"([^\"]+)\"");
