@@ -1,0 +1,338 @@
+package dev.readygate.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+/**
+ * The traffic port's handler: a request on one of the engine's routes ({@link #proxied}) is admitted or refused
+ * ({@link TrafficAdmission}), then forwarded to the engine with its headers (the client's {@code Authorization} among
+ * them, untouched) and body, and the engine's answer is passed back buffer by buffer, each flushed as it comes, so a
+ * server-sent event reaches the client when the engine wrote it. The answer's status and headers are sent with its
+ * first body byte, so a 504 can still be answered while none came. A client that goes away cancels the engine's
+ * request (its connection to the engine is closed). Each forwarded exchange's end is reported to {@link ExchangeEnds}.
+ * Nothing of a request or an answer is logged or kept: only counts.
+ */
+final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> {
+
+    /** The engine's OpenAI-compatible routes, proxied under this prefix. */
+    static final String OPENAI_PREFIX = "/v1/";
+
+    /**
+     * The engine's other routes a client uses (vLLM's tokenizer, version, pooling and scoring routes, SageMaker's
+     * {@code /invocations}). Not proxied: {@code /health}, {@code /metrics}, {@code /load} and the development routes
+     * ({@code /sleep}, {@code /wake_up}, {@code /server_info}, ...), which are the operator's, not a client's.
+     */
+    static final Set<String> OTHER_ROUTES = Set.of(
+            "/tokenize", "/detokenize", "/version", "/pooling", "/classify", "/score", "/rerank", "/invocations");
+
+    /** Hop-by-hop headers (RFC 9110 7.6.1), never forwarded either way; {@code Host} is the engine's own. */
+    private static final Set<String> HOP_BY_HOP = Set.of(
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade");
+
+    private final String engineBase;
+    private final HttpClient client;
+    private final long maxRequestBytes;
+    private final StreamTimeouts timeouts;
+    private final TrafficAdmission admission;
+    private final ExchangeEnds ends;
+    private final LongSupplier nanoTime;
+
+    GatewayProxy(
+            URI engineBaseUrl,
+            HttpClient client,
+            long maxRequestBytes,
+            StreamTimeouts timeouts,
+            TrafficAdmission admission,
+            ExchangeEnds ends,
+            LongSupplier nanoTime) {
+        String base = engineBaseUrl.toString();
+        this.engineBase = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+        this.client = client;
+        this.maxRequestBytes = maxRequestBytes;
+        this.timeouts = timeouts;
+        this.admission = admission;
+        this.ends = ends;
+        this.nanoTime = nanoTime;
+    }
+
+    /** Whether a path is one of the engine's routes the gateway forwards. */
+    static boolean proxied(String path) {
+        return path.startsWith(OPENAI_PREFIX) || OTHER_ROUTES.contains(path);
+    }
+
+    @Override
+    public Publisher<Void> apply(HttpServerRequest request, HttpServerResponse response) {
+        String path = request.fullPath();
+        if (!proxied(path)) {
+            return answer(
+                    response,
+                    new OpenAiError(
+                            404,
+                            "readygate's gateway does not forward " + path,
+                            "not_found_error",
+                            "route_not_proxied"));
+        }
+        long declared = contentLength(request.requestHeaders());
+        if (declared > maxRequestBytes) {
+            return answer(response, tooLarge());
+        }
+        return switch (admission.admit()) {
+            case Admission.Admitted admitted -> forward(request, response, path);
+            case Admission.Refused refused -> {
+                response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
+                yield answer(response, new OpenAiError(503, refused.message(), "service_unavailable", refused.code()));
+            }
+        };
+    }
+
+    private OpenAiError tooLarge() {
+        return new OpenAiError(
+                413,
+                "The request body is larger than readygate.gateway.max-request-size (" + maxRequestBytes + " bytes)",
+                "invalid_request_error",
+                "request_too_large");
+    }
+
+    private Publisher<Void> forward(HttpServerRequest request, HttpServerResponse response, String path) {
+        Exchange exchange = new Exchange(path, nanoTime);
+        Flux<ByteBuf> answer = timeouts.apply(send(request, exchange));
+        return answer.switchOnFirst((first, body) -> {
+                    if (first.hasValue() || first.isOnComplete()) {
+                        return respond(response, exchange, body);
+                    }
+                    Throwable failure = first.getThrowable();
+                    if (first.isOnError() && failure != null) {
+                        return answer(response, exchange.failedBeforeAnswer(failure, tooLarge()));
+                    }
+                    return Mono.<Void>empty();
+                })
+                .doOnError(exchange::failedAfterAnswer)
+                .doFinally(signal -> exchange.end(signal, ends))
+                .then();
+    }
+
+    /** The request to the engine; the answer's head is kept on the exchange, its body buffers are the flux. */
+    private Flux<ByteBuf> send(HttpServerRequest request, Exchange exchange) {
+        HttpClient.RequestSender sender = client.headers(headers -> copy(request.requestHeaders(), headers))
+                .request(request.method())
+                .uri(engineBase + request.uri());
+        HttpClient.ResponseReceiver<?> receiver = hasBody(request) ? sender.send(limited(request)) : sender;
+        return receiver.response((head, body) -> {
+            exchange.head = head;
+            return body.retain();
+        });
+    }
+
+    private static boolean hasBody(HttpServerRequest request) {
+        return contentLength(request.requestHeaders()) > 0
+                || request.requestHeaders().contains(HttpHeaderNames.TRANSFER_ENCODING, "chunked", true);
+    }
+
+    /** The declared body length, -1 when none or unreadable (a chunked body declares none). */
+    private static long contentLength(HttpHeaders headers) {
+        String value = headers.get(HttpHeaderNames.CONTENT_LENGTH);
+        if (value == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** The client's body, failed once it grows past the limit (a chunked body declares no length). */
+    private Flux<ByteBuf> limited(HttpServerRequest request) {
+        AtomicLong seen = new AtomicLong();
+        return request.receive().handle((buffer, sink) -> {
+            if (seen.addAndGet(buffer.readableBytes()) > maxRequestBytes) {
+                sink.error(new RequestTooLarge());
+            } else {
+                sink.next(buffer.retain());
+            }
+        });
+    }
+
+    /** The engine's status and headers, then its body, each buffer flushed as it comes. */
+    private Mono<Void> respond(HttpServerResponse response, Exchange exchange, Flux<ByteBuf> body) {
+        HttpClientResponse head = exchange.requireHead();
+        response.status(head.status());
+        copy(head.responseHeaders(), response.responseHeaders());
+        exchange.answered(head);
+        // Reactor Netty cancels the body when the client's connection closes, and then completes the send: the cancel
+        // is the one sign that the client went away (it also closes the connection to the engine).
+        return response.send(body.doOnNext(exchange::passed).doOnCancel(exchange::clientWentAway), buffer -> true)
+                .then();
+    }
+
+    private static Mono<Void> answer(HttpServerResponse response, OpenAiError error) {
+        return response.status(error.status())
+                .header(HttpHeaderNames.CONTENT_TYPE, "application/json")
+                .sendString(Mono.just(error.json()))
+                .then();
+    }
+
+    private static void copy(HttpHeaders from, HttpHeaders to) {
+        String connection = from.get(HttpHeaderNames.CONNECTION);
+        from.forEach(header -> {
+            String name = header.getKey().toLowerCase(Locale.ROOT);
+            if (!HOP_BY_HOP.contains(name)
+                    && !name.equals("host")
+                    && (connection == null
+                            || !connection.toLowerCase(Locale.ROOT).contains(name))) {
+                to.add(header.getKey(), header.getValue());
+            }
+        });
+    }
+
+    /** The client's body passed the limit while it was forwarded. */
+    static final class RequestTooLarge extends RuntimeException {
+        RequestTooLarge() {
+            super("request body over readygate.gateway.max-request-size", null, false, false);
+        }
+    }
+
+    /** One exchange's counts, written on its event loop, reported once. */
+    private static final class Exchange {
+        private final String path;
+        private final LongSupplier nanoTime;
+        private final long startNanos;
+        private final AtomicBoolean reported = new AtomicBoolean();
+        volatile @Nullable HttpClientResponse head;
+        private @Nullable EventCounter events;
+        private int status;
+        private long bytes;
+        private long firstByteNanos = -1;
+        private @Nullable ExchangeEnding failure;
+        private volatile boolean clientGone;
+
+        Exchange(String path, LongSupplier nanoTime) {
+            this.path = path;
+            this.nanoTime = nanoTime;
+            this.startNanos = nanoTime.getAsLong();
+        }
+
+        HttpClientResponse requireHead() {
+            HttpClientResponse known = head;
+            if (known == null) {
+                throw new IllegalStateException("the engine's answer began without a head");
+            }
+            return known;
+        }
+
+        void answered(HttpClientResponse head) {
+            status = head.status().code();
+            String type = head.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE);
+            if (type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
+                events = new EventCounter();
+            }
+        }
+
+        void passed(ByteBuf buffer) {
+            if (firstByteNanos < 0) {
+                firstByteNanos = nanoTime.getAsLong();
+            }
+            bytes += buffer.readableBytes();
+            EventCounter counter = events;
+            if (counter != null) {
+                counter.count(buffer);
+            }
+        }
+
+        /** What the client is answered when the engine's answer never began. */
+        OpenAiError failedBeforeAnswer(Throwable failure, OpenAiError tooLarge) {
+            OpenAiError error = switch (failure) {
+                case RequestTooLarge t -> {
+                    this.failure = ExchangeEnding.REQUEST_TOO_LARGE;
+                    yield tooLarge;
+                }
+                case StreamTimeouts.TimedOut t -> {
+                    this.failure = ExchangeEnding.FIRST_BYTE_TIMED_OUT;
+                    yield new OpenAiError(
+                            504,
+                            "The engine sent no answer within readygate.gateway.first-byte-timeout",
+                            "gateway_timeout",
+                            "engine_timeout");
+                }
+                case ConnectTimeoutException t -> {
+                    this.failure = ExchangeEnding.CONNECT_TIMED_OUT;
+                    yield new OpenAiError(
+                            504,
+                            "No connection to the engine within readygate.gateway.connect-timeout",
+                            "gateway_timeout",
+                            "engine_connect_timeout");
+                }
+                default -> {
+                    this.failure = ExchangeEnding.ENGINE_UNREACHABLE;
+                    yield new OpenAiError(502, "The engine could not be reached", "bad_gateway", "engine_unreachable");
+                }
+            };
+            status = error.status();
+            return error;
+        }
+
+        /** The answer began and then failed: the client's stream is cut (its connection closed). */
+        void failedAfterAnswer(Throwable failure) {
+            if (this.failure == null) {
+                this.failure = failure instanceof StreamTimeouts.TimedOut timedOut
+                                && timedOut.limit() == StreamTimeouts.Limit.BETWEEN_EVENTS
+                        ? ExchangeEnding.STALLED
+                        : ExchangeEnding.ENGINE_CUT;
+            }
+        }
+
+        void clientWentAway() {
+            clientGone = true;
+        }
+
+        void end(SignalType signal, ExchangeEnds ends) {
+            if (!reported.compareAndSet(false, true)) {
+                return;
+            }
+            ExchangeEnding ending = clientGone
+                    ? ExchangeEnding.CLIENT_CANCELLED
+                    : switch (signal) {
+                        case CANCEL -> ExchangeEnding.CLIENT_CANCELLED;
+                        case ON_ERROR -> failure != null ? failure : ExchangeEnding.ENGINE_CUT;
+                        default -> failure != null ? failure : ExchangeEnding.COMPLETED;
+                    };
+            long now = nanoTime.getAsLong();
+            ends.ended(new ProxiedExchange(
+                    path,
+                    status,
+                    events != null,
+                    bytes,
+                    events == null ? 0 : events.events(),
+                    ending,
+                    firstByteNanos < 0 ? null : Duration.ofNanos(firstByteNanos - startNanos),
+                    Duration.ofNanos(now - startNanos)));
+        }
+    }
+}
