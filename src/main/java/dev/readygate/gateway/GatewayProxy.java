@@ -1,22 +1,17 @@
 package dev.readygate.gateway;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.URI;
-import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.LongSupplier;
-import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
@@ -133,7 +128,6 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                     }
                     return Mono.<Void>empty();
                 })
-                .doOnError(exchange::failedAfterAnswer)
                 .doFinally(signal -> exchange.end(signal, ends))
                 .then();
     }
@@ -188,8 +182,15 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         exchange.answered(head);
         // Reactor Netty cancels the body when the client's connection closes, and then completes the send: the cancel
         // is the one sign that the client went away (it also closes the connection to the engine).
+        // A failure once the status went out (a stall, the engine cut its answer) can only cut the client's stream: the
+        // connection is closed here, without the last chunk, so the client cannot take the stream for a whole one.
         return response.send(body.doOnNext(exchange::passed).doOnCancel(exchange::clientWentAway), buffer -> true)
-                .then();
+                .then()
+                .onErrorResume(failure -> {
+                    exchange.failedAfterAnswer(failure);
+                    response.withConnection(connection -> connection.channel().close());
+                    return Mono.empty();
+                });
     }
 
     private static Mono<Void> answer(HttpServerResponse response, OpenAiError error) {
@@ -216,123 +217,6 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     static final class RequestTooLarge extends RuntimeException {
         RequestTooLarge() {
             super("request body over readygate.gateway.max-request-size", null, false, false);
-        }
-    }
-
-    /** One exchange's counts, written on its event loop, reported once. */
-    private static final class Exchange {
-        private final String path;
-        private final LongSupplier nanoTime;
-        private final long startNanos;
-        private final AtomicBoolean reported = new AtomicBoolean();
-        volatile @Nullable HttpClientResponse head;
-        private @Nullable EventCounter events;
-        private int status;
-        private long bytes;
-        private long firstByteNanos = -1;
-        private @Nullable ExchangeEnding failure;
-        private volatile boolean clientGone;
-
-        Exchange(String path, LongSupplier nanoTime) {
-            this.path = path;
-            this.nanoTime = nanoTime;
-            this.startNanos = nanoTime.getAsLong();
-        }
-
-        HttpClientResponse requireHead() {
-            HttpClientResponse known = head;
-            if (known == null) {
-                throw new IllegalStateException("the engine's answer began without a head");
-            }
-            return known;
-        }
-
-        void answered(HttpClientResponse head) {
-            status = head.status().code();
-            String type = head.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE);
-            if (type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
-                events = new EventCounter();
-            }
-        }
-
-        void passed(ByteBuf buffer) {
-            if (firstByteNanos < 0) {
-                firstByteNanos = nanoTime.getAsLong();
-            }
-            bytes += buffer.readableBytes();
-            EventCounter counter = events;
-            if (counter != null) {
-                counter.count(buffer);
-            }
-        }
-
-        /** What the client is answered when the engine's answer never began. */
-        OpenAiError failedBeforeAnswer(Throwable failure, OpenAiError tooLarge) {
-            OpenAiError error = switch (failure) {
-                case RequestTooLarge t -> {
-                    this.failure = ExchangeEnding.REQUEST_TOO_LARGE;
-                    yield tooLarge;
-                }
-                case StreamTimeouts.TimedOut t -> {
-                    this.failure = ExchangeEnding.FIRST_BYTE_TIMED_OUT;
-                    yield new OpenAiError(
-                            504,
-                            "The engine sent no answer within readygate.gateway.first-byte-timeout",
-                            "gateway_timeout",
-                            "engine_timeout");
-                }
-                case ConnectTimeoutException t -> {
-                    this.failure = ExchangeEnding.CONNECT_TIMED_OUT;
-                    yield new OpenAiError(
-                            504,
-                            "No connection to the engine within readygate.gateway.connect-timeout",
-                            "gateway_timeout",
-                            "engine_connect_timeout");
-                }
-                default -> {
-                    this.failure = ExchangeEnding.ENGINE_UNREACHABLE;
-                    yield new OpenAiError(502, "The engine could not be reached", "bad_gateway", "engine_unreachable");
-                }
-            };
-            status = error.status();
-            return error;
-        }
-
-        /** The answer began and then failed: the client's stream is cut (its connection closed). */
-        void failedAfterAnswer(Throwable failure) {
-            if (this.failure == null) {
-                this.failure = failure instanceof StreamTimeouts.TimedOut timedOut
-                                && timedOut.limit() == StreamTimeouts.Limit.BETWEEN_EVENTS
-                        ? ExchangeEnding.STALLED
-                        : ExchangeEnding.ENGINE_CUT;
-            }
-        }
-
-        void clientWentAway() {
-            clientGone = true;
-        }
-
-        void end(SignalType signal, ExchangeEnds ends) {
-            if (!reported.compareAndSet(false, true)) {
-                return;
-            }
-            ExchangeEnding ending = clientGone
-                    ? ExchangeEnding.CLIENT_CANCELLED
-                    : switch (signal) {
-                        case CANCEL -> ExchangeEnding.CLIENT_CANCELLED;
-                        case ON_ERROR -> failure != null ? failure : ExchangeEnding.ENGINE_CUT;
-                        default -> failure != null ? failure : ExchangeEnding.COMPLETED;
-                    };
-            long now = nanoTime.getAsLong();
-            ends.ended(new ProxiedExchange(
-                    path,
-                    status,
-                    events != null,
-                    bytes,
-                    events == null ? 0 : events.events(),
-                    ending,
-                    firstByteNanos < 0 ? null : Duration.ofNanos(firstByteNanos - startNanos),
-                    Duration.ofNanos(now - startNanos)));
         }
     }
 }

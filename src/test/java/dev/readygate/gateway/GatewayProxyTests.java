@@ -361,7 +361,8 @@ class GatewayProxyTests {
             URI engine, long maxRequestBytes, Duration firstByte, Duration betweenEvents, int maxConnections) {
         LoopResources loops = LoopResources.create("gateway-test", 1, 2, true);
         ConnectionProvider connections = ConnectionProvider.create("gateway-test", 16);
-        running.add(() -> loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5)));
+        running.add(
+                () -> loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5)));
         running.add(() -> connections.disposeLater().block(Duration.ofSeconds(5)));
         GatewayProxy proxy = new GatewayProxy(
                 engine,
