@@ -138,9 +138,14 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                 .request(request.method())
                 .uri(engineBase + request.uri());
         HttpClient.ResponseReceiver<?> receiver = hasBody(request) ? sender.send(limited(request)) : sender;
-        return receiver.response((head, body) -> {
+        return receiver.responseConnection((head, connection) -> {
             exchange.head = head;
-            return body.retain();
+            if (head.status().code() >= 400) {
+                // An engine may answer an error before it read the body (llama-server checks the API key first) and
+                // keep the connection: the unread body would be read as the next request's head. Not reused.
+                connection.markPersistent(false);
+            }
+            return connection.inbound().receive().retain();
         });
     }
 

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -165,19 +166,27 @@ class GatewayLlamaServerIT {
 
     @Test
     void theEngineChecksTheClientsAuthorizationNotReadygatesKey() {
-        traffic.get().uri("/v1/models").exchange().expectStatus().isUnauthorized();
-        traffic.get()
-                .uri("/v1/models")
-                .header("Authorization", "Bearer wrong")
+        // llama-server's /v1/models is public; a completion needs the key.
+        assertThat(complete(null)).startsWith("401");
+        assertThat(complete("Bearer wrong")).startsWith("401");
+        assertThat(complete("Bearer " + KEY)).startsWith("200");
+    }
+
+    /** The status and body of a one-token completion sent with {@code authorization}. */
+    private static String complete(@Nullable String authorization) {
+        var result = traffic.post()
+                .uri("/v1/completions")
+                .headers(headers -> {
+                    if (authorization != null) {
+                        headers.set("Authorization", authorization);
+                    }
+                })
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(Map.of("prompt", PROMPT, "max_tokens", 1))
                 .exchange()
-                .expectStatus()
-                .isUnauthorized();
-        traffic.get()
-                .uri("/v1/models")
-                .header("Authorization", "Bearer " + KEY)
-                .exchange()
-                .expectStatus()
-                .isOk();
+                .expectBody(String.class)
+                .returnResult();
+        return result.getStatus().value() + " " + result.getResponseBody();
     }
 
     private static Flux<String> stream(int tokens) {

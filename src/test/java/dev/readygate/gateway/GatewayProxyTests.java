@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -317,6 +318,61 @@ class GatewayProxyTests {
         } finally {
             for (Socket socket : held) {
                 socket.close();
+            }
+        }
+    }
+
+    /**
+     * llama-server checks the API key before it reads a request's body, answers 401 and keeps the connection: the body
+     * left unread would be read as the next request's head (it answers that 400). The engine here does the same, on a
+     * plain socket; the gateway must not send another request on a connection whose answer was an error.
+     */
+    @Test
+    void engineConnectionIsNotReusedAfterAnErrorAnswer() throws IOException {
+        java.net.ServerSocket listener = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        running.add(listener::close);
+        Thread engine = Thread.ofVirtual().start(() -> answerHeadsOnly(listener));
+        running.add(engine::interrupt);
+        WebTestClient client = gateway(URI.create("http://127.0.0.1:" + listener.getLocalPort()));
+
+        for (int i = 0; i < 3; i++) {
+            client.post()
+                    .uri("/v1/completions")
+                    .contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue("{\"prompt\":\"" + PROMPT + "\"}")
+                    .exchange()
+                    .expectStatus()
+                    .isUnauthorized();
+        }
+    }
+
+    /** Per connection: reads each request's head, never its body, and answers 401 (400 to a head it cannot read). */
+    private static void answerHeadsOnly(java.net.ServerSocket listener) {
+        while (!listener.isClosed()) {
+            try {
+                Socket socket = listener.accept();
+                Thread.ofVirtual().start(() -> {
+                    try (socket) {
+                        var in = new java.io.BufferedReader(
+                                new java.io.InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1));
+                        var out = socket.getOutputStream();
+                        String line;
+                        while ((line = in.readLine()) != null) {
+                            boolean head = line.startsWith("POST ") || line.startsWith("GET ");
+                            while ((line = in.readLine()) != null && !line.isEmpty()) {
+                                // the rest of the head
+                            }
+                            String status = head ? "401 Unauthorized" : "400 Bad Request";
+                            out.write(("HTTP/1.1 " + status + "\r\nContent-Length: 0\r\n\r\n")
+                                    .getBytes(StandardCharsets.ISO_8859_1));
+                            out.flush();
+                        }
+                    } catch (IOException e) {
+                        // the gateway closed the connection
+                    }
+                });
+            } catch (IOException e) {
+                return;
             }
         }
     }
