@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -245,14 +245,7 @@ class GatewayProxyTests {
                 Duration.ofSeconds(5),
                 Duration.ofMillis(300));
 
-        Flux<String> received = client.post()
-                .uri("/v1/completions")
-                .bodyValue("{}")
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .returnResult(String.class)
-                .getResponseBody();
+        Flux<String> received = events(client);
 
         // The status went out with the first event; the stall can only cut the stream, never end it cleanly.
         StepVerifier.create(received).expectNext("one").expectError().verify(Duration.ofSeconds(10));
@@ -291,14 +284,7 @@ class GatewayProxyTests {
                             .map(i -> "data: " + i + "\n\n"));
         }));
 
-        Flux<String> received = client.post()
-                .uri("/v1/completions")
-                .bodyValue("{}")
-                .exchange()
-                .expectStatus()
-                .isOk()
-                .returnResult(String.class)
-                .getResponseBody();
+        Flux<String> received = events(client);
         StepVerifier.create(received).expectNext("0").thenCancel().verify(Duration.ofSeconds(10));
 
         await().atMost(Duration.ofSeconds(10)).untilTrue(engineSawTheEnd);
@@ -310,15 +296,31 @@ class GatewayProxyTests {
         URI engine = engine((request, response) -> response.sendString(Mono.just("{}")));
         TrafficServer server = server(engine, 1 << 20, Duration.ofSeconds(5), Duration.ofSeconds(5), 2);
 
-        List<Socket> held = List.of(connect(server), connect(server));
-        try (Socket third = connect(server)) {
+        List<Socket> sockets = List.of(connect(server), connect(server), connect(server));
+        try {
             await().atMost(Duration.ofSeconds(5)).until(() -> server.refusedConnections() == 1);
-            assertThat(read(third)).isEqualTo(-1);
             assertThat(server.openConnections()).isEqualTo(2);
+            // Connections are set up on two event loops: which of the three was the one too many is not fixed.
+            List<Integer> firstBytes = new ArrayList<>();
+            for (Socket socket : sockets) {
+                firstBytes.add(ask(socket));
+            }
+            assertThat(firstBytes).containsExactlyInAnyOrder((int) 'H', (int) 'H', -1);
         } finally {
-            for (Socket socket : held) {
+            for (Socket socket : sockets) {
                 socket.close();
             }
+        }
+    }
+
+    /** Sends a request and reads the answer's first byte: -1 when the connection was closed. */
+    private static int ask(Socket socket) {
+        try {
+            socket.getOutputStream()
+                    .write("GET /v1/models HTTP/1.1\r\nHost: gateway\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            return socket.getInputStream().read();
+        } catch (IOException e) {
+            return -1;
         }
     }
 
@@ -377,16 +379,23 @@ class GatewayProxyTests {
         }
     }
 
+    /** A completion's server-sent events' data, once its status said 200. */
+    private static Flux<String> events(WebTestClient client) {
+        return client.post()
+                .uri("/v1/completions")
+                .bodyValue("{}")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .returnResult(String.class)
+                .getResponseBody();
+    }
+
     private static Socket connect(TrafficServer server) throws IOException {
         Socket socket = new Socket();
         socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 2000);
         socket.setSoTimeout(5000);
         return socket;
-    }
-
-    private static int read(Socket socket) throws IOException {
-        InputStream in = socket.getInputStream();
-        return in.read();
     }
 
     private ProxiedExchange awaitExchange() {
