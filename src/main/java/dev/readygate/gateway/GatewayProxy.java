@@ -77,9 +77,12 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         this.nanoTime = nanoTime;
     }
 
+    /** vLLM's administrative routes under the OpenAI prefix (runtime LoRA loading): the operator's, never forwarded. */
+    static final Set<String> ADMINISTRATIVE_ROUTES = Set.of("/v1/load_lora_adapter", "/v1/unload_lora_adapter");
+
     /** Whether a path is one of the engine's routes the gateway forwards. */
     static boolean proxied(String path) {
-        return path.startsWith(OPENAI_PREFIX) || OTHER_ROUTES.contains(path);
+        return (path.startsWith(OPENAI_PREFIX) && !ADMINISTRATIVE_ROUTES.contains(path)) || OTHER_ROUTES.contains(path);
     }
 
     @Override
@@ -134,7 +137,12 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
 
     /** The request to the engine; the answer's head is kept on the exchange, its body buffers are the flux. */
     private Flux<ByteBuf> send(HttpServerRequest request, Exchange exchange) {
-        HttpClient.RequestSender sender = client.headers(headers -> copy(request.requestHeaders(), headers))
+        HttpClient.RequestSender sender = client.headers(headers -> {
+                    copy(request.requestHeaders(), headers);
+                    // The traffic server answers the client's 100-continue as it reads the body; the engine gets the
+                    // body without being asked.
+                    headers.remove(HttpHeaderNames.EXPECT);
+                })
                 .request(request.method())
                 .uri(engineBase + request.uri());
         HttpClient.ResponseReceiver<?> receiver = hasBody(request) ? sender.send(limited(request)) : sender;

@@ -132,6 +132,53 @@ class GatewayProxyTests {
     }
 
     @Test
+    void clientsExpectContinueIsAnsweredByTheGatewayAndNotForwarded() {
+        // curl sends Expect: 100-continue with a body over 1 KB; the gateway reads the body, so it answers the
+        // expectation itself, and the engine gets a plain request.
+        AtomicReference<String> expect = new AtomicReference<>("not asked");
+        WebTestClient client = gateway(engine((request, response) -> {
+            expect.set(String.valueOf(request.requestHeaders().get("Expect")));
+            return response.sendString(
+                    request.receive().aggregate().asString().map(body -> "{\"n\":" + body.length() + "}"));
+        }));
+
+        client.post()
+                .uri("/v1/completions")
+                .header("Expect", "100-continue")
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue("{\"prompt\":\"" + "x".repeat(2000) + "\"}")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .isEqualTo("{\"n\":2013}");
+        assertThat(expect.get()).isEqualTo("null");
+    }
+
+    @Test
+    void enginesAdministrativeRoutesUnderV1AreNotForwarded() {
+        AtomicInteger calls = new AtomicInteger();
+        WebTestClient client = gateway(engine((request, response) -> {
+            calls.incrementAndGet();
+            return response.sendString(Mono.just("{}"));
+        }));
+
+        client.post()
+                .uri("/v1/load_lora_adapter")
+                .bodyValue("{}")
+                .exchange()
+                .expectStatus()
+                .isNotFound();
+        client.post()
+                .uri("/v1/unload_lora_adapter")
+                .bodyValue("{}")
+                .exchange()
+                .expectStatus()
+                .isNotFound();
+        assertThat(calls).hasValue(0);
+    }
+
+    @Test
     void requestWhileNotAdmittedIs503WithRetryAfterAndAnOpenAiErrorAndNeverReachesTheEngine() {
         AtomicInteger calls = new AtomicInteger();
         admission.set(new Admission.Refused(Duration.ofSeconds(3), "The engine cannot serve now", "engine_not_ready"));
