@@ -3,6 +3,7 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.netty.channel.ChannelOption;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -322,6 +323,52 @@ class GatewayProxyTests {
     }
 
     @Test
+    void engineThatDoesNotTakeTheConnectionIs504() throws IOException {
+        // A listener that never accepts, its queue filled: the kernel drops further connection attempts unanswered.
+        java.net.ServerSocket listener = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+        running.add(listener::close);
+        List<Socket> queued = new ArrayList<>();
+        running.add(() -> {
+            for (Socket socket : queued) {
+                socket.close();
+            }
+        });
+        boolean full = false;
+        while (!full && queued.size() < 16) {
+            Socket socket = new Socket();
+            try {
+                socket.connect(listener.getLocalSocketAddress(), 200);
+                queued.add(socket);
+            } catch (java.net.SocketTimeoutException e) {
+                socket.close();
+                full = true;
+            }
+        }
+        assertThat(full).as("the listener's queue filled").isTrue();
+        TrafficServer server = server(
+                URI.create("http://127.0.0.1:" + listener.getLocalPort()),
+                1 << 20,
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(30),
+                64,
+                Duration.ofMillis(300));
+        WebTestClient client = WebTestClient.bindToServer()
+                .baseUrl("http://127.0.0.1:" + server.port())
+                .responseTimeout(Duration.ofSeconds(10))
+                .build();
+
+        client.get()
+                .uri("/v1/models")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(504)
+                .expectBody()
+                .jsonPath("$.error.code")
+                .isEqualTo("engine_connect_timeout");
+        assertThat(awaitExchange().ending()).isEqualTo(ExchangeEnding.CONNECT_TIMED_OUT);
+    }
+
+    @Test
     void clientThatGoesAwayCancelsTheEnginesRequest() {
         AtomicBoolean engineSawTheEnd = new AtomicBoolean();
         WebTestClient client = gateway(engine((request, response) -> {
@@ -471,6 +518,16 @@ class GatewayProxyTests {
 
     private TrafficServer server(
             URI engine, long maxRequestBytes, Duration firstByte, Duration betweenEvents, int maxConnections) {
+        return server(engine, maxRequestBytes, firstByte, betweenEvents, maxConnections, Duration.ofSeconds(2));
+    }
+
+    private TrafficServer server(
+            URI engine,
+            long maxRequestBytes,
+            Duration firstByte,
+            Duration betweenEvents,
+            int maxConnections,
+            Duration connectTimeout) {
         LoopResources loops = LoopResources.create("gateway-test", 1, 2, true);
         ConnectionProvider connections = ConnectionProvider.create("gateway-test", 16);
         running.add(
@@ -478,7 +535,9 @@ class GatewayProxyTests {
         running.add(() -> connections.disposeLater().block(Duration.ofSeconds(5)));
         GatewayProxy proxy = new GatewayProxy(
                 engine,
-                HttpClient.create(connections).runOn(loops),
+                HttpClient.create(connections)
+                        .runOn(loops)
+                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(connectTimeout.toMillis())),
                 maxRequestBytes,
                 new StreamTimeouts(firstByte, betweenEvents, Schedulers.parallel()),
                 admission::get,
