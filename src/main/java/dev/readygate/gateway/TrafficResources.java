@@ -1,7 +1,6 @@
 package dev.readygate.gateway;
 
 import java.time.Duration;
-import org.springframework.beans.factory.DisposableBean;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
@@ -9,9 +8,9 @@ import reactor.netty.resources.LoopResources;
  * The gateway's own event loops ({@code readygate-gateway-*} threads) and its pool of connections to the engine, shared
  * by the traffic server and its client to the engine and by nothing else: readygate's server runs on
  * {@code readygate-http}, its probes' client on {@code readygate-engine}, and Reactor Netty's global resources serve
- * neither. Held in this one bean, not as a {@link LoopResources} bean, so nobody injects them by type by mistake.
+ * neither. Created only when gateway mode opens its port, never as beans, so nobody injects them by type by mistake.
  */
-final class TrafficResources implements DisposableBean {
+final class TrafficResources {
 
     static final String THREAD_PREFIX = "readygate-gateway";
 
@@ -28,8 +27,7 @@ final class TrafficResources implements DisposableBean {
                 .build();
     }
 
-    @Override
-    public void destroy() {
+    void dispose() {
         connections.disposeLater().block(Duration.ofSeconds(5));
         loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5));
     }

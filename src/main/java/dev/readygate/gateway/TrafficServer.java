@@ -8,7 +8,6 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
@@ -18,10 +17,10 @@ import reactor.netty.resources.LoopResources;
 /**
  * The traffic port: a Reactor Netty server of its own on the gateway's event loops ({@link TrafficResources}), never
  * readygate's server (its port, its loops, its connection cap), so that no flood of traffic can delay the kubelet's
- * probes. Holds at most {@code maxConnections} client connections: one more is closed at once. Started last and stopped
- * first with the application (the probe schedule's phase).
+ * probes. Holds at most {@code maxConnections} client connections: one more is closed at once. Opened and closed by
+ * {@link GatewayMode}.
  */
-public final class TrafficServer implements SmartLifecycle {
+public final class TrafficServer {
 
     private static final Logger logger = LoggerFactory.getLogger(TrafficServer.class);
 
@@ -44,8 +43,7 @@ public final class TrafficServer implements SmartLifecycle {
         this.handler = handler;
     }
 
-    @Override
-    public synchronized void start() {
+    synchronized void start() {
         if (server != null) {
             return;
         }
@@ -66,24 +64,12 @@ public final class TrafficServer implements SmartLifecycle {
         logger.info("Gateway traffic port {} open, forwarding to the engine", server.port());
     }
 
-    @Override
-    public synchronized void stop() {
+    synchronized void stop() {
         DisposableServer running = server;
         server = null;
         if (running != null) {
             running.disposeNow(Duration.ofSeconds(5));
         }
-    }
-
-    @Override
-    public synchronized boolean isRunning() {
-        return server != null;
-    }
-
-    /** The phase of the probe schedule: started last, stopped first. */
-    @Override
-    public int getPhase() {
-        return SmartLifecycle.DEFAULT_PHASE;
     }
 
     /** The port it listens on (the one bound, when {@code readygate.gateway.port} is 0). */

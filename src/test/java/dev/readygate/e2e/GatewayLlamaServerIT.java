@@ -7,8 +7,8 @@ import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.gateway.ExchangeEnding;
 import dev.readygate.gateway.ExchangeEnds;
+import dev.readygate.gateway.GatewayMode;
 import dev.readygate.gateway.ProxiedExchange;
-import dev.readygate.gateway.TrafficServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -101,7 +101,9 @@ class GatewayLlamaServerIT {
         }
         traffic = WebTestClient.bindToServer()
                 .baseUrl("http://127.0.0.1:"
-                        + readygate.getBean(TrafficServer.class).port())
+                        + java.util.Objects.requireNonNull(
+                                        readygate.getBean(GatewayMode.class).server())
+                                .port())
                 .responseTimeout(Duration.ofSeconds(30))
                 .build();
         direct = WebTestClient.bindToServer()

@@ -84,7 +84,9 @@ class GatewayModeTests {
     private static WebTestClient traffic() {
         return WebTestClient.bindToServer()
                 .baseUrl("http://127.0.0.1:"
-                        + readygate.getBean(TrafficServer.class).port())
+                        + java.util.Objects.requireNonNull(
+                                        readygate.getBean(GatewayMode.class).server())
+                                .port())
                 .responseTimeout(Duration.ofSeconds(10))
                 .build();
     }
@@ -128,7 +130,8 @@ class GatewayModeTests {
 
     @Test
     void probesAnswerWhileTheTrafficPortIsAtItsConnectionCap() throws IOException {
-        TrafficServer server = readygate.getBean(TrafficServer.class);
+        TrafficServer server = java.util.Objects.requireNonNull(
+                readygate.getBean(GatewayMode.class).server());
         List<Socket> held = new ArrayList<>();
         try {
             for (int i = 0; i < 5; i++) {
