@@ -213,14 +213,17 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                 .then();
     }
 
+    /** Every header but the hop-by-hop ones, those the {@code Connection} header names among them, and {@code Host}. */
     private static void copy(HttpHeaders from, HttpHeaders to) {
-        String connection = from.get(HttpHeaderNames.CONNECTION);
+        Set<String> named = new java.util.HashSet<>();
+        for (String value : from.getAll(HttpHeaderNames.CONNECTION)) {
+            for (String token : value.split(",")) {
+                named.add(token.strip().toLowerCase(Locale.ROOT));
+            }
+        }
         from.forEach(header -> {
             String name = header.getKey().toLowerCase(Locale.ROOT);
-            if (!HOP_BY_HOP.contains(name)
-                    && !name.equals("host")
-                    && (connection == null
-                            || !connection.toLowerCase(Locale.ROOT).contains(name))) {
+            if (!HOP_BY_HOP.contains(name) && !name.equals("host") && !named.contains(name)) {
                 to.add(header.getKey(), header.getValue());
             }
         });

@@ -180,6 +180,37 @@ class GatewayProxyTests {
     }
 
     @Test
+    void hopByHopHeadersAndThoseConnectionNamesAreNotForwardedOthersAre() {
+        AtomicReference<io.netty.handler.codec.http.HttpHeaders> seen = new AtomicReference<>();
+        WebTestClient client = gateway(engine((request, response) -> {
+            seen.set(request.requestHeaders().copy());
+            return response.header("X-Engine", "kept")
+                    .header("Keep-Alive", "timeout=5")
+                    .sendString(Mono.just("{}"));
+        }));
+
+        client.get()
+                .uri("/v1/models")
+                .header("Connection", "keep-alive, X-Hop")
+                .header("X-Hop", "dropped")
+                // A name inside another one that Connection names is not named itself.
+                .header("X-Ho", "kept")
+                .header("X-Request-Id", "kept")
+                .header("Proxy-Authorization", "Basic dropped")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .valueEquals("X-Engine", "kept")
+                .expectHeader()
+                .doesNotExist("Keep-Alive");
+        assertThat(seen.get().get("X-Request-Id")).isEqualTo("kept");
+        assertThat(seen.get().contains("X-Hop")).isFalse();
+        assertThat(seen.get().get("X-Ho")).isEqualTo("kept");
+        assertThat(seen.get().contains("Proxy-Authorization")).isFalse();
+    }
+
+    @Test
     void requestWhileNotAdmittedIs503WithRetryAfterAndAnOpenAiErrorAndNeverReachesTheEngine() {
         AtomicInteger calls = new AtomicInteger();
         admission.set(new Admission.Refused(Duration.ofSeconds(3), "The engine cannot serve now", "engine_not_ready"));
