@@ -24,6 +24,7 @@ import org.springframework.util.unit.DataSize;
  * @param memory what readygate calls a leak, a stale cache or memory held after a stop
  * @param server readygate's own HTTP server: how many connections it holds and for how long
  * @param check the one-shot {@code readygate check} command
+ * @param gateway gateway mode: readygate in the traffic path, on a port of its own (off by default)
  */
 @ConfigurationProperties("readygate")
 public record ReadygateProperties(
@@ -36,7 +37,8 @@ public record ReadygateProperties(
         @DefaultValue Gpu gpu,
         @DefaultValue Memory memory,
         @DefaultValue Server server,
-        @DefaultValue Check check) {
+        @DefaultValue Check check,
+        @DefaultValue Gateway gateway) {
 
     public ReadygateProperties {
         requireDirectoryOrAbsent("readygate.state-dir", stateDir);
@@ -575,6 +577,43 @@ public record ReadygateProperties(
                 throw new IllegalArgumentException(
                         "readygate.check.wait-for-engine must not be negative (was " + waitForEngine + ")");
             }
+        }
+    }
+
+    /**
+     * Gateway mode (docs/routing.md, "Gateway mode"): readygate proxies the engine's OpenAI-compatible routes on a
+     * traffic port of its own, with its own event loops and connection budget, apart from readygate's port (the probes,
+     * {@code /status}, the metrics). Off by default: then nothing listens on {@code port}.
+     *
+     * @param enabled whether the traffic port is opened
+     * @param port the traffic port, where clients send their requests (0: any free port, for tests)
+     * @param maxRequestSize the largest request body forwarded; a larger one is answered 413
+     * @param connectTimeout how long a connection to the engine may take; beyond it the client gets 504
+     * @param firstByteTimeout how long the engine may take to send the first byte of its answer's body (a non-streamed
+     *     completion's whole body); beyond it the client gets 504, as nothing was sent yet
+     * @param betweenEventsTimeout how long the engine may send nothing once its answer began; beyond it the stream is cut
+     *     (the client saw a status already)
+     * @param maxConnections the most client connections the traffic port holds at once; one more is closed at once
+     */
+    public record Gateway(
+            @DefaultValue("false") boolean enabled,
+            @DefaultValue("8000") int port,
+            @DefaultValue("16MB") DataSize maxRequestSize,
+            @DefaultValue("2s") Duration connectTimeout,
+            @DefaultValue("60s") Duration firstByteTimeout,
+            @DefaultValue("30s") Duration betweenEventsTimeout,
+            @DefaultValue("1024") int maxConnections) {
+
+        public Gateway {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException(
+                        "readygate.gateway.port must be a TCP port, 0 to 65535 (was " + port + ")");
+            }
+            requirePositiveSize("readygate.gateway.max-request-size", maxRequestSize);
+            requirePositive("readygate.gateway.connect-timeout", connectTimeout);
+            requirePositive("readygate.gateway.first-byte-timeout", firstByteTimeout);
+            requirePositive("readygate.gateway.between-events-timeout", betweenEventsTimeout);
+            requireAtLeast("readygate.gateway.max-connections", maxConnections, 1);
         }
     }
 

@@ -53,6 +53,13 @@ class EverySettingRefusedTests {
 
     static final Map<String, Invalid> INVALID = Map.ofEntries(
             invalid("readygate.check.wait-for-engine", "-1s"),
+            invalid("readygate.gateway.between-events-timeout", "0s"),
+            invalid("readygate.gateway.connect-timeout", "0s"),
+            invalid("readygate.gateway.enabled", "maybe"),
+            invalid("readygate.gateway.first-byte-timeout", "-1s"),
+            invalid("readygate.gateway.max-connections", "0"),
+            invalid("readygate.gateway.max-request-size", "0"),
+            invalid("readygate.gateway.port", "65536"),
             invalid("readygate.engine.api-key-env", "sk-proj-Ab12Cd34Ef56"),
             invalid("readygate.engine.api-key-file", "/nonexistent/key"),
             invalid("readygate.engine.base-url", "localhost:8000"),

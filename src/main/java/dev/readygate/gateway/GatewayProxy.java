@@ -1,0 +1,232 @@
+package dev.readygate.gateway;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.net.URI;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+import java.util.function.LongSupplier;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+
+/**
+ * The traffic port's handler: a request on one of the engine's routes ({@link #proxied}) is admitted or refused
+ * ({@link TrafficAdmission}), then forwarded to the engine with its headers (the client's {@code Authorization} among
+ * them, untouched) and body, and the engine's answer is passed back buffer by buffer, each flushed as it comes, so a
+ * server-sent event reaches the client when the engine wrote it. The answer's status and headers are sent with its
+ * first body byte, so a 504 can still be answered while none came. A client that goes away cancels the engine's
+ * request (its connection to the engine is closed). Each forwarded exchange's end is reported to {@link ExchangeEnds}.
+ * Nothing of a request or an answer is logged or kept: only counts.
+ */
+final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> {
+
+    /** The engine's OpenAI-compatible routes, proxied under this prefix. */
+    static final String OPENAI_PREFIX = "/v1/";
+
+    /**
+     * The engine's other routes a client uses (vLLM's tokenizer, version, pooling and scoring routes, SageMaker's
+     * {@code /invocations}). Not proxied: {@code /health}, {@code /metrics}, {@code /load} and the development routes
+     * ({@code /sleep}, {@code /wake_up}, {@code /server_info}, ...), which are the operator's, not a client's.
+     */
+    static final Set<String> OTHER_ROUTES = Set.of(
+            "/tokenize", "/detokenize", "/version", "/pooling", "/classify", "/score", "/rerank", "/invocations");
+
+    /** Hop-by-hop headers (RFC 9110 7.6.1), never forwarded either way; {@code Host} is the engine's own. */
+    private static final Set<String> HOP_BY_HOP = Set.of(
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade");
+
+    private final String engineBase;
+    private final HttpClient client;
+    private final long maxRequestBytes;
+    private final StreamTimeouts timeouts;
+    private final TrafficAdmission admission;
+    private final ExchangeEnds ends;
+    private final LongSupplier nanoTime;
+
+    GatewayProxy(
+            URI engineBaseUrl,
+            HttpClient client,
+            long maxRequestBytes,
+            StreamTimeouts timeouts,
+            TrafficAdmission admission,
+            ExchangeEnds ends,
+            LongSupplier nanoTime) {
+        String base = engineBaseUrl.toString();
+        this.engineBase = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+        this.client = client;
+        this.maxRequestBytes = maxRequestBytes;
+        this.timeouts = timeouts;
+        this.admission = admission;
+        this.ends = ends;
+        this.nanoTime = nanoTime;
+    }
+
+    /** vLLM's administrative routes under the OpenAI prefix (runtime LoRA loading): the operator's, never forwarded. */
+    static final Set<String> ADMINISTRATIVE_ROUTES = Set.of("/v1/load_lora_adapter", "/v1/unload_lora_adapter");
+
+    /** Whether a path is one of the engine's routes the gateway forwards. */
+    static boolean proxied(String path) {
+        return (path.startsWith(OPENAI_PREFIX) && !ADMINISTRATIVE_ROUTES.contains(path)) || OTHER_ROUTES.contains(path);
+    }
+
+    @Override
+    public Publisher<Void> apply(HttpServerRequest request, HttpServerResponse response) {
+        String path = request.fullPath();
+        if (!proxied(path)) {
+            return answer(
+                    response,
+                    new GatewayAnswer(OpenAiError.ROUTE_NOT_PROXIED, "readygate's gateway does not forward " + path));
+        }
+        long declared = contentLength(request.requestHeaders());
+        if (declared > maxRequestBytes) {
+            return answer(response, tooLarge());
+        }
+        return switch (admission.admit()) {
+            case Admission.Admitted admitted -> forward(request, response, path);
+            case Admission.Refused refused -> {
+                response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
+                yield answer(response, new GatewayAnswer(refused.error(), refused.message()));
+            }
+        };
+    }
+
+    private GatewayAnswer tooLarge() {
+        return new GatewayAnswer(
+                OpenAiError.REQUEST_TOO_LARGE,
+                "The request body is larger than readygate.gateway.max-request-size (" + maxRequestBytes + " bytes)");
+    }
+
+    private Publisher<Void> forward(HttpServerRequest request, HttpServerResponse response, String path) {
+        Exchange exchange = new Exchange(path, nanoTime);
+        Flux<ByteBuf> answer = timeouts.apply(send(request, exchange));
+        return answer.switchOnFirst((first, body) -> {
+                    if (first.hasValue() || first.isOnComplete()) {
+                        return respond(response, exchange, body);
+                    }
+                    Throwable failure = first.getThrowable();
+                    if (first.isOnError() && failure != null) {
+                        return answer(response, exchange.failedBeforeAnswer(failure, tooLarge()));
+                    }
+                    return Mono.<Void>empty();
+                })
+                .doFinally(signal -> exchange.end(signal, ends))
+                .then();
+    }
+
+    /** The request to the engine; the answer's head is kept on the exchange, its body buffers are the flux. */
+    private Flux<ByteBuf> send(HttpServerRequest request, Exchange exchange) {
+        HttpClient.RequestSender sender = client.headers(headers -> {
+                    copy(request.requestHeaders(), headers);
+                    // The traffic server answers the client's 100-continue as it reads the body; the engine gets the
+                    // body without being asked.
+                    headers.remove(HttpHeaderNames.EXPECT);
+                })
+                .request(request.method())
+                .uri(engineBase + request.uri());
+        HttpClient.ResponseReceiver<?> receiver = hasBody(request) ? sender.send(limited(request)) : sender;
+        return receiver.responseConnection((head, connection) -> {
+            exchange.head = head;
+            if (head.status().code() >= 400) {
+                // An engine may answer an error before it read the body (llama-server checks the API key first) and
+                // keep the connection: the unread body would be read as the next request's head. Not reused.
+                connection.markPersistent(false);
+            }
+            return connection.inbound().receive().retain();
+        });
+    }
+
+    private static boolean hasBody(HttpServerRequest request) {
+        return contentLength(request.requestHeaders()) > 0
+                || request.requestHeaders().contains(HttpHeaderNames.TRANSFER_ENCODING, "chunked", true);
+    }
+
+    /** The declared body length, -1 when none or unreadable (a chunked body declares none). */
+    private static long contentLength(HttpHeaders headers) {
+        String value = headers.get(HttpHeaderNames.CONTENT_LENGTH);
+        if (value == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** The client's body, failed once it grows past the limit (a chunked body declares no length). */
+    private Flux<ByteBuf> limited(HttpServerRequest request) {
+        AtomicLong seen = new AtomicLong();
+        return request.receive().handle((buffer, sink) -> {
+            if (seen.addAndGet(buffer.readableBytes()) > maxRequestBytes) {
+                sink.error(new RequestTooLarge());
+            } else {
+                sink.next(buffer.retain());
+            }
+        });
+    }
+
+    /** The engine's status and headers, then its body, each buffer flushed as it comes. */
+    private Mono<Void> respond(HttpServerResponse response, Exchange exchange, Flux<ByteBuf> body) {
+        HttpClientResponse head = exchange.requireHead();
+        response.status(head.status());
+        copy(head.responseHeaders(), response.responseHeaders());
+        exchange.answered(head);
+        // Reactor Netty cancels the body when the client's connection closes, and then completes the send: the cancel
+        // is the one sign that the client went away (it also closes the connection to the engine).
+        // A failure once the status went out (a stall, the engine cut its answer) can only cut the client's stream: the
+        // connection is closed here, without the last chunk, so the client cannot take the stream for a whole one.
+        return response.send(body.doOnNext(exchange::passed).doOnCancel(exchange::clientWentAway), buffer -> true)
+                .then()
+                .onErrorResume(failure -> {
+                    exchange.failedAfterAnswer(failure);
+                    response.withConnection(connection -> connection.channel().close());
+                    return Mono.empty();
+                });
+    }
+
+    private static Mono<Void> answer(HttpServerResponse response, GatewayAnswer answer) {
+        return response.status(answer.error().status())
+                .header(HttpHeaderNames.CONTENT_TYPE, "application/json")
+                .sendByteArray(Mono.just(answer.error().body(answer.message())))
+                .then();
+    }
+
+    /** Every header but the hop-by-hop ones, those the {@code Connection} header names among them, and {@code Host}. */
+    private static void copy(HttpHeaders from, HttpHeaders to) {
+        Set<String> named = new java.util.HashSet<>();
+        for (String value : from.getAll(HttpHeaderNames.CONNECTION)) {
+            for (String token : value.split(",")) {
+                named.add(token.strip().toLowerCase(Locale.ROOT));
+            }
+        }
+        from.forEach(header -> {
+            String name = header.getKey().toLowerCase(Locale.ROOT);
+            if (!HOP_BY_HOP.contains(name) && !name.equals("host") && !named.contains(name)) {
+                to.add(header.getKey(), header.getValue());
+            }
+        });
+    }
+
+    /** The client's body passed the limit while it was forwarded. */
+    static final class RequestTooLarge extends RuntimeException {
+        RequestTooLarge() {
+            super("request body over readygate.gateway.max-request-size", null, false, false);
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package dev.readygate.gateway;
+
+import java.time.Duration;
+import reactor.netty.resources.ConnectionProvider;
+import reactor.netty.resources.LoopResources;
+
+/**
+ * The gateway's own event loops ({@code readygate-gateway-*} threads) and its pool of connections to the engine, shared
+ * by the traffic server and its client to the engine and by nothing else: readygate's server runs on
+ * {@code readygate-http}, its probes' client on {@code readygate-engine}, and Reactor Netty's global resources serve
+ * neither. Created only when gateway mode opens its port, never as beans, so nobody injects them by type by mistake.
+ */
+final class TrafficResources {
+
+    static final String THREAD_PREFIX = "readygate-gateway";
+
+    final LoopResources loops;
+    final ConnectionProvider connections;
+
+    TrafficResources(int maxConnections) {
+        this.loops = LoopResources.create(THREAD_PREFIX, 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true);
+        // One engine connection per client connection at most: a stream holds its connection to its end.
+        this.connections = ConnectionProvider.builder(THREAD_PREFIX)
+                .maxConnections(maxConnections)
+                .pendingAcquireMaxCount(-1)
+                .maxIdleTime(Duration.ofSeconds(30))
+                .build();
+    }
+
+    void dispose() {
+        connections.disposeLater().block(Duration.ofSeconds(5));
+        loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5));
+    }
+}

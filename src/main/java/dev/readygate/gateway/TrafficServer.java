@@ -1,0 +1,93 @@
+package dev.readygate.gateway;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+import reactor.netty.resources.LoopResources;
+
+/**
+ * The traffic port: a Reactor Netty server of its own on the gateway's event loops ({@link TrafficResources}), never
+ * readygate's server (its port, its loops, its connection cap), so that no flood of traffic can delay the kubelet's
+ * probes. Holds at most {@code maxConnections} client connections: one more is closed at once. Opened and closed by
+ * {@link GatewayMode}.
+ */
+public final class TrafficServer {
+
+    private static final Logger logger = LoggerFactory.getLogger(TrafficServer.class);
+
+    private final InetSocketAddress address;
+    private final int maxConnections;
+    private final LoopResources loops;
+    private final BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler;
+    private final AtomicInteger open = new AtomicInteger();
+    private final AtomicInteger refused = new AtomicInteger();
+    private @Nullable DisposableServer server;
+
+    TrafficServer(
+            InetSocketAddress address,
+            int maxConnections,
+            LoopResources loops,
+            BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler) {
+        this.address = address;
+        this.maxConnections = maxConnections;
+        this.loops = loops;
+        this.handler = handler;
+    }
+
+    synchronized void start() {
+        if (server != null) {
+            return;
+        }
+        server = HttpServer.create()
+                .runOn(loops)
+                .bindAddress(() -> address)
+                .doOnChannelInit((observer, channel, remote) -> {
+                    if (open.incrementAndGet() > maxConnections) {
+                        open.decrementAndGet();
+                        refused.incrementAndGet();
+                        channel.close();
+                        return;
+                    }
+                    channel.closeFuture().addListener(closed -> open.decrementAndGet());
+                })
+                .handle(handler)
+                .bindNow(Duration.ofSeconds(10));
+        logger.info("Gateway traffic port {} open, forwarding to the engine", server.port());
+    }
+
+    synchronized void stop() {
+        DisposableServer running = server;
+        server = null;
+        if (running != null) {
+            running.disposeNow(Duration.ofSeconds(5));
+        }
+    }
+
+    /** The port it listens on (the one bound, when {@code readygate.gateway.port} is 0). */
+    public synchronized int port() {
+        DisposableServer running = server;
+        if (running == null) {
+            throw new IllegalStateException("the traffic port is not open");
+        }
+        return running.port();
+    }
+
+    /** Client connections open now. */
+    public int openConnections() {
+        return open.get();
+    }
+
+    /** Connections closed at once because {@code maxConnections} were open. */
+    public int refusedConnections() {
+        return refused.get();
+    }
+}
