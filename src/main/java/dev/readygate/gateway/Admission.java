@@ -1,12 +1,17 @@
 package dev.readygate.gateway;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /** The answer to "may this request go to the engine now?": admitted, or refused with what the client is told. */
 public sealed interface Admission {
 
-    /** The request goes to the engine. */
-    record Admitted() implements Admission {}
+    /**
+     * The request goes to the engine.
+     *
+     * @param startId the engine start it goes to (its end is judged as that start's traffic); null when none is known
+     */
+    record Admitted(@Nullable String startId) implements Admission {}
 
     /**
      * The request is answered 503 with {@code Retry-After} and an OpenAI-style error body, and never reaches the

@@ -1,8 +1,10 @@
 package dev.readygate.gateway;
 
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Admits a request while the engine's state accepts traffic ({@link EngineState#acceptsTraffic()}: ready or degraded,
@@ -13,8 +15,6 @@ final class EngineStateAdmission implements TrafficAdmission {
 
     static final Duration RETRY_AFTER = Duration.ofSeconds(1);
 
-    private static final Admission ADMITTED = new Admission.Admitted();
-
     private final EngineStateMachine machine;
 
     EngineStateAdmission(EngineStateMachine machine) {
@@ -23,13 +23,14 @@ final class EngineStateAdmission implements TrafficAdmission {
 
     @Override
     public Admission admit() {
-        return decide(machine.current());
+        EngineStart start = machine.start();
+        return decide(machine.current(), start == null ? null : start.id());
     }
 
-    /** The decision for one state, pure. */
-    static Admission decide(EngineState state) {
+    /** The decision for one state, pure: admitted to the start {@code startId}, or refused. */
+    static Admission decide(EngineState state, @Nullable String startId) {
         if (state.acceptsTraffic()) {
-            return ADMITTED;
+            return new Admission.Admitted(startId);
         }
         var cause = state.reason();
         String reason = cause == null ? state.kind().value() : cause.value();

@@ -1,37 +1,51 @@
 package dev.readygate.gateway;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import java.net.ConnectException;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.SignalType;
 import reactor.netty.http.client.HttpClientResponse;
 
 /**
- * One forwarded exchange's counts and how it ended, written on its event loop and reported once as a
- * {@link ProxiedExchange}; what the client is answered when the engine's answer never began.
+ * One forwarded exchange: what its answer showed ({@link StreamWatch}: counts, times, an error's message made safe,
+ * never the text) and how it ended, written on its event loop and reported once as a {@link ProxiedExchange}; what
+ * the client is answered when the engine's answer never began.
  */
 final class Exchange {
     private final String path;
-    private final LongSupplier nanoTime;
-    private final long startNanos;
+    private final @Nullable String startId;
+    private final List<String> secrets;
+    private final Clock clock;
+    private final Instant started;
     private final AtomicBoolean reported = new AtomicBoolean();
     volatile @Nullable HttpClientResponse head;
-    private @Nullable EventCounter events;
+    private @Nullable StreamWatch watch;
     private int status;
-    private long bytes;
-    private long firstByteNanos = -1;
+    private @Nullable Integer engineStatus;
+    private boolean retryAfter;
+    private @Nullable Instant firstByte;
     private @Nullable ExchangeEnding failure;
     private volatile boolean clientGone;
 
-    Exchange(String path, LongSupplier nanoTime) {
+    /**
+     * @param startId the engine start it was admitted to (null: admitted without one)
+     * @param secrets what the engine's error messages must not show (the client's API key)
+     */
+    Exchange(String path, @Nullable String startId, List<String> secrets, Clock clock) {
         this.path = path;
-        this.nanoTime = nanoTime;
-        this.startNanos = nanoTime.getAsLong();
+        this.startId = startId;
+        this.secrets = List.copyOf(secrets);
+        this.clock = clock;
+        this.started = clock.instant();
     }
 
     HttpClientResponse requireHead() {
@@ -44,20 +58,24 @@ final class Exchange {
 
     void answered(HttpClientResponse head) {
         status = head.status().code();
+        engineStatus = status;
+        retryAfter = head.responseHeaders().contains(HttpHeaderNames.RETRY_AFTER);
         String type = head.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE);
-        if (type != null && type.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
-            events = new EventCounter();
-        }
+        String lower = type == null ? "" : type.toLowerCase(Locale.ROOT);
+        StreamWatch.Body body = lower.startsWith("text/event-stream")
+                ? StreamWatch.Body.EVENT_STREAM
+                : lower.startsWith("application/json") ? StreamWatch.Body.JSON : StreamWatch.Body.OTHER;
+        watch = new StreamWatch(body, StreamWatch.DEFAULT_MAX_EVENT_BYTES, secrets);
     }
 
     void passed(ByteBuf buffer) {
-        if (firstByteNanos < 0) {
-            firstByteNanos = nanoTime.getAsLong();
+        Instant now = clock.instant();
+        if (firstByte == null) {
+            firstByte = now;
         }
-        bytes += buffer.readableBytes();
-        EventCounter counter = events;
-        if (counter != null) {
-            counter.count(buffer);
+        StreamWatch seen = watch;
+        if (seen != null) {
+            seen.feed(ByteBufUtil.getBytes(buffer), now);
         }
     }
 
@@ -81,7 +99,10 @@ final class Exchange {
                         "No connection to the engine within readygate.gateway.connect-timeout");
             }
             default -> {
-                this.failure = ExchangeEnding.ENGINE_UNREACHABLE;
+                // Refused: nothing listens (the engine is down); otherwise it closed or reset the connection.
+                this.failure = failure instanceof ConnectException
+                        ? ExchangeEnding.CONNECT_REFUSED
+                        : ExchangeEnding.ENGINE_CLOSED;
                 yield new GatewayAnswer(OpenAiError.ENGINE_UNREACHABLE, "The engine could not be reached");
             }
         };
@@ -95,7 +116,7 @@ final class Exchange {
             this.failure = failure instanceof StreamTimeouts.TimedOut timedOut
                             && timedOut.limit() == StreamTimeouts.Limit.BETWEEN_EVENTS
                     ? ExchangeEnding.STALLED
-                    : ExchangeEnding.ENGINE_CUT;
+                    : ExchangeEnding.ENGINE_CLOSED;
         }
     }
 
@@ -111,18 +132,23 @@ final class Exchange {
                 ? ExchangeEnding.CLIENT_CANCELLED
                 : switch (signal) {
                     case CANCEL -> ExchangeEnding.CLIENT_CANCELLED;
-                    case ON_ERROR -> failure != null ? failure : ExchangeEnding.ENGINE_CUT;
+                    case ON_ERROR -> failure != null ? failure : ExchangeEnding.ENGINE_CLOSED;
                     default -> failure != null ? failure : ExchangeEnding.COMPLETED;
                 };
-        long now = nanoTime.getAsLong();
+        Instant now = clock.instant();
+        StreamWatch known = watch;
+        StreamWatch.Seen seen = known == null ? StreamWatch.Seen.nothing(StreamWatch.Body.OTHER) : known.finish(now);
+        Instant first = firstByte;
         ends.ended(new ProxiedExchange(
                 path,
+                startId,
                 status,
-                events != null,
-                bytes,
-                events == null ? 0 : events.events(),
+                engineStatus,
+                retryAfter,
+                seen,
                 ending,
-                firstByteNanos < 0 ? null : Duration.ofNanos(firstByteNanos - startNanos),
-                Duration.ofNanos(now - startNanos)));
+                first == null ? null : Duration.between(started, first),
+                started,
+                now));
     }
 }

@@ -1,7 +1,9 @@
 package dev.readygate.gateway;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.readiness.EngineStateMachine;
+import java.time.Clock;
 import java.util.List;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
@@ -10,9 +12,10 @@ import org.springframework.core.env.Environment;
 import reactor.core.scheduler.Scheduler;
 
 /**
- * Gateway mode's two beans, inert unless {@code readygate.gateway.enabled}: {@link GatewayMode} opens the traffic port
+ * Gateway mode's beans, inert unless {@code readygate.gateway.enabled}: {@link GatewayMode} opens the traffic port
  * on {@code server.address} (readygate's own listen address, all interfaces by default) at
- * {@code readygate.gateway.port}; every {@link ExchangeEnds} bean hears each forwarded exchange's end.
+ * {@code readygate.gateway.port}; every {@link ExchangeEnds} bean hears each forwarded exchange's end, among them the
+ * judge of real traffic, which tells readiness through {@link TrafficReadiness}.
  */
 @Configuration(proxyBeanMethods = false)
 class GatewayConfiguration {
@@ -22,19 +25,39 @@ class GatewayConfiguration {
         return new EngineStateAdmission(machine);
     }
 
+    /** Passive health: every forwarded exchange of a start, judged, folded and told to readiness. */
+    @Bean
+    TrafficReadiness trafficReadiness(
+            EngineStateMachine machine, EngineFactsHolder facts, ReadygateProperties properties) {
+        return new TrafficReadiness(machine, facts, properties.probe().failureThreshold());
+    }
+
+    /** Each forwarded exchange's end, judged as readygate judges its own probes, for the start it was admitted to. */
+    @Bean
+    ExchangeEnds trafficVerdicts(TrafficReadiness readiness) {
+        return exchange -> {
+            String startId = exchange.startId();
+            if (startId != null) {
+                readiness.judged(startId, TrafficJudge.judge(exchange.judged()));
+            }
+        };
+    }
+
     @Bean
     GatewayMode gatewayMode(
             ReadygateProperties properties,
             TrafficAdmission admission,
             List<ExchangeEnds> ends,
             @Qualifier("timerScheduler") Scheduler timer,
-            Environment environment) {
+            Environment environment,
+            Clock clock) {
         List<ExchangeEnds> listeners = List.copyOf(ends);
         return new GatewayMode(
                 properties,
                 environment.getProperty("server.address", "0.0.0.0"),
                 admission,
                 exchange -> listeners.forEach(listener -> listener.ended(exchange)),
-                timer);
+                timer,
+                clock);
     }
 }

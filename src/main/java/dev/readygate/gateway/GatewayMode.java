@@ -3,6 +3,7 @@ package dev.readygate.gateway;
 import dev.readygate.config.ReadygateProperties;
 import io.netty.channel.ChannelOption;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 import reactor.core.scheduler.Scheduler;
@@ -23,6 +24,7 @@ public final class GatewayMode implements SmartLifecycle {
     private final TrafficAdmission admission;
     private final ExchangeEnds ends;
     private final Scheduler timer;
+    private final Clock clock;
     private @Nullable Running running;
 
     /** What runs while the traffic port is open; disposed together. */
@@ -33,13 +35,15 @@ public final class GatewayMode implements SmartLifecycle {
             String host,
             TrafficAdmission admission,
             ExchangeEnds ends,
-            Scheduler timer) {
+            Scheduler timer,
+            Clock clock) {
         this.settings = properties.gateway();
         this.engineBaseUrl = properties.engine().requiredBaseUrl();
         this.host = host;
         this.admission = admission;
         this.ends = ends;
         this.timer = timer;
+        this.clock = clock;
     }
 
     @Override
@@ -62,7 +66,7 @@ public final class GatewayMode implements SmartLifecycle {
                 new StreamTimeouts(settings.firstByteTimeout(), settings.betweenEventsTimeout(), timer),
                 admission,
                 ends,
-                System::nanoTime);
+                clock);
         TrafficServer server = new TrafficServer(
                 new InetSocketAddress(host, settings.port()), settings.maxConnections(), resources.loops, proxy);
         try {

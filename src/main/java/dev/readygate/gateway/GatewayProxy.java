@@ -4,11 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.URI;
+import java.time.Clock;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
-import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -57,7 +59,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     private final StreamTimeouts timeouts;
     private final TrafficAdmission admission;
     private final ExchangeEnds ends;
-    private final LongSupplier nanoTime;
+    private final Clock clock;
 
     GatewayProxy(
             URI engineBaseUrl,
@@ -66,7 +68,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             StreamTimeouts timeouts,
             TrafficAdmission admission,
             ExchangeEnds ends,
-            LongSupplier nanoTime) {
+            Clock clock) {
         String base = engineBaseUrl.toString();
         this.engineBase = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.client = client;
@@ -74,7 +76,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         this.timeouts = timeouts;
         this.admission = admission;
         this.ends = ends;
-        this.nanoTime = nanoTime;
+        this.clock = clock;
     }
 
     /** vLLM's administrative routes under the OpenAI prefix (runtime LoRA loading): the operator's, never forwarded. */
@@ -98,7 +100,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             return answer(response, tooLarge());
         }
         return switch (admission.admit()) {
-            case Admission.Admitted admitted -> forward(request, response, path);
+            case Admission.Admitted admitted -> forward(request, response, path, admitted.startId());
             case Admission.Refused refused -> {
                 response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
                 yield answer(response, new GatewayAnswer(refused.error(), refused.message()));
@@ -112,8 +114,9 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                 "The request body is larger than readygate.gateway.max-request-size (" + maxRequestBytes + " bytes)");
     }
 
-    private Publisher<Void> forward(HttpServerRequest request, HttpServerResponse response, String path) {
-        Exchange exchange = new Exchange(path, nanoTime);
+    private Publisher<Void> forward(
+            HttpServerRequest request, HttpServerResponse response, String path, @Nullable String startId) {
+        Exchange exchange = new Exchange(path, startId, clientKey(request.requestHeaders()), clock);
         Flux<ByteBuf> answer = timeouts.apply(send(request, exchange));
         return answer.switchOnFirst((first, body) -> {
                     if (first.hasValue() || first.isOnComplete()) {
@@ -149,6 +152,18 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             }
             return connection.inbound().receive().retain();
         });
+    }
+
+    /** The client's API key (its {@code Authorization} bearer token): never shown in an engine's error message. */
+    private static List<String> clientKey(HttpHeaders headers) {
+        String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
+        if (authorization == null || authorization.isBlank()) {
+            return List.of();
+        }
+        String value = authorization.strip();
+        int space = value.indexOf(' ');
+        String token = space < 0 ? value : value.substring(space + 1).strip();
+        return token.isEmpty() ? List.of() : List.of(token);
     }
 
     private static boolean hasBody(HttpServerRequest request) {

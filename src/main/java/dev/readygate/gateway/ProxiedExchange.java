@@ -1,28 +1,66 @@
 package dev.readygate.gateway;
 
 import java.time.Duration;
+import java.time.Instant;
 import org.jspecify.annotations.Nullable;
 
 /**
  * One exchange the gateway sent to the engine, reported once, when it ended. Holds no content: no prompt, no
- * completion, no header.
+ * completion, no header; of the answer, only what {@link StreamWatch} counts (and an error's message, made safe).
  *
  * @param path the request's path, without its query (e.g. {@code /v1/completions})
+ * @param startId the engine start the request was admitted to; null when admitted without one
  * @param status the status the client got (the engine's, or the gateway's 502, 504, 413); 0 when the client went away
  *     before one was sent
- * @param streamed whether the answer was server-sent events ({@code text/event-stream})
- * @param bytes the body bytes the engine sent and the gateway passed on
- * @param events the server-sent events among them (0 for an answer that is not a stream)
+ * @param engineStatus the engine's status; null when its answer never began
+ * @param retryAfter whether the engine's answer carried {@code Retry-After}
+ * @param seen what the answer's body showed
  * @param ending how it ended
  * @param timeToFirstByte from the request's arrival to the first byte of the answer's body; null when none came
- * @param duration from the request's arrival to its end
+ * @param startedAt when the request arrived
+ * @param endedAt when it ended
  */
 public record ProxiedExchange(
         String path,
+        @Nullable String startId,
         int status,
-        boolean streamed,
-        long bytes,
-        long events,
+        @Nullable Integer engineStatus,
+        boolean retryAfter,
+        StreamWatch.Seen seen,
         ExchangeEnding ending,
         @Nullable Duration timeToFirstByte,
-        Duration duration) {}
+        Instant startedAt,
+        Instant endedAt) {
+
+    /** Whether the answer was server-sent events ({@code text/event-stream}). */
+    public boolean streamed() {
+        return seen.body() == StreamWatch.Body.EVENT_STREAM;
+    }
+
+    /** The body bytes the engine sent and the gateway passed on. */
+    public long bytes() {
+        return seen.bytes();
+    }
+
+    /** The server-sent events among them (0 for an answer that is not a stream). */
+    public long events() {
+        return seen.events();
+    }
+
+    /** From the request's arrival to its end. */
+    public Duration duration() {
+        return Duration.between(startedAt, endedAt);
+    }
+
+    /** The exchange as {@link TrafficJudge} reads it. */
+    TrafficJudge.Exchange judged() {
+        return new TrafficJudge.Exchange(
+                path.endsWith("/completions") ? TrafficJudge.Kind.GENERATION : TrafficJudge.Kind.OTHER,
+                engineStatus,
+                retryAfter,
+                seen,
+                ending,
+                startedAt,
+                endedAt);
+    }
+}

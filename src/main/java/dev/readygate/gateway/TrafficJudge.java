@@ -49,26 +49,6 @@ public final class TrafficJudge {
         OTHER
     }
 
-    /** How the exchange ended, as the proxy saw it. */
-    public enum Ending {
-        /** The engine's answer ended (its body's end). */
-        COMPLETED,
-        /** The client went away (disconnected or cancelled) first. */
-        CLIENT_CANCELLED,
-        /** The engine closed or reset the connection (before its answer began, or after: the status says). */
-        ENGINE_CLOSED,
-        /** The client's request grew past the gateway's size limit while it was forwarded (413). */
-        REQUEST_TOO_LARGE,
-        /** The connection to the engine was refused. */
-        CONNECT_REFUSED,
-        /** No connection to the engine within the connect limit. */
-        CONNECT_TIMED_OUT,
-        /** Nothing of the answer came within the first-byte limit. */
-        FIRST_BYTE_TIMED_OUT,
-        /** The answer had begun, then nothing came within the between-events limit. */
-        STALLED
-    }
-
     /**
      * One exchange's summary.
      *
@@ -85,15 +65,16 @@ public final class TrafficJudge {
             @Nullable Integer status,
             boolean retryAfter,
             StreamWatch.Seen seen,
-            Ending ending,
+            ExchangeEnding ending,
             Instant startedAt,
             Instant endedAt) {
 
         public Exchange {
-            if (status != null && (ending == Ending.CONNECT_REFUSED || ending == Ending.CONNECT_TIMED_OUT)) {
+            if (status != null
+                    && (ending == ExchangeEnding.CONNECT_REFUSED || ending == ExchangeEnding.CONNECT_TIMED_OUT)) {
                 throw new IllegalArgumentException("an exchange without a connection has no status");
             }
-            if (status == null && (ending == Ending.COMPLETED || ending == Ending.STALLED)) {
+            if (status == null && (ending == ExchangeEnding.COMPLETED || ending == ExchangeEnding.STALLED)) {
                 throw new IllegalArgumentException("an answer that " + ending + " has a status");
             }
             if (endedAt.isBefore(startedAt)) {
@@ -207,7 +188,7 @@ public final class TrafficJudge {
                         ? "HTTP " + exchange.status() + ", " + events + " (" + seen.tokenEvents() + " with tokens)"
                         : "HTTP " + exchange.status();
             case CLIENT_ERROR ->
-                exchange.ending() == Ending.REQUEST_TOO_LARGE
+                exchange.ending() == ExchangeEnding.REQUEST_TOO_LARGE
                         ? "the request grew past the gateway's size limit"
                         : "HTTP " + exchange.status() + error;
             case ENGINE_STATUS, BUSY -> "HTTP " + exchange.status() + error;
@@ -223,7 +204,9 @@ public final class TrafficJudge {
                         : "the client went away after " + events + " (" + seen.tokenEvents() + " with tokens)";
             case NOT_JUDGED -> "an event too large to read after " + events + "; the stream's end is not known";
             case TRUNCATED_STREAM ->
-                (exchange.ending() == Ending.ENGINE_CLOSED ? "the engine closed the connection" : "the answer ended")
+                (exchange.ending() == ExchangeEnding.ENGINE_CLOSED
+                                ? "the engine closed the connection"
+                                : "the answer ended")
                         + " after " + events + ", before "
                         + (seen.body() == StreamWatch.Body.EVENT_STREAM ? "[DONE]" : "the body's end");
             case MALFORMED ->

@@ -14,12 +14,13 @@ class EngineStateAdmissionTests {
 
     @Test
     void decideWhenReadyAdmits() {
-        assertThat(EngineStateAdmission.decide(new EngineState.Ready(NOW, "m"))).isInstanceOf(Admission.Admitted.class);
+        assertThat(EngineStateAdmission.decide(new EngineState.Ready(NOW, "m"), "s1"))
+                .isEqualTo(new Admission.Admitted("s1"));
     }
 
     @Test
     void decideWhenStartingRefusesNamingTheStateWithRetryAfter() {
-        Admission admission = EngineStateAdmission.decide(new EngineState.Starting(NOW));
+        Admission admission = EngineStateAdmission.decide(new EngineState.Starting(NOW), null);
 
         assertThat(admission).isInstanceOfSatisfying(Admission.Refused.class, refused -> {
             assertThat(refused.retryAfterSeconds()).isEqualTo(1);
@@ -31,7 +32,7 @@ class EngineStateAdmissionTests {
     @Test
     void decideWhenDownRefusesNamingTheReason() {
         Admission admission =
-                EngineStateAdmission.decide(new EngineState.Down(NOW, Reason.ENGINE_DOWN, "connection refused"));
+                EngineStateAdmission.decide(new EngineState.Down(NOW, Reason.ENGINE_DOWN, "connection refused"), null);
 
         assertThat(admission)
                 .isInstanceOfSatisfying(

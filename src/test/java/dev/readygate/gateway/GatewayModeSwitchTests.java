@@ -9,6 +9,7 @@ import dev.readygate.config.TokenBudgetConverter;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,7 +44,8 @@ class GatewayModeSwitchTests {
 
     private static GatewayMode mode(ReadygateProperties properties) {
         Admission refused = new Admission.Refused(Duration.ofSeconds(1), OpenAiError.ENGINE_NOT_READY, "not ready");
-        return new GatewayMode(properties, "127.0.0.1", () -> refused, ExchangeEnds.NONE, Schedulers.parallel());
+        return new GatewayMode(
+                properties, "127.0.0.1", () -> refused, ExchangeEnds.NONE, Schedulers.parallel(), Clock.systemUTC());
     }
 
     private static long gatewayThreads() {

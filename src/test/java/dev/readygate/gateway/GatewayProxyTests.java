@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +54,7 @@ class GatewayProxyTests {
 
     private final List<AutoCloseable> running = new CopyOnWriteArrayList<>();
     private final List<ProxiedExchange> exchanges = new CopyOnWriteArrayList<>();
-    private final AtomicReference<Admission> admission = new AtomicReference<>(new Admission.Admitted());
+    private final AtomicReference<Admission> admission = new AtomicReference<>(new Admission.Admitted("s1"));
 
     @AfterEach
     void stop() throws Exception {
@@ -62,6 +63,11 @@ class GatewayProxyTests {
         }
     }
 
+    /** Two events as an OpenAI-compatible engine writes them. */
+    static final String ONE = "{\"choices\":[{\"index\":0,\"text\":\" one\"}]}";
+
+    static final String TWO = "{\"choices\":[{\"index\":0,\"text\":\" two\"}]}";
+
     @Test
     void streamPassesEventByEvent() {
         Sinks.Many<String> events = Sinks.many().unicast().onBackpressureBuffer();
@@ -69,7 +75,7 @@ class GatewayProxyTests {
                 response.header("Content-Type", "text/event-stream").sendString(events.asFlux())));
 
         // The status goes out with the first event (until then a 504 can still be answered).
-        events.tryEmitNext("data: one\n\n");
+        events.tryEmitNext("data: " + ONE + "\n\n");
         Flux<String> received = client.post()
                 .uri("/v1/completions")
                 .bodyValue("{\"stream\":true}")
@@ -81,9 +87,9 @@ class GatewayProxyTests {
 
         // The engine writes its second event only once the client has the first: a buffering proxy never gets there.
         StepVerifier.create(received)
-                .expectNext("one")
-                .then(() -> events.tryEmitNext("data: two\n\n"))
-                .expectNext("two")
+                .expectNext(ONE)
+                .then(() -> events.tryEmitNext("data: " + TWO + "\n\n"))
+                .expectNext(TWO)
                 .then(() -> {
                     events.tryEmitNext("data: [DONE]\n\n");
                     events.tryEmitComplete();
@@ -95,7 +101,9 @@ class GatewayProxyTests {
         assertThat(exchange.status()).isEqualTo(200);
         assertThat(exchange.streamed()).isTrue();
         assertThat(exchange.events()).isEqualTo(3);
-        assertThat(exchange.bytes()).isEqualTo("data: one\n\ndata: two\n\ndata: [DONE]\n\n".length());
+        assertThat(exchange.bytes()).isEqualTo(("data: " + ONE + "\n\ndata: " + TWO + "\n\ndata: [DONE]\n\n").length());
+        assertThat(exchange.seen().done()).isTrue();
+        assertThat(exchange.seen().tokenEvents()).isEqualTo(2);
         assertThat(exchange.timeToFirstByte()).isNotNull();
         assertThat(exchange.path()).isEqualTo("/v1/completions");
     }
@@ -353,7 +361,7 @@ class GatewayProxyTests {
                 .expectBody()
                 .jsonPath("$.error.code")
                 .isEqualTo("engine_unreachable");
-        assertThat(awaitExchange().ending()).isEqualTo(ExchangeEnding.ENGINE_UNREACHABLE);
+        assertThat(awaitExchange().ending()).isEqualTo(ExchangeEnding.CONNECT_REFUSED);
     }
 
     @Test
@@ -576,7 +584,7 @@ class GatewayProxyTests {
                 new StreamTimeouts(firstByte, betweenEvents, Schedulers.parallel()),
                 admission::get,
                 exchanges::add,
-                System::nanoTime);
+                Clock.systemUTC());
         TrafficServer server = new TrafficServer(new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, proxy);
         server.start();
         running.add(server::stop);

@@ -3,7 +3,6 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.readygate.gateway.StreamWatch.Body;
-import dev.readygate.gateway.TrafficJudge.Ending;
 import dev.readygate.simulator.Fault;
 import dev.readygate.simulator.SimulatorFixture;
 import java.io.IOException;
@@ -74,14 +73,14 @@ class TrafficJudgeSimulatorTests {
                             .build(),
                     HttpResponse.BodyHandlers.ofInputStream());
         } catch (IOException ex) {
-            return judged(null, StreamWatch.Seen.nothing(Body.OTHER), Ending.ENGINE_CLOSED, started);
+            return judged(null, StreamWatch.Seen.nothing(Body.OTHER), ExchangeEnding.ENGINE_CLOSED, started);
         }
         String type = response.headers().firstValue("Content-Type").orElse("");
         Body kind = type.startsWith("text/event-stream")
                 ? Body.EVENT_STREAM
                 : type.startsWith("application/json") ? Body.JSON : Body.OTHER;
         StreamWatch watch = new StreamWatch(kind, StreamWatch.DEFAULT_MAX_EVENT_BYTES, List.of());
-        Ending ending = Ending.COMPLETED;
+        ExchangeEnding ending = ExchangeEnding.COMPLETED;
         try (InputStream in = response.body()) {
             byte[] buffer = new byte[16];
             int read;
@@ -89,12 +88,12 @@ class TrafficJudgeSimulatorTests {
                 watch.feed(Arrays.copyOf(buffer, read), Instant.now());
             }
         } catch (IOException ex) {
-            ending = Ending.ENGINE_CLOSED;
+            ending = ExchangeEnding.ENGINE_CLOSED;
         }
         return judged(response.statusCode(), watch.finish(Instant.now()), ending, started);
     }
 
-    static Judged judged(Integer status, StreamWatch.Seen seen, Ending ending, Instant started) {
+    static Judged judged(Integer status, StreamWatch.Seen seen, ExchangeEnding ending, Instant started) {
         TrafficJudge.Exchange exchange = new TrafficJudge.Exchange(
                 TrafficJudge.Kind.GENERATION, status, false, seen, ending, started, Instant.now());
         return new Judged(seen, TrafficJudge.judge(exchange));
