@@ -3,6 +3,8 @@ package dev.readygate.gateway;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.readiness.EngineStateMachine;
+import dev.readygate.restart.RestartRecords;
+import dev.readygate.restart.RestartTracker;
 import java.time.Clock;
 import java.util.List;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -20,9 +22,11 @@ import reactor.core.scheduler.Scheduler;
 @Configuration(proxyBeanMethods = false)
 class GatewayConfiguration {
 
+    /** Forwarded while the engine serves; refused otherwise, with a Retry-After from the start's path and history. */
     @Bean
-    TrafficAdmission trafficAdmission(EngineStateMachine machine) {
-        return new EngineStateAdmission(machine);
+    TrafficAdmission trafficAdmission(
+            EngineStateMachine machine, RestartTracker tracker, RestartRecords records, Clock clock) {
+        return new RulesAdmission(machine, tracker::provisionalPath, records::history, clock);
     }
 
     /** Passive health: every forwarded exchange of a start, judged, folded and told to readiness. */

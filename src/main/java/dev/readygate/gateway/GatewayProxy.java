@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
@@ -206,13 +207,18 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         // is the one sign that the client went away (it also closes the connection to the engine).
         // A failure once the status went out (a stall, the engine cut its answer) can only cut the client's stream: the
         // connection is closed here, without the last chunk, so the client cannot take the stream for a whole one.
-        return response.send(body.doOnNext(exchange::passed).doOnCancel(exchange::clientWentAway), buffer -> true)
-                .then()
-                .onErrorResume(failure -> {
-                    exchange.failedAfterAnswer(failure);
-                    response.withConnection(connection -> connection.channel().close());
-                    return Mono.empty();
-                });
+        // The exchange's end is reported as the engine's answer ends, before the client has its last byte: a client
+        // that sends its next request once it read the answer finds the verdict applied (a failed answer's successor is
+        // refused once the failures took the engine out, not forwarded in the moment between).
+        Flux<ByteBuf> passed = body.doOnNext(exchange::passed)
+                .doOnCancel(exchange::clientWentAway)
+                .doOnComplete(() -> exchange.end(SignalType.ON_COMPLETE, ends));
+        return response.send(passed, buffer -> true).then().onErrorResume(failure -> {
+            exchange.failedAfterAnswer(failure);
+            exchange.end(SignalType.ON_ERROR, ends);
+            response.withConnection(connection -> connection.channel().close());
+            return Mono.empty();
+        });
     }
 
     private static Mono<Void> answer(HttpServerResponse response, GatewayAnswer answer) {

@@ -103,7 +103,8 @@ class GatewayModeTests {
                 .expectStatus()
                 .isEqualTo(503)
                 .expectHeader()
-                .valueEquals("Retry-After", "1")
+                // No start recorded yet, so no latency of its path: one kubelet probe period.
+                .valueEquals("Retry-After", "10")
                 .expectBody()
                 .jsonPath("$.error.code")
                 .isEqualTo("engine_not_ready")
