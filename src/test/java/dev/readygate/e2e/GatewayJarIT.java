@@ -54,7 +54,8 @@ class GatewayJarIT {
             HttpResponse<String> answer = Loopback.get(traffic, "/v1/models");
 
             assertThat(answer.statusCode()).isEqualTo(503);
-            assertThat(answer.headers().firstValue("Retry-After")).hasValue("1");
+            // Nothing listens and no start is recorded: one kubelet probe period.
+            assertThat(answer.headers().firstValue("Retry-After")).hasValue("10");
             assertThat(answer.body()).contains("\"code\":\"engine_not_ready\"");
         } catch (java.io.UncheckedIOException e) {
             throw new AssertionError("the traffic port does not answer; output:\n" + DemoJarIT.tail(output), e);
