@@ -78,6 +78,9 @@ readygate.dev/mode: {{ .Values.mode }}
 {{- if .Values.readygate.gpu.enabled }}
 {{- $_ := set $readygate "gpu" (dict "nvidia-smi" .Values.readygate.gpu.nvidiaSmi) }}
 {{- end }}
+{{- if .Values.gateway.enabled }}
+{{- $_ := set $readygate "gateway" (dict "enabled" true "port" (int .Values.gateway.port)) }}
+{{- end }}
 {{- $merged := mergeOverwrite $readygate (deepCopy .Values.readygate.config) }}
 {{- $server := dict "port" (int .Values.readygate.port) }}
 {{- with .Values.readygate.listenAddress }}

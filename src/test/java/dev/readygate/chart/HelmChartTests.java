@@ -406,7 +406,9 @@ class HelmChartTests {
                 "readygate:\n  readinessProbe:\n    periodSecond: 2\n",
                 "readygate:\n  readinessObjectives:\n    cold: fifteen minutes\n",
                 "monitoring:\n  prometheusRule:\n    for:\n      ReadygateNotReadyForLong: 45m\n",
-                "podDisruptionBudget:\n  maxUnavailble: 1\n"
+                "podDisruptionBudget:\n  maxUnavailble: 1\n",
+                "gateway:\n  enabled: yes please\n",
+                "gateway:\n  port: 70000\n"
             })
     void templateWhenAValueIsMisspelledOrInvalidFailsOnTheSchema(String values) {
         assertThat(catchThrowable(() -> Chart.template(workDir, values)))
@@ -437,6 +439,51 @@ class HelmChartTests {
         assertThat(catchThrowable(() -> Chart.template(
                         workDir, Chart.values("snapshot", false) + "engine:\n  apiKey:\n    secretName: vllm-key\n")))
                 .hasMessageContaining("vLLM restores snapshots of unauthenticated servers only");
+    }
+
+    /**
+     * Gateway mode (issue 27, item 7): the Service's API port goes to readygate's traffic port, readygate's
+     * configuration turns the gateway on at that port, and the probes, {@code /status} and the metrics stay on readygate's
+     * own port, never sharing one with traffic. Off by default: the Service goes straight to the engine.
+     */
+    @Test
+    void gatewayModeSendsTheServiceThroughReadygatesTrafficPortAndKeepsTheProbesOnTheirOwn() throws IOException {
+        List<HasMetadata> byDefault =
+                StrictManifests.read(Chart.template(workDir, "networkPolicy:\n  enabled: true\n"));
+        assertThat(StrictManifests.only(byDefault, Service.class).getSpec().getPorts())
+                .filteredOn(port -> port.getName().equals("http"))
+                .singleElement()
+                .satisfies(port -> assertThat(port.getTargetPort().getStrVal()).isEqualTo("http"));
+        assertThat(bindStrictly(readygateConfig(byDefault)).gateway().enabled()).isFalse();
+        assertThat(container(pod(byDefault), "readygate").getPorts())
+                .extracting(ContainerPort::getName)
+                .containsExactly("readygate");
+
+        List<HasMetadata> objects = StrictManifests.read(
+                Chart.template(workDir, "gateway:\n  enabled: true\n  port: 8080\nnetworkPolicy:\n  enabled: true\n"));
+
+        assertThat(StrictManifests.only(objects, Service.class).getSpec().getPorts())
+                .extracting(port -> port.getName() + "->" + port.getTargetPort().getStrVal())
+                .containsExactly("http->traffic", "readygate->readygate");
+        Container readygate = container(pod(objects), "readygate");
+        assertThat(readygate.getPorts())
+                .extracting(port -> port.getName() + ":" + port.getContainerPort())
+                .containsExactly("readygate:8090", "traffic:8080");
+        ReadygateProperties properties = bindStrictly(readygateConfig(objects));
+        assertThat(properties.gateway().enabled()).isTrue();
+        assertThat(properties.gateway().port()).isEqualTo(8080);
+        // The kubelet's probes stay on readygate's own port, never the traffic port.
+        for (Probe probe :
+                List.of(readygate.getReadinessProbe(), readygate.getLivenessProbe(), readygate.getStartupProbe())) {
+            assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("readygate");
+        }
+        // From outside, the API is reachable through the gateway only: the engine's own port is not let in.
+        assertThat(StrictManifests.only(objects, NetworkPolicy.class).getSpec().getIngress())
+                .flatExtracting(rule -> rule.getPorts())
+                .extracting(port -> port.getPort().getStrVal())
+                .containsExactly("traffic", "readygate");
+        assertThat(Chart.lint(workDir, "gateway:\n  enabled: true\n").isFailed())
+                .isFalse();
     }
 
     @Test
