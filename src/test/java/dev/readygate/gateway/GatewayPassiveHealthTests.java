@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
-import dev.readygate.readiness.Check;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.simulator.RunningSimulator;
@@ -90,7 +89,6 @@ class GatewayPassiveHealthTests {
         Answer refused = completion();
         assertThat(refused.status()).isEqualTo(503);
         assertThat(refused.body()).contains("engine_not_ready");
-        assertThat(Check.TRAFFIC.value()).isEqualTo("traffic");
     }
 
     record Answer(int status, String body) {
