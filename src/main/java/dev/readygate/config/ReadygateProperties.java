@@ -594,6 +594,17 @@ public record ReadygateProperties(
      * @param betweenEventsTimeout how long the engine may send nothing once its answer began; beyond it the stream is cut
      *     (the client saw a status already)
      * @param maxConnections the most client connections the traffic port holds at once; one more is closed at once
+     * @param maxInFlight the most requests forwarded to the engine at once; one more waits in the queue for a free one,
+     *     and with the queue full is answered 429 with {@code Retry-After}
+     * @param maxQueued the most requests waiting at once (for a free stream, through a short start with {@code hold},
+     *     or to be sent once more); one more is answered at once
+     * @param maxWait the longest a request waits in the queue; then it is answered 429 (the engine serves, every stream
+     *     is taken) or 503 with {@code Retry-After}
+     * @param hold whether a request that arrives during a start expected to be short (a preload hit, a snapshot
+     *     restore) and verified within {@code maxWait} waits for it instead of being refused
+     * @param retryBeforeFirstByte whether a request whose connection to the engine failed before any byte of an answer
+     *     (refused, closed: the engine went away) waits for the engine's next verified start and is sent once more,
+     *     never after a byte reached the client
      */
     public record Gateway(
             @DefaultValue("false") boolean enabled,
@@ -602,7 +613,12 @@ public record ReadygateProperties(
             @DefaultValue("2s") Duration connectTimeout,
             @DefaultValue("60s") Duration firstByteTimeout,
             @DefaultValue("30s") Duration betweenEventsTimeout,
-            @DefaultValue("1024") int maxConnections) {
+            @DefaultValue("1024") int maxConnections,
+            @DefaultValue("512") int maxInFlight,
+            @DefaultValue("256") int maxQueued,
+            @DefaultValue("30s") Duration maxWait,
+            @DefaultValue("false") boolean hold,
+            @DefaultValue("false") boolean retryBeforeFirstByte) {
 
         public Gateway {
             if (port < 0 || port > 65535) {
@@ -614,6 +630,9 @@ public record ReadygateProperties(
             requirePositive("readygate.gateway.first-byte-timeout", firstByteTimeout);
             requirePositive("readygate.gateway.between-events-timeout", betweenEventsTimeout);
             requireAtLeast("readygate.gateway.max-connections", maxConnections, 1);
+            requireAtLeast("readygate.gateway.max-in-flight", maxInFlight, 1);
+            requireAtLeast("readygate.gateway.max-queued", maxQueued, 0);
+            requirePositive("readygate.gateway.max-wait", maxWait);
         }
     }
 

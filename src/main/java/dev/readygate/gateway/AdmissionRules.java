@@ -5,6 +5,7 @@ import dev.readygate.readiness.Reason;
 import dev.readygate.restart.RestartPath;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -95,7 +96,34 @@ public final class AdmissionRules {
         /** A stream to free up on a ready engine. */
         STREAM,
         /** The current start to be verified. */
-        START
+        START,
+        /** The engine's next verified start, to be sent once more (its connection failed before any answer). */
+        RETRY
+    }
+
+    /**
+     * A request already waiting in the queue.
+     *
+     * @param why what it waits for
+     * @param until when it is answered at the latest
+     * @param failedStart for a retry, the start its first attempt failed on (null: none known, or not a retry)
+     * @param failedAt for a retry, when its first attempt failed
+     */
+    public record Waiting(
+            Why why,
+            Instant until,
+            @Nullable String failedStart,
+            @Nullable Instant failedAt) {
+
+        /** A request held by {@link #decide}. */
+        public static Waiting held(Decision.Hold hold) {
+            return new Waiting(hold.why(), hold.until(), null, null);
+        }
+
+        /** A request whose first attempt failed on {@code failedStart} at {@code failedAt}, to be sent once more. */
+        public static Waiting retry(@Nullable String failedStart, Instant failedAt, Duration maxWait) {
+            return new Waiting(Why.RETRY, failedAt.plus(maxWait), failedStart, failedAt);
+        }
     }
 
     /** The decision for one new request. */
@@ -129,6 +157,10 @@ public final class AdmissionRules {
                 && s.queued() < s.maxQueued()) {
             return new Decision.Hold(Why.START, s.now().plus(s.holdFor()));
         }
+        return notReady(s, underWay);
+    }
+
+    private static Decision notReady(Situation s, boolean underWay) {
         long seconds = underWay ? s.retryAfter().seconds() : notUnderWay(s.state(), s.now());
         return new Decision.Reject(
                 OpenAiError.ENGINE_NOT_READY,
@@ -136,6 +168,52 @@ public final class AdmissionRules {
                         + (underWay ? ", " + s.path().value() + " start" : "") + "); retry after " + seconds + " s.",
                 seconds,
                 false);
+    }
+
+    /**
+     * The decision for a request already waiting (it has its place in the queue): forwarded once the engine can take it
+     * (a retry only once the engine was verified after its first attempt failed: a new start, or the same start
+     * verified again), kept while what it waits for may still come before its deadline, answered otherwise. At its
+     * deadline a request waiting on a serving engine is answered 429 (every stream taken), a retry 502 (the engine it
+     * failed on serves as if nothing happened: the failure is the client's answer), others as {@link #decide} refuses.
+     *
+     * @param start the engine's current start ({@code null}: none known)
+     */
+    public static Decision reconsider(Situation s, Waiting waiting, @Nullable String start) {
+        if (s.draining() || s.state() instanceof EngineState.ShuttingDown) {
+            return decide(s);
+        }
+        boolean serves = s.state().acceptsTraffic();
+        boolean verifiedSince = waiting.why() != Why.RETRY
+                || waiting.failedAt() == null
+                || !Objects.equals(start, waiting.failedStart())
+                || s.state().since().isAfter(waiting.failedAt());
+        if (serves && verifiedSince && s.inFlight() < s.maxInFlight()) {
+            return new Decision.Forward();
+        }
+        boolean expired = !s.now().isBefore(waiting.until());
+        boolean underWay = startUnderWay(s.state());
+        if (!expired) {
+            if (serves) {
+                return new Decision.Hold(verifiedSince ? Why.STREAM : Why.RETRY, waiting.until());
+            }
+            if (underWay && (waiting.why() == Why.RETRY || (s.hold() && shortPath(s.path())))) {
+                return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
+            }
+        } else if (serves && verifiedSince) {
+            return new Decision.Reject(
+                    OpenAiError.ENGINE_SATURATED,
+                    "No stream of the engine came free within readygate.gateway.max-wait; retry after 1 s.",
+                    1,
+                    false);
+        } else if (serves) {
+            return new Decision.Reject(
+                    OpenAiError.ENGINE_UNREACHABLE,
+                    "The engine could not be reached, and was not verified again within readygate.gateway.max-wait; retry after 1 s.",
+                    1,
+                    false);
+        }
+        return notReady(s, underWay);
     }
 
     /** The paths a start is short on: the weights are cached or the whole engine restored. */

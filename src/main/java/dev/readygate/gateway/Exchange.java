@@ -35,15 +35,19 @@ final class Exchange {
     private @Nullable Instant firstByte;
     private @Nullable ExchangeEnding failure;
     private volatile boolean clientGone;
+    private final Admission.Ticket ticket;
+    private boolean sentAgain;
 
     /**
      * @param startId the engine start it was admitted to (null: admitted without one)
      * @param secrets what the engine's error messages must not show (the client's API key)
+     * @param ticket its place among the requests in flight, given back as it ends
      */
-    Exchange(String path, @Nullable String startId, List<String> secrets, Clock clock) {
+    Exchange(String path, @Nullable String startId, List<String> secrets, Admission.Ticket ticket, Clock clock) {
         this.path = path;
         this.startId = startId;
         this.secrets = List.copyOf(secrets);
+        this.ticket = ticket;
         this.clock = clock;
         this.started = clock.instant();
     }
@@ -120,6 +124,21 @@ final class Exchange {
         }
     }
 
+    /**
+     * Whether the request may be sent once more: its connection to the engine was refused or closed before any answer
+     * (the engine went away). Not a timeout (the engine may still be working on it) nor an answer (the request may be
+     * what failed it).
+     */
+    boolean mayBeSentAgain() {
+        return head == null && (failure == ExchangeEnding.CONNECT_REFUSED || failure == ExchangeEnding.ENGINE_CLOSED);
+    }
+
+    /** Its failure is not the client's answer: the request waits to be sent once more. */
+    void sentAgain() {
+        sentAgain = true;
+        status = 0;
+    }
+
     void clientWentAway() {
         clientGone = true;
     }
@@ -149,6 +168,8 @@ final class Exchange {
                 ending,
                 first == null ? null : Duration.between(started, first),
                 started,
-                now));
+                now,
+                sentAgain));
+        ticket.close();
     }
 }

@@ -22,11 +22,31 @@ import reactor.core.scheduler.Scheduler;
 @Configuration(proxyBeanMethods = false)
 class GatewayConfiguration {
 
-    /** Forwarded while the engine serves; refused otherwise, with a Retry-After from the start's path and history. */
+    /**
+     * Forwarded while the engine serves and a stream is free; held for a stream, through a short start or to be sent
+     * again; refused otherwise, with a Retry-After from the start's path and history.
+     */
     @Bean
-    TrafficAdmission trafficAdmission(
-            EngineStateMachine machine, RestartTracker tracker, RestartRecords records, Clock clock) {
-        return new RulesAdmission(machine, tracker::provisionalPath, records::history, clock);
+    RulesAdmission trafficAdmission(
+            EngineStateMachine machine,
+            RestartTracker tracker,
+            RestartRecords records,
+            ReadygateProperties properties,
+            @Qualifier("timerScheduler") Scheduler timer,
+            Clock clock) {
+        ReadygateProperties.Gateway gateway = properties.gateway();
+        return new RulesAdmission(
+                machine,
+                tracker::provisionalPath,
+                records::history,
+                new RulesAdmission.Limits(
+                        gateway.maxInFlight(),
+                        gateway.maxQueued(),
+                        gateway.maxWait(),
+                        gateway.hold(),
+                        gateway.retryBeforeFirstByte()),
+                timer,
+                clock);
     }
 
     /** Passive health: every forwarded exchange of a start, judged, folded and told to readiness. */

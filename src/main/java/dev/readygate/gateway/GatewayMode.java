@@ -65,6 +65,7 @@ public final class GatewayMode implements SmartLifecycle {
                 settings.maxRequestSize().toBytes(),
                 new StreamTimeouts(settings.firstByteTimeout(), settings.betweenEventsTimeout(), timer),
                 admission,
+                settings.retryBeforeFirstByte(),
                 ends,
                 clock);
         TrafficServer server = new TrafficServer(

@@ -1,6 +1,8 @@
 package dev.readygate.gateway;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.net.URI;
@@ -59,6 +61,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     private final long maxRequestBytes;
     private final StreamTimeouts timeouts;
     private final TrafficAdmission admission;
+    private final boolean retries;
     private final ExchangeEnds ends;
     private final Clock clock;
 
@@ -68,6 +71,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             long maxRequestBytes,
             StreamTimeouts timeouts,
             TrafficAdmission admission,
+            boolean retries,
             ExchangeEnds ends,
             Clock clock) {
         String base = engineBaseUrl.toString();
@@ -76,6 +80,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         this.maxRequestBytes = maxRequestBytes;
         this.timeouts = timeouts;
         this.admission = admission;
+        this.retries = retries;
         this.ends = ends;
         this.clock = clock;
     }
@@ -100,13 +105,35 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         if (declared > maxRequestBytes) {
             return answer(response, tooLarge());
         }
-        return switch (admission.admit()) {
-            case Admission.Admitted admitted -> forward(request, response, path, admitted.startId());
-            case Admission.Refused refused -> {
-                response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
-                yield answer(response, new GatewayAnswer(refused.error(), refused.message()));
-            }
+        if (!retries || !hasBody(request)) {
+            return admission.admit().flatMap(admitted -> decided(request, response, path, admitted, null));
+        }
+        // Sent once more after a failure: the body is kept whole (at most max-request-size) to be sent again.
+        return collected(request)
+                .flatMap(
+                        body -> admission.admit().flatMap(admitted -> decided(request, response, path, admitted, body)))
+                .onErrorResume(RequestTooLarge.class, tooLarge -> answer(response, tooLarge()));
+    }
+
+    /** The request forwarded once admitted, or answered as refused. */
+    private Mono<Void> decided(
+            HttpServerRequest request,
+            HttpServerResponse response,
+            String path,
+            Admission admission,
+            byte @Nullable [] body) {
+        return switch (admission) {
+            case Admission.Admitted admitted -> forward(request, response, path, admitted, body, retries);
+            case Admission.Refused refused -> refuse(response, refused);
         };
+    }
+
+    private static Mono<Void> refuse(HttpServerResponse response, Admission.Refused refused) {
+        response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
+        if (refused.closeConnection()) {
+            response.keepAlive(false);
+        }
+        return answer(response, new GatewayAnswer(refused.error(), refused.message()));
     }
 
     private GatewayAnswer tooLarge() {
@@ -115,26 +142,65 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                 "The request body is larger than readygate.gateway.max-request-size (" + maxRequestBytes + " bytes)");
     }
 
-    private Publisher<Void> forward(
-            HttpServerRequest request, HttpServerResponse response, String path, @Nullable String startId) {
-        Exchange exchange = new Exchange(path, startId, clientKey(request.requestHeaders()), clock);
-        Flux<ByteBuf> answer = timeouts.apply(send(request, exchange));
-        return answer.switchOnFirst((first, body) -> {
+    /**
+     * The request sent to the engine and its answer passed back. A first attempt whose connection failed before any
+     * answer ({@link Exchange#mayBeSentAgain}) is, with {@code retries} on, reported as the engine's failure and waits
+     * to be sent once more ({@link TrafficAdmission#retry}); its client saw nothing of it.
+     *
+     * @param body the request's body kept whole to be sent again; null: passed on as it is read
+     * @param mayRetry whether this attempt may be followed by another
+     */
+    private Mono<Void> forward(
+            HttpServerRequest request,
+            HttpServerResponse response,
+            String path,
+            Admission.Admitted admitted,
+            byte @Nullable [] body,
+            boolean mayRetry) {
+        Exchange exchange =
+                new Exchange(path, admitted.startId(), clientKey(request.requestHeaders()), admitted.ticket(), clock);
+        Flux<ByteBuf> answer = timeouts.apply(send(request, exchange, body));
+        return answer.switchOnFirst((first, rest) -> {
                     if (first.hasValue() || first.isOnComplete()) {
-                        return respond(response, exchange, body);
+                        return respond(response, exchange, rest);
                     }
                     Throwable failure = first.getThrowable();
-                    if (first.isOnError() && failure != null) {
-                        return answer(response, exchange.failedBeforeAnswer(failure, tooLarge()));
+                    if (!first.isOnError() || failure == null) {
+                        return Mono.<Void>empty();
                     }
-                    return Mono.<Void>empty();
+                    GatewayAnswer failed = exchange.failedBeforeAnswer(failure, tooLarge());
+                    if (!mayRetry || !exchange.mayBeSentAgain()) {
+                        return answer(response, failed);
+                    }
+                    exchange.sentAgain();
+                    exchange.end(SignalType.ON_ERROR, ends);
+                    return admission
+                            .retry(admitted.startId())
+                            .flatMap(next -> switch (next) {
+                                case Admission.Admitted again -> forward(request, response, path, again, body, false);
+                                case Admission.Refused refused -> refuse(response, refused);
+                            })
+                            .switchIfEmpty(Mono.defer(() -> answer(response, failed)));
                 })
                 .doFinally(signal -> exchange.end(signal, ends))
                 .then();
     }
 
+    /** The client's body, read whole (failed past the limit), to be sent as often as needed. */
+    private Mono<byte[]> collected(HttpServerRequest request) {
+        return limited(request)
+                .collect(java.io.ByteArrayOutputStream::new, (out, buffer) -> {
+                    try {
+                        out.writeBytes(ByteBufUtil.getBytes(buffer));
+                    } finally {
+                        buffer.release();
+                    }
+                })
+                .map(java.io.ByteArrayOutputStream::toByteArray);
+    }
+
     /** The request to the engine; the answer's head is kept on the exchange, its body buffers are the flux. */
-    private Flux<ByteBuf> send(HttpServerRequest request, Exchange exchange) {
+    private Flux<ByteBuf> send(HttpServerRequest request, Exchange exchange, byte @Nullable [] body) {
         HttpClient.RequestSender sender = client.headers(headers -> {
                     copy(request.requestHeaders(), headers);
                     // The traffic server answers the client's 100-continue as it reads the body; the engine gets the
@@ -143,7 +209,9 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                 })
                 .request(request.method())
                 .uri(engineBase + request.uri());
-        HttpClient.ResponseReceiver<?> receiver = hasBody(request) ? sender.send(limited(request)) : sender;
+        HttpClient.ResponseReceiver<?> receiver = body != null
+                ? sender.send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(body)))
+                : hasBody(request) ? sender.send(limited(request)) : sender;
         return receiver.responseConnection((head, connection) -> {
             exchange.head = head;
             if (head.status().code() >= 400) {

@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * @param path the request's path, without its query (e.g. {@code /v1/completions})
  * @param startId the engine start the request was admitted to; null when admitted without one
  * @param status the status the client got (the engine's, or the gateway's 502, 504, 413); 0 when the client went away
- *     before one was sent
+ *     before one was sent, or when the request was {@code sentAgain}
  * @param engineStatus the engine's status; null when its answer never began
  * @param retryAfter whether the engine's answer carried {@code Retry-After}
  * @param seen what the answer's body showed
@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  * @param timeToFirstByte from the request's arrival to the first byte of the answer's body; null when none came
  * @param startedAt when the request arrived
  * @param endedAt when it ended
+ * @param sentAgain whether its failure was kept from the client, the request waiting to be sent once more
+ *     ({@code readygate.gateway.retry-before-first-byte}): the client's answer is the next attempt's
  */
 public record ProxiedExchange(
         String path,
@@ -30,7 +32,8 @@ public record ProxiedExchange(
         ExchangeEnding ending,
         @Nullable Duration timeToFirstByte,
         Instant startedAt,
-        Instant endedAt) {
+        Instant endedAt,
+        boolean sentAgain) {
 
     /** Whether the answer was server-sent events ({@code text/event-stream}). */
     public boolean streamed() {

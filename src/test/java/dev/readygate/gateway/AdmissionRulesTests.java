@@ -127,7 +127,11 @@ class AdmissionRulesTests {
     @ParameterizedTest(name = "{0}")
     @MethodSource("rows")
     void decideFollowsTheTable(String row, Situation situation, Decision expected) {
-        Decision decision = AdmissionRules.decide(situation);
+        assertDecision(row, AdmissionRules.decide(situation), expected);
+    }
+
+    /** A refusal's error, Retry-After and connection as the row says (its message names the seconds); others equal. */
+    static void assertDecision(String row, Decision decision, Decision expected) {
         if (expected instanceof Decision.Reject reject) {
             assertThat(decision).as(row).isInstanceOfSatisfying(Decision.Reject.class, r -> {
                 assertThat(r.error()).isEqualTo(reject.error());
@@ -175,5 +179,137 @@ class AdmissionRulesTests {
                         "The engine is not ready (health_failed, cold start); retry after 4 s.",
                         4,
                         false));
+    }
+
+    static final AdmissionRules.Waiting FOR_STREAM =
+            new AdmissionRules.Waiting(AdmissionRules.Why.STREAM, NOW.plusSeconds(5), null, null);
+    static final AdmissionRules.Waiting FOR_START =
+            new AdmissionRules.Waiting(AdmissionRules.Why.START, NOW.plusSeconds(5), null, null);
+    /** A retry whose first attempt failed on start s1 a second before NOW (READY's since is NOW: verified after). */
+    static final AdmissionRules.Waiting RETRY_ON_S1 =
+            AdmissionRules.Waiting.retry("s1", NOW.minusSeconds(1), Duration.ofSeconds(6));
+    /** A retry whose first attempt failed after the engine was last verified, on the start still current. */
+    static final AdmissionRules.Waiting RETRY_AFTER_VERIFIED =
+            AdmissionRules.Waiting.retry("s1", NOW.plusMillis(1), Duration.ofSeconds(6));
+
+    static Situation late(Situation s) {
+        return new Situation(
+                s.state(),
+                s.draining(),
+                s.inFlight(),
+                s.maxInFlight(),
+                s.queued(),
+                s.maxQueued(),
+                s.hold(),
+                s.holdFor(),
+                s.path(),
+                s.retryAfter(),
+                NOW.plusSeconds(10));
+    }
+
+    static Stream<Arguments> waitingRows() {
+        Situation holdOff =
+                new Situation(DOWN, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
+        return Stream.of(
+                Arguments.of("stream: one came free", ready(3, 2), FOR_STREAM, "s1", new Decision.Forward()),
+                Arguments.of(
+                        "stream: none free yet",
+                        ready(4, 2),
+                        FOR_STREAM,
+                        "s1",
+                        new Decision.Hold(AdmissionRules.Why.STREAM, FOR_STREAM.until())),
+                Arguments.of(
+                        "stream: none free by the deadline",
+                        late(ready(4, 2)),
+                        FOR_STREAM,
+                        "s1",
+                        reject(OpenAiError.ENGINE_SATURATED, 1, false)),
+                Arguments.of(
+                        "stream: the engine went away, a preload hit under way, hold on",
+                        starting(DOWN, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2),
+                        FOR_STREAM,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.START, FOR_STREAM.until())),
+                Arguments.of(
+                        "stream: the engine went away, hold off",
+                        holdOff,
+                        FOR_STREAM,
+                        "s2",
+                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of("start: verified", ready(0, 2), FOR_START, "s2", new Decision.Forward()),
+                Arguments.of(
+                        "start: verified, every stream taken",
+                        ready(4, 2),
+                        FOR_START,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.STREAM, FOR_START.until())),
+                Arguments.of(
+                        "start: still under way (the queue's room is not asked again)",
+                        starting(VERIFYING, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2),
+                        FOR_START,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
+                Arguments.of(
+                        "start: it turned out a fallback",
+                        starting(VERIFYING, RestartPath.PRELOAD_FALLBACK, TWO_MINUTES, 2),
+                        FOR_START,
+                        "s2",
+                        reject(OpenAiError.ENGINE_NOT_READY, 60, false)),
+                Arguments.of(
+                        "start: it failed",
+                        starting(START_FAILED, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2),
+                        FOR_START,
+                        "s2",
+                        reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
+                Arguments.of(
+                        "start: not verified by the deadline",
+                        late(starting(VERIFYING, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2)),
+                        FOR_START,
+                        "s2",
+                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of("retry: a new start verified", ready(0, 1), RETRY_ON_S1, "s2", new Decision.Forward()),
+                Arguments.of(
+                        "retry: the same start verified again after the failure",
+                        ready(0, 1),
+                        RETRY_ON_S1,
+                        "s1",
+                        new Decision.Forward()),
+                Arguments.of(
+                        "retry: the start it failed on, not verified since",
+                        ready(0, 1),
+                        RETRY_AFTER_VERIFIED,
+                        "s1",
+                        new Decision.Hold(AdmissionRules.Why.RETRY, RETRY_AFTER_VERIFIED.until())),
+                Arguments.of(
+                        "retry: a cold start under way (any path: it waits for the next verified start)",
+                        starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 1),
+                        RETRY_ON_S1,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.RETRY, RETRY_ON_S1.until())),
+                Arguments.of(
+                        "retry: the start it failed on still serves at the deadline",
+                        late(ready(0, 1)),
+                        RETRY_AFTER_VERIFIED,
+                        "s1",
+                        reject(OpenAiError.ENGINE_UNREACHABLE, 1, false)),
+                Arguments.of(
+                        "retry: a start that failed",
+                        starting(START_FAILED, RestartPath.COLD, FOUR_SECONDS, 1),
+                        RETRY_ON_S1,
+                        "s2",
+                        reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
+                Arguments.of(
+                        "any: draining",
+                        new Situation(READY, true, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW),
+                        FOR_START,
+                        "s1",
+                        reject(OpenAiError.ENGINE_DRAINING, 1, true)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("waitingRows")
+    void reconsiderFollowsTheTable(
+            String row, Situation situation, AdmissionRules.Waiting waiting, String start, Decision expected) {
+        assertDecision(row, AdmissionRules.reconsider(situation, waiting, start), expected);
     }
 }

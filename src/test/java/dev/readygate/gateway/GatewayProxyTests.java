@@ -582,7 +582,8 @@ class GatewayProxyTests {
                         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(connectTimeout.toMillis())),
                 maxRequestBytes,
                 new StreamTimeouts(firstByte, betweenEvents, Schedulers.parallel()),
-                admission::get,
+                new FixedAdmission(admission::get),
+                false,
                 exchanges::add,
                 Clock.systemUTC());
         TrafficServer server = new TrafficServer(new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, proxy);

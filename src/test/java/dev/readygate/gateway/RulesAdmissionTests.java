@@ -16,8 +16,11 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 /**
  * The traffic port's admission against the real state machine: forwarded to the start in progress while the engine
@@ -47,7 +50,8 @@ class RulesAdmissionTests {
     final EngineStateMachine machine = new EngineStateMachine(new ReadinessRules(1, 3), T0, change -> {}, () -> "s1");
     final List<RestartRecord> history = new ArrayList<>();
     final AtomicReference<RestartPath> path = new AtomicReference<>(RestartPath.COLD);
-    final RulesAdmission admission = new RulesAdmission(machine, path::get, () -> history, clock);
+    final RulesAdmission admission = new RulesAdmission(
+            machine, path::get, () -> history, RulesAdmission.Limits.NONE, Schedulers.immediate(), clock);
 
     void recorded(RestartPath on, long seconds) {
         history.add(TestRecords.record("r" + history.size())
@@ -64,7 +68,9 @@ class RulesAdmissionTests {
         machine.apply(new Observation.ModelListed(T0, "m"));
         machine.apply(new Observation.Verified(T0, "ok"));
 
-        assertThat(admission.admit()).isEqualTo(new Admission.Admitted("s1"));
+        assertThat(admission.admit().block())
+                .isInstanceOfSatisfying(
+                        Admission.Admitted.class, a -> assertThat(a.startId()).isEqualTo("s1"));
     }
 
     @Test
@@ -77,7 +83,7 @@ class RulesAdmissionTests {
         machine.apply(new Observation.HealthOk(T0));
         now.set(T0.plusSeconds(12));
 
-        Admission refused = admission.admit();
+        Admission refused = admission.admit().block();
 
         assertThat(refused).isInstanceOfSatisfying(Admission.Refused.class, r -> {
             assertThat(r.error()).isEqualTo(OpenAiError.ENGINE_NOT_READY);
@@ -95,7 +101,7 @@ class RulesAdmissionTests {
         machine.apply(new Observation.HealthOk(T0));
         now.set(T0.plusSeconds(1));
 
-        assertThat(admission.admit())
+        assertThat(admission.admit().block())
                 .isInstanceOfSatisfying(
                         Admission.Refused.class,
                         r -> assertThat(r.retryAfterSeconds()).isEqualTo(3));
@@ -104,13 +110,15 @@ class RulesAdmissionTests {
     @Test
     void withoutARecordedLatencyOfThePathItIsOneProbePeriodAndNeverAboveWhatClientsFollow() {
         machine.apply(new Observation.HealthOk(T0));
-        assertThat(admission.admit())
+        assertThat(admission.admit().block())
                 .isInstanceOfSatisfying(
                         Admission.Refused.class,
                         r -> assertThat(r.retryAfterSeconds()).isEqualTo(10));
 
         recorded(RestartPath.COLD, 900);
-        assertThat(admission.admit())
+        // The path's latencies are read again once the last reading is LATENCIES_KEPT old.
+        now.set(T0.plus(RulesAdmission.LATENCIES_KEPT));
+        assertThat(admission.admit().block())
                 .isInstanceOfSatisfying(
                         Admission.Refused.class,
                         r -> assertThat(r.retryAfterSeconds()).isEqualTo(RetryAfter.MAX_SECONDS));
@@ -133,9 +141,184 @@ class RulesAdmissionTests {
         machine.apply(new Observation.HealthOk(T0));
         machine.apply(new Observation.StartFailed(T0.plusSeconds(1), "s1", "torch.OutOfMemoryError"));
 
-        assertThat(admission.admit()).isInstanceOfSatisfying(Admission.Refused.class, r -> {
+        assertThat(admission.admit().block()).isInstanceOfSatisfying(Admission.Refused.class, r -> {
             assertThat(r.error()).isEqualTo(OpenAiError.ENGINE_NOT_READY);
             assertThat(r.message()).contains(Reason.START_FAILED.value());
         });
+    }
+
+    // The queue: a bound on requests in flight, holding through a short start, a retry once, on virtual time.
+
+    final VirtualTimeScheduler timer = VirtualTimeScheduler.create();
+    final AtomicInteger ids = new AtomicInteger();
+    final List<RulesAdmission> following = new ArrayList<>();
+    final EngineStateMachine engine = new EngineStateMachine(
+            new ReadinessRules(1, 3),
+            T0,
+            change -> following.forEach(admission -> admission.onEngineStateChanged(change)),
+            () -> "start-" + ids.incrementAndGet());
+    final AtomicInteger historyReads = new AtomicInteger();
+
+    RulesAdmission queued(int maxInFlight, int maxQueued, boolean hold, boolean retry) {
+        RulesAdmission queue = new RulesAdmission(
+                engine,
+                path::get,
+                () -> {
+                    historyReads.incrementAndGet();
+                    return history;
+                },
+                new RulesAdmission.Limits(maxInFlight, maxQueued, Duration.ofSeconds(30), hold, retry),
+                timer,
+                clock);
+        following.add(queue);
+        return queue;
+    }
+
+    void verified() {
+        engine.apply(new Observation.HealthOk(now.get()));
+        engine.apply(new Observation.ModelListed(now.get(), "m"));
+        engine.apply(new Observation.Verified(now.get(), "ok"));
+    }
+
+    /** Time passes on the clock and on the timer alike. */
+    void passes(Duration time) {
+        now.set(now.get().plus(time));
+        timer.advanceTimeBy(time);
+    }
+
+    static Admission.Admitted admitted(@org.jspecify.annotations.Nullable Admission admission) {
+        assertThat(admission).isInstanceOf(Admission.Admitted.class);
+        return (Admission.Admitted) admission;
+    }
+
+    @Test
+    void beyondMaxInFlightARequestWaitsForAFreeStreamAndBeyondTheQueueIsToldTheEngineIsBusy() {
+        verified();
+        RulesAdmission admission = queued(1, 1, false, false);
+        Admission.Admitted first = admitted(admission.admit().block());
+        AtomicReference<Admission> second = new AtomicReference<>();
+        admission.admit().subscribe(second::set);
+
+        assertThat(second.get()).as("waits: every stream taken").isNull();
+        assertThat(admission.queued()).isEqualTo(1);
+        assertThat(admission.admit().block()).isInstanceOfSatisfying(Admission.Refused.class, r -> {
+            assertThat(r.error()).isEqualTo(OpenAiError.ENGINE_SATURATED);
+            assertThat(r.retryAfterSeconds()).isEqualTo(1);
+        });
+
+        first.ticket().close();
+        first.ticket().close();
+
+        assertThat(second.get()).as("the stream freed goes to the one waiting").isInstanceOf(Admission.Admitted.class);
+        assertThat(admission.inFlight()).as("a ticket is given back once").isEqualTo(1);
+        assertThat(admission.queued()).isZero();
+    }
+
+    @Test
+    void aRequestWaitingForAStreamIsAnsweredAtItsDeadline() {
+        verified();
+        RulesAdmission admission = queued(1, 4, false, false);
+        admitted(admission.admit().block());
+        AtomicReference<Admission> waiting = new AtomicReference<>();
+        admission.admit().subscribe(waiting::set);
+
+        passes(Duration.ofSeconds(29));
+        assertThat(waiting.get()).isNull();
+        passes(Duration.ofSeconds(1));
+
+        assertThat(waiting.get())
+                .isInstanceOfSatisfying(
+                        Admission.Refused.class, r -> assertThat(r.error()).isEqualTo(OpenAiError.ENGINE_SATURATED));
+        assertThat(admission.queued()).isZero();
+    }
+
+    @Test
+    void withHoldARequestArrivingDuringAPreloadHitIsForwardedToTheStartOnceItIsVerified() {
+        recorded(RestartPath.PRELOAD_HIT, 4);
+        path.set(RestartPath.PRELOAD_HIT);
+        RulesAdmission admission = queued(8, 8, true, false);
+        engine.apply(new Observation.HealthOk(now.get()));
+        String start = engine.start().id();
+        AtomicReference<Admission> held = new AtomicReference<>();
+        admission.admit().subscribe(held::set);
+        passes(Duration.ofSeconds(2));
+        assertThat(held.get()).isNull();
+
+        engine.apply(new Observation.ModelListed(now.get(), "m"));
+        engine.apply(new Observation.Verified(now.get(), "ok"));
+
+        assertThat(admitted(held.get()).startId()).isEqualTo(start);
+        assertThat(admission.inFlight()).isEqualTo(1);
+    }
+
+    @Test
+    void withoutHoldOrOnAColdStartTheRequestIsRefusedAtOnce() {
+        recorded(RestartPath.PRELOAD_HIT, 4);
+        path.set(RestartPath.PRELOAD_HIT);
+        RulesAdmission holdOff = queued(8, 8, false, false);
+        engine.apply(new Observation.HealthOk(now.get()));
+        assertThat(holdOff.admit().block()).isInstanceOf(Admission.Refused.class);
+
+        path.set(RestartPath.COLD);
+        RulesAdmission cold = queued(8, 8, true, false);
+        assertThat(cold.admit().block()).isInstanceOf(Admission.Refused.class);
+    }
+
+    @Test
+    void aClientThatGoesAwayWhileItsRequestWaitsLeavesTheQueue() {
+        verified();
+        RulesAdmission admission = queued(1, 1, false, false);
+        Admission.Admitted first = admitted(admission.admit().block());
+        AtomicReference<Admission> later = new AtomicReference<>();
+        admission.admit().subscribe(later::set).dispose();
+
+        assertThat(admission.queued()).isZero();
+        first.ticket().close();
+
+        assertThat(later.get()).isNull();
+        assertThat(admission.inFlight())
+                .as("no place given to a client that left")
+                .isZero();
+    }
+
+    @Test
+    void aRetryWaitsForTheEnginesNextVerifiedStartAndIsSentThere() {
+        verified();
+        String failedOn = engine.start().id();
+        RulesAdmission admission = queued(8, 8, false, true);
+        passes(Duration.ofSeconds(1));
+        AtomicReference<Admission> retried = new AtomicReference<>();
+        admission.retry(failedOn).subscribe(retried::set);
+        assertThat(retried.get()).as("not before the engine is verified again").isNull();
+
+        engine.apply(new Observation.Unreachable(now.get(), Reason.ENGINE_DOWN, "refused"));
+        passes(Duration.ofSeconds(3));
+        assertThat(retried.get()).isNull();
+        verified();
+
+        assertThat(admitted(retried.get()).startId())
+                .isNotEqualTo(failedOn)
+                .isEqualTo(engine.start().id());
+    }
+
+    @Test
+    void withRetriesOffNothingIsSentAgain() {
+        verified();
+        RulesAdmission admission = queued(8, 8, false, false);
+
+        assertThat(admission.retry(engine.start().id()).blockOptional()).isEmpty();
+    }
+
+    @Test
+    void aFloodOfRefusalsReadsThePathsHistoryOncePerSecond() {
+        RulesAdmission admission = queued(8, 8, false, false);
+        engine.apply(new Observation.HealthOk(now.get()));
+        for (int i = 0; i < 1000; i++) {
+            assertThat(admission.admit().block()).isInstanceOf(Admission.Refused.class);
+        }
+        assertThat(historyReads).hasValue(1);
+        passes(RulesAdmission.LATENCIES_KEPT);
+        admission.admit().block();
+        assertThat(historyReads).hasValue(2);
     }
 }
