@@ -19,6 +19,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>Draining (or readygate shutting down): 503 {@code engine_draining}, {@code Retry-After} 1 s and
  *       {@code Connection: close}, so that the client's next request opens a connection the Service sends to
  *       another pod.
+ *   <li>A stop of the engine announced by the operator ({@code POST /gateway/drain}): with {@code hold} on and room
+ *       in the queue, held for the next start (forwarded once it is verified); otherwise 503 {@code engine_not_ready}.
  *   <li>An engine that accepts traffic (ready, or degraded below the failure threshold, as the kubelet sees it) with
  *       a stream free: forward. With every stream taken, held for a free one while the queue has room (bounded by
  *       {@code holdFor}); with the queue full, 429 {@code engine_saturated}, {@code Retry-After} 1 s: the engine is
@@ -43,6 +45,8 @@ public final class AdmissionRules {
      *
      * @param state the engine's readiness state
      * @param draining whether this pod is draining
+     * @param stopAnnounced whether the operator announced a stop of the engine's current start (it still serves; its
+     *     requests in flight run to their end, new ones wait for the next start or are refused)
      * @param inFlight streams (requests) forwarded and not ended
      * @param maxInFlight the most the engine is given at once
      * @param queued requests held now
@@ -56,6 +60,7 @@ public final class AdmissionRules {
     public record Situation(
             EngineState state,
             boolean draining,
+            boolean stopAnnounced,
             int inFlight,
             int maxInFlight,
             int queued,
@@ -135,6 +140,11 @@ public final class AdmissionRules {
                     1,
                     true);
         }
+        if (s.stopAnnounced()) {
+            return s.hold() && s.queued() < s.maxQueued()
+                    ? new Decision.Hold(Why.START, s.now().plus(s.holdFor()))
+                    : stopping();
+        }
         if (s.state().acceptsTraffic()) {
             if (s.inFlight() < s.maxInFlight()) {
                 return new Decision.Forward();
@@ -183,7 +193,7 @@ public final class AdmissionRules {
         if (s.draining() || s.state() instanceof EngineState.ShuttingDown) {
             return decide(s);
         }
-        boolean serves = s.state().acceptsTraffic();
+        boolean serves = s.state().acceptsTraffic() && !s.stopAnnounced();
         boolean verifiedSince = waiting.why() != Why.RETRY
                 || waiting.failedAt() == null
                 || !Objects.equals(start, waiting.failedStart())
@@ -197,7 +207,10 @@ public final class AdmissionRules {
             if (serves) {
                 return new Decision.Hold(verifiedSince ? Why.STREAM : Why.RETRY, waiting.until());
             }
-            if (underWay && (waiting.why() == Why.RETRY || (s.hold() && shortPath(s.path())))) {
+            if (s.stopAnnounced() && (s.hold() || waiting.why() == Why.RETRY)) {
+                return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
+            }
+            if (underWay && (waiting.why() == Why.RETRY || (s.hold() && !longPath(s.path())))) {
                 return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
             }
         } else if (serves && verifiedSince) {
@@ -213,12 +226,31 @@ public final class AdmissionRules {
                     1,
                     false);
         }
-        return notReady(s, underWay);
+        return s.stopAnnounced() ? stopping() : notReady(s, underWay);
+    }
+
+    /** The refusal while a stop of the engine is announced: the next start's length is not known yet. */
+    private static Decision stopping() {
+        long seconds = RetryAfter.seconds(RetryAfter.NO_HISTORY);
+        return new Decision.Reject(
+                OpenAiError.ENGINE_NOT_READY,
+                "The engine is about to restart (a stop was announced); retry after " + seconds + " s.",
+                seconds,
+                false);
     }
 
     /** The paths a start is short on: the weights are cached or the whole engine restored. */
     static boolean shortPath(RestartPath path) {
         return path == RestartPath.PRELOAD_HIT || path == RestartPath.SNAPSHOT_RESTORE;
+    }
+
+    /**
+     * The paths a start is known to be long on (the weights read from disk): a request already held through a start
+     * keeps waiting while its path is not known yet ({@link RestartPath#UNKNOWN}, the evidence not read), not once it
+     * is known long. A new request is held only on a path known short ({@link #shortPath}).
+     */
+    static boolean longPath(RestartPath path) {
+        return path == RestartPath.COLD || path == RestartPath.PRELOAD_FALLBACK;
     }
 
     /** Whether the engine is on its way to serving by itself: a start that began and has not failed or latched. */

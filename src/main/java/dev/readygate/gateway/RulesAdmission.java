@@ -13,11 +13,13 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.event.EventListener;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -39,8 +41,11 @@ import reactor.core.scheduler.Scheduler;
  */
 final class RulesAdmission implements TrafficAdmission {
 
-    /** How long a path's recorded latencies are reused for {@code Retry-After} before they are read again. */
-    static final Duration LATENCIES_KEPT = Duration.ofSeconds(1);
+    /** How often {@link #drained} looks at the requests in flight. */
+    static final Duration DRAIN_POLL = Duration.ofMillis(50);
+
+    /** How long the recorded starts are reused (for {@code Retry-After}, the expected path) before they are read again. */
+    static final Duration HISTORY_KEPT = Duration.ofSeconds(1);
 
     /**
      * The bounds of the queue and the in-flight count.
@@ -67,8 +72,17 @@ final class RulesAdmission implements TrafficAdmission {
     private final Scheduler timer;
     private final Clock clock;
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
-    private final AtomicReference<Latencies> latencies = new AtomicReference<>();
+    private final AtomicReference<Recorded> recorded = new AtomicReference<>();
     private int inFlight;
+    private @Nullable Announced announced;
+
+    /**
+     * The operator's announcement that the engine's current start is about to stop ({@code POST /gateway/drain}).
+     *
+     * @param startId the start that stops
+     * @param until when it lapses if that start still serves (a stop that never came)
+     */
+    record Announced(@Nullable String startId, Instant until) {}
 
     /**
      * @param path the current start's provisional restart path (without I/O)
@@ -108,6 +122,45 @@ final class RulesAdmission implements TrafficAdmission {
             return Mono.empty();
         }
         return waiting(AdmissionRules.Waiting.retry(failedStart, clock.instant(), limits.maxWait()));
+    }
+
+    /**
+     * The operator announces that the engine's current start is about to stop: from now new requests wait for the
+     * next start ({@code hold}) or are refused, while those in flight run on ({@link #drained}). Lapses at the next
+     * start, or after {@code maxWait} if none came.
+     */
+    Announced announceStop() {
+        Announced now;
+        synchronized (this) {
+            EngineStart start = machine.start();
+            now = new Announced(
+                    start == null ? null : start.id(), clock.instant().plus(limits.maxWait()));
+            announced = now;
+        }
+        timer.schedule(this::reconsider, limits.maxWait().toNanos(), TimeUnit.NANOSECONDS);
+        return now;
+    }
+
+    /** Completes with true once no request is in flight, with false after {@code within}. */
+    Mono<Boolean> drained(Duration within) {
+        return Flux.interval(Duration.ZERO, DRAIN_POLL, timer)
+                .filter(tick -> inFlight() == 0)
+                .next()
+                .map(tick -> true)
+                .timeout(within, Mono.just(false), timer);
+    }
+
+    /** The announced stop withdrawn: requests go to the engine again. */
+    void withdrawAnnouncement() {
+        synchronized (this) {
+            announced = null;
+        }
+        reconsider();
+    }
+
+    /** The announcement in force, or null. */
+    synchronized @Nullable Announced announcement() {
+        return announced;
     }
 
     /** Requests forwarded and not ended. */
@@ -221,20 +274,32 @@ final class RulesAdmission implements TrafficAdmission {
 
     /** What a decision reads: the state, the start, the time, and (for a refusal) the path and its latencies. */
     private Snapshot snapshot() {
-        return new Snapshot(machine.current(), machine.start(), clock.instant());
+        EngineStart start = machine.start();
+        Instant now = clock.instant();
+        Announced known = announced;
+        boolean stopAnnounced = known != null
+                && now.isBefore(known.until())
+                && Objects.equals(known.startId(), start == null ? null : start.id());
+        if (known != null && !stopAnnounced) {
+            // The announced start stopped (another began), or the stop never came: the announcement is over.
+            announced = null;
+        }
+        return new Snapshot(machine.current(), start, now, stopAnnounced);
     }
 
     private final class Snapshot {
         private final EngineState state;
         private final @Nullable EngineStart start;
         private final Instant at;
+        private final boolean stopAnnounced;
         private @Nullable RestartPath current;
         private @Nullable RetryAfter retryAfter;
 
-        Snapshot(EngineState state, @Nullable EngineStart start, Instant at) {
+        Snapshot(EngineState state, @Nullable EngineStart start, Instant at, boolean stopAnnounced) {
             this.state = state;
             this.start = start;
             this.at = at;
+            this.stopAnnounced = stopAnnounced;
         }
 
         Instant at() {
@@ -249,12 +314,12 @@ final class RulesAdmission implements TrafficAdmission {
         AdmissionRules.Situation situation(int inFlight, int queued) {
             // The path and the history are read only when the engine does not serve: a ready engine's requests cost
             // a state read.
-            if (state.acceptsTraffic()) {
+            if (state.acceptsTraffic() && !stopAnnounced) {
                 return situation(inFlight, queued, RestartPath.UNKNOWN, SERVES);
             }
             if (current == null || retryAfter == null) {
-                current = path.get();
-                retryAfter = RetryAfter.of(latencies(current, at), spent(start, at));
+                current = expectedPath(state, path.get(), at);
+                retryAfter = RetryAfter.of(latencies(recorded(at), current), spent(start, at));
             }
             return situation(inFlight, queued, current, retryAfter);
         }
@@ -263,6 +328,7 @@ final class RulesAdmission implements TrafficAdmission {
             return new AdmissionRules.Situation(
                     state,
                     false,
+                    stopAnnounced,
                     inFlight,
                     limits.maxInFlight(),
                     queued,
@@ -275,21 +341,34 @@ final class RulesAdmission implements TrafficAdmission {
         }
     }
 
-    /** A path's recorded latencies, as read at {@code readAt}. */
-    private record Latencies(RestartPath path, Instant readAt, List<Duration> measured) {}
-
-    /** The path's recorded latencies, read again at most once each {@link #LATENCIES_KEPT} (a flood of refusals). */
-    private List<Duration> latencies(RestartPath on, Instant now) {
-        Latencies kept = latencies.get();
-        if (kept != null
-                && kept.path() == on
-                && !now.isBefore(kept.readAt())
-                && now.isBefore(kept.readAt().plus(LATENCIES_KEPT))) {
-            return kept.measured();
+    /**
+     * The path the current start is expected to take: its provisional path once known; while the engine is down
+     * between starts (a crash, a stop) and nothing of the next start is known, the path the latest recorded start took
+     * (an engine restarts the way it last started: a preload daemon that served the last start holds the weights
+     * still). A request held on that expectation is decided again once the new start's path is known.
+     */
+    private RestartPath expectedPath(EngineState state, RestartPath provisional, Instant now) {
+        if (provisional != RestartPath.UNKNOWN || !(state instanceof EngineState.Down)) {
+            return provisional;
         }
-        List<Duration> measured = latencies(history.get(), on);
-        latencies.set(new Latencies(on, now, measured));
-        return measured;
+        List<RestartRecord> starts = recorded(now);
+        return starts.isEmpty() ? provisional : starts.getLast().pathEvidence().path();
+    }
+
+    /** The recorded starts, as read at {@code readAt}. */
+    private record Recorded(Instant readAt, List<RestartRecord> history) {}
+
+    /** The recorded starts, read again at most once each {@link #HISTORY_KEPT} (a flood of refusals reads it once). */
+    private List<RestartRecord> recorded(Instant now) {
+        Recorded kept = recorded.get();
+        if (kept != null
+                && !now.isBefore(kept.readAt())
+                && now.isBefore(kept.readAt().plus(HISTORY_KEPT))) {
+            return kept.history();
+        }
+        List<RestartRecord> read = history.get();
+        recorded.set(new Recorded(now, read));
+        return read;
     }
 
     /** The measured readiness latencies of the path's latest {@value RetryAfter#RECENT_STARTS} recorded starts. */

@@ -37,7 +37,12 @@ class AdmissionRulesTests {
 
     /** A situation: {@code inFlight} of 4 streams, {@code queued} of 2 held, hold on. */
     static Situation at(EngineState state, int inFlight, int queued, RestartPath path, RetryAfter wait) {
-        return new Situation(state, false, inFlight, 4, queued, 2, true, HOLD_FOR, path, wait, NOW);
+        return new Situation(state, false, false, inFlight, 4, queued, 2, true, HOLD_FOR, path, wait, NOW);
+    }
+
+    /** The engine serves, a stop of it announced. */
+    static Situation announced(boolean hold, int queued) {
+        return new Situation(READY, false, true, 0, 4, queued, 2, hold, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
     }
 
     static Situation ready(int inFlight, int queued) {
@@ -58,15 +63,24 @@ class AdmissionRulesTests {
 
     static Stream<Arguments> rows() {
         Situation draining =
-                new Situation(READY, true, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
-        Situation holdOff =
-                new Situation(DOWN, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
+                new Situation(READY, true, false, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
+        Situation holdOff = new Situation(
+                DOWN, false, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
         return Stream.of(
                 Arguments.of("draining", draining, reject(OpenAiError.ENGINE_DRAINING, 1, true)),
                 Arguments.of(
                         "shutting down",
                         at(new EngineState.ShuttingDown(NOW), 0, 0, RestartPath.COLD, FOUR_SECONDS),
                         reject(OpenAiError.ENGINE_DRAINING, 1, true)),
+                Arguments.of("stop announced, hold on", announced(true, 1), hold(AdmissionRules.Why.START)),
+                Arguments.of(
+                        "stop announced, hold off",
+                        announced(false, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
+                Arguments.of(
+                        "stop announced, the queue full",
+                        announced(true, 2),
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
                 Arguments.of("ready, a stream free", ready(3, 0), new Decision.Forward()),
                 Arguments.of(
                         "degraded, a stream free",
@@ -196,6 +210,7 @@ class AdmissionRulesTests {
         return new Situation(
                 s.state(),
                 s.draining(),
+                s.stopAnnounced(),
                 s.inFlight(),
                 s.maxInFlight(),
                 s.queued(),
@@ -208,8 +223,8 @@ class AdmissionRulesTests {
     }
 
     static Stream<Arguments> waitingRows() {
-        Situation holdOff =
-                new Situation(DOWN, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
+        Situation holdOff = new Situation(
+                DOWN, false, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
         return Stream.of(
                 Arguments.of("stream: one came free", ready(3, 2), FOR_STREAM, "s1", new Decision.Forward()),
                 Arguments.of(
@@ -236,6 +251,24 @@ class AdmissionRulesTests {
                         FOR_STREAM,
                         "s2",
                         reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                Arguments.of(
+                        "announced: waits while the engine still serves the start whose stop was announced",
+                        announced(true, 2),
+                        FOR_START,
+                        "s1",
+                        new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
+                Arguments.of(
+                        "announced: at the deadline",
+                        late(announced(true, 2)),
+                        FOR_START,
+                        "s1",
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
+                Arguments.of(
+                        "announced, hold off: a request waiting for a stream is refused",
+                        announced(false, 2),
+                        FOR_STREAM,
+                        "s1",
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
                 Arguments.of("start: verified", ready(0, 2), FOR_START, "s2", new Decision.Forward()),
                 Arguments.of(
                         "start: verified, every stream taken",
@@ -246,6 +279,12 @@ class AdmissionRulesTests {
                 Arguments.of(
                         "start: still under way (the queue's room is not asked again)",
                         starting(VERIFYING, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 2),
+                        FOR_START,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
+                Arguments.of(
+                        "start: its path not known yet (the engine log not read)",
+                        starting(LISTENING, RestartPath.UNKNOWN, FOUR_SECONDS, 2),
                         FOR_START,
                         "s2",
                         new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
@@ -300,7 +339,8 @@ class AdmissionRulesTests {
                         reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
                 Arguments.of(
                         "any: draining",
-                        new Situation(READY, true, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW),
+                        new Situation(
+                                READY, true, false, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW),
                         FOR_START,
                         "s1",
                         reject(OpenAiError.ENGINE_DRAINING, 1, true)));

@@ -29,7 +29,8 @@ import reactor.core.scheduler.Schedulers;
  */
 class GatewayModeSwitchTests {
 
-    private static ReadygateProperties properties(String... settings) {
+    /** readygate's settings bound as at start, from {@code key=value} pairs (an engine URL given). */
+    static ReadygateProperties properties(String... settings) {
         Map<String, String> values = new LinkedHashMap<>();
         values.put("readygate.engine.base-url", "http://127.0.0.1:1");
         for (String setting : settings) {

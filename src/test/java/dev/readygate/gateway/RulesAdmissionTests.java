@@ -116,8 +116,8 @@ class RulesAdmissionTests {
                         r -> assertThat(r.retryAfterSeconds()).isEqualTo(10));
 
         recorded(RestartPath.COLD, 900);
-        // The path's latencies are read again once the last reading is LATENCIES_KEPT old.
-        now.set(T0.plus(RulesAdmission.LATENCIES_KEPT));
+        // The path's latencies are read again once the last reading is HISTORY_KEPT old.
+        now.set(T0.plus(RulesAdmission.HISTORY_KEPT));
         assertThat(admission.admit().block())
                 .isInstanceOfSatisfying(
                         Admission.Refused.class,
@@ -302,6 +302,24 @@ class RulesAdmissionTests {
     }
 
     @Test
+    void whileTheEngineIsDownBetweenStartsTheNextIsExpectedToTakeTheLatestRecordedPath() {
+        recorded(RestartPath.PRELOAD_HIT, 4);
+        path.set(RestartPath.UNKNOWN);
+        RulesAdmission admission = queued(8, 8, true, false);
+        verified();
+        engine.apply(new Observation.Unreachable(now.get(), Reason.ENGINE_DOWN, "refused"));
+        AtomicReference<Admission> held = new AtomicReference<>();
+
+        admission.admit().subscribe(held::set);
+
+        assertThat(admission.queued())
+                .as("held: the latest start was a preload hit")
+                .isOne();
+        verified();
+        assertThat(held.get()).isInstanceOf(Admission.Admitted.class);
+    }
+
+    @Test
     void withRetriesOffNothingIsSentAgain() {
         verified();
         RulesAdmission admission = queued(8, 8, false, false);
@@ -317,7 +335,7 @@ class RulesAdmissionTests {
             assertThat(admission.admit().block()).isInstanceOf(Admission.Refused.class);
         }
         assertThat(historyReads).hasValue(1);
-        passes(RulesAdmission.LATENCIES_KEPT);
+        passes(RulesAdmission.HISTORY_KEPT);
         admission.admit().block();
         assertThat(historyReads).hasValue(2);
     }

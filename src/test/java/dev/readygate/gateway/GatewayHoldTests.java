@@ -1,0 +1,209 @@
+package dev.readygate.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.readygate.ReadygateApplication;
+import dev.readygate.ReadygateClients;
+import dev.readygate.simulator.RunningSimulator;
+import dev.readygate.simulator.StartupPath;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/**
+ * Item 3's goal, end to end: readygate's gateway with {@code hold} in front of the simulator, under steady streamed
+ * traffic (four clients sending requests back to back). A preload-hit restart announced to the gateway
+ * ({@code POST /gateway/drain}) fails no client request: those in flight finish before the engine stops, those that
+ * arrive during the restart wait and are served by the new start. An unannounced crash cuts only the streams the
+ * engine was writing; with {@code retry-before-first-byte} none of the requests sent after it fails.
+ */
+class GatewayHoldTests {
+
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path workDir;
+
+    RunningSimulator engine;
+    ConfigurableApplicationContext readygate;
+    ExecutorService clients;
+    final AtomicBoolean sending = new AtomicBoolean(true);
+    final List<Outcome> outcomes = new CopyOnWriteArrayList<>();
+    final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    /** One client request: when it was sent, when it ended, and whether it was served whole. */
+    record Outcome(Instant sent, Instant ended, int status, boolean whole, String detail) {
+        boolean ok() {
+            return status == 200 && whole;
+        }
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        sending.set(false);
+        if (clients != null) {
+            clients.shutdown();
+            clients.awaitTermination(30, TimeUnit.SECONDS);
+        }
+        if (readygate != null) {
+            readygate.close();
+        }
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    void start(String... extra) {
+        engine = RunningSimulator.serving(workDir.resolve("engine"));
+        Path sim = workDir.resolve("engine");
+        List<String> args = new java.util.ArrayList<>(List.of(
+                "--server.address=127.0.0.1",
+                "--server.port=0",
+                "--spring.reactor.netty.shutdown-quiet-period=0s",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + workDir.resolve("state"),
+                "--readygate.evidence.snapshot-dir=" + sim.resolve("snapshot"),
+                "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
+                "--readygate.evidence.daemon-socket-dir=" + sim.resolve("weight-cache"),
+                "--readygate.evidence.daemon-log=" + sim.resolve("preload-daemon.log"),
+                "--readygate.probe.representative.prompt-tokens=100",
+                "--readygate.probe.representative.output-tokens=4",
+                "--readygate.restart.loop-hold=0s",
+                "--readygate.gateway.enabled=true",
+                "--readygate.gateway.port=0",
+                "--readygate.gateway.hold=true",
+                "--readygate.gateway.max-wait=20s"));
+        args.addAll(List.of(extra));
+        readygate = new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
+        WebTestClient admin = ReadygateClients.client(readygate);
+        ReadygateClients.awaitReady(admin);
+        // The engine's latest start a preload hit: while it is down between starts, the next is expected the same.
+        engine.restartAndAwait(StartupPath.PRELOAD_HIT);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        ReadygateClients.status(admin).at("/restarts/history").size() >= 2);
+        ReadygateClients.awaitReady(admin);
+        clients = Executors.newFixedThreadPool(4);
+        for (int i = 0; i < 4; i++) {
+            clients.submit(() -> {
+                while (sending.get()) {
+                    outcomes.add(completion());
+                }
+            });
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> served() >= 8);
+    }
+
+    long served() {
+        return outcomes.stream().filter(Outcome::ok).count();
+    }
+
+    List<Outcome> failed() {
+        return outcomes.stream().filter(outcome -> !outcome.ok()).toList();
+    }
+
+    Outcome completion() {
+        Instant sent = Instant.now();
+        int port = Objects.requireNonNull(readygate.getBean(GatewayMode.class).server())
+                .port();
+        try {
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                            .header("Content-Type", "application/json")
+                            .timeout(REQUEST_TIMEOUT)
+                            .POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"model\":\"Qwen/Qwen3-0.6B\",\"prompt\":\"Tell me about the sea.\","
+                                            + "\"max_tokens\":16,\"stream\":true}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            String body = response.body();
+            boolean whole = body.contains("[DONE]") && !body.contains("\"error\"");
+            return new Outcome(
+                    sent,
+                    Instant.now(),
+                    response.statusCode(),
+                    whole,
+                    whole ? "" : body.substring(0, Math.min(200, body.length())));
+        } catch (Exception e) {
+            return new Outcome(sent, Instant.now(), 0, false, e.toString());
+        }
+    }
+
+    /** Waits until the restart's new start is verified and {@code more} requests were served after it. */
+    void awaitServedAfter(int before, long more) {
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> engine.latestStartNumber() > before
+                        && ReadygateClients.readyz(ReadygateClients.client(readygate)) == 200);
+        long now = served();
+        await().atMost(Duration.ofSeconds(30)).until(() -> served() >= now + more);
+    }
+
+    @Test
+    void anAnnouncedPreloadHitRestartUnderSteadyTrafficFailsNoClientRequest() {
+        start();
+        WebTestClient admin = ReadygateClients.client(readygate);
+        int before = engine.latestStartNumber();
+
+        admin.post()
+                .uri(GatewayDrainController.PATH)
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .jsonPath("$.drained")
+                .isEqualTo(true)
+                .jsonPath("$.inFlight")
+                .isEqualTo(0);
+        Instant stopped = Instant.now();
+        engine.restartAndAwait(StartupPath.PRELOAD_HIT);
+        awaitServedAfter(before, 8);
+        sending.set(false);
+
+        assertThat(failed()).as("failed client requests").isEmpty();
+        assertThat(outcomes)
+                .as("requests sent while the engine restarted, held and served by the new start")
+                .anyMatch(outcome -> outcome.sent().isAfter(stopped) && outcome.ok());
+        assertThat(ReadygateClients.status(admin).at("/restarts/history/0/path").asString())
+                .isEqualTo("preload_hit");
+    }
+
+    @Test
+    void anUnannouncedCrashCutsOnlyTheStreamsInFlightAndWithRetryNoLaterRequestFails() {
+        start("--readygate.gateway.retry-before-first-byte=true");
+        int before = engine.latestStartNumber();
+        double running = engine.requestsRunning();
+
+        Instant crashed = Instant.now();
+        engine.crash();
+        awaitServedAfter(before, 8);
+        sending.set(false);
+
+        List<Outcome> failed = failed();
+        assertThat(failed)
+                .as("only the streams in flight at the crash may fail (4 clients)")
+                .hasSizeLessThanOrEqualTo(4)
+                .allSatisfy(outcome -> assertThat(outcome.sent()).isBefore(crashed));
+        assertThat(running)
+                .as("the engine was serving the clients when it crashed")
+                .isPositive();
+    }
+}
