@@ -15,7 +15,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.event.EventListener;
@@ -44,9 +43,6 @@ final class RulesAdmission implements TrafficAdmission {
     /** How often {@link #drained} looks at the requests in flight. */
     static final Duration DRAIN_POLL = Duration.ofMillis(50);
 
-    /** How long the recorded starts are reused (for {@code Retry-After}, the expected path) before they are read again. */
-    static final Duration HISTORY_KEPT = Duration.ofSeconds(1);
-
     /**
      * The bounds of the queue and the in-flight count.
      *
@@ -67,12 +63,11 @@ final class RulesAdmission implements TrafficAdmission {
 
     private final EngineStateMachine machine;
     private final Supplier<RestartPath> path;
-    private final Supplier<List<RestartRecord>> history;
+    private final StartExpectations expectations;
     private final Limits limits;
     private final Scheduler timer;
     private final Clock clock;
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
-    private final AtomicReference<Recorded> recorded = new AtomicReference<>();
     private int inFlight;
     private @Nullable Announced announced;
 
@@ -98,7 +93,7 @@ final class RulesAdmission implements TrafficAdmission {
             Clock clock) {
         this.machine = machine;
         this.path = path;
-        this.history = history;
+        this.expectations = new StartExpectations(history);
         this.limits = limits;
         this.timer = timer;
         this.clock = clock;
@@ -318,8 +313,8 @@ final class RulesAdmission implements TrafficAdmission {
                 return situation(inFlight, queued, RestartPath.UNKNOWN, SERVES);
             }
             if (current == null || retryAfter == null) {
-                current = expectedPath(state, path.get(), at);
-                retryAfter = RetryAfter.of(latencies(recorded(at), current), spent(start, at));
+                current = expectations.path(state, path.get(), at);
+                retryAfter = expectations.retryAfter(current, start, at);
             }
             return situation(inFlight, queued, current, retryAfter);
         }
@@ -339,54 +334,6 @@ final class RulesAdmission implements TrafficAdmission {
                     wait,
                     at);
         }
-    }
-
-    /**
-     * The path the current start is expected to take: its provisional path once known; while the engine is down
-     * between starts (a crash, a stop) and nothing of the next start is known, the path the latest recorded start took
-     * (an engine restarts the way it last started: a preload daemon that served the last start holds the weights
-     * still). A request held on that expectation is decided again once the new start's path is known.
-     */
-    private RestartPath expectedPath(EngineState state, RestartPath provisional, Instant now) {
-        if (provisional != RestartPath.UNKNOWN || !(state instanceof EngineState.Down)) {
-            return provisional;
-        }
-        List<RestartRecord> starts = recorded(now);
-        return starts.isEmpty() ? provisional : starts.getLast().pathEvidence().path();
-    }
-
-    /** The recorded starts, as read at {@code readAt}. */
-    private record Recorded(Instant readAt, List<RestartRecord> history) {}
-
-    /** The recorded starts, read again at most once each {@link #HISTORY_KEPT} (a flood of refusals reads it once). */
-    private List<RestartRecord> recorded(Instant now) {
-        Recorded kept = recorded.get();
-        if (kept != null
-                && !now.isBefore(kept.readAt())
-                && now.isBefore(kept.readAt().plus(HISTORY_KEPT))) {
-            return kept.history();
-        }
-        List<RestartRecord> read = history.get();
-        recorded.set(new Recorded(now, read));
-        return read;
-    }
-
-    /** The measured readiness latencies of the path's latest {@value RetryAfter#RECENT_STARTS} recorded starts. */
-    static List<Duration> latencies(List<RestartRecord> history, RestartPath path) {
-        List<Duration> measured = history.stream()
-                .filter(record -> record.pathEvidence().path() == path)
-                .filter(record -> record.verdict().readinessLatency() != null
-                        && !record.verdict().readinessLatencyBound())
-                .map(record -> record.verdict().readinessLatency())
-                .toList();
-        return measured.subList(Math.max(0, measured.size() - RetryAfter.RECENT_STARTS), measured.size());
-    }
-
-    private static Duration spent(@Nullable EngineStart start, Instant now) {
-        if (start == null || now.isBefore(start.since())) {
-            return Duration.ZERO;
-        }
-        return Duration.between(start.since(), now);
     }
 
     /** One waiting request: what it waits for, its client, and the answer it was given once decided. */

@@ -117,7 +117,7 @@ class RulesAdmissionTests {
 
         recorded(RestartPath.COLD, 900);
         // The path's latencies are read again once the last reading is HISTORY_KEPT old.
-        now.set(T0.plus(RulesAdmission.HISTORY_KEPT));
+        now.set(T0.plus(StartExpectations.HISTORY_KEPT));
         assertThat(admission.admit().block())
                 .isInstanceOfSatisfying(
                         Admission.Refused.class,
@@ -133,7 +133,7 @@ class RulesAdmissionTests {
                 .readinessLatencyBound(true)
                 .build());
 
-        assertThat(RulesAdmission.latencies(history, RestartPath.COLD)).isEmpty();
+        assertThat(StartExpectations.latencies(history, RestartPath.COLD)).isEmpty();
     }
 
     @Test
@@ -335,7 +335,7 @@ class RulesAdmissionTests {
             assertThat(admission.admit().block()).isInstanceOf(Admission.Refused.class);
         }
         assertThat(historyReads).hasValue(1);
-        passes(RulesAdmission.HISTORY_KEPT);
+        passes(StartExpectations.HISTORY_KEPT);
         admission.admit().block();
         assertThat(historyReads).hasValue(2);
     }
