@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Gateway mode in the packaged jar with Spring's AOT-processed context, as the image runs it: the setting read at start
  * opens the traffic port (a bean condition would have been decided when the jar was built, with gateway mode off). No
- * engine listens: the traffic port answers 503 with {@code Retry-After}.
+ * engine listens: the traffic port answers 503 with {@code Retry-After}, and the operator's announcement of an engine
+ * stop ({@code POST /gateway/drain}) is taken on readygate's port.
  */
 class GatewayJarIT {
 
@@ -57,6 +58,10 @@ class GatewayJarIT {
             // Nothing listens and no start is recorded: one kubelet probe period.
             assertThat(answer.headers().firstValue("Retry-After")).hasValue("10");
             assertThat(answer.body()).contains("\"code\":\"engine_not_ready\"");
+            // The operator's announcement of an engine stop is on readygate's port in the AOT-processed context too.
+            HttpResponse<String> announced = Loopback.post(port, "/gateway/drain");
+            assertThat(announced.statusCode()).as(announced.body()).isEqualTo(200);
+            assertThat(announced.body()).contains("\"drained\":true");
         } catch (java.io.UncheckedIOException e) {
             throw new AssertionError("the traffic port does not answer; output:\n" + DemoJarIT.tail(output), e);
         } finally {

@@ -35,10 +35,21 @@ final class Loopback {
     }
 
     private static HttpResponse<String> get(int port, String path, String accept) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .header("Accept", accept)
                 .timeout(Duration.ofSeconds(5))
-                .build();
+                .build());
+    }
+
+    /** {@code POST http://127.0.0.1:port/path}, without a body. */
+    static HttpResponse<String> post(int port, String path) {
+        return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(10))
+                .build());
+    }
+
+    private static HttpResponse<String> send(HttpRequest request) {
         try {
             return http.send(request, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
