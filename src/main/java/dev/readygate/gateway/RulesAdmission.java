@@ -272,14 +272,17 @@ final class RulesAdmission implements TrafficAdmission {
         EngineStart start = machine.start();
         Instant now = clock.instant();
         Announced known = announced;
-        boolean stopAnnounced = known != null
-                && now.isBefore(known.until())
-                && Objects.equals(known.startId(), start == null ? null : start.id());
+        EngineState state = machine.current();
+        // In force from the announcement until another start serves (or fails), or max-wait passed without one.
+        boolean anotherStartDecided = known != null
+                && start != null
+                && !Objects.equals(known.startId(), start.id())
+                && !AdmissionRules.startUnderWay(state);
+        boolean stopAnnounced = known != null && now.isBefore(known.until()) && !anotherStartDecided;
         if (known != null && !stopAnnounced) {
-            // The announced start stopped (another began), or the stop never came: the announcement is over.
             announced = null;
         }
-        return new Snapshot(machine.current(), start, now, stopAnnounced);
+        return new Snapshot(state, start, now, stopAnnounced);
     }
 
     private final class Snapshot {

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
+import dev.readygate.readiness.EngineState;
+import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.net.URI;
@@ -73,6 +75,14 @@ class GatewayHoldTests {
     }
 
     void start(String... extra) {
+        start(4, false, extra);
+    }
+
+    /**
+     * The engine and readygate in front, and {@code senders} clients sending; with {@code preloadHitFirst} the engine
+     * restarted along a preload hit before they begin.
+     */
+    void start(int senders, boolean preloadHitFirst, String... extra) {
         engine = RunningSimulator.serving(workDir.resolve("engine"));
         Path sim = workDir.resolve("engine");
         List<String> args = new java.util.ArrayList<>(List.of(
@@ -96,14 +106,21 @@ class GatewayHoldTests {
         readygate = new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
         WebTestClient admin = ReadygateClients.client(readygate);
         ReadygateClients.awaitReady(admin);
-        // The engine's latest start a preload hit: while it is down between starts, the next is expected the same.
-        engine.restartAndAwait(StartupPath.PRELOAD_HIT);
-        await().atMost(Duration.ofSeconds(30))
-                .until(() ->
-                        ReadygateClients.status(admin).at("/restarts/history").size() >= 2);
-        ReadygateClients.awaitReady(admin);
-        clients = Executors.newFixedThreadPool(4);
-        for (int i = 0; i < 4; i++) {
+        if (preloadHitFirst) {
+            // The engine's latest start a preload hit: while it is down between starts, the next is expected the same.
+            engine.restartAndAwait(StartupPath.PRELOAD_HIT);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> ReadygateClients.status(admin)
+                                    .at("/restarts/history")
+                                    .size()
+                            >= 2);
+            ReadygateClients.awaitReady(admin);
+        }
+        if (senders == 0) {
+            return;
+        }
+        clients = Executors.newFixedThreadPool(senders);
+        for (int i = 0; i < senders; i++) {
             clients.submit(() -> {
                 while (sending.get()) {
                     outcomes.add(completion());
@@ -121,20 +138,23 @@ class GatewayHoldTests {
         return outcomes.stream().filter(outcome -> !outcome.ok()).toList();
     }
 
-    Outcome completion() {
-        Instant sent = Instant.now();
+    /** A streamed completion of {@code tokens} tokens through the gateway. */
+    HttpRequest completionRequest(int tokens) {
         int port = Objects.requireNonNull(readygate.getBean(GatewayMode.class).server())
                 .port();
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                .header("Content-Type", "application/json")
+                .timeout(REQUEST_TIMEOUT)
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"model\":\"Qwen/Qwen3-0.6B\",\"prompt\":\"Tell me about the sea.\"," + "\"max_tokens\":"
+                                + tokens + ",\"stream\":true}"))
+                .build();
+    }
+
+    Outcome completion() {
+        Instant sent = Instant.now();
         try {
-            HttpResponse<String> response = http.send(
-                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
-                            .header("Content-Type", "application/json")
-                            .timeout(REQUEST_TIMEOUT)
-                            .POST(HttpRequest.BodyPublishers.ofString(
-                                    "{\"model\":\"Qwen/Qwen3-0.6B\",\"prompt\":\"Tell me about the sea.\","
-                                            + "\"max_tokens\":16,\"stream\":true}"))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = http.send(completionRequest(16), HttpResponse.BodyHandlers.ofString());
             String body = response.body();
             boolean whole = body.contains("[DONE]") && !body.contains("\"error\"");
             return new Outcome(
@@ -162,6 +182,7 @@ class GatewayHoldTests {
         start();
         WebTestClient admin = ReadygateClients.client(readygate);
         int before = engine.latestStartNumber();
+        Instant announced = Instant.now();
 
         admin.post()
                 .uri(GatewayDrainController.PATH)
@@ -178,7 +199,9 @@ class GatewayHoldTests {
         awaitServedAfter(before, 8);
         sending.set(false);
 
-        assertThat(failed()).as("failed client requests").isEmpty();
+        assertThat(failed())
+                .as("failed client requests (announced at %s, the engine stopped after %s)", announced, stopped)
+                .isEmpty();
         assertThat(outcomes)
                 .as("requests sent while the engine restarted, held and served by the new start")
                 .anyMatch(outcome -> outcome.sent().isAfter(stopped) && outcome.ok());
@@ -188,22 +211,58 @@ class GatewayHoldTests {
 
     @Test
     void anUnannouncedCrashCutsOnlyTheStreamsInFlightAndWithRetryNoLaterRequestFails() {
-        start("--readygate.gateway.retry-before-first-byte=true");
+        start(4, true, "--readygate.gateway.retry-before-first-byte=true");
         int before = engine.latestStartNumber();
         double running = engine.requestsRunning();
 
-        Instant crashed = Instant.now();
         engine.crash();
+        // When readygate saw the engine down: from then on the gateway holds new requests; a request sent before may
+        // have reached the crashing process (with a real process, at once refused or cut).
+        EngineStateMachine machine = readygate.getBean(EngineStateMachine.class);
+        await().atMost(Duration.ofSeconds(10)).until(() -> machine.current() instanceof EngineState.Down);
+        Instant crashed = machine.current().since();
         awaitServedAfter(before, 8);
         sending.set(false);
 
         List<Outcome> failed = failed();
         assertThat(failed)
-                .as("only the streams in flight at the crash may fail (4 clients)")
-                .hasSizeLessThanOrEqualTo(4)
+                .as(
+                        "only streams the crashing engine took may fail: one in flight per client (4), and one per client it"
+                                + " accepted as it went (the simulator closes its listener after its connections)")
+                .hasSizeLessThanOrEqualTo(8)
                 .allSatisfy(outcome -> assertThat(outcome.sent()).isBefore(crashed));
         assertThat(running)
                 .as("the engine was serving the clients when it crashed")
                 .isPositive();
+    }
+
+    @Test
+    void aFloodOfStreamsBeyondTheBoundAndTheQueueIsToldToComeBackWhileTheProbesAnswer() {
+        start(0, false, "--readygate.gateway.max-in-flight=2", "--readygate.gateway.max-queued=2");
+        WebTestClient admin = ReadygateClients.client(readygate);
+
+        List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> flood = new java.util.ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            flood.add(http.sendAsync(completionRequest(64), HttpResponse.BodyHandlers.ofString()));
+        }
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> flood.stream().filter(f -> f.isDone()).count() >= 8);
+        assertThat(ReadygateClients.readyz(admin))
+                .as("the probes answer during the flood")
+                .isEqualTo(200);
+        List<HttpResponse<String>> answers =
+                flood.stream().map(java.util.concurrent.CompletableFuture::join).toList();
+
+        assertThat(answers).extracting(HttpResponse::statusCode).containsOnly(200, 429);
+        assertThat(answers.stream().filter(answer -> answer.statusCode() == 200))
+                .as("2 in flight and 2 queued are served whole")
+                .hasSizeGreaterThanOrEqualTo(4)
+                .allSatisfy(answer -> assertThat(answer.body()).contains("[DONE]"));
+        assertThat(answers.stream().filter(answer -> answer.statusCode() == 429))
+                .isNotEmpty()
+                .allSatisfy(answer -> {
+                    assertThat(answer.headers().firstValue("Retry-After")).hasValue("1");
+                    assertThat(answer.body()).contains("\"code\":\"engine_saturated\"");
+                });
     }
 }

@@ -339,4 +339,29 @@ class RulesAdmissionTests {
         admission.admit().block();
         assertThat(historyReads).hasValue(2);
     }
+
+    @Test
+    void anAnnouncedStopHoldsNewRequestsWhileTheEngineIsDownAndLapsesOnceTheNextStartServes() {
+        verified();
+        path.set(RestartPath.COLD);
+        RulesAdmission admission = queued(8, 8, true, false);
+        admission.announceStop();
+        AtomicReference<Admission> held = new AtomicReference<>();
+        admission.admit().subscribe(held::set);
+        engine.apply(new Observation.Unreachable(now.get(), Reason.ENGINE_DOWN, "refused"));
+        AtomicReference<Admission> whileDown = new AtomicReference<>();
+        admission.admit().subscribe(whileDown::set);
+
+        assertThat(admission.queued())
+                .as("both wait: the stopped start's path says nothing of the next")
+                .isEqualTo(2);
+        path.set(RestartPath.PRELOAD_HIT);
+        verified();
+
+        assertThat(admitted(held.get()).startId()).isEqualTo(engine.start().id());
+        assertThat(whileDown.get()).isInstanceOf(Admission.Admitted.class);
+        assertThat(admission.announcement())
+                .as("lapsed once the next start serves")
+                .isNull();
+    }
 }
