@@ -103,6 +103,8 @@ class GatewayLlamaServerIT {
                         "--readygate.state-dir=" + dir.resolve("state"),
                         "--readygate.gateway.enabled=true",
                         "--readygate.gateway.port=0",
+                        // A kill and its restart are not a restart loop to hold the engine out for.
+                        "--readygate.restart.loop-hold=0s",
                         // Small limits, so that a stopped engine's streams are cut within seconds.
                         "--readygate.gateway.connect-timeout=1s",
                         "--readygate.gateway.first-byte-timeout=5s",

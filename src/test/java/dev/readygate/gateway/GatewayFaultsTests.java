@@ -40,8 +40,9 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  *   <li>a fault client traffic shows (an error, a stall, a cut, a reset, a hang): at most {@code failure-threshold}
  *       (3) failed requests plus those already in flight when the third was judged ({@value #CLIENTS} − 1), and
  *       none forwarded once the engine was out;
- *   <li>a crash (and a start fault, which comes after one): the streams in flight cut, at most one request forwarded
- *       to the dead port (a refused connection takes the engine out at once), none once it was out;
+ *   <li>a crash (and a start fault, which comes after one): the streams in flight cut, at most one request per client
+ *       forwarded to the dead port (a refused connection takes the engine out at once; those sent before it was judged
+ *       race it), none once it was out;
  *   <li>a fault client traffic cannot show (slower answers, other weights, a prompt cut short, a small KV cache with
  *       short requests): no client request fails through the gateway and the gateway does not take the engine out
  *       for it (finding those is the heavy probes' job, set an hour apart here);
@@ -71,7 +72,7 @@ class GatewayFaultsTests {
     enum Bound {
         /** Client traffic shows it: out after the threshold, plus what was in flight. */
         JUDGED_BY_TRAFFIC,
-        /** The engine's port goes away: in flight cut, at most one forwarded to the dead port. */
+        /** The engine's port goes away: in flight cut, at most one per client forwarded to the dead port. */
         PORT_GONE,
         /** Client traffic cannot show it: nothing fails, the engine stays in. */
         INVISIBLE_TO_TRAFFIC,
