@@ -225,13 +225,19 @@ final class GatewayStage {
     }
 
     private Process start(NoiseMonitor noise, List<String> command, String log) throws IOException {
+        Process process = launch(noise, dir, command, log);
+        started.add(process);
+        return process;
+    }
+
+    /** Starts {@code command} in {@code dir}, its output in {@code log} there, its CPU the harness's own. */
+    static Process launch(NoiseMonitor noise, Path dir, List<String> command, String log) throws IOException {
         Process process = new ProcessBuilder(command)
                 .directory(dir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve(log).toFile())
                 .start();
         noise.own(process.pid());
-        started.add(process);
         return process;
     }
 

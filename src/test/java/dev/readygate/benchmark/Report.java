@@ -1,6 +1,7 @@
 package dev.readygate.benchmark;
 
 import dev.readygate.simulator.StartupPath;
+import dev.readygate.support.StreamingClients;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,7 +40,8 @@ final class Report {
         line();
         line("The profile builds the jar, skips the unit tests and runs `dev.readygate.benchmark.Benchmark` from the"
                 + " test classpath (the harness never ships in the jar and never runs in `./mvnw verify`)."
-                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,footprint` runs a subset"
+                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,footprint`"
+                + " runs a subset"
                 + " (`killed-readygate`, readygate killed 20 times, about 15 minutes, runs only when named;"
                 + " `-Dbenchmark.killed-readygate.seed=N` repeats its random delays),"
                 + " `-Dbenchmark.out=DIR` writes elsewhere, `-Dreadygate-test.llama-server=PATH` names llama.cpp's"
@@ -56,6 +58,7 @@ final class Report {
         statusFlood();
         killedReadygate();
         gateway();
+        failureCycle();
         footprint();
         probeCost();
         changes();
@@ -657,6 +660,52 @@ final class Report {
                 + " | " + v(g.get("tokens_per_s")) + " (" + v(g.get("tokens_per_s_offered")) + ") | "
                 + (g.containsKey("cpu_ms_per_1000_tokens") ? v(g.get("cpu_ms_per_1000_tokens")) + " ms" : "n/a")
                 + " | " + (g.containsKey("rss_mib_max") ? v(g.get("rss_mib_max")) + " MiB" : "n/a") + " |")));
+        line();
+    }
+
+    private void failureCycle() {
+        FailureCycleStage stage = r.failureCycle;
+        if (stage == null) {
+            return;
+        }
+        line("## 3g. Failed client requests over one failure cycle");
+        line();
+        line("One scripted cycle (a crash, a GPU fault of " + FailureCycleStage.GPU_FAULT_S + " s, a cached restart, a"
+                + " rollout) under steady load (" + stage.clientsPerLeg() + " clients per path streaming "
+                + FailureCycleStage.TOKENS + " tokens at " + FailureCycleStage.DECODE_MS + " ms a token back to back,"
+                + " pausing " + FailureCycleStage.PAUSE_AFTER_FAILURE.toMillis() + " ms after a request that did not"
+                + " complete), all paths at once: no gateway (the kubelet model on `/health` and a Service endpoint"
+                + " delay of " + FailureCycleStage.PROPAGATION_MS + " ms), nginx and HAProxy in front of the same"
+                + " engine, readygate's gateway in front of an engine of its own that gets the same script. A request"
+                + " counts in the step in whose window it ended. Failed = cut mid-stream + failed otherwise; refused ="
+                + " 503 with `Retry-After`. readygate's own stop in the rollout took "
+                + v(stage.results.get("readygate_stop_ms")) + " ms.");
+        line();
+        if (!stage.failures.isEmpty()) {
+            line("**Failed**: " + stage.failures + ".");
+            line();
+        }
+        StringBuilder header = new StringBuilder("| Path |");
+        StringBuilder rule = new StringBuilder("|---|");
+        for (FailureCycleStage.Step step : FailureCycleStage.Step.values()) {
+            header.append(' ').append(step.label).append(": failed (cut) / refused / completed |");
+            rule.append("---|");
+        }
+        line(header.toString());
+        line(rule.toString());
+        stage.counts.forEach((leg, bySteps) -> {
+            StringBuilder row = new StringBuilder("| " + FailureCycleStage.label(leg) + " |");
+            bySteps.forEach((step, c) -> row.append(' ')
+                    .append(c.get(StreamingClients.Outcome.CUT) + c.get(StreamingClients.Outcome.FAILED))
+                    .append(" (")
+                    .append(c.get(StreamingClients.Outcome.CUT))
+                    .append(") / ")
+                    .append(c.get(StreamingClients.Outcome.REFUSED))
+                    .append(" / ")
+                    .append(c.get(StreamingClients.Outcome.COMPLETED))
+                    .append(" |"));
+            line(row.toString());
+        });
         line();
     }
 

@@ -49,6 +49,7 @@ final class Results {
     KilledReadygateStage killedReadygate;
 
     GatewayStage gateway;
+    FailureCycleStage failureCycle;
 
     List<Map<String, Object>> noise = List.of();
     Duration took = Duration.ZERO;
@@ -98,6 +99,14 @@ final class Results {
         out.put("figures", legs);
         out.put("failures", stage.failures);
         details.put("gateway_overhead", out);
+    }
+
+    void failureCycle(FailureCycleStage stage) {
+        failureCycle = stage;
+        Map<String, Object> out = new LinkedHashMap<>(stage.results);
+        out.put("failed_client_requests", stage.figures());
+        out.put("failures", stage.failures);
+        details.put("failure_cycle", out);
     }
 
     void killedReadygate(KilledReadygateStage stage) {

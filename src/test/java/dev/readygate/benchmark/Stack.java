@@ -67,17 +67,7 @@ final class Stack implements AutoCloseable {
     private Stack(String name, RunningSimulator engine, Path stateDir, long seed, List<String> extraSettings) {
         this.name = name;
         this.engine = engine;
-        List<String> args = new ArrayList<>(List.of(
-                "--server.port=0",
-                "--spring.main.banner-mode=off",
-                "--logging.level.root=WARN",
-                "--readygate.engine.base-url=" + engine.baseUrl(),
-                "--readygate.state-dir=" + stateDir,
-                "--readygate.evidence.snapshot-dir=" + engine.workDir().resolve("snapshot"),
-                "--readygate.evidence.engine-log=" + engine.engineLogFile(),
-                "--readygate.evidence.daemon-socket-dir=" + engine.workDir().resolve("weight-cache"),
-                "--readygate.evidence.daemon-log=" + engine.workDir().resolve("preload-daemon.log"),
-                "--readygate.evidence.daemon-health-url=" + engine.daemonHealthUrl()));
+        List<String> args = new ArrayList<>(engineSettings(engine, stateDir));
         args.addAll(READYGATE_SETTINGS);
         if (extraSettings.stream().noneMatch(setting -> setting.startsWith("--readygate.restart.loop-hold="))) {
             // The stages restart the engine on purpose, hundreds of times: no restart loop to hold, except in the
@@ -89,6 +79,24 @@ final class Stack implements AutoCloseable {
         this.history = readygate.getBean(ProbeHistory.class);
         this.kubelet = new KubeletProber("127.0.0.1", engine.port(), clock, seed);
         this.truth = Thread.ofPlatform().daemon().name("truth-" + name).start(this::pollTruth);
+    }
+
+    /**
+     * readygate beside {@code engine} in this JVM: on a free port, quiet, its state in {@code stateDir}, and the
+     * engine's evidence (snapshot, log, preload daemon) where the simulator keeps it.
+     */
+    static List<String> engineSettings(RunningSimulator engine, Path stateDir) {
+        return List.of(
+                "--server.port=0",
+                "--spring.main.banner-mode=off",
+                "--logging.level.root=WARN",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + stateDir,
+                "--readygate.evidence.snapshot-dir=" + engine.workDir().resolve("snapshot"),
+                "--readygate.evidence.engine-log=" + engine.engineLogFile(),
+                "--readygate.evidence.daemon-socket-dir=" + engine.workDir().resolve("weight-cache"),
+                "--readygate.evidence.daemon-log=" + engine.workDir().resolve("preload-daemon.log"),
+                "--readygate.evidence.daemon-health-url=" + engine.daemonHealthUrl());
     }
 
     /**

@@ -9,10 +9,15 @@ import dev.readygate.gateway.ExchangeEnding;
 import dev.readygate.gateway.ExchangeEnds;
 import dev.readygate.gateway.GatewayMode;
 import dev.readygate.gateway.ProxiedExchange;
+import dev.readygate.support.StateChanges;
+import dev.readygate.support.StreamingClients;
+import dev.readygate.support.StreamingClients.Outcome;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -37,7 +42,11 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Gateway mode in front of llama.cpp's {@code llama-server} (one slot, an API key): a streamed completion passes event
  * by event, a client that goes away frees the engine's slot within seconds, and the client's {@code Authorization} is
- * what the engine checks (readygate never adds its own key). One llama-server and one readygate for the class.
+ * what the engine checks (readygate never adds its own key). Under steady traffic ({@value #CLIENTS} clients streaming
+ * back to back), a {@code kill -9} cuts the streams in flight and new requests are refused (503 with
+ * {@code Retry-After}), not forwarded to the dead port; a {@code SIGSTOP} has the stalled streams cut by the gateway's
+ * limits and the engine taken out after at most {@code failure-threshold} (3) failed client requests, and back after
+ * {@code SIGCONT}. One llama-server and one readygate for the class (a test that stops the engine starts it again).
  */
 @Tag("llama-server")
 @ExtendWith(OutputCaptureExtension.class)
@@ -53,8 +62,12 @@ class GatewayLlamaServerIT {
     static LlamaServer engine;
     static ConfigurableApplicationContext readygate;
     static WebTestClient traffic;
+    static WebTestClient admin;
     static WebTestClient direct;
     static final List<ProxiedExchange> exchanges = new CopyOnWriteArrayList<>();
+    static final StateChanges states = new StateChanges();
+    static final int CLIENTS = 2;
+    static final int THRESHOLD = 3;
 
     /** A source of the test's readygate, not a {@code @Configuration}: readygate's component scan would take that up. */
     static class Listener {
@@ -81,6 +94,7 @@ class GatewayLlamaServerIT {
                 KEY);
         Path keyFile = Files.writeString(dir.resolve("api-key"), KEY + "\n");
         readygate = new SpringApplicationBuilder(ReadygateApplication.class, Listener.class)
+                .listeners(states)
                 .run(
                         "--server.address=127.0.0.1",
                         "--server.port=0",
@@ -88,17 +102,15 @@ class GatewayLlamaServerIT {
                         "--readygate.engine.api-key-file=" + keyFile,
                         "--readygate.state-dir=" + dir.resolve("state"),
                         "--readygate.gateway.enabled=true",
-                        "--readygate.gateway.port=0");
-        WebTestClient admin = ReadygateClients.client(readygate);
-        try {
-            await().atMost(Duration.ofSeconds(90))
-                    .pollInterval(Duration.ofMillis(100))
-                    .ignoreExceptions()
-                    .until(() -> ReadygateClients.readyz(admin) == 200);
-        } catch (org.awaitility.core.ConditionTimeoutException e) {
-            throw new AssertionError(
-                    "not ready: " + ReadygateClients.status(admin) + "\nllama-server's log:\n" + engine.logTail(30), e);
-        }
+                        "--readygate.gateway.port=0",
+                        // A kill and its restart are not a restart loop to hold the engine out for.
+                        "--readygate.restart.loop-hold=0s",
+                        // Small limits, so that a stopped engine's streams are cut within seconds.
+                        "--readygate.gateway.connect-timeout=1s",
+                        "--readygate.gateway.first-byte-timeout=5s",
+                        "--readygate.gateway.between-events-timeout=2s");
+        admin = ReadygateClients.client(readygate);
+        awaitReady();
         traffic = WebTestClient.bindToServer()
                 .baseUrl("http://127.0.0.1:"
                         + java.util.Objects.requireNonNull(
@@ -176,6 +188,156 @@ class GatewayLlamaServerIT {
         assertThat(complete(null)).startsWith("401");
         assertThat(complete("Bearer wrong")).startsWith("401");
         assertThat(complete("Bearer " + KEY)).startsWith("200");
+    }
+
+    @Test
+    void killDashNineCutsTheStreamsInFlightAndNewRequestsAreRefusedNotForwardedToTheDeadPort() {
+        exchanges.clear();
+        Instant killed;
+        List<StreamingClients.Request> requests;
+        try (StreamingClients clients = clients()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> clients.count(Outcome.COMPLETED) >= 2L * CLIENTS);
+            killed = Instant.now();
+            engine.kill();
+            await().atMost(Duration.ofSeconds(20)).until(() -> ReadygateClients.readyz(admin) == 503);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> countAfter(clients.requests(), killed, Outcome.REFUSED) >= 2L * CLIENTS);
+            requests = clients.requests();
+        } finally {
+            restartIfGone();
+        }
+
+        Map<Outcome, Long> after = tally(requests, killed);
+        String story = "after kill -9: %s; forwarded %s"
+                .formatted(
+                        after,
+                        exchanges.stream()
+                                .map(e -> e.ending() + "/" + e.status())
+                                .toList());
+        System.out.println("[gateway-llama] " + story);
+        // The streams in flight are cut (nothing can save them); a request the engine never answered is a 502 at most
+        // once: a refused connection takes the engine out at once, and every request after it is refused cleanly.
+        assertThat(after.get(Outcome.CUT) + after.get(Outcome.FAILED)).as(story).isLessThanOrEqualTo(CLIENTS + 1L);
+        assertThat(exchanges.stream().filter(e -> e.ending() == ExchangeEnding.CONNECT_REFUSED))
+                .as("forwarded to the dead port: " + story)
+                .hasSizeLessThanOrEqualTo(1);
+        assertThat(exchanges.stream().filter(e -> states.outAt(e.startedAt())))
+                .as("forwarded while out: " + story)
+                .isEmpty();
+        assertThat(after.get(Outcome.REFUSED)).as(story).isGreaterThanOrEqualTo(2L * CLIENTS);
+    }
+
+    @Test
+    void sigstopHasTheStalledStreamsCutAndTakesTheEngineOutAfterAtMostThreeFailedClientRequests() {
+        exchanges.clear();
+        Instant stopped;
+        List<StreamingClients.Request> requests;
+        Instant out;
+        try (StreamingClients clients = clients()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> clients.count(Outcome.COMPLETED) >= 2L * CLIENTS);
+            stopped = Instant.now();
+            engine.pause();
+            try {
+                await().atMost(Duration.ofSeconds(60)).until(() -> ReadygateClients.readyz(admin) == 503);
+                out = java.util.Objects.requireNonNull(states.outSince(stopped));
+                // The requests in flight when it was taken out end too (cut by the limits), then only refusals.
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> countAfter(clients.requests(), stopped, Outcome.REFUSED) >= 2L * CLIENTS);
+            } finally {
+                engine.resume();
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> ReadygateClients.readyz(admin) == 200);
+            Instant resumed = Instant.now();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> countAfter(clients.requests(), resumed, Outcome.COMPLETED) >= CLIENTS);
+            requests = clients.requests();
+        } finally {
+            restartIfGone();
+        }
+
+        Instant taken = out;
+        long failedBeforeOut = requests.stream()
+                .filter(r -> !r.ended().isBefore(stopped) && r.ended().isBefore(taken))
+                .filter(r -> r.outcome() == Outcome.CUT || r.outcome() == Outcome.FAILED)
+                .count();
+        Map<Outcome, Long> after = tally(requests, stopped);
+        String story = "after SIGSTOP (out at %s, %d failed before): %s; forwarded %s"
+                .formatted(
+                        taken,
+                        failedBeforeOut,
+                        after,
+                        exchanges.stream()
+                                .map(e -> e.ending() + "/" + e.status())
+                                .toList());
+        System.out.println("[gateway-llama] " + story);
+        assertThat(failedBeforeOut).as(story).isLessThanOrEqualTo(THRESHOLD);
+        // Those already in flight when it was taken out are cut by the limits; none was forwarded while it was out.
+        assertThat(after.get(Outcome.CUT) + after.get(Outcome.FAILED))
+                .as(story)
+                .isLessThanOrEqualTo(THRESHOLD + CLIENTS - 1L);
+        assertThat(exchanges.stream()
+                        .filter(e -> !e.startedAt().isBefore(stopped)
+                                && e.startedAt().isBefore(taken))
+                        .map(ProxiedExchange::ending))
+                .as("the stalled streams cut by the gateway's limits: " + story)
+                .containsAnyOf(ExchangeEnding.STALLED, ExchangeEnding.FIRST_BYTE_TIMED_OUT);
+        assertThat(exchanges.stream().filter(e -> states.outAt(e.startedAt())))
+                .as("forwarded while out: " + story)
+                .isEmpty();
+    }
+
+    private static StreamingClients clients() {
+        int port = java.util.Objects.requireNonNull(
+                        readygate.getBean(GatewayMode.class).server())
+                .port();
+        String body = "{\"prompt\":\"" + PROMPT + "\",\"max_tokens\":16,\"ignore_eos\":true,\"temperature\":0,"
+                + "\"stream\":true}";
+        return StreamingClients.start(
+                () -> URI.create("http://127.0.0.1:" + port + "/v1/completions"),
+                CLIENTS,
+                body,
+                Map.of("Authorization", "Bearer " + KEY),
+                Duration.ofMillis(100),
+                at -> true);
+    }
+
+    private static long countAfter(List<StreamingClients.Request> requests, Instant from, Outcome outcome) {
+        return requests.stream()
+                .filter(r -> !r.sent().isBefore(from) && r.outcome() == outcome)
+                .count();
+    }
+
+    /** The outcomes of the requests that ended at or after {@code from}. */
+    private static Map<Outcome, Long> tally(List<StreamingClients.Request> requests, Instant from) {
+        Map<Outcome, Long> counts = new java.util.EnumMap<>(Outcome.class);
+        for (Outcome outcome : Outcome.values()) {
+            counts.put(
+                    outcome,
+                    requests.stream()
+                            .filter(r -> !r.ended().isBefore(from) && r.outcome() == outcome)
+                            .count());
+        }
+        return counts;
+    }
+
+    /** Starts llama-server again if a test killed it, and waits until readygate says ready. */
+    private static void restartIfGone() {
+        if (!engine.alive()) {
+            engine.restart();
+        }
+        awaitReady();
+    }
+
+    private static void awaitReady() {
+        try {
+            await().atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(100))
+                    .ignoreExceptions()
+                    .until(() -> ReadygateClients.readyz(admin) == 200);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError(
+                    "not ready: " + ReadygateClients.status(admin) + "\nllama-server's log:\n" + engine.logTail(30), e);
+        }
     }
 
     /** The status and body of a one-token completion sent with {@code authorization}. */

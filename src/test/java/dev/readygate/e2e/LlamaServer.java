@@ -129,6 +129,12 @@ public final class LlamaServer implements AutoCloseable {
         awaitExit(p);
     }
 
+    /** Whether the server's process runs (a paused one does). */
+    boolean alive() {
+        Process p = process;
+        return p != null && p.isAlive();
+    }
+
     /** Starts the server (again) on its port, once the previous process, if any, is gone. */
     void restart() {
         Process previous = process;
