@@ -594,6 +594,9 @@ public record ReadygateProperties(
      * @param betweenEventsTimeout how long the engine may send nothing once its answer began; beyond it the stream is cut
      *     (the client saw a status already)
      * @param maxConnections the most client connections the traffic port holds at once; one more is closed at once
+     * @param drainTimeout on SIGTERM, how long requests in flight may run to completion while new ones are refused
+     *     (503, {@code Connection: close}); what remains then is cut and counted. Shorter than the pod's grace period,
+     *     the engine's preStop and {@code spring.lifecycle.timeout-per-shutdown-phase}
      */
     public record Gateway(
             @DefaultValue("false") boolean enabled,
@@ -602,7 +605,8 @@ public record ReadygateProperties(
             @DefaultValue("2s") Duration connectTimeout,
             @DefaultValue("60s") Duration firstByteTimeout,
             @DefaultValue("30s") Duration betweenEventsTimeout,
-            @DefaultValue("1024") int maxConnections) {
+            @DefaultValue("1024") int maxConnections,
+            @DefaultValue("8s") Duration drainTimeout) {
 
         public Gateway {
             if (port < 0 || port > 65535) {
@@ -614,6 +618,7 @@ public record ReadygateProperties(
             requirePositive("readygate.gateway.first-byte-timeout", firstByteTimeout);
             requirePositive("readygate.gateway.between-events-timeout", betweenEventsTimeout);
             requireAtLeast("readygate.gateway.max-connections", maxConnections, 1);
+            requirePositive("readygate.gateway.drain-timeout", drainTimeout);
         }
     }
 

@@ -129,6 +129,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                     }
                     return Mono.<Void>empty();
                 })
+                .doOnSubscribe(subscription -> ends.began(startId))
                 .doFinally(signal -> exchange.end(signal, ends))
                 .then();
     }
