@@ -120,7 +120,7 @@ public final class GatewayMode implements SmartLifecycle {
     public void stop() {
         Running open = take();
         if (open != null) {
-            open.server().close().block(Duration.ofSeconds(5));
+            open.server().stop();
             open.resources().dispose();
         }
     }

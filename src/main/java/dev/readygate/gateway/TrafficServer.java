@@ -91,12 +91,9 @@ public final class TrafficServer {
         return running.onDispose();
     }
 
-    synchronized void stop() {
-        DisposableServer running = server;
-        server = null;
-        if (running != null) {
-            running.disposeNow(Duration.ofSeconds(5));
-        }
+    /** Closes the port now, cutting the connections, and waits for it (no drain). */
+    void stop() {
+        close().block(Duration.ofSeconds(5));
     }
 
     /** The port it listens on (the one bound, when {@code readygate.gateway.port} is 0). */

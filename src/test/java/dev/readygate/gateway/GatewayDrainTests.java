@@ -43,6 +43,10 @@ class GatewayDrainTests {
 
     private RunningSimulator engine;
     private ConfigurableApplicationContext readygate;
+    private WebTestClient admin;
+    private RestartRecords records;
+    private String startId;
+    private int port;
 
     @AfterEach
     void stop() {
@@ -95,8 +99,11 @@ class GatewayDrainTests {
         return stream;
     }
 
-    @Test
-    void streamsThatFinishWithinTheDeadlineAreWholeAndOneLongerIsCutAndCounted() throws Exception {
+    /**
+     * The simulator at 20 ms a token, and readygate with its gateway in front of it, draining for 3 s; returns once the
+     * engine is verified ready and its start recorded.
+     */
+    private void start() {
         engine = RunningSimulator.serving(
                 workDir.resolve("engine"), "preload.enabled=false", "timing.decode-per-token=20ms");
         readygate = new SpringApplicationBuilder(ReadygateApplication.class)
@@ -110,14 +117,19 @@ class GatewayDrainTests {
                         "--readygate.gateway.enabled=true",
                         "--readygate.gateway.port=0",
                         "--readygate.gateway.drain-timeout=3s");
-        WebTestClient admin = ReadygateClients.client(readygate);
+        admin = ReadygateClients.client(readygate);
         await().atMost(Duration.ofSeconds(30)).until(() -> ReadygateClients.readyz(admin) == 200);
-        RestartRecords records = readygate.getBean(RestartRecords.class);
+        records = readygate.getBean(RestartRecords.class);
         await().atMost(Duration.ofSeconds(10)).until(() -> !records.history().isEmpty());
-        String startId = records.history().getLast().id();
-        MeterRegistry meters = readygate.getBean(MeterRegistry.class);
-        int port = Objects.requireNonNull(readygate.getBean(GatewayMode.class).server())
+        startId = records.history().getLast().id();
+        port = Objects.requireNonNull(readygate.getBean(GatewayMode.class).server())
                 .port();
+    }
+
+    @Test
+    void streamsThatFinishWithinTheDeadlineAreWholeAndOneLongerIsCutAndCounted() throws Exception {
+        start();
+        MeterRegistry meters = readygate.getBean(MeterRegistry.class);
 
         // Three streams of about 1 s and one of about 12 s, each under way (a token received) before the stop.
         List<ClientStream> shortStreams =
@@ -176,5 +188,41 @@ class GatewayDrainTests {
                         .functionCounter()
                         .count())
                 .isEqualTo(traffic.cutTokens());
+    }
+
+    @Test
+    void aCrashCountsTheStreamsItCutFromTheGatewaysOwnCount() {
+        start();
+        List<ClientStream> streams =
+                IntStream.range(0, 2).mapToObj(i -> stream(port, 600)).toList();
+        await().atMost(Duration.ofSeconds(10)).until(() -> streams.stream().allMatch(s -> s.tokenEvents() > 0));
+
+        engine.crash();
+
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> records.history().stream()
+                        .anyMatch(r -> r.id().equals(startId)
+                                && r.stop() != null
+                                && r.stop().traffic() != null));
+        Stop stop = Objects.requireNonNull(records.history().stream()
+                .filter(r -> r.id().equals(startId))
+                .findFirst()
+                .orElseThrow()
+                .stop());
+        assertThat(stop.how()).isIn(Stop.How.WENT_AWAY, Stop.How.REPLACED);
+        Stop.Traffic traffic = Objects.requireNonNull(stop.traffic());
+        assertThat(traffic.inFlight()).isEqualTo(2);
+        assertThat(traffic.finished()).isZero();
+        assertThat(traffic.cut()).isEqualTo(2);
+        assertThat(streams).noneMatch(ClientStream::whole);
+        assertThat(traffic.cutTokens())
+                .isGreaterThanOrEqualTo(
+                        streams.stream().mapToLong(ClientStream::tokenEvents).sum());
+        assertThat(readygate
+                        .getBean(MeterRegistry.class)
+                        .get(MeterNames.GATEWAY_STOP_CUT_REQUESTS)
+                        .functionCounter()
+                        .count())
+                .isEqualTo(2.0);
     }
 }
