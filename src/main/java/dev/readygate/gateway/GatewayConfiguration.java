@@ -97,6 +97,11 @@ class GatewayConfiguration {
                     public void ended(ProxiedExchange exchange) {
                         listeners.forEach(listener -> listener.ended(exchange));
                     }
+
+                    @Override
+                    public void released() {
+                        listeners.forEach(ExchangeEnds::released);
+                    }
                 },
                 work,
                 tracker::podStopping,

@@ -130,7 +130,11 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                     return Mono.<Void>empty();
                 })
                 .doOnSubscribe(subscription -> ends.began(startId))
-                .doFinally(signal -> exchange.end(signal, ends))
+                // After the answer's completion went to the server, which wrote its last chunk: the client has it all.
+                .doFinally(signal -> {
+                    exchange.end(signal, ends);
+                    ends.released();
+                })
                 .then();
     }
 

@@ -81,9 +81,7 @@ public final class WorkInFlight implements ExchangeEnds {
     @Override
     public void ended(ProxiedExchange exchange) {
         Stopped settled = null;
-        List<Sinks.Empty<Void>> nowIdle = List.of();
         synchronized (this) {
-            inFlight--;
             String startId = exchange.startId();
             Tally tally = startId == null ? null : starts.get(startId);
             if (tally != null) {
@@ -93,13 +91,22 @@ public final class WorkInFlight implements ExchangeEnds {
                     starts.remove(startId);
                 }
             }
+        }
+        if (settled != null) {
+            settled.settled.tryEmitValue(settled.count());
+        }
+    }
+
+    /** The client has the whole answer (or was cut): the drain need not wait for this exchange any more. */
+    @Override
+    public void released() {
+        List<Sinks.Empty<Void>> nowIdle = List.of();
+        synchronized (this) {
+            inFlight--;
             if (inFlight == 0 && !idle.isEmpty()) {
                 nowIdle = List.copyOf(idle);
                 idle.clear();
             }
-        }
-        if (settled != null) {
-            settled.settled.tryEmitValue(settled.count());
         }
         nowIdle.forEach(Sinks.Empty::tryEmitEmpty);
     }
@@ -164,7 +171,7 @@ public final class WorkInFlight implements ExchangeEnds {
         cutting = true;
     }
 
-    /** Completes once no exchange is in flight (at once when none is). */
+    /** Completes once no exchange is in flight, to its client's last byte (at once when none is). */
     Mono<Void> idle() {
         Sinks.Empty<Void> sink = Sinks.empty();
         synchronized (this) {
@@ -176,7 +183,7 @@ public final class WorkInFlight implements ExchangeEnds {
         return Mono.empty();
     }
 
-    /** Exchanges in flight now, of every start. */
+    /** Exchanges in flight now, of every start: forwarded and not yet released. */
     public synchronized int inFlight() {
         return inFlight;
     }
