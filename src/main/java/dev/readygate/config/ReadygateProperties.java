@@ -605,6 +605,9 @@ public record ReadygateProperties(
      * @param retryBeforeFirstByte whether a request whose connection to the engine failed before any byte of an answer
      *     (refused, closed: the engine went away) waits for the engine's next verified start and is sent once more,
      *     never after a byte reached the client
+     * @param drainTimeout on SIGTERM, how long requests in flight may run to completion while new ones are refused
+     *     (503, {@code Connection: close}); what remains then is cut and counted. Shorter than the pod's grace period,
+     *     the engine's preStop and {@code spring.lifecycle.timeout-per-shutdown-phase}
      */
     public record Gateway(
             @DefaultValue("false") boolean enabled,
@@ -618,7 +621,8 @@ public record ReadygateProperties(
             @DefaultValue("256") int maxQueued,
             @DefaultValue("30s") Duration maxWait,
             @DefaultValue("false") boolean hold,
-            @DefaultValue("false") boolean retryBeforeFirstByte) {
+            @DefaultValue("false") boolean retryBeforeFirstByte,
+            @DefaultValue("8s") Duration drainTimeout) {
 
         public Gateway {
             if (port < 0 || port > 65535) {
@@ -633,6 +637,7 @@ public record ReadygateProperties(
             requireAtLeast("readygate.gateway.max-in-flight", maxInFlight, 1);
             requireAtLeast("readygate.gateway.max-queued", maxQueued, 0);
             requirePositive("readygate.gateway.max-wait", maxWait);
+            requirePositive("readygate.gateway.drain-timeout", drainTimeout);
         }
     }
 

@@ -5,9 +5,14 @@ import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
+import dev.readygate.restart.StartStopped;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.PayloadApplicationEvent;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -67,11 +72,33 @@ class GatewayConfiguration {
         };
     }
 
+    /** The exchanges in flight per start, and each stop's work lost (counted with gateway mode on only). */
+    @Bean
+    WorkInFlight workInFlight(ReadygateProperties properties) {
+        return new WorkInFlight(properties.gateway().enabled());
+    }
+
+    /** A start stopped: the gateway's count of its requests in flight joins its record once they ended. */
+    @Bean
+    ApplicationListener<PayloadApplicationEvent<StartStopped>> workLostAtStops(
+            WorkInFlight work, RestartRecords records) {
+        // A class, not a lambda: the event type is read from its declaration.
+        return new ApplicationListener<>() {
+            @Override
+            public void onApplicationEvent(PayloadApplicationEvent<StartStopped> event) {
+                String startId = event.getPayload().startId();
+                work.stopped(startId).subscribe(counted -> records.counted(startId, counted));
+            }
+        };
+    }
+
     @Bean
     GatewayMode gatewayMode(
             ReadygateProperties properties,
             TrafficAdmission admission,
             List<ExchangeEnds> ends,
+            WorkInFlight work,
+            RestartTracker tracker,
             @Qualifier("timerScheduler") Scheduler timer,
             Environment environment,
             Clock clock) {
@@ -80,7 +107,26 @@ class GatewayConfiguration {
                 properties,
                 environment.getProperty("server.address", "0.0.0.0"),
                 admission,
-                exchange -> listeners.forEach(listener -> listener.ended(exchange)),
+                new ExchangeEnds() {
+                    @Override
+                    public void began(@Nullable String startId) {
+                        listeners.forEach(listener -> listener.began(startId));
+                    }
+
+                    @Override
+                    public void ended(ProxiedExchange exchange) {
+                        listeners.forEach(listener -> listener.ended(exchange));
+                    }
+
+                    @Override
+                    public void released() {
+                        listeners.forEach(ExchangeEnds::released);
+                    }
+                },
+                work,
+                tracker::podStopping,
+                environment.getProperty(
+                        "spring.lifecycle.timeout-per-shutdown-phase", Duration.class, Duration.ofSeconds(30)),
                 timer,
                 clock);
     }

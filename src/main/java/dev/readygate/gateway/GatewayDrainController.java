@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -13,6 +14,7 @@ import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * An engine stop the operator announces, on readygate's own port: {@code POST /gateway/drain} before a planned restart
@@ -29,11 +31,19 @@ class GatewayDrainController {
     static final String PATH = "/gateway/drain";
 
     private final RulesAdmission admission;
+    private final WorkInFlight work;
     private final ReadygateProperties.Gateway settings;
+    private final Scheduler timer;
 
-    GatewayDrainController(RulesAdmission admission, ReadygateProperties properties) {
+    GatewayDrainController(
+            RulesAdmission admission,
+            WorkInFlight work,
+            ReadygateProperties properties,
+            @Qualifier("timerScheduler") Scheduler timer) {
         this.admission = admission;
+        this.work = work;
         this.settings = properties.gateway();
+        this.timer = timer;
     }
 
     @PostMapping(path = PATH, produces = MediaType.APPLICATION_JSON_VALUE)
@@ -43,15 +53,17 @@ class GatewayDrainController {
             return Mono.just(refused);
         }
         RulesAdmission.Announced announced = admission.announceStop();
-        return admission.drained(settings.maxWait()).map(drained -> {
+        // Drained once every request in flight has its answer's last byte written to its client.
+        Mono<Boolean> drained = work.idle().thenReturn(true).timeout(settings.maxWait(), Mono.just(false), timer);
+        return drained.map(done -> {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("announced", true);
             body.put("startId", announced.startId());
             body.put("lapsesAt", announced.until().toString());
-            body.put("drained", drained);
-            body.put("inFlight", admission.inFlight());
+            body.put("drained", done);
+            body.put("inFlight", work.inFlight());
             body.put("waiting", admission.queued());
-            return ResponseEntity.status(drained ? HttpStatus.OK : HttpStatus.GATEWAY_TIMEOUT)
+            return ResponseEntity.status(done ? HttpStatus.OK : HttpStatus.GATEWAY_TIMEOUT)
                     .body(body);
         });
     }

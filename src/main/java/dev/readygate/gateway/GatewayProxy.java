@@ -182,7 +182,12 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                             })
                             .switchIfEmpty(Mono.defer(() -> answer(response, failed)));
                 })
-                .doFinally(signal -> exchange.end(signal, ends))
+                .doOnSubscribe(subscription -> ends.began(admitted.startId()))
+                // After the answer's completion went to the server, which wrote its last chunk: the client has it all.
+                .doFinally(signal -> {
+                    exchange.end(signal, ends);
+                    ends.released();
+                })
                 .then();
     }
 

@@ -18,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.event.EventListener;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -39,9 +38,6 @@ import reactor.core.scheduler.Scheduler;
  * answered outside it. A client that goes away while its request waits leaves the queue.
  */
 final class RulesAdmission implements TrafficAdmission {
-
-    /** How often {@link #drained} looks at the requests in flight. */
-    static final Duration DRAIN_POLL = Duration.ofMillis(50);
 
     /**
      * The bounds of the queue and the in-flight count.
@@ -121,7 +117,7 @@ final class RulesAdmission implements TrafficAdmission {
 
     /**
      * The operator announces that the engine's current start is about to stop: from now new requests wait for the
-     * next start ({@code hold}) or are refused, while those in flight run on ({@link #drained}). Lapses at the next
+     * next start ({@code hold}) or are refused, while those in flight run on. Lapses at the next
      * start, or after {@code maxWait} if none came.
      */
     Announced announceStop() {
@@ -134,15 +130,6 @@ final class RulesAdmission implements TrafficAdmission {
         }
         timer.schedule(this::reconsider, limits.maxWait().toNanos(), TimeUnit.NANOSECONDS);
         return now;
-    }
-
-    /** Completes with true once no request is in flight, with false after {@code within}. */
-    Mono<Boolean> drained(Duration within) {
-        return Flux.interval(Duration.ZERO, DRAIN_POLL, timer)
-                .filter(tick -> inFlight() == 0)
-                .next()
-                .map(tick -> true)
-                .timeout(within, Mono.just(false), timer);
     }
 
     /** The announced stop withdrawn: requests go to the engine again. */

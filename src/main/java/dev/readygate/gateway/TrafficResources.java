@@ -1,6 +1,7 @@
 package dev.readygate.gateway;
 
 import java.time.Duration;
+import reactor.core.publisher.Mono;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
@@ -25,6 +26,11 @@ final class TrafficResources {
                 .pendingAcquireMaxCount(-1)
                 .maxIdleTime(Duration.ofSeconds(30))
                 .build();
+    }
+
+    /** Ends the connections and the loops; never blocks. */
+    Mono<Void> disposeLater() {
+        return connections.disposeLater().then(loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)));
     }
 
     void dispose() {

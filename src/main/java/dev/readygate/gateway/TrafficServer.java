@@ -1,5 +1,8 @@
 package dev.readygate.gateway;
 
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -8,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
@@ -18,7 +22,8 @@ import reactor.netty.resources.LoopResources;
  * The traffic port: a Reactor Netty server of its own on the gateway's event loops ({@link TrafficResources}), never
  * readygate's server (its port, its loops, its connection cap), so that no flood of traffic can delay the kubelet's
  * probes. Holds at most {@code maxConnections} client connections: one more is closed at once. Opened and closed by
- * {@link GatewayMode}.
+ * {@link GatewayMode}, which drains it first: the port keeps answering (refusals) while the exchanges in flight end,
+ * then the connections left are cut ({@link #cutConnections}) and the port closed ({@link #close}).
  */
 public final class TrafficServer {
 
@@ -30,6 +35,7 @@ public final class TrafficServer {
     private final BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler;
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
+    private final ChannelGroup connections = new DefaultChannelGroup("traffic", ImmediateEventExecutor.INSTANCE);
     private @Nullable DisposableServer server;
 
     TrafficServer(
@@ -58,18 +64,36 @@ public final class TrafficServer {
                         return;
                     }
                     channel.closeFuture().addListener(closed -> open.decrementAndGet());
+                    connections.add(channel);
                 })
                 .handle(handler)
                 .bindNow(Duration.ofSeconds(10));
         logger.info("Gateway traffic port {} open, forwarding to the engine", server.port());
     }
 
-    synchronized void stop() {
-        DisposableServer running = server;
-        server = null;
-        if (running != null) {
-            running.disposeNow(Duration.ofSeconds(5));
+    /** Closes every client connection now: the exchanges still in flight are cut (their clients see a cut stream). */
+    void cutConnections() {
+        connections.close();
+    }
+
+    /** Cuts the connections left and closes the port; completes once it is closed. Never blocks. */
+    Mono<Void> close() {
+        DisposableServer running;
+        synchronized (this) {
+            running = server;
+            server = null;
         }
+        if (running == null) {
+            return Mono.empty();
+        }
+        cutConnections();
+        running.dispose();
+        return running.onDispose();
+    }
+
+    /** Closes the port now, cutting the connections, and waits for it (no drain). */
+    void stop() {
+        close().block(Duration.ofSeconds(5));
     }
 
     /** The port it listens on (the one bound, when {@code readygate.gateway.port} is 0). */

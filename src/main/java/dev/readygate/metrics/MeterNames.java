@@ -146,4 +146,15 @@ public final class MeterNames {
      * tag {@code endpoint} ({@code status}, {@code metrics}).
      */
     public static final String SERVER_REJECTED = "readygate.server.requests.rejected";
+
+    // Gateway mode's count of the work engine stops lost (issue 27, item 5).
+
+    /**
+     * Requests in flight through the gateway that engine stops cut: those the engine cut as it went away, and those still
+     * in flight at a drain's deadline.
+     */
+    public static final String GATEWAY_STOP_CUT_REQUESTS = "readygate.gateway.stop.cut.requests";
+
+    /** The token-carrying events the requests cut by stops had passed to their clients. */
+    public static final String GATEWAY_STOP_CUT_TOKENS = "readygate.gateway.stop.cut.tokens";
 }

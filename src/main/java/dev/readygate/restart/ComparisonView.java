@@ -30,6 +30,12 @@ final class ComparisonView {
         PHASES.forEach(phase -> header.add(phase.value() + "_median_seconds"));
         LOGGED.forEach(name -> header.add(name + "_median_seconds"));
         header.addAll(List.of("memory_at_ready_median_mib", "memory_after_stop_median_mib", "speedup_over_cold"));
+        // The gateway's count of the group's stops, summed; empty with gateway mode off.
+        header.addAll(List.of(
+                "gateway_in_flight_at_stops",
+                "gateway_finished_after_stops",
+                "gateway_cut_at_stops",
+                "gateway_tokens_cut_at_stops"));
         return List.copyOf(header);
     }
 
@@ -58,6 +64,11 @@ final class ComparisonView {
             row.add(group.memoryAtReadyMib() == null ? "" : String.valueOf(group.memoryAtReadyMib()));
             row.add(group.memoryAfterStopMib() == null ? "" : String.valueOf(group.memoryAfterStopMib()));
             row.add(number(group.speedupOverCold()));
+            Stop.Traffic traffic = group.trafficAtStops();
+            row.add(traffic == null ? "" : String.valueOf(traffic.inFlight()));
+            row.add(traffic == null ? "" : String.valueOf(traffic.finished()));
+            row.add(traffic == null ? "" : String.valueOf(traffic.cut()));
+            row.add(traffic == null ? "" : String.valueOf(traffic.cutTokens()));
             lines.add(RecordCsv.line(row));
         }
         return lines;
@@ -114,6 +125,7 @@ final class ComparisonView {
         memory.put("afterStop", group.memoryAfterStopMib());
         out.put("memoryMedianMiB", memory);
         out.put("speedupOverCold", group.speedupOverCold());
+        out.put("trafficAtStops", RestartRecordView.statusTraffic(group.trafficAtStops()));
         return out;
     }
 

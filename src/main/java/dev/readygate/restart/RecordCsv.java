@@ -39,7 +39,11 @@ final class RecordCsv {
                         + "engine_memory_at_ready_mib,preload_daemon_memory_at_ready_mib,probe_config_hash,"
                         + "readygate_version,node_name,gpu_uuid,driver_version,pod_uid,boot_id,engine_container,"
                         + "cuda_version,configuration,recovery,recovery_changes,stop,stop_at,requests_running_at_stop,"
-                        + "requests_waiting_at_stop,requests_observed_at,snapshot_mismatches,evidence,engine_args")
+                        + "requests_waiting_at_stop,requests_observed_at,snapshot_mismatches,evidence,engine_args,"
+                        // Gateway mode's count of the stop's requests (empty when off); appended, so that the
+                        // columns before keep their places.
+                        + "gateway_in_flight_at_stop,gateway_finished_after_stop,gateway_cut_at_stop,"
+                        + "gateway_tokens_cut_at_stop")
                 .split(",")));
         return List.copyOf(header);
     }
@@ -110,6 +114,11 @@ final class RecordCsv {
                 .collect(Collectors.joining(" | ")));
         row.add(String.join(" | ", pathEvidence.evidence()));
         row.add(text(engine.engineArgs()));
+        Stop.Traffic traffic = stop == null ? null : stop.traffic();
+        row.add(traffic == null ? "" : String.valueOf(traffic.inFlight()));
+        row.add(traffic == null ? "" : String.valueOf(traffic.finished()));
+        row.add(traffic == null ? "" : String.valueOf(traffic.cut()));
+        row.add(traffic == null ? "" : String.valueOf(traffic.cutTokens()));
         return row;
     }
 

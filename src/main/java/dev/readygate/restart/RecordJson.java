@@ -243,6 +243,37 @@ final class RecordJson {
     private static final Field<@Nullable Instant> OBSERVED_AT =
             Field.optional("observedAt", INSTANT).in("stop");
 
+    private static final Field<Integer> TRAFFIC_IN_FLIGHT =
+            Field.required("inFlight", INTEGER).in("stop.traffic");
+    private static final Field<Integer> TRAFFIC_FINISHED =
+            Field.required("finished", INTEGER).in("stop.traffic");
+    private static final Field<Integer> TRAFFIC_CUT =
+            Field.required("cut", INTEGER).in("stop.traffic");
+    private static final Field<Long> TRAFFIC_CUT_TOKENS =
+            Field.required("cutTokens", LONG).in("stop.traffic");
+
+    private static final Codec<Stop.Traffic> TRAFFIC = new Codec<>(
+            (traffic, nodes) -> {
+                ObjectNode object = nodes.objectNode();
+                TRAFFIC_IN_FLIGHT.put(object, traffic.inFlight());
+                TRAFFIC_FINISHED.put(object, traffic.finished());
+                TRAFFIC_CUT.put(object, traffic.cut());
+                TRAFFIC_CUT_TOKENS.put(object, traffic.cutTokens());
+                return object;
+            },
+            (node, label) -> {
+                object(node, label);
+                return new Stop.Traffic(
+                        TRAFFIC_IN_FLIGHT.get(node),
+                        TRAFFIC_FINISHED.get(node),
+                        TRAFFIC_CUT.get(node),
+                        TRAFFIC_CUT_TOKENS.get(node));
+            });
+
+    /** The gateway's count: written only when there is one, so a line without it is written back as it was read. */
+    private static final Field<Stop.@Nullable Traffic> STOP_TRAFFIC =
+            Field.optional("traffic", TRAFFIC).in("stop");
+
     private static final Codec<Stop> STOP = new Codec<>(
             (stop, nodes) -> {
                 ObjectNode object = nodes.objectNode();
@@ -251,6 +282,9 @@ final class RecordJson {
                 REQUESTS_RUNNING.put(object, stop.requestsRunning());
                 REQUESTS_WAITING.put(object, stop.requestsWaiting());
                 OBSERVED_AT.put(object, stop.observedAt());
+                if (stop.traffic() != null) {
+                    STOP_TRAFFIC.put(object, stop.traffic());
+                }
                 return object;
             },
             (node, label) -> {
@@ -260,7 +294,8 @@ final class RecordJson {
                         STOP_HOW.get(node),
                         REQUESTS_RUNNING.get(node),
                         REQUESTS_WAITING.get(node),
-                        OBSERVED_AT.get(node));
+                        OBSERVED_AT.get(node),
+                        STOP_TRAFFIC.get(node));
             });
 
     private static final Field<String> MISMATCH_FIELD = Field.required("field", TEXT);

@@ -91,6 +91,9 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
      * @param memoryAfterStopMib the median GPU memory used after the engine stopped (MiB), null when never read
      * @param speedupOverCold the cold starts' median latency (same version, revision and configuration) over this
      *     group's, null without both
+     * @param trafficAtStops the gateway's counts of the group's stops, summed (requests in flight at them, finished
+     *     after, cut, and the tokens the cut ones had streamed); null when no stop of the group has one (gateway mode
+     *     off)
      */
     public record Group(
             Key key,
@@ -103,7 +106,8 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
             Map<String, Double> loggedMedians,
             @Nullable Long memoryAtReadyMib,
             @Nullable Long memoryAfterStopMib,
-            @Nullable Double speedupOverCold) {
+            @Nullable Double speedupOverCold,
+            Stop.@Nullable Traffic trafficAtStops) {
 
         public Group {
             configurationDiffers = List.copyOf(configurationDiffers);
@@ -193,9 +197,21 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
         final Map<String, List<Double>> logged = new LinkedHashMap<>();
         final List<Double> atReady = new ArrayList<>();
         final List<Double> afterStop = new ArrayList<>();
+        Stop.@Nullable Traffic traffic;
 
         void add(RestartRecord record) {
             starts++;
+            Stop stop = record.stop();
+            Stop.Traffic counted = stop == null ? null : stop.traffic();
+            if (counted != null) {
+                traffic = traffic == null
+                        ? counted
+                        : new Stop.Traffic(
+                                traffic.inFlight() + counted.inFlight(),
+                                traffic.finished() + counted.finished(),
+                                traffic.cut() + counted.cut(),
+                                traffic.cutTokens() + counted.cutTokens());
+            }
             if (record.verdict().outcome() == Outcome.READY) {
                 ready++;
             }
@@ -250,7 +266,8 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
                     loggedMedians,
                     mib(percentile(atReady, 0.5)),
                     mib(percentile(afterStop, 0.5)),
-                    speedup);
+                    speedup,
+                    traffic);
         }
     }
 

@@ -166,12 +166,29 @@ public final class RestartRecordView {
         out.put(
                 "observedAt",
                 stop.observedAt() == null ? null : stop.observedAt().toString());
+        out.put("traffic", statusTraffic(stop.traffic()));
         Double lost = stop.requestsLost();
         out.put(
                 "workLost",
                 lost == null
                         ? "not known: the engine's /metrics gave no request counts"
                         : Math.round(lost) + " request(s) in flight were lost (no restart path resumes them)");
+        return out;
+    }
+
+    /**
+     * The gateway's count of a stop's requests in flight, as {@code /status} and the record's view show it; null when
+     * gateway mode was off (or the requests in flight have not all ended yet).
+     */
+    public static @Nullable Map<String, Object> statusTraffic(Stop.@Nullable Traffic traffic) {
+        if (traffic == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("inFlight", traffic.inFlight());
+        out.put("finished", traffic.finished());
+        out.put("cut", traffic.cut());
+        out.put("cutTokens", traffic.cutTokens());
         return out;
     }
 

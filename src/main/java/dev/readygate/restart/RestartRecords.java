@@ -87,6 +87,18 @@ public final class RestartRecords {
         update(id, record -> record.withStop(stop));
     }
 
+    /**
+     * The gateway's count of the requests in flight at a start's stop, joined to the stop already known (now, or once
+     * the record is kept); nothing when no stop of the start is known.
+     */
+    public synchronized void counted(String id, Stop.Traffic traffic) {
+        ledger.update(id, STOP, known -> known == null ? null : known.withTraffic(traffic));
+        update(id, record -> {
+            Stop stop = record.stop();
+            return stop == null ? record : record.withStop(stop.withTraffic(traffic));
+        });
+    }
+
     /** The record kept before a start's (the latest kept when that start has none yet), or null. */
     public synchronized @Nullable RestartRecord before(String id) {
         int index = indexOf(id);

@@ -9,6 +9,7 @@ import dev.readygate.readiness.EngineStateMachine;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.event.EventListener;
 import org.springframework.core.annotation.Order;
 
@@ -26,6 +27,7 @@ public final class RestartTracker implements StartTrust {
     private final Clock clock;
     private final EngineStateMachine machine;
     private RestartTimeline timeline = RestartTimeline.NONE;
+    private @Nullable EngineStart shutDownIn;
 
     RestartTracker(StartRecorder recorder, EngineStateMachine machine, Clock clock) {
         this.recorder = recorder;
@@ -37,12 +39,28 @@ public final class RestartTracker implements StartTrust {
     @Order(4)
     public synchronized void onEngineStateChanged(EngineStateChanged change) {
         follow(timeline.next(change));
+        if (change.current() instanceof EngineState.ShuttingDown) {
+            // readygate stopping ends the start it watched (the state machine keeps none): the drain's stop is its.
+            shutDownIn = change.ended();
+        }
         if (change.start() != null) {
             recorder.dateIfKnown(change.start());
         }
         if (change.start() == null && change.current() instanceof EngineState.Down down) {
             // No start until the new engine answers (without a log header: a whole vLLM load); readygate saw it begin.
             recorder.awaited(down.since(), EngineStateMachine.RANDOM_IDS.get());
+        }
+    }
+
+    /**
+     * readygate was told to stop (SIGTERM: the pod stopping) with gateway mode on: the current start's stop is recorded
+     * as the gateway's drain begins, so that the drain's count joins it. Nothing while no start is under way.
+     */
+    public synchronized void podStopping(Instant at) {
+        EngineStart current = machine.start();
+        EngineStart start = current != null ? current : shutDownIn;
+        if (start != null) {
+            recorder.record(new RestartTimeline.Verdict.Stopped(start, at, Stop.How.POD_STOPPED));
         }
     }
 

@@ -132,13 +132,19 @@ final class StartRecorder {
     private void stopped(RestartTimeline.Verdict.Stopped stopped) {
         Stop stop = stop(stopped, facts(stopped.start().id()));
         records.stopped(stopped.start().id(), stop);
+        // The gateway, when on, counts the start's requests in flight at the stop and joins its count once they ended.
+        publisher.accept(new StartStopped(stopped.start().id(), stop));
         Double lost = stop.requestsLost();
         if (lost != null && lost > 0) {
             logger.info(
                     "Engine start {} {}: {} request(s) running and {} waiting at the last scrape ({}) were lost (no"
                             + " restart path resumes requests in flight)",
                     stopped.start().id(),
-                    stopped.how() == Stop.How.REPLACED ? "was replaced by a new engine process" : "went away",
+                    switch (stopped.how()) {
+                        case REPLACED -> "was replaced by a new engine process";
+                        case POD_STOPPED -> "was stopped with the pod";
+                        case WENT_AWAY -> "went away";
+                    },
                     format(stop.requestsRunning()),
                     format(stop.requestsWaiting()),
                     stop.observedAt());

@@ -28,7 +28,8 @@ final class RestartsSection {
     static final String RESUMES_NOTHING = "No restart path resumes requests in flight: a preload hit maps weights and a"
             + " snapshot restores an initialized engine (weights, KV cache, compiled graphs), never the requests the"
             + " engine was serving when it went away. Clients must retry them; each stop records how many were running"
-            + " and waiting at readygate's last look.";
+            + " and waiting at readygate's last look, and with gateway mode on the gateway's own count (traffic): in"
+            + " flight at the stop, finished after it, cut, and the tokens the cut ones had streamed.";
 
     /** How many of the latest starts {@code /status} shows; the exports hold them all. */
     static final int HISTORY_SHOWN = 100;
@@ -63,6 +64,7 @@ final class RestartsSection {
             last.put(
                     "observedAt",
                     stop.observedAt() == null ? null : stop.observedAt().toString());
+            last.put("traffic", RestartRecordView.statusTraffic(stop.traffic()));
             return last;
         }
     }

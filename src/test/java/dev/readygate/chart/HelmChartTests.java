@@ -486,6 +486,47 @@ class HelmChartTests {
                 .isFalse();
     }
 
+    /**
+     * Gateway mode's drain (issue 27, item 4) fits the pod's stop: readygate gets SIGTERM at once (no preStop sleep)
+     * and drains for {@code readygate.gateway.drain-timeout}, shorter than the engine's preStop, during which the engine
+     * still serves, itself shorter than the grace period; values that do not fit are refused, naming them.
+     */
+    @Test
+    void gatewayModesDrainFitsWithinTheEnginesDrainWithinTheGracePeriodAndValuesThatDoNotFitAreRefused()
+            throws IOException {
+        List<HasMetadata> objects = StrictManifests.read(Chart.template(workDir, "gateway:\n  enabled: true\n"));
+        PodSpec pod = pod(objects);
+        Duration drain = bindStrictly(readygateConfig(objects)).gateway().drainTimeout();
+        Duration engineDrain = Duration.ofSeconds(
+                container(pod, "engine").getLifecycle().getPreStop().getSleep().getSeconds());
+        Duration grace = Duration.ofSeconds(pod.getTerminationGracePeriodSeconds());
+
+        assertThat(container(pod, "readygate").getLifecycle()).isNull();
+        assertThat(drain).isEqualTo(Duration.ofSeconds(8)).isLessThan(engineDrain);
+        assertThat(engineDrain).isLessThan(grace);
+        // Without the gateway, readygate keeps watching the engine through the engine's drain, as before.
+        assertThat(container(pod(StrictManifests.read(Chart.template(workDir, ""))), "readygate")
+                        .getLifecycle()
+                        .getPreStop()
+                        .getSleep()
+                        .getSeconds())
+                .isEqualTo(10L);
+
+        assertThat(catchThrowable(() -> Chart.template(workDir, "gateway:\n  enabled: true\n  drainSeconds: 10\n")))
+                .hasMessageContaining("gateway.drainSeconds (10) must be shorter than engine.drainSeconds (10)");
+        assertThat(catchThrowable(() ->
+                        Chart.template(workDir, "gateway:\n  enabled: true\nterminationGracePeriodSeconds: 10\n")))
+                .hasMessageContaining(
+                        "engine.drainSeconds (10) must be shorter than terminationGracePeriodSeconds (10)");
+        // Longer drains fit when every value is raised together.
+        assertThat(bindStrictly(readygateConfig(StrictManifests.read(Chart.template(
+                                workDir,
+                                "gateway:\n  enabled: true\n  drainSeconds: 15\nengine:\n  drainSeconds: 17\n"))))
+                        .gateway()
+                        .drainTimeout())
+                .isEqualTo(Duration.ofSeconds(15));
+    }
+
     @Test
     void listenAddressIsEveryInterfaceByDefaultAndCanBeThePodIp() throws IOException {
         String byDefault = readygateConfig(StrictManifests.read(Chart.template(workDir, "")));

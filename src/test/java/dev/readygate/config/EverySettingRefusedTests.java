@@ -55,6 +55,7 @@ class EverySettingRefusedTests {
             invalid("readygate.check.wait-for-engine", "-1s"),
             invalid("readygate.gateway.between-events-timeout", "0s"),
             invalid("readygate.gateway.connect-timeout", "0s"),
+            invalid("readygate.gateway.drain-timeout", "0s"),
             invalid("readygate.gateway.enabled", "maybe"),
             invalid("readygate.gateway.first-byte-timeout", "-1s"),
             invalid("readygate.gateway.hold", "sometimes"),

@@ -9,6 +9,9 @@ import dev.readygate.gateway.ExchangeEnding;
 import dev.readygate.gateway.ExchangeEnds;
 import dev.readygate.gateway.GatewayMode;
 import dev.readygate.gateway.ProxiedExchange;
+import dev.readygate.gateway.WorkInFlight;
+import dev.readygate.restart.RestartRecords;
+import dev.readygate.restart.Stop;
 import dev.readygate.support.StateChanges;
 import dev.readygate.support.StreamingClients;
 import dev.readygate.support.StreamingClients.Outcome;
@@ -20,12 +23,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -46,10 +53,13 @@ import tools.jackson.databind.json.JsonMapper;
  * back to back), a {@code kill -9} cuts the streams in flight and new requests are refused (503 with
  * {@code Retry-After}), not forwarded to the dead port; a {@code SIGSTOP} has the stalled streams cut by the gateway's
  * limits and the engine taken out after at most {@code failure-threshold} (3) failed client requests, and back after
- * {@code SIGCONT}. One llama-server and one readygate for the class (a test that stops the engine starts it again).
+ * {@code SIGCONT}; a stream in flight when readygate stops finishes in the drain and is counted so (the last test:
+ * it stops readygate). One llama-server and one readygate for the class (a test that stops the engine starts it
+ * again).
  */
 @Tag("llama-server")
 @ExtendWith(OutputCaptureExtension.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GatewayLlamaServerIT {
 
     private static final String KEY = "sk-gateway-it-7f3a";
@@ -338,6 +348,39 @@ class GatewayLlamaServerIT {
             throw new AssertionError(
                     "not ready: " + ReadygateClients.status(admin) + "\nllama-server's log:\n" + engine.logTail(30), e);
         }
+    }
+
+    /**
+     * Issue 27, item 4, on a real engine: readygate is stopped (its context closed, as SIGTERM does) while a stream is
+     * in flight through its gateway; the stream still reaches its client whole (the engine keeps serving, as its preStop
+     * lets it in the pod), and the start's stop records the gateway's count: 1 in flight, 1 finished, 0 cut.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aStreamInFlightWhenReadygateStopsFinishesInTheDrainAndIsCounted() {
+        RestartRecords records = readygate.getBean(RestartRecords.class);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !records.history().isEmpty());
+        String startId = records.history().getLast().id();
+        WorkInFlight work = readygate.getBean(WorkInFlight.class);
+        List<String> events = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> ended = new CompletableFuture<>();
+        stream(1500).subscribe(events::add, ended::completeExceptionally, () -> ended.complete(null));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !events.isEmpty());
+        assertThat(work.inFlight())
+                .as("the stream is still in flight as readygate stops")
+                .isEqualTo(1);
+
+        readygate.close();
+
+        assertThat(ended).succeedsWithin(Duration.ofSeconds(5));
+        assertThat(events.getLast()).isEqualTo("[DONE]");
+        Stop stop = java.util.Objects.requireNonNull(records.history().stream()
+                .filter(record -> record.id().equals(startId))
+                .findFirst()
+                .orElseThrow()
+                .stop());
+        assertThat(stop.how()).isEqualTo(Stop.How.POD_STOPPED);
+        assertThat(stop.traffic()).isEqualTo(new Stop.Traffic(1, 1, 0, 0));
     }
 
     /** The status and body of a one-token completion sent with {@code authorization}. */

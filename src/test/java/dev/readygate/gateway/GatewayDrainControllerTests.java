@@ -48,7 +48,8 @@ class GatewayDrainControllerTests {
         machine.apply(new Observation.HealthOk(T0));
         machine.apply(new Observation.ModelListed(T0, "m"));
         machine.apply(new Observation.Verified(T0, "ok"));
-        GatewayDrainController controller = new GatewayDrainController(admission, properties(true));
+        GatewayDrainController controller =
+                new GatewayDrainController(admission, new WorkInFlight(true), properties(true), Schedulers.parallel());
 
         var answer = controller.announce(from("10.0.0.7")).block();
 
@@ -62,7 +63,8 @@ class GatewayDrainControllerTests {
         machine.apply(new Observation.HealthOk(T0));
         machine.apply(new Observation.ModelListed(T0, "m"));
         machine.apply(new Observation.Verified(T0, "ok"));
-        GatewayDrainController controller = new GatewayDrainController(admission, properties(true));
+        GatewayDrainController controller =
+                new GatewayDrainController(admission, new WorkInFlight(true), properties(true), Schedulers.parallel());
 
         var answer = controller.announce(from("127.0.0.1")).block();
 
@@ -83,7 +85,8 @@ class GatewayDrainControllerTests {
 
     @Test
     void withGatewayModeOffThereIsNothingToAnnounce() {
-        GatewayDrainController controller = new GatewayDrainController(admission, properties(false));
+        GatewayDrainController controller = new GatewayDrainController(
+                admission, new WorkInFlight(false), properties(false), Schedulers.parallel());
 
         assertThat(controller
                         .announce(from("127.0.0.1"))

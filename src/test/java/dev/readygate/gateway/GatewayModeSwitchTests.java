@@ -44,12 +44,20 @@ class GatewayModeSwitchTests {
     }
 
     private static GatewayMode mode(ReadygateProperties properties) {
+        return mode(properties, Duration.ofSeconds(20));
+    }
+
+    /** @param shutdownPhase {@code spring.lifecycle.timeout-per-shutdown-phase} */
+    private static GatewayMode mode(ReadygateProperties properties, Duration shutdownPhase) {
         Admission refused = new Admission.Refused(Duration.ofSeconds(1), OpenAiError.ENGINE_NOT_READY, "not ready");
         return new GatewayMode(
                 properties,
                 "127.0.0.1",
                 new FixedAdmission(() -> refused),
                 ExchangeEnds.NONE,
+                new WorkInFlight(properties.gateway().enabled()),
+                at -> {},
+                shutdownPhase,
                 Schedulers.parallel(),
                 Clock.systemUTC());
     }
@@ -96,5 +104,16 @@ class GatewayModeSwitchTests {
                     .isInstanceOf(java.net.ConnectException.class);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> gatewayThreads() == 0);
+    }
+
+    @Test
+    void aDrainTimeoutThatDoesNotFitSpringsShutdownPhaseIsRefusedNamingBothSettings() {
+        ReadygateProperties properties =
+                properties("readygate.gateway.enabled=true", "readygate.gateway.drain-timeout=20s");
+
+        assertThat(catchThrowable(() -> mode(properties, Duration.ofSeconds(20))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("readygate.gateway.drain-timeout (PT20S)")
+                .hasMessageContaining("spring.lifecycle.timeout-per-shutdown-phase (PT20S)");
     }
 }

@@ -177,6 +177,16 @@ class RecordJsonTests {
         List<RestartRecord> records = new java.util.ArrayList<>(writtenAtC00a43b());
         records.add(RestartHistoryTests.minimal("minimal"));
         records.add(TestRecords.record("defaults").build());
+        // The gateway's count of a drain (issue 27, item 5): written and read back.
+        records.add(TestRecords.record("drained")
+                .stop(new Stop(
+                        START.plusSeconds(60),
+                        Stop.How.POD_STOPPED,
+                        3.0,
+                        0.0,
+                        START.plusSeconds(55),
+                        new Stop.Traffic(3, 2, 1, 17)))
+                .build());
 
         assertThat(records)
                 .allSatisfy(record -> assertThat(RecordJson.read(json.readTree(

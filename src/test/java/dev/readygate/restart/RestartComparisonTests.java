@@ -195,6 +195,26 @@ class RestartComparisonTests {
     }
 
     @Test
+    void aGroupSumsTheGatewaysCountsOfItsStopsAndHasNoneWithoutThem() {
+        RestartRecord drained = start(RestartPath.COLD, RecoveryKind.PROCESS_RESTARTED, "rev-1", 4096, 10.0, 5)
+                .withStop(new Stop(T0, Stop.How.POD_STOPPED, 2.0, 0.0, T0, new Stop.Traffic(3, 2, 1, 40)));
+        RestartRecord crashed = start(RestartPath.COLD, RecoveryKind.PROCESS_RESTARTED, "rev-1", 4096, 10.0, 5)
+                .withStop(new Stop(T0, Stop.How.WENT_AWAY, 2.0, 0.0, T0, new Stop.Traffic(2, 0, 2, 7)));
+        RestartRecord unseen = start(RestartPath.COLD, RecoveryKind.PROCESS_RESTARTED, "rev-1", 4096, 10.0, 5)
+                .withStop(new Stop(T0, Stop.How.WENT_AWAY, 2.0, 0.0, T0));
+        RestartRecord other = start(RestartPath.COLD, RecoveryKind.CONTAINER_RESTARTED, "rev-1", 4096, 10.0, 5);
+
+        List<RestartComparison.Group> groups =
+                RestartComparison.of(List.of(drained, crashed, unseen, other)).groups();
+
+        assertThat(groups)
+                .extracting(RestartComparison.Group::trafficAtStops)
+                .containsExactly(new Stop.Traffic(5, 2, 3, 47), null);
+        assertThat(RestartComparison.of(List.of(drained, crashed)).csvLines().get(1))
+                .endsWith(",5,2,3,47\r\n");
+    }
+
+    @Test
     void csvLinesHaveTheHeaderAndOneRowPerGroupWithEmptyFieldsForWhatIsNotKnown() {
         List<String> lines = RestartComparison.of(demoLikeHistory()).csvLines();
 
@@ -205,12 +225,13 @@ class RestartComparisonTests {
                         + "port_listening_median_seconds,health_ok_median_seconds,model_listed_median_seconds,"
                         + "representative_ok_median_seconds,canary_ok_median_seconds,weights_loading_median_seconds,"
                         + "engine_init_median_seconds,memory_at_ready_median_mib,memory_after_stop_median_mib,"
-                        + "speedup_over_cold\r\n");
+                        + "speedup_over_cold,gateway_in_flight_at_stops,gateway_finished_after_stops,"
+                        + "gateway_cut_at_stops,gateway_tokens_cut_at_stops\r\n");
         String config = EngineArguments.parse(ARGS.formatted("rev-1", 4096, "")).configurationHash();
         assertThat(lines.get(4))
                 .isEqualTo("0.31.0,rev-1," + config
                         + ",max_model_len=4096,snapshot_restore,process_restarted,1,1,0,1.5,1.5,1.5,0.4,0,0,0.1,1,,,"
-                        + "12000,10760,8\r\n");
+                        + "12000,10760,8,,,,\r\n");
     }
 
     @Test

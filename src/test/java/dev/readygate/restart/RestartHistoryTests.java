@@ -569,7 +569,11 @@ class RestartHistoryTests {
                         "requests_observed_at",
                         "snapshot_mismatches",
                         "evidence",
-                        "engine_args");
+                        "engine_args",
+                        "gateway_in_flight_at_stop",
+                        "gateway_finished_after_stop",
+                        "gateway_cut_at_stop",
+                        "gateway_tokens_cut_at_stop");
         assertThat(rows.get(1))
                 .containsExactly(
                         "start-1",
@@ -626,13 +630,37 @@ class RestartHistoryTests {
                         "2026-11-30T12:09:59.400Z",
                         "driver_version: the snapshot was taken on 570.86.10, this engine runs on 570.86.15",
                         "log: weight cache requested | log: falling back to disk",
-                        "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}");
+                        "{'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'load_format': 'preload'}",
+                        "",
+                        "",
+                        "",
+                        "");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
         assertThat(rows.get(2).get(10)).isEmpty();
         assertThat(rows.get(2).get(11)).isEmpty();
         assertThat(rows.get(2).get(12)).as("no latency, no bound").isEqualTo("false");
         assertThat(rows.get(2).subList(13, 23))
                 .allSatisfy(field -> assertThat(field).isEmpty());
+    }
+
+    @Test
+    void toCsvEndsWithTheGatewaysCountOfTheStop() {
+        RestartRecord record = TestRecords.record("start-1")
+                .engineStart(START)
+                .stop(new Stop(
+                        START.plusSeconds(60),
+                        Stop.How.POD_STOPPED,
+                        3.0,
+                        0.0,
+                        START.plusSeconds(59),
+                        new Stop.Traffic(3, 2, 1, 41)))
+                .build();
+
+        List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
+
+        assertThat(rows.get(1).subList(rows.get(1).size() - 4, rows.get(1).size()))
+                .containsExactly("3", "2", "1", "41");
+        assertThat(rows.get(1)).contains("pod_stopped");
     }
 
     @Test

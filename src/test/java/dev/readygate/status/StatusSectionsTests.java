@@ -149,7 +149,21 @@ class StatusSectionsTests {
                         entry("how", "went_away"),
                         entry("requestsRunning", 3.0),
                         entry("requestsWaiting", null),
-                        entry("observedAt", "2026-12-03T09:59:59Z"));
+                        entry("observedAt", "2026-12-03T09:59:59Z"),
+                        entry("traffic", null));
+    }
+
+    @Test
+    void theLatestStopSaysTheGatewaysOwnCountOfItsRequests() {
+        Stop stop = new Stop(t0, Stop.How.POD_STOPPED, 4.0, 0.0, t0, new Stop.Traffic(4, 3, 1, 57));
+
+        Map<String, Object> workLost = RestartsSection.workLost(new RestartsSection.LastStop("s1", "cold", stop));
+
+        assertThat(workLost.get("lastStop"))
+                .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.map(String.class, Object.class))
+                .containsEntry("how", "pod_stopped")
+                .extractingByKey("traffic")
+                .isEqualTo(Map.of("inFlight", 4, "finished", 3, "cut", 1, "cutTokens", 57L));
     }
 
     @Test
