@@ -26,9 +26,10 @@ import org.jspecify.annotations.Nullable;
  *       {@code holdFor}); with the queue full, 429 {@code engine_saturated}, {@code Retry-After} 1 s: the engine is
  *       ready, the load is the clients', so this is the rate answer, not the availability one (503), and readiness
  *       stays up.
- *   <li>A start under way on a short path (a preload hit, a snapshot restore), with {@code hold} on, expected to be
- *       verified within {@code holdFor} ({@link RetryAfter#remaining()}), and room in the queue: held until the start
- *       is verified or {@code holdFor} passes.
+ *   <li>A start under way, with {@code hold} on, expected to be verified within {@code holdFor}
+ *       ({@link #expectedWithin}: a short path, a preload hit or a snapshot restore, or a path whose recorded latencies
+ *       say so), and room in the queue: held until the start is verified, or no longer expected within the request's
+ *       deadline, or the deadline passes.
  *   <li>Otherwise 503 {@code engine_not_ready}, with a {@code Retry-After} that says when to come back: the start's
  *       expected remainder ({@link RetryAfter}) while one is under way, the end of a restart-loop hold for a held
  *       start, {@link RetryAfter#NO_HISTORY} for a served engine that failed its checks (it recovers in a few probe
@@ -160,11 +161,7 @@ public final class AdmissionRules {
                     false);
         }
         boolean underWay = startUnderWay(s.state());
-        if (underWay
-                && s.hold()
-                && shortPath(s.path())
-                && s.retryAfter().remaining().compareTo(s.holdFor()) <= 0
-                && s.queued() < s.maxQueued()) {
+        if (underWay && s.hold() && expectedWithin(s, s.holdFor(), false) && s.queued() < s.maxQueued()) {
             return new Decision.Hold(Why.START, s.now().plus(s.holdFor()));
         }
         return notReady(s, underWay);
@@ -210,7 +207,8 @@ public final class AdmissionRules {
             if (s.stopAnnounced() && (s.hold() || waiting.why() == Why.RETRY)) {
                 return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
             }
-            if (underWay && (waiting.why() == Why.RETRY || (s.hold() && !longPath(s.path())))) {
+            Duration left = Duration.between(s.now(), waiting.until());
+            if (underWay && (waiting.why() == Why.RETRY || (s.hold() && expectedWithin(s, left, true)))) {
                 return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
             }
         } else if (serves && verifiedSince) {
@@ -245,12 +243,20 @@ public final class AdmissionRules {
     }
 
     /**
-     * The paths a start is known to be long on (the weights read from disk): a request already held through a start
-     * keeps waiting while its path is not known yet ({@link RestartPath#UNKNOWN}, the evidence not read), not once it
-     * is known long. A new request is held only on a path known short ({@link #shortPath}).
+     * Whether the start under way is expected to be verified within {@code within}: by its path's recorded latencies
+     * ({@link RetryAfter}: a cold start of a small model is short too, its history says so). Without a recorded latency
+     * a new request is held only on a short path (a preload hit, a snapshot restore): a cold or unknown start's length
+     * is anyone's guess. A request already held keeps waiting to its deadline: a start's path is provisional until the
+     * engine's log shows how the weights came (a preload hit reads as cold or unknown before its cache line), so only a
+     * recorded latency beyond the deadline lets it go early.
+     *
+     * @param held whether the request already waits
      */
-    static boolean longPath(RestartPath path) {
-        return path == RestartPath.COLD || path == RestartPath.PRELOAD_FALLBACK;
+    static boolean expectedWithin(Situation s, Duration within, boolean held) {
+        if (s.retryAfter().basis() == RetryAfter.Basis.NO_HISTORY) {
+            return held || shortPath(s.path());
+        }
+        return s.retryAfter().remaining().compareTo(within) <= 0;
     }
 
     /** Whether the engine is on its way to serving by itself: a start that began and has not failed or latched. */

@@ -23,6 +23,7 @@ class AdmissionRulesTests {
     static final Duration HOLD_FOR = Duration.ofSeconds(30);
     static final RetryAfter FOUR_SECONDS = new RetryAfter(Duration.ofSeconds(4), RetryAfter.Basis.MEDIAN);
     static final RetryAfter TWO_MINUTES = new RetryAfter(Duration.ofMinutes(2), RetryAfter.Basis.MEDIAN);
+    static final RetryAfter UNRECORDED = new RetryAfter(RetryAfter.NO_HISTORY, RetryAfter.Basis.NO_HISTORY);
 
     static final EngineState READY = new EngineState.Ready(NOW, "m");
     static final EngineState DEGRADED =
@@ -109,17 +110,29 @@ class AdmissionRulesTests {
                         reject(OpenAiError.ENGINE_NOT_READY, 60, false)),
                 Arguments.of("preload hit, hold off", holdOff, reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
                 Arguments.of(
-                        "cold start",
+                        "cold start its recorded latencies say is short (a small model)",
                         starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 0),
-                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                        hold(AdmissionRules.Why.START)),
                 Arguments.of(
-                        "preload fallback",
-                        starting(DOWN, RestartPath.PRELOAD_FALLBACK, FOUR_SECONDS, 0),
-                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                        "cold start its recorded latencies say is long",
+                        starting(LISTENING, RestartPath.COLD, TWO_MINUTES, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 60, false)),
                 Arguments.of(
-                        "unknown path",
-                        starting(DOWN, RestartPath.UNKNOWN, FOUR_SECONDS, 0),
-                        reject(OpenAiError.ENGINE_NOT_READY, 4, false)),
+                        "cold start without a recorded latency",
+                        starting(LISTENING, RestartPath.COLD, UNRECORDED, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
+                Arguments.of(
+                        "preload hit without a recorded latency (a short path)",
+                        starting(DOWN, RestartPath.PRELOAD_HIT, UNRECORDED, 0),
+                        hold(AdmissionRules.Why.START)),
+                Arguments.of(
+                        "preload fallback without a recorded latency",
+                        starting(DOWN, RestartPath.PRELOAD_FALLBACK, UNRECORDED, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
+                Arguments.of(
+                        "unknown path without a recorded latency",
+                        starting(DOWN, RestartPath.UNKNOWN, UNRECORDED, 0),
+                        reject(OpenAiError.ENGINE_NOT_READY, 10, false)),
                 Arguments.of(
                         "a start that failed",
                         starting(START_FAILED, RestartPath.PRELOAD_HIT, FOUR_SECONDS, 0),
@@ -186,12 +199,12 @@ class AdmissionRulesTests {
 
     @Test
     void decideWhenNotReadySaysWhyAndThePathWithoutEngineText() {
-        Decision decision = AdmissionRules.decide(starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 0));
+        Decision decision = AdmissionRules.decide(starting(LISTENING, RestartPath.COLD, TWO_MINUTES, 0));
         assertThat(decision)
                 .isEqualTo(new Decision.Reject(
                         OpenAiError.ENGINE_NOT_READY,
-                        "The engine is not ready (health_failed, cold start); retry after 4 s.",
-                        4,
+                        "The engine is not ready (health_failed, cold start); retry after 60 s.",
+                        60,
                         false));
     }
 
@@ -284,7 +297,19 @@ class AdmissionRulesTests {
                         new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
                 Arguments.of(
                         "start: its path not known yet (the engine log not read)",
-                        starting(LISTENING, RestartPath.UNKNOWN, FOUR_SECONDS, 2),
+                        starting(LISTENING, RestartPath.UNKNOWN, UNRECORDED, 2),
+                        FOR_START,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
+                Arguments.of(
+                        "start: the path reads cold without a recorded latency (provisional: it waits to its deadline)",
+                        starting(LISTENING, RestartPath.COLD, UNRECORDED, 2),
+                        FOR_START,
+                        "s2",
+                        new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),
+                Arguments.of(
+                        "start: the path read, cold, its recorded latencies short",
+                        starting(LISTENING, RestartPath.COLD, FOUR_SECONDS, 2),
                         FOR_START,
                         "s2",
                         new Decision.Hold(AdmissionRules.Why.START, FOR_START.until())),

@@ -224,7 +224,10 @@ class GatewayHoldTests {
         awaitServedAfter(before, 8);
         sending.set(false);
 
-        List<Outcome> failed = failed();
+        // Refused cleanly (503 with Retry-After) is not failed: a request arriving as the new start's path still reads
+        // cold (before the engine's log shows the cache mapping) is told to come back, not held.
+        List<Outcome> failed =
+                failed().stream().filter(outcome -> outcome.status() != 503).toList();
         assertThat(failed)
                 .as(
                         "only streams the crashing engine took may fail: one in flight per client (4), and one per client it"
