@@ -68,8 +68,8 @@ final class FailureCycleStage {
     }
 
     /**
-     * readygate's configuration for its leg, the one place it is set: hold ({@code readygate.gateway.hold.*}) and drain
-     * ({@code readygate.gateway.drain-timeout}) go here once they exist, and the stage shows them.
+     * readygate's configuration for its leg, the one place it is set: hold and the retry before the first byte on, the
+     * drain at its default ({@code readygate.gateway.drain-timeout}, 8 s).
      */
     static List<String> readygateSettings(RunningSimulator engine, Path stateDir, int trafficPort) {
         List<String> settings = new ArrayList<>(Stack.engineSettings(engine, stateDir));
@@ -78,7 +78,11 @@ final class FailureCycleStage {
                 // The cycle restarts the engine on purpose: not a restart loop to hold it out for.
                 "--readygate.restart.loop-hold=0s",
                 "--readygate.gateway.enabled=true",
-                "--readygate.gateway.port=" + trafficPort));
+                "--readygate.gateway.port=" + trafficPort,
+                // Requests arriving during a start expected short wait for it; one whose connection failed before any
+                // answer is sent once more to the next verified start.
+                "--readygate.gateway.hold=true",
+                "--readygate.gateway.retry-before-first-byte=true"));
         settings.addAll(Stack.READYGATE_SETTINGS);
         return settings;
     }
@@ -222,6 +226,9 @@ final class FailureCycleStage {
             kubeletTerminated();
             a.restart(StartupPath.PRELOAD_HIT);
             kubeletSees(a, startA);
+            // A planned restart: the operator's script announces it to readygate first (POST /gateway/drain answers
+            // once nothing is in flight), as the chart's docs say; nginx and HAProxy have no such thing.
+            announceEngineStop();
             b.restart(StartupPath.PRELOAD_HIT);
         });
 
@@ -316,6 +323,36 @@ final class FailureCycleStage {
                         Map.of(),
                         PAUSE_AFTER_FAILURE,
                         leg == Leg.DIRECT ? this::reachable : at -> true));
+    }
+
+    /** {@code POST /gateway/drain} to the pod's readygate, from the pod itself: answered once nothing is in flight. */
+    private void announceEngineStop() {
+        ConfigurableApplicationContext running = readygate;
+        if (running == null) {
+            return;
+        }
+        String port = running.getEnvironment().getProperty("local.server.port");
+        long announcing = System.nanoTime();
+        try {
+            java.net.http.HttpResponse<String> answer = java.net.http.HttpClient.newHttpClient()
+                    .send(
+                            java.net.http.HttpRequest.newBuilder(
+                                            URI.create("http://127.0.0.1:" + port + "/gateway/drain"))
+                                    .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+                                    .timeout(Duration.ofSeconds(60))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+            if (answer.statusCode() != 200) {
+                failures.add(
+                        "cached restart: the announcement was answered " + answer.statusCode() + " " + answer.body());
+            }
+        } catch (IOException ex) {
+            failures.add("cached restart: the announcement failed: " + ex);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            failures.add("cached restart: interrupted while announcing");
+        }
+        results.put("readygate_announced_drain_ms", (System.nanoTime() - announcing) / 1_000_000);
     }
 
     /** Starts a readygate (in this JVM, as the pod's new container) and, when asked to, waits until it says ready. */
