@@ -7,6 +7,7 @@ import dev.readygate.restart.RestartRecords;
 import dev.readygate.restart.RestartTracker;
 import java.time.Clock;
 import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -17,7 +18,8 @@ import reactor.core.scheduler.Scheduler;
  * Gateway mode's beans, inert unless {@code readygate.gateway.enabled}: {@link GatewayMode} opens the traffic port
  * on {@code server.address} (readygate's own listen address, all interfaces by default) at
  * {@code readygate.gateway.port}; every {@link ExchangeEnds} bean hears each forwarded exchange's end, among them the
- * judge of real traffic, which tells readiness through {@link TrafficReadiness}.
+ * judge of real traffic, which tells readiness through {@link TrafficReadiness}, and the traffic meters, which also hear
+ * what the proxy refused or forwarded ({@link TrafficEvents}).
  */
 @Configuration(proxyBeanMethods = false)
 class GatewayConfiguration {
@@ -31,9 +33,8 @@ class GatewayConfiguration {
 
     /** Passive health: every forwarded exchange of a start, judged, folded and told to readiness. */
     @Bean
-    TrafficReadiness trafficReadiness(
-            EngineStateMachine machine, EngineFactsHolder facts, ReadygateProperties properties) {
-        return new TrafficReadiness(machine, facts, properties.probe().failureThreshold());
+    TrafficReadiness trafficReadiness(EngineStateMachine machine, EngineFactsHolder facts) {
+        return new TrafficReadiness(machine, facts);
     }
 
     /** Each forwarded exchange's end, judged as readygate judges its own probes, for the start it was admitted to. */
@@ -54,7 +55,8 @@ class GatewayConfiguration {
             List<ExchangeEnds> ends,
             @Qualifier("timerScheduler") Scheduler timer,
             Environment environment,
-            Clock clock) {
+            Clock clock,
+            ObjectProvider<TrafficEvents> events) {
         List<ExchangeEnds> listeners = List.copyOf(ends);
         return new GatewayMode(
                 properties,
@@ -62,6 +64,7 @@ class GatewayConfiguration {
                 admission,
                 exchange -> listeners.forEach(listener -> listener.ended(exchange)),
                 timer,
-                clock);
+                clock,
+                events.getIfAvailable(() -> TrafficEvents.NONE));
     }
 }

@@ -25,6 +25,7 @@ public final class GatewayMode implements SmartLifecycle {
     private final ExchangeEnds ends;
     private final Scheduler timer;
     private final Clock clock;
+    private final TrafficEvents events;
     private @Nullable Running running;
 
     /** What runs while the traffic port is open; disposed together. */
@@ -36,7 +37,8 @@ public final class GatewayMode implements SmartLifecycle {
             TrafficAdmission admission,
             ExchangeEnds ends,
             Scheduler timer,
-            Clock clock) {
+            Clock clock,
+            TrafficEvents events) {
         this.settings = properties.gateway();
         this.engineBaseUrl = properties.engine().requiredBaseUrl();
         this.host = host;
@@ -44,6 +46,7 @@ public final class GatewayMode implements SmartLifecycle {
         this.ends = ends;
         this.timer = timer;
         this.clock = clock;
+        this.events = events;
     }
 
     @Override
@@ -66,7 +69,8 @@ public final class GatewayMode implements SmartLifecycle {
                 new StreamTimeouts(settings.firstByteTimeout(), settings.betweenEventsTimeout(), timer),
                 admission,
                 ends,
-                clock);
+                clock,
+                events);
         TrafficServer server = new TrafficServer(
                 new InetSocketAddress(host, settings.port()), settings.maxConnections(), resources.loops, proxy);
         try {

@@ -61,6 +61,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     private final TrafficAdmission admission;
     private final ExchangeEnds ends;
     private final Clock clock;
+    private final TrafficEvents events;
 
     GatewayProxy(
             URI engineBaseUrl,
@@ -69,7 +70,8 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             StreamTimeouts timeouts,
             TrafficAdmission admission,
             ExchangeEnds ends,
-            Clock clock) {
+            Clock clock,
+            TrafficEvents events) {
         String base = engineBaseUrl.toString();
         this.engineBase = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.client = client;
@@ -78,6 +80,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         this.admission = admission;
         this.ends = ends;
         this.clock = clock;
+        this.events = events;
     }
 
     /** vLLM's administrative routes under the OpenAI prefix (runtime LoRA loading): the operator's, never forwarded. */
@@ -92,21 +95,27 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     public Publisher<Void> apply(HttpServerRequest request, HttpServerResponse response) {
         String path = request.fullPath();
         if (!proxied(path)) {
-            return answer(
+            return refuse(
                     response,
                     new GatewayAnswer(OpenAiError.ROUTE_NOT_PROXIED, "readygate's gateway does not forward " + path));
         }
         long declared = contentLength(request.requestHeaders());
         if (declared > maxRequestBytes) {
-            return answer(response, tooLarge());
+            return refuse(response, tooLarge());
         }
         return switch (admission.admit()) {
             case Admission.Admitted admitted -> forward(request, response, path, admitted.startId());
             case Admission.Refused refused -> {
                 response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
-                yield answer(response, new GatewayAnswer(refused.error(), refused.message()));
+                yield refuse(response, new GatewayAnswer(refused.error(), refused.message()));
             }
         };
+    }
+
+    /** A request the gateway answers itself, told to the traffic meters. */
+    private Publisher<Void> refuse(HttpServerResponse response, GatewayAnswer answer) {
+        events.refused(answer.error());
+        return answer(response, answer);
     }
 
     private GatewayAnswer tooLarge() {
@@ -118,6 +127,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     private Publisher<Void> forward(
             HttpServerRequest request, HttpServerResponse response, String path, @Nullable String startId) {
         Exchange exchange = new Exchange(path, startId, clientKey(request.requestHeaders()), clock);
+        events.forwarded();
         Flux<ByteBuf> answer = timeouts.apply(send(request, exchange));
         return answer.switchOnFirst((first, body) -> {
                     if (first.hasValue() || first.isOnComplete()) {

@@ -45,7 +45,13 @@ class GatewayModeSwitchTests {
     private static GatewayMode mode(ReadygateProperties properties) {
         Admission refused = new Admission.Refused(Duration.ofSeconds(1), OpenAiError.ENGINE_NOT_READY, "not ready");
         return new GatewayMode(
-                properties, "127.0.0.1", () -> refused, ExchangeEnds.NONE, Schedulers.parallel(), Clock.systemUTC());
+                properties,
+                "127.0.0.1",
+                () -> refused,
+                ExchangeEnds.NONE,
+                Schedulers.parallel(),
+                Clock.systemUTC(),
+                TrafficEvents.NONE);
     }
 
     private static long gatewayThreads() {

@@ -55,6 +55,25 @@ class GatewayProxyTests {
     private final List<AutoCloseable> running = new CopyOnWriteArrayList<>();
     private final List<ProxiedExchange> exchanges = new CopyOnWriteArrayList<>();
     private final AtomicReference<Admission> admission = new AtomicReference<>(new Admission.Admitted("s1"));
+    /** What the proxy told the traffic meters: {@code forwarded}, or a refusal's code. */
+    private final List<String> told = new CopyOnWriteArrayList<>();
+
+    private final TrafficEvents events = new TrafficEvents() {
+        @Override
+        public void forwarded() {
+            told.add("forwarded");
+        }
+
+        @Override
+        public void refused(OpenAiError error) {
+            told.add(error.code());
+        }
+
+        @Override
+        public void held(Duration waited, boolean forwarded) {
+            throw new AssertionError("the proxy holds nothing");
+        }
+    };
 
     @AfterEach
     void stop() throws Exception {
@@ -244,6 +263,7 @@ class GatewayProxyTests {
                 .jsonPath("$.error.code")
                 .isEqualTo("engine_not_ready");
         assertThat(calls).hasValue(0);
+        assertThat(told).containsExactly("engine_not_ready");
     }
 
     @Test
@@ -259,6 +279,7 @@ class GatewayProxyTests {
                 .jsonPath("$.error.code")
                 .isEqualTo("route_not_proxied");
         client.get().uri("/version").exchange().expectStatus().isOk();
+        assertThat(told).containsExactly("route_not_proxied", "forwarded");
     }
 
     @Test
@@ -302,6 +323,8 @@ class GatewayProxyTests {
                 .exchange()
                 .expectStatus()
                 .isOk();
+        // Declared too large: refused before anything is sent; grown too large: forwarded, its end says so.
+        assertThat(told).containsExactly("request_too_large", "forwarded", "forwarded");
     }
 
     @Test
@@ -584,7 +607,8 @@ class GatewayProxyTests {
                 new StreamTimeouts(firstByte, betweenEvents, Schedulers.parallel()),
                 admission::get,
                 exchanges::add,
-                Clock.systemUTC());
+                Clock.systemUTC(),
+                events);
         TrafficServer server = new TrafficServer(new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, proxy);
         server.start();
         running.add(server::stop);
