@@ -49,7 +49,9 @@ class PrometheusExpositionTests {
                     .contains("readygate_readiness_latency_seconds_bucket{path=\"preload_fallback\",le=\"+Inf\"} 0")
                     .contains("readygate_readiness_objective_seconds{path=\"cold\"} 900.0")
                     .contains("readygate_readiness_objective_seconds{path=\"preload_hit\"} 90.0")
-                    .doesNotContain("readygate_readiness_objective_seconds{path=\"unknown\"}");
+                    .doesNotContain("readygate_readiness_objective_seconds{path=\"unknown\"}")
+                    // Gateway mode off: none of the traffic path's meters.
+                    .doesNotContain("readygate_gateway_");
         }
     }
 }

@@ -1,10 +1,12 @@
 package dev.readygate.engine;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
+import java.util.function.Consumer;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 
@@ -15,7 +17,7 @@ import org.springframework.core.io.buffer.DataBufferUtils;
  * naming the event, other fields ignored; except {@code error:}, which llama.cpp's llama-server writes instead of
  * {@code data:} for an error ({@code error: {"code":400,"message":...}}): its value is the data of an event named
  * {@code error}. One instance per stream; not thread-safe (Reactor delivers buffers serially). Public for the gateway,
- * which reads the streams it passes on through {@link #read(byte[])}.
+ * which reads the streams it passes on in place, through {@link #read(ByteBuf, Consumer)}.
  */
 public final class ServerSentEvents {
 
@@ -40,19 +42,33 @@ public final class ServerSentEvents {
         }
     }
 
+    private static final byte LF = '\n';
+    private static final byte CR = '\r';
+    private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] ERROR_FIELD = Event.ERROR.getBytes(StandardCharsets.US_ASCII);
+
     private final long maxEventBytes;
     private final long maxTotalBytes;
     private final String limitText;
 
     private boolean abandoned;
     private long totalBytes;
+    /** The line being read, without its line end. */
     private byte[] line = new byte[512];
+
     private int lineLength;
     private boolean lastWasCr;
     private long eventBytes;
-    private final StringBuilder data = new StringBuilder();
+    /** The event's data lines, joined with LF; decoded once, when the event is dispatched. */
+    private byte[] data = new byte[512];
+
+    private int dataLength;
     private boolean hasData;
     private String name = Event.MESSAGE;
+
+    /** The events the buffer being read completed: handed on only once the whole buffer was read within bounds. */
+    private final List<Event> completed = new ArrayList<>(4);
 
     /**
      * @param maxEventBytes the largest event, field names and line ends included
@@ -82,46 +98,78 @@ public final class ServerSentEvents {
     }
 
     /**
-     * {@link #feed(byte[])} for a reader outside the package: null instead of the exception once a bound is crossed,
-     * and for every call after it (the stream is abandoned).
+     * Reads {@code buffer}'s readable bytes where they lie, leaving its reader index and reference count as they were
+     * (the gateway passes the same buffer on to its client), and hands each event they completed to {@code each}, in
+     * order. False instead of the exception once a bound is crossed, and for every call after it (the stream is
+     * abandoned; the events completed earlier in the same buffer are given up with it). Allocates nothing but the
+     * events, while the events fit the buffers it keeps.
      */
-    public @Nullable List<Event> read(byte[] bytes) {
+    public boolean read(ByteBuf buffer, Consumer<Event> each) {
         if (abandoned) {
-            return null;
+            return false;
         }
+        completed.clear();
         try {
-            return feed(bytes);
+            scan(buffer, completed);
         } catch (EngineCallException ex) {
             abandoned = true;
-            return null;
+            completed.clear();
+            return false;
         }
+        for (int i = 0; i < completed.size(); i++) {
+            each.accept(completed.get(i));
+        }
+        completed.clear();
+        return true;
     }
 
     List<Event> feed(byte[] bytes) {
         List<Event> events = new ArrayList<>(2);
+        scan(Unpooled.wrappedBuffer(bytes), events);
+        return events;
+    }
+
+    /**
+     * Splits the buffer's readable bytes into lines where they lie: each line end is found by Netty's search (a word at
+     * a time), and a line's bytes are copied in one go into the line being read; the buffer's indexes are not moved.
+     */
+    private void scan(ByteBuf buffer, List<Event> events) {
+        int from = buffer.readerIndex();
+        int end = buffer.writerIndex();
         // Events first: when one event is the culprit, say so (the stream bound would trip on the same bytes).
-        for (byte b : bytes) {
-            if (b == '\n') {
-                if (lastWasCr) {
-                    lastWasCr = false;
-                } else {
-                    endLine(events);
-                }
-            } else if (b == '\r') {
-                endLine(events);
-                lastWasCr = true;
-            } else {
+        while (from < end) {
+            if (lastWasCr) {
+                // CRLF is one line end: its LF may begin the next buffer.
                 lastWasCr = false;
-                append(b);
+                if (buffer.getByte(from) == LF) {
+                    from++;
+                    continue;
+                }
             }
+            int lf = buffer.indexOf(from, end, LF);
+            int stop = lf < 0 ? end : lf;
+            int cr = stop > from ? buffer.indexOf(from, stop, CR) : -1;
+            if (cr >= 0) {
+                stop = cr;
+            }
+            append(buffer, from, stop - from);
+            if (stop == end) {
+                break;
+            }
+            endLine(events);
+            lastWasCr = stop == cr;
+            from = stop + 1;
         }
-        totalBytes += bytes.length;
+        counted(end - buffer.readerIndex());
+    }
+
+    private void counted(int length) {
+        totalBytes += length;
         if (totalBytes > maxTotalBytes) {
             throw EngineCallException.of(
                     EngineFailure.Kind.BODY_TOO_LARGE,
                     "event stream larger than readygate.engine.max-body-size (" + limitText + "); abandoned");
         }
-        return events;
     }
 
     /**
@@ -137,16 +185,28 @@ public final class ServerSentEvents {
         return List.of();
     }
 
-    private void append(byte b) {
-        if (eventBytes + lineLength >= maxEventBytes) {
+    /** Appends {@code length} bytes of {@code buffer} at {@code index} to the line being read. */
+    private void append(ByteBuf buffer, int index, int length) {
+        if (length == 0) {
+            return;
+        }
+        if (eventBytes + lineLength + length > maxEventBytes) {
             throw EngineCallException.of(
                     EngineFailure.Kind.BODY_TOO_LARGE,
                     "stream event larger than readygate.engine.max-body-size (" + limitText + "); abandoned");
         }
-        if (lineLength == line.length) {
-            line = Arrays.copyOf(line, Math.toIntExact(Math.min((long) line.length * 2, maxEventBytes)));
+        line = room(line, lineLength + length);
+        buffer.getBytes(index, line, lineLength, length);
+        lineLength += length;
+    }
+
+    /** {@code bytes}, or a larger copy that holds {@code needed} (never more than an event may hold). */
+    private byte[] room(byte[] bytes, int needed) {
+        if (needed <= bytes.length) {
+            return bytes;
         }
-        line[lineLength++] = b;
+        long grown = Math.min(Math.max((long) bytes.length * 2, needed), Math.max(maxEventBytes, needed));
+        return Arrays.copyOf(bytes, Math.toIntExact(grown));
     }
 
     private void endLine(List<Event> events) {
@@ -160,36 +220,48 @@ public final class ServerSentEvents {
                 return;
             }
             int colon = indexOf(':');
-            String field = new String(line, 0, colon < 0 ? lineLength : colon, StandardCharsets.UTF_8);
-            if (!field.equals("data") && !field.equals("event") && !field.equals(Event.ERROR)) {
+            int field = colon < 0 ? lineLength : colon;
+            boolean isData = named(DATA, field);
+            boolean isError = !isData && named(ERROR_FIELD, field);
+            boolean isEvent = !isData && !isError && named(EVENT, field);
+            if (!isData && !isError && !isEvent) {
                 return;
             }
             int start = colon < 0 ? lineLength : colon + 1;
             if (start < lineLength && line[start] == ' ') {
                 start++;
             }
-            if (field.equals("event")) {
+            if (isEvent) {
                 name = new String(line, start, lineLength - start, StandardCharsets.UTF_8);
                 return;
             }
-            if (field.equals(Event.ERROR)) {
+            if (isError) {
                 name = Event.ERROR;
             }
+            int length = lineLength - start;
+            data = room(data, dataLength + length + 1);
             if (hasData) {
-                data.append('\n');
+                data[dataLength++] = LF;
             }
-            data.append(new String(line, start, lineLength - start, StandardCharsets.UTF_8));
+            System.arraycopy(line, start, data, dataLength, length);
+            dataLength += length;
             hasData = true;
         } finally {
             lineLength = 0;
         }
     }
 
+    /** Whether the line's field name, its first {@code length} bytes, is {@code field}. */
+    private boolean named(byte[] field, int length) {
+        return length == field.length && Arrays.equals(line, 0, length, field, 0, length);
+    }
+
     private void dispatch(List<Event> events) {
         if (hasData) {
-            events.add(new Event(name.isEmpty() ? Event.MESSAGE : name, data.toString()));
+            events.add(new Event(
+                    name.isEmpty() ? Event.MESSAGE : name, new String(data, 0, dataLength, StandardCharsets.UTF_8)));
         }
-        data.setLength(0);
+        dataLength = 0;
         hasData = false;
         name = Event.MESSAGE;
         eventBytes = 0;

@@ -1,7 +1,6 @@
 package dev.readygate.gateway;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.net.ConnectException;
@@ -79,7 +78,7 @@ final class Exchange {
         }
         StreamWatch seen = watch;
         if (seen != null) {
-            seen.feed(ByteBufUtil.getBytes(buffer), now);
+            seen.feed(buffer, now);
         }
     }
 

@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.PayloadApplicationEvent;
@@ -22,7 +23,8 @@ import reactor.core.scheduler.Scheduler;
  * Gateway mode's beans, inert unless {@code readygate.gateway.enabled}: {@link GatewayMode} opens the traffic port
  * on {@code server.address} (readygate's own listen address, all interfaces by default) at
  * {@code readygate.gateway.port}; every {@link ExchangeEnds} bean hears each forwarded exchange's end, among them the
- * judge of real traffic, which tells readiness through {@link TrafficReadiness}.
+ * judge of real traffic, which tells readiness through {@link TrafficReadiness}, and the traffic meters, which also hear
+ * what the proxy refused or forwarded ({@link TrafficEvents}).
  */
 @Configuration(proxyBeanMethods = false)
 class GatewayConfiguration {
@@ -38,7 +40,8 @@ class GatewayConfiguration {
             RestartRecords records,
             ReadygateProperties properties,
             @Qualifier("timerScheduler") Scheduler timer,
-            Clock clock) {
+            Clock clock,
+            ObjectProvider<TrafficEvents> events) {
         ReadygateProperties.Gateway gateway = properties.gateway();
         return new RulesAdmission(
                 machine,
@@ -51,14 +54,14 @@ class GatewayConfiguration {
                         gateway.hold(),
                         gateway.retryBeforeFirstByte()),
                 timer,
-                clock);
+                clock,
+                events.getIfAvailable(() -> TrafficEvents.NONE));
     }
 
     /** Passive health: every forwarded exchange of a start, judged, folded and told to readiness. */
     @Bean
-    TrafficReadiness trafficReadiness(
-            EngineStateMachine machine, EngineFactsHolder facts, ReadygateProperties properties) {
-        return new TrafficReadiness(machine, facts, properties.probe().failureThreshold());
+    TrafficReadiness trafficReadiness(EngineStateMachine machine, EngineFactsHolder facts) {
+        return new TrafficReadiness(machine, facts);
     }
 
     /** Each forwarded exchange's end, judged as readygate judges its own probes, for the start it was admitted to. */
@@ -101,7 +104,8 @@ class GatewayConfiguration {
             RestartTracker tracker,
             @Qualifier("timerScheduler") Scheduler timer,
             Environment environment,
-            Clock clock) {
+            Clock clock,
+            ObjectProvider<TrafficEvents> events) {
         List<ExchangeEnds> listeners = List.copyOf(ends);
         return new GatewayMode(
                 properties,
@@ -128,6 +132,7 @@ class GatewayConfiguration {
                 environment.getProperty(
                         "spring.lifecycle.timeout-per-shutdown-phase", Duration.class, Duration.ofSeconds(30)),
                 timer,
-                clock);
+                clock,
+                events.getIfAvailable(() -> TrafficEvents.NONE));
     }
 }

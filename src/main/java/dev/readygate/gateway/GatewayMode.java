@@ -44,6 +44,7 @@ public final class GatewayMode implements SmartLifecycle {
     private final Consumer<Instant> podStopping;
     private final Scheduler timer;
     private final Clock clock;
+    private final TrafficEvents events;
     private @Nullable Running running;
     private boolean draining;
 
@@ -65,7 +66,8 @@ public final class GatewayMode implements SmartLifecycle {
             Consumer<Instant> podStopping,
             Duration shutdownPhase,
             Scheduler timer,
-            Clock clock) {
+            Clock clock,
+            TrafficEvents events) {
         this.settings = properties.gateway();
         this.engineBaseUrl = properties.engine().requiredBaseUrl();
         this.host = host;
@@ -81,6 +83,7 @@ public final class GatewayMode implements SmartLifecycle {
                     + " s shorter than spring.lifecycle.timeout-per-shutdown-phase (" + shutdownPhase
                     + "): Spring stops waiting for the drain then");
         }
+        this.events = events;
     }
 
     @Override
@@ -104,7 +107,8 @@ public final class GatewayMode implements SmartLifecycle {
                 admission,
                 settings.retryBeforeFirstByte(),
                 ends,
-                clock);
+                clock,
+                events);
         TrafficServer server = new TrafficServer(
                 new InetSocketAddress(host, settings.port()), settings.maxConnections(), resources.loops, proxy);
         try {

@@ -64,6 +64,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     private final boolean retries;
     private final ExchangeEnds ends;
     private final Clock clock;
+    private final TrafficEvents events;
 
     GatewayProxy(
             URI engineBaseUrl,
@@ -73,7 +74,8 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             TrafficAdmission admission,
             boolean retries,
             ExchangeEnds ends,
-            Clock clock) {
+            Clock clock,
+            TrafficEvents events) {
         String base = engineBaseUrl.toString();
         this.engineBase = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
         this.client = client;
@@ -83,6 +85,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         this.retries = retries;
         this.ends = ends;
         this.clock = clock;
+        this.events = events;
     }
 
     /** vLLM's administrative routes under the OpenAI prefix (runtime LoRA loading): the operator's, never forwarded. */
@@ -97,13 +100,13 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     public Publisher<Void> apply(HttpServerRequest request, HttpServerResponse response) {
         String path = request.fullPath();
         if (!proxied(path)) {
-            return answer(
+            return refuse(
                     response,
                     new GatewayAnswer(OpenAiError.ROUTE_NOT_PROXIED, "readygate's gateway does not forward " + path));
         }
         long declared = contentLength(request.requestHeaders());
         if (declared > maxRequestBytes) {
-            return answer(response, tooLarge());
+            return refuse(response, tooLarge());
         }
         if (!retries || !hasBody(request)) {
             return admission.admit().flatMap(admitted -> decided(request, response, path, admitted, null));
@@ -112,7 +115,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         return collected(request)
                 .flatMap(
                         body -> admission.admit().flatMap(admitted -> decided(request, response, path, admitted, body)))
-                .onErrorResume(RequestTooLarge.class, tooLarge -> answer(response, tooLarge()));
+                .onErrorResume(RequestTooLarge.class, tooLarge -> refuse(response, tooLarge()));
     }
 
     /** The request forwarded once admitted, or answered as refused. */
@@ -124,16 +127,23 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             byte @Nullable [] body) {
         return switch (admission) {
             case Admission.Admitted admitted -> forward(request, response, path, admitted, body, retries);
-            case Admission.Refused refused -> refuse(response, refused);
+            case Admission.Refused refused -> refused(response, refused);
         };
     }
 
-    private static Mono<Void> refuse(HttpServerResponse response, Admission.Refused refused) {
+    /** A request the admission refused: its {@code Retry-After}, its connection closed when it says so. */
+    private Mono<Void> refused(HttpServerResponse response, Admission.Refused refused) {
         response.header(HttpHeaderNames.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()));
         if (refused.closeConnection()) {
             response.keepAlive(false);
         }
-        return answer(response, new GatewayAnswer(refused.error(), refused.message()));
+        return refuse(response, new GatewayAnswer(refused.error(), refused.message()));
+    }
+
+    /** A request the gateway answers itself, told to the traffic meters. */
+    private Mono<Void> refuse(HttpServerResponse response, GatewayAnswer answer) {
+        events.refused(answer.error());
+        return answer(response, answer);
     }
 
     private GatewayAnswer tooLarge() {
@@ -178,7 +188,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                             .retry(admitted.startId())
                             .flatMap(next -> switch (next) {
                                 case Admission.Admitted again -> forward(request, response, path, again, body, false);
-                                case Admission.Refused refused -> refuse(response, refused);
+                                case Admission.Refused refused -> refused(response, refused);
                             })
                             .switchIfEmpty(Mono.defer(() -> answer(response, failed)));
                 })

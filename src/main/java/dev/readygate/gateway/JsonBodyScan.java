@@ -1,25 +1,27 @@
 package dev.readygate.gateway;
 
+import io.netty.buffer.ByteBuf;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.ObjectReadContext;
-import tools.jackson.core.async.ByteArrayFeeder;
+import tools.jackson.core.async.ByteBufferFeeder;
 import tools.jackson.core.json.JsonFactory;
 
 /**
  * Scans a JSON body token by token as its chunks pass, holding none of it: only an error's message and code (vLLM's
  * {@code {"error": {"message", "code"}}}, the flat {@code {"object": "error", "message", "code"}} of older versions,
  * or {@code {"error": "text"}}) and {@code usage.completion_tokens}. Every other value, the completion text among
- * them, is skipped unread. Not thread-safe.
+ * them, is skipped unread. Reads each chunk where it lies (a view of the buffer, its reader index untouched). Not
+ * thread-safe.
  */
 final class JsonBodyScan {
 
     private static final JsonFactory FACTORY = new JsonFactory();
 
-    private final JsonParser parser = FACTORY.createNonBlockingByteArrayParser(ObjectReadContext.empty());
-    private final ByteArrayFeeder feeder = (ByteArrayFeeder) parser.nonBlockingInputFeeder();
+    private final JsonParser parser = FACTORY.createNonBlockingByteBufferParser(ObjectReadContext.empty());
+    private final ByteBufferFeeder feeder = (ByteBufferFeeder) parser.nonBlockingInputFeeder();
 
     /** Nesting: 1 inside the root object. */
     private int depth;
@@ -35,13 +37,15 @@ final class JsonBodyScan {
     private @Nullable Integer completionTokens;
     private boolean failed;
 
-    /** Takes the next chunk; false once the body is not JSON. */
-    boolean feed(byte[] chunk) {
+    /** Takes the next chunk (its readable bytes, read through a view: the chunk is left as it was); false once the body
+     * is not JSON. */
+    boolean feed(ByteBuf chunk) {
         if (failed) {
             return false;
         }
         try {
-            feeder.feedInput(chunk, 0, chunk.length);
+            // Drained before returning: the parser holds nothing of the view once this returns.
+            feeder.feedInput(chunk.nioBuffer(chunk.readerIndex(), chunk.readableBytes()));
             drain();
         } catch (JacksonException ex) {
             failed = true;

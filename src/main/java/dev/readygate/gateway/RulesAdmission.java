@@ -63,6 +63,7 @@ final class RulesAdmission implements TrafficAdmission {
     private final Limits limits;
     private final Scheduler timer;
     private final Clock clock;
+    private final TrafficEvents events;
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
     private int inFlight;
     private @Nullable Announced announced;
@@ -86,13 +87,15 @@ final class RulesAdmission implements TrafficAdmission {
             Supplier<List<RestartRecord>> history,
             Limits limits,
             Scheduler timer,
-            Clock clock) {
+            Clock clock,
+            TrafficEvents events) {
         this.machine = machine;
         this.path = path;
         this.expectations = new StartExpectations(history);
         this.limits = limits;
         this.timer = timer;
         this.clock = clock;
+        this.events = events;
     }
 
     @Override
@@ -209,7 +212,7 @@ final class RulesAdmission implements TrafficAdmission {
      */
     private Mono<Admission> waiting(AdmissionRules.Waiting waiting) {
         return Mono.create(sink -> {
-            Waiter waiter = new Waiter(waiting, sink);
+            Waiter waiter = new Waiter(waiting, sink, clock.instant());
             Admission answer;
             synchronized (this) {
                 Snapshot now = snapshot();
@@ -238,9 +241,13 @@ final class RulesAdmission implements TrafficAdmission {
     /** The client went away while its request waited: its place in the queue, or the place it was just given, is freed. */
     private void left(Waiter waiter) {
         Admission given;
+        boolean waited;
         synchronized (this) {
-            queue.remove(waiter);
+            waited = queue.remove(waiter);
             given = waiter.given;
+        }
+        if (waited) {
+            events.held(Duration.between(waiter.since, clock.instant()), false);
         }
         if (given instanceof Admission.Admitted admitted) {
             admitted.ticket().close();
@@ -326,23 +333,28 @@ final class RulesAdmission implements TrafficAdmission {
         }
     }
 
-    /** One waiting request: what it waits for, its client, and the answer it was given once decided. */
-    private static final class Waiter {
+    /** One waiting request: what it waits for, its client, since when, and the answer it was given once decided. */
+    private final class Waiter {
         final AdmissionRules.Waiting waiting;
         private final MonoSink<Admission> sink;
+        private final Instant since;
 
         @Nullable
         Admission given;
 
-        Waiter(AdmissionRules.Waiting waiting, MonoSink<Admission> sink) {
+        Waiter(AdmissionRules.Waiting waiting, MonoSink<Admission> sink, Instant since) {
             this.waiting = waiting;
             this.sink = sink;
+            this.since = since;
         }
 
-        /** The answer decided (under the admission's lock); the returned action delivers it (outside). */
+        /** The answer decided (under the admission's lock); the returned action delivers it and tells the meters. */
         Runnable answer(Admission admission) {
             given = admission;
-            return () -> sink.success(admission);
+            return () -> {
+                events.held(Duration.between(since, clock.instant()), admission instanceof Admission.Admitted);
+                sink.success(admission);
+            };
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.readygate.gateway;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -37,11 +38,47 @@ record StreamTimeouts(Duration firstByte, Duration betweenEvents, Scheduler time
         }
     }
 
+    /**
+     * {@code answer} with both limits. One timer at a time per answer, not one per buffer: when it rings it looks at
+     * when the last buffer passed and, if the limit has not run out since, is set again for what is left (the shared
+     * timer's lock is taken about once per between-events limit, not once per token).
+     */
     <T> Flux<T> apply(Flux<T> answer) {
-        Mono<Void> first =
-                Mono.delay(firstByte, timer).then(Mono.error(() -> new TimedOut(Limit.FIRST_BYTE, firstByte)));
-        Mono<Void> next = Mono.delay(betweenEvents, timer)
-                .then(Mono.error(() -> new TimedOut(Limit.BETWEEN_EVENTS, betweenEvents)));
-        return answer.timeout(first, element -> next);
+        return Flux.defer(() -> {
+            Silence silence = new Silence(timer.now(TimeUnit.NANOSECONDS));
+            return answer.doOnNext(element -> silence.heard(timer.now(TimeUnit.NANOSECONDS)))
+                    .takeUntilOther(alarm(silence));
+        });
+    }
+
+    /** Fails once the current limit ran out since the last buffer (or the subscription); else waits what is left. */
+    private Mono<Void> alarm(Silence silence) {
+        return Mono.defer(() -> {
+            boolean heard = silence.heard;
+            Duration limit = heard ? betweenEvents : firstByte;
+            long left = silence.since + limit.toNanos() - timer.now(TimeUnit.NANOSECONDS);
+            if (left <= 0) {
+                return Mono.error(new TimedOut(heard ? Limit.BETWEEN_EVENTS : Limit.FIRST_BYTE, limit));
+            }
+            // Before the first buffer, looks again within the between-events limit at the latest: a first buffer that
+            // comes early is followed by that limit, not by what was left of the first-byte one.
+            long wait = heard ? left : Math.min(left, betweenEvents.toNanos());
+            return Mono.delay(Duration.ofNanos(wait), timer).then(alarm(silence));
+        });
+    }
+
+    /** When the answer was last heard from: written on its event loop, read when the timer rings. */
+    private static final class Silence {
+        volatile long since;
+        volatile boolean heard;
+
+        Silence(long subscribed) {
+            this.since = subscribed;
+        }
+
+        void heard(long at) {
+            since = at;
+            heard = true;
+        }
     }
 }

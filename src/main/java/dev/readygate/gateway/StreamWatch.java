@@ -2,13 +2,12 @@ package dev.readygate.gateway;
 
 import dev.readygate.engine.SafeDetail;
 import dev.readygate.engine.ServerSentEvents;
+import io.netty.buffer.ByteBuf;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.core.JacksonException;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Reads a proxied answer's bytes as they pass to the client, in chunks of any size: for an event stream, its events
@@ -17,14 +16,14 @@ import tools.jackson.databind.json.JsonMapper;
  * llama.cpp's {@code error:} line) and {@code [DONE]}; for a JSON body, an {@code error} object and the usage
  * ({@link JsonBodyScan}). It keeps counts, times and the first error's message (made safe as readygate makes engine
  * text safe: {@link SafeDetail}), never prompt or completion text. What the watch saw is judged by
- * {@link TrafficJudge}. One instance per answer; not thread-safe (the proxy delivers chunks serially).
+ * {@link TrafficJudge}. Each chunk is read where it lies, its reader index untouched: the same buffer then goes to the
+ * client. One instance per answer; not thread-safe (the proxy delivers chunks serially).
  */
 public final class StreamWatch {
 
     /** The largest event read by default: far above one token's chunk, with room for an echoed prompt. */
     public static final long DEFAULT_MAX_EVENT_BYTES = 1L << 20;
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String DONE = "[DONE]";
 
     /** What kind of body the answer has, from its {@code Content-Type}. */
@@ -87,6 +86,7 @@ public final class StreamWatch {
     private final Collection<String> secrets;
     private final @Nullable ServerSentEvents events;
     private final @Nullable JsonBodyScan scan;
+    private final EventScan eventScan = new EventScan();
 
     private long bytes;
     private int eventCount;
@@ -98,6 +98,12 @@ public final class StreamWatch {
     private @Nullable Integer errorCode;
     private boolean done;
     private @Nullable Unreadable unreadable;
+
+    /** The time of the chunk being read, for the events it completes. */
+    private Instant chunkAt = Instant.EPOCH;
+
+    /** Takes each event of the chunk being read; created once per answer. */
+    private final Consumer<ServerSentEvents.Event> eventReader = event -> accept(event, chunkAt);
 
     /**
      * @param body the answer's kind of body
@@ -113,19 +119,20 @@ public final class StreamWatch {
         this.scan = body == Body.JSON ? new JsonBodyScan() : null;
     }
 
-    /** Takes the next chunk of the body, which passed to the client at {@code at}. */
-    public void feed(byte[] chunk, Instant at) {
-        bytes += chunk.length;
+    /**
+     * Takes the next chunk of the body (its readable bytes), which passed to the client at {@code at}; the chunk's
+     * reader index and reference count are left as they were.
+     */
+    public void feed(ByteBuf chunk, Instant at) {
+        bytes += chunk.readableBytes();
         if (unreadable != null) {
             return;
         }
         if (events != null) {
-            List<ServerSentEvents.Event> read = events.read(chunk);
-            if (read == null) {
+            chunkAt = at;
+            if (!events.read(chunk, eventReader)) {
                 unreadable = Unreadable.TOO_LARGE;
-                return;
             }
-            read.forEach(event -> accept(event, at));
         } else if (scan != null && !scan.feed(chunk)) {
             unreadable = Unreadable.MALFORMED;
         }
@@ -183,37 +190,24 @@ public final class StreamWatch {
             done = true;
             return;
         }
-        JsonNode root = parse(data);
-        if (root == null || !root.isObject()) {
+        if (!eventScan.read(data)) {
             unreadable = Unreadable.MALFORMED;
             return;
         }
-        JsonNode nested = root.get("error");
-        if (nested != null && !nested.isNull()) {
-            error(nested);
-        } else if ("error".equals(root.path("object").asString(null))) {
-            error(root);
+        if (eventScan.nestedError) {
+            recordError(eventScan.nestedMessage, eventScan.nestedCode);
+        } else if (eventScan.flatError) {
+            recordError(eventScan.flatMessage, eventScan.flatCode);
         } else {
-            chunk(root, at);
+            chunk(at);
         }
     }
 
-    private void chunk(JsonNode root, Instant at) {
-        JsonNode usage = root.path("usage").path("completion_tokens");
-        if (usage.isIntegralNumber() && usage.canConvertToInt()) {
-            completionTokens = usage.intValue();
+    private void chunk(Instant at) {
+        if (eventScan.completionTokens != null) {
+            completionTokens = eventScan.completionTokens;
         }
-        boolean carries = false;
-        for (JsonNode choice : root.path("choices")) {
-            JsonNode delta = choice.path("delta");
-            carries |= nonEmptyText(choice.get("text"))
-                    || nonEmptyText(delta.get("content"))
-                    || nonEmptyText(delta.get("reasoning_content"))
-                    || nonEmptyText(delta.get("reasoning"))
-                    || nonEmptyArray(delta.get("tool_calls"))
-                    || nonEmptyArray(choice.get("token_ids"));
-        }
-        if (carries) {
+        if (eventScan.carriesTokens) {
             tokenEvents++;
             if (firstTokenAt == null) {
                 firstTokenAt = at;
@@ -223,21 +217,13 @@ public final class StreamWatch {
 
     /** llama.cpp's {@code error:} line: {@code {"code", "message"}}, an OpenAI {@code {"error": ...}}, or text. */
     private void errorEvent(String data) {
-        JsonNode root = parse(data);
-        if (root != null && root.isObject()) {
-            JsonNode nested = root.get("error");
-            error(nested != null && !nested.isNull() ? nested : root);
-        } else {
+        if (!eventScan.read(data)) {
             recordError(data, null);
+        } else if (eventScan.nestedError) {
+            recordError(eventScan.nestedMessage, eventScan.nestedCode);
+        } else {
+            recordError(eventScan.flatMessage, eventScan.flatCode);
         }
-    }
-
-    private void error(JsonNode error) {
-        JsonNode message = error.isObject() ? error.get("message") : error;
-        JsonNode code = error.path("code");
-        recordError(
-                message != null && message.isString() ? message.asString() : null,
-                code.isIntegralNumber() && code.canConvertToInt() ? Integer.valueOf(code.intValue()) : null);
     }
 
     private void recordError(@Nullable String message, @Nullable Integer code) {
@@ -246,21 +232,5 @@ public final class StreamWatch {
         }
         error = message == null || message.isBlank() ? "an error without a message" : SafeDetail.of(message, secrets);
         errorCode = code;
-    }
-
-    private static @Nullable JsonNode parse(String data) {
-        try {
-            return JSON.readTree(data);
-        } catch (JacksonException ex) {
-            return null;
-        }
-    }
-
-    private static boolean nonEmptyText(@Nullable JsonNode node) {
-        return node != null && node.isString() && !node.asString().isEmpty();
-    }
-
-    private static boolean nonEmptyArray(@Nullable JsonNode node) {
-        return node != null && node.isArray() && !node.isEmpty();
     }
 }

@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
  * after at most that many failed client requests. A success that proves the engine generates goes to the probes'
  * facts: the light checks are put off while traffic proves the engine.
  *
- * <p>A client's mistake and a busy engine change nothing. Once the fold took the engine out, the first verdict after
- * the engine serves again (verified again) starts a new fold.
+ * <p>A client's mistake and a busy engine change nothing. The fold does not decide when the engine is out: the rules
+ * do, and ignore a failure told while the engine already serves no traffic (a stream cut by the fault that took it
+ * out); once it is verified again, they count afresh what the fold tells next.
  */
 public final class TrafficReadiness {
 
@@ -30,23 +31,18 @@ public final class TrafficReadiness {
 
     private final EngineStateMachine machine;
     private final EngineFactsHolder facts;
-    private final TrafficHealth health;
 
-    /** @param failureThreshold {@code readygate.probe.failure-threshold}: failures in a row that take the engine out */
-    public TrafficReadiness(EngineStateMachine machine, EngineFactsHolder facts, int failureThreshold) {
+    public TrafficReadiness(EngineStateMachine machine, EngineFactsHolder facts) {
         this.machine = machine;
         this.facts = facts;
-        this.health = new TrafficHealth(failureThreshold);
     }
 
     /** A client request of the start {@code startId} ended, judged: folded, and what it tells readiness applied. */
     public void judged(String startId, TrafficJudge.Verdict verdict) {
         TrafficHealth.State[] before = new TrafficHealth.State[1];
         TrafficHealth.State after = machine.ledger().update(startId, HEALTH, state -> {
-            TrafficHealth.State from =
-                    state.out() && machine.current().acceptsTraffic() ? TrafficHealth.initial() : state;
-            before[0] = from;
-            return health.next(from, verdict).state();
+            before[0] = state;
+            return TrafficHealth.next(state, verdict);
         });
         Observation told = told(Objects.requireNonNull(before[0]), after, verdict);
         if (told != null) {
@@ -60,8 +56,7 @@ public final class TrafficReadiness {
     /** What one step of the fold tells readiness: a failure it counted, a success that ended a run, or nothing. */
     static @Nullable Observation told(
             TrafficHealth.State before, TrafficHealth.State after, TrafficJudge.Verdict verdict) {
-        boolean counted = after.failures() > before.failures() || (after.out() && !before.out());
-        if (counted) {
+        if (after.failures() > before.failures()) {
             if (verdict.outcome() == TrafficOutcome.REFUSED) {
                 return new Observation.Unreachable(verdict.endedAt(), Reason.ENGINE_DOWN, verdict.detail());
             }

@@ -157,4 +157,31 @@ public final class MeterNames {
 
     /** The token-carrying events the requests cut by stops had passed to their clients. */
     public static final String GATEWAY_STOP_CUT_TOKENS = "readygate.gateway.stop.cut.tokens";
+
+    // The traffic path (gateway mode, issue 27 item 6); registered only while readygate.gateway.enabled.
+
+    /**
+     * Client requests on the traffic port by how they ended, tag {@code outcome}: a forwarded one's ending
+     * ({@code completed}, {@code client_cancelled}, {@code engine_closed}, ...), a refused one's answer
+     * ({@code not_ready}, {@code draining}, {@code saturated}, {@code too_large}, {@code route_not_proxied}, ...).
+     */
+    public static final String GATEWAY_REQUESTS = "readygate.gateway.requests";
+
+    /** Time requests were held through a short start, tag {@code result} ({@code forwarded}, {@code refused}). */
+    public static final String GATEWAY_HELD = "readygate.gateway.held";
+
+    /**
+     * The client's time to first token: from a request's arrival to the first byte of its 2xx event stream passed to
+     * the client; histogram buckets from 10 ms to 60 s.
+     */
+    public static final String GATEWAY_TTFT = "readygate.gateway.ttft";
+
+    /** Requests forwarded to the engine whose answer has not ended yet (streams in flight). */
+    public static final String GATEWAY_IN_FLIGHT = "readygate.gateway.in.flight";
+
+    /** Client connections the traffic port holds open. */
+    public static final String GATEWAY_CONNECTIONS = "readygate.gateway.connections";
+
+    /** Client connections closed at once because the traffic port held {@code readygate.gateway.max-connections}. */
+    public static final String GATEWAY_CONNECTIONS_REFUSED = "readygate.gateway.connections.refused";
 }

@@ -72,6 +72,12 @@ final class GatewayStage {
     private final Map<Leg, Integer> ports = new LinkedHashMap<>();
     /** The proxy process of each path (not the direct one). */
     private final Map<Leg, Process> proxies = new LinkedHashMap<>();
+    /**
+     * More JVM options for readygate ({@code benchmark.gateway.readygate-jvm-args}, space-separated), to profile its
+     * traffic path (a flight recording: {@code -XX:StartFlightRecording=filename=/tmp/gateway.jfr}).
+     */
+    static final String READYGATE_JVM_ARGS = System.getProperty("benchmark.gateway.readygate-jvm-args", "");
+
     /** Every process started, stopped at the end. */
     private final List<Process> started = new ArrayList<>();
 
@@ -190,6 +196,10 @@ final class GatewayStage {
         int traffic = FootprintStage.freePort();
         List<String> command = new ArrayList<>(List.of(FootprintStage.java()));
         command.addAll(FootprintStage.SMALL);
+        if (!READYGATE_JVM_ARGS.isBlank()) {
+            command.addAll(List.of(READYGATE_JVM_ARGS.strip().split("\\s+")));
+            results.put("readygate_jvm_args", READYGATE_JVM_ARGS.strip());
+        }
         command.addAll(List.of(
                 "-jar",
                 jar.toString(),

@@ -137,14 +137,38 @@ class ServerSentEventsTests {
     }
 
     @Test
-    void readWhenABoundIsCrossedReturnsNullThenAndEverAfter() {
+    void readWhenABoundIsCrossedReturnsFalseThenAndEverAfter() {
         ServerSentEvents parser = parser();
-        assertThat(data(parser.read("data: one\n\n".getBytes(StandardCharsets.UTF_8))))
-                .containsExactly("one");
-        assertThat(parser.read(("data: " + "x".repeat(2000)).getBytes(StandardCharsets.UTF_8)))
-                .isNull();
-        assertThat(parser.read("\n\ndata: two\n\n".getBytes(StandardCharsets.UTF_8)))
-                .isNull();
+        List<ServerSentEvents.Event> read = new ArrayList<>();
+        assertThat(parser.read(Unpooled.copiedBuffer("data: one\n\n", StandardCharsets.UTF_8), read::add))
+                .isTrue();
+        assertThat(parser.read(Unpooled.copiedBuffer("data: " + "x".repeat(2000), StandardCharsets.UTF_8), read::add))
+                .isFalse();
+        assertThat(parser.read(Unpooled.copiedBuffer("\n\ndata: two\n\n", StandardCharsets.UTF_8), read::add))
+                .isFalse();
+        assertThat(data(read)).containsExactly("one");
         assertThat(parser.finish()).isEmpty();
+    }
+
+    @Test
+    void readWhenABufferCompletesEventsAfterBytesAlreadyReadHandsOnlyThoseOnAndLeavesItAsItWas() {
+        ServerSentEvents parser = parser();
+        ByteBuf buffer = Unpooled.directBuffer();
+        buffer.writeCharSequence("data: gone\n\ndata: one\n\nevent: e\ndata: two\n\ndata: th", StandardCharsets.UTF_8);
+        buffer.readerIndex("data: gone\n\n".length());
+        int writer = buffer.writerIndex();
+        List<ServerSentEvents.Event> read = new ArrayList<>();
+
+        assertThat(parser.read(buffer, read::add)).isTrue();
+
+        assertThat(read)
+                .containsExactly(new ServerSentEvents.Event("message", "one"), new ServerSentEvents.Event("e", "two"));
+        assertThat(buffer.readerIndex()).isEqualTo("data: gone\n\n".length());
+        assertThat(buffer.writerIndex()).isEqualTo(writer);
+        assertThat(buffer.refCnt()).isEqualTo(1);
+        buffer.release();
+        assertThat(parser.read(Unpooled.copiedBuffer("ree\n\n", StandardCharsets.UTF_8), read::add))
+                .isTrue();
+        assertThat(data(read)).containsExactly("one", "two", "three");
     }
 }

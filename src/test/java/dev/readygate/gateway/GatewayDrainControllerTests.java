@@ -31,7 +31,8 @@ class GatewayDrainControllerTests {
             List::of,
             new RulesAdmission.Limits(8, 8, Duration.ofSeconds(5), true, false),
             Schedulers.parallel(),
-            Clock.fixed(T0, java.time.ZoneOffset.UTC));
+            Clock.fixed(T0, java.time.ZoneOffset.UTC),
+            TrafficEvents.NONE);
 
     static ReadygateProperties properties(boolean enabled) {
         return GatewayModeSwitchTests.properties("readygate.gateway.enabled=" + enabled);

@@ -59,7 +59,8 @@ class GatewayModeSwitchTests {
                 at -> {},
                 shutdownPhase,
                 Schedulers.parallel(),
-                Clock.systemUTC());
+                Clock.systemUTC(),
+                TrafficEvents.NONE);
     }
 
     private static long gatewayThreads() {

@@ -3,8 +3,8 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
+import dev.readygate.chart.Promtool;
 import dev.readygate.simulator.RunningSimulator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -16,9 +16,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -33,7 +33,7 @@ class GatewayModeTests {
     @TempDir
     static Path workDir;
 
-    static RunningSimulator engine;
+    static GatewayReadygate gateway;
     static ConfigurableApplicationContext readygate;
     static final List<String> exchangeThreads = new CopyOnWriteArrayList<>();
     static final List<ProxiedExchange> exchanges = new CopyOnWriteArrayList<>();
@@ -54,41 +54,23 @@ class GatewayModeTests {
 
     @BeforeAll
     static void start() {
-        engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false");
+        RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "preload.enabled=false");
         // Not ready until the fault is cleared: /health passes, generation fails (as after a GPU fault).
         engine.fault("generation-fails", false);
-        readygate = new SpringApplicationBuilder(ReadygateApplication.class, Listener.class)
-                .run(
-                        "--server.address=127.0.0.1",
-                        "--server.port=0",
-                        "--readygate.engine.base-url=" + engine.baseUrl(),
-                        "--readygate.state-dir=" + workDir.resolve("state"),
-                        "--readygate.probe.representative.prompt-tokens=200",
-                        "--readygate.probe.representative.output-tokens=8",
-                        "--readygate.restart.loop-hold=0s",
-                        "--readygate.gateway.enabled=true",
-                        "--readygate.gateway.port=0",
-                        "--readygate.gateway.max-connections=4");
+        gateway = GatewayReadygate.start(
+                engine, workDir.resolve("state"), List.of(Listener.class), "--readygate.gateway.max-connections=4");
+        readygate = gateway.readygate;
     }
 
     @AfterAll
     static void stop() {
-        if (readygate != null) {
-            readygate.close();
-        }
-        if (engine != null) {
-            engine.close();
+        if (gateway != null) {
+            gateway.close();
         }
     }
 
     private static WebTestClient traffic() {
-        return WebTestClient.bindToServer()
-                .baseUrl("http://127.0.0.1:"
-                        + java.util.Objects.requireNonNull(
-                                        readygate.getBean(GatewayMode.class).server())
-                                .port())
-                .responseTimeout(Duration.ofSeconds(10))
-                .build();
+        return gateway.traffic();
     }
 
     @Test
@@ -112,7 +94,7 @@ class GatewayModeTests {
                 .isEqualTo("server_error");
         assertThat(exchanges).isEmpty();
 
-        engine.clearFaults();
+        gateway.engine.clearFaults();
         await().atMost(Duration.ofSeconds(30)).until(() -> ReadygateClients.readyz(client) == 200);
 
         traffic()
@@ -127,12 +109,51 @@ class GatewayModeTests {
         await().atMost(Duration.ofSeconds(5)).until(() -> !exchanges.isEmpty());
         assertThat(exchanges.getLast().ending()).isEqualTo(ExchangeEnding.COMPLETED);
         assertThat(exchangeThreads).allSatisfy(name -> assertThat(name).startsWith(TrafficResources.THREAD_PREFIX));
+
+        // A stream: its time to first token is the client's.
+        traffic()
+                .post()
+                .uri("/v1/completions")
+                .header("Content-Type", "application/json")
+                .bodyValue("{\"model\":\"Qwen/Qwen3-0.6B\",\"prompt\":\"Hi\",\"max_tokens\":4,\"stream\":true}")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .value(body -> assertThat(body).contains("[DONE]"));
+        await().atMost(Duration.ofSeconds(5)).until(() -> exchanges.size() == 2);
+        assertThat(ReadygateClients.prometheus(client))
+                .contains("readygate_gateway_requests_total{outcome=\"not_ready\"} 1.0")
+                .contains("readygate_gateway_requests_total{outcome=\"completed\"} 2.0")
+                .contains("readygate_gateway_requests_total{outcome=\"engine_closed\"} 0.0")
+                .contains("readygate_gateway_ttft_seconds_count 1")
+                .contains("readygate_gateway_ttft_seconds_bucket{le=\"60.0\"} 1")
+                .contains("readygate_gateway_in_flight 0.0")
+                .contains("readygate_gateway_held_seconds_count{result=\"forwarded\"} 0");
+    }
+
+    @Test
+    @Tag("promtool")
+    void promtoolCheckMetricsReportsNothingOfTheTrafficMetersEachThereFromTheStart() {
+        String exposition = ReadygateClients.prometheus(ReadygateClients.client(readygate));
+
+        Promtool.Result check = Promtool.run(exposition, "check", "metrics");
+
+        assertThat(check.output()).isEmpty();
+        assertThat(check.exitCode()).isZero();
+        for (String outcome : List.of("draining", "saturated", "too_large", "route_not_proxied", "stalled")) {
+            assertThat(exposition).contains("readygate_gateway_requests_total{outcome=\"" + outcome + "\"}");
+        }
+        assertThat(exposition)
+                .contains("readygate_gateway_held_seconds_bucket{result=\"refused\",le=\"300.0\"}")
+                .contains("readygate_gateway_ttft_seconds_bucket{le=\"0.01\"}")
+                .contains("readygate_gateway_connections ")
+                .contains("readygate_gateway_connections_refused_total ");
     }
 
     @Test
     void probesAnswerWhileTheTrafficPortIsAtItsConnectionCap() throws IOException {
-        TrafficServer server = java.util.Objects.requireNonNull(
-                readygate.getBean(GatewayMode.class).server());
+        TrafficServer server = gateway.server();
         List<Socket> held = new ArrayList<>();
         try {
             for (int i = 0; i < 5; i++) {
@@ -142,6 +163,9 @@ class GatewayModeTests {
             }
             await().atMost(Duration.ofSeconds(5)).until(() -> server.openConnections() == 4);
             assertThat(server.refusedConnections()).isPositive();
+            assertThat(ReadygateClients.prometheus(ReadygateClients.client(readygate)))
+                    .contains("readygate_gateway_connections 4.0")
+                    .containsPattern("readygate_gateway_connections_refused_total [1-9]");
 
             // readygate's own port has its own budget: the kubelet's probe is answered.
             assertThat(ReadygateClients.client(readygate)

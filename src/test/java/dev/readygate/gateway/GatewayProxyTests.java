@@ -55,6 +55,20 @@ class GatewayProxyTests {
     private final List<AutoCloseable> running = new CopyOnWriteArrayList<>();
     private final List<ProxiedExchange> exchanges = new CopyOnWriteArrayList<>();
     private final AtomicReference<Admission> admission = new AtomicReference<>(new Admission.Admitted("s1"));
+    /** What the proxy told the traffic meters: each refusal's code. */
+    private final List<String> told = new CopyOnWriteArrayList<>();
+
+    private final TrafficEvents events = new TrafficEvents() {
+        @Override
+        public void refused(OpenAiError error) {
+            told.add(error.code());
+        }
+
+        @Override
+        public void held(Duration waited, boolean forwarded) {
+            throw new AssertionError("the proxy holds nothing");
+        }
+    };
 
     @AfterEach
     void stop() throws Exception {
@@ -244,6 +258,7 @@ class GatewayProxyTests {
                 .jsonPath("$.error.code")
                 .isEqualTo("engine_not_ready");
         assertThat(calls).hasValue(0);
+        assertThat(told).containsExactly("engine_not_ready");
     }
 
     @Test
@@ -259,6 +274,7 @@ class GatewayProxyTests {
                 .jsonPath("$.error.code")
                 .isEqualTo("route_not_proxied");
         client.get().uri("/version").exchange().expectStatus().isOk();
+        assertThat(told).containsExactly("route_not_proxied");
     }
 
     @Test
@@ -302,6 +318,8 @@ class GatewayProxyTests {
                 .exchange()
                 .expectStatus()
                 .isOk();
+        // Declared too large: refused before anything is sent; grown too large: forwarded, its end says so.
+        assertThat(told).containsExactly("request_too_large");
     }
 
     @Test
@@ -585,7 +603,8 @@ class GatewayProxyTests {
                 new FixedAdmission(admission::get),
                 false,
                 exchanges::add,
-                Clock.systemUTC());
+                Clock.systemUTC(),
+                events);
         TrafficServer server = new TrafficServer(new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, proxy);
         server.start();
         running.add(server::stop);

@@ -51,7 +51,13 @@ class RulesAdmissionTests {
     final List<RestartRecord> history = new ArrayList<>();
     final AtomicReference<RestartPath> path = new AtomicReference<>(RestartPath.COLD);
     final RulesAdmission admission = new RulesAdmission(
-            machine, path::get, () -> history, RulesAdmission.Limits.NONE, Schedulers.immediate(), clock);
+            machine,
+            path::get,
+            () -> history,
+            RulesAdmission.Limits.NONE,
+            Schedulers.immediate(),
+            clock,
+            TrafficEvents.NONE);
 
     void recorded(RestartPath on, long seconds) {
         history.add(TestRecords.record("r" + history.size())
@@ -169,7 +175,8 @@ class RulesAdmissionTests {
                 },
                 new RulesAdmission.Limits(maxInFlight, maxQueued, Duration.ofSeconds(30), hold, retry),
                 timer,
-                clock);
+                clock,
+                TrafficEvents.NONE);
         following.add(queue);
         return queue;
     }

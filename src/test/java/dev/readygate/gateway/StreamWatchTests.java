@@ -2,6 +2,8 @@ package dev.readygate.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.List;
@@ -34,16 +36,52 @@ class StreamWatchTests {
         return new StreamWatch(body, StreamWatch.DEFAULT_MAX_EVENT_BYTES, List.of(KEY));
     }
 
-    /** Feeds {@code text} in chunks of {@code size} bytes, the n-th chunk passing at T0 + n seconds. */
+    /**
+     * Feeds {@code text} in chunks of {@code size} bytes, the n-th chunk passing at T0 + n seconds, in heap and direct
+     * buffers in turn, each behind bytes already read ({@link #chunk}); checks that every chunk is left as it was.
+     */
     static StreamWatch.Seen fed(StreamWatch watch, String text, int size) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         int n = 0;
         for (int i = 0; i < bytes.length; i += size) {
-            byte[] chunk = new byte[Math.min(size, bytes.length - i)];
-            System.arraycopy(bytes, i, chunk, 0, chunk.length);
-            watch.feed(chunk, T0.plusSeconds(n++));
+            feed(watch, bytes, i, Math.min(size, bytes.length - i), n % 2 == 1, T0.plusSeconds(n++));
         }
         return watch.finish(T0.plusSeconds(n));
+    }
+
+    /** Feeds {@code bytes[from, from + length)} as one chunk and checks that the chunk was left as it was. */
+    static void feed(StreamWatch watch, byte[] bytes, int from, int length, boolean direct, Instant at) {
+        ByteBuf chunk = chunk(bytes, from, length, direct);
+        int reader = chunk.readerIndex();
+        int writer = chunk.writerIndex();
+        try {
+            watch.feed(chunk, at);
+            assertThat(chunk.readerIndex()).as("reader index").isEqualTo(reader);
+            assertThat(chunk.writerIndex()).as("writer index").isEqualTo(writer);
+            assertThat(chunk.refCnt()).as("reference count").isEqualTo(1);
+        } finally {
+            chunk.release();
+        }
+    }
+
+    /**
+     * A buffer whose readable bytes are {@code bytes[from, from + length)}, behind three line ends already read (a
+     * reader that ignored the reader index would end a line or an event early).
+     */
+    static ByteBuf chunk(byte[] bytes, int from, int length, boolean direct) {
+        ByteBuf buffer = direct ? Unpooled.directBuffer(length + 3) : Unpooled.buffer(length + 3);
+        buffer.writeBytes(new byte[] {'\n', '\r', '\n'})
+                .writeBytes(bytes, from, length)
+                .readerIndex(3);
+        return buffer;
+    }
+
+    /** Feeds {@code text} in two chunks split at {@code at}. */
+    static StreamWatch.Seen split(StreamWatch watch, String text, int at) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        feed(watch, bytes, 0, at, false, T0);
+        feed(watch, bytes, at, bytes.length - at, true, T0);
+        return watch.finish(T0);
     }
 
     static StreamWatch.Seen streamed(String text) {
@@ -72,13 +110,56 @@ class StreamWatchTests {
                 .isEqualTo(whole);
     }
 
+    /** A vLLM error event with CRLF line ends, [DONE] after it, and an answer the watch reads as a JSON body. */
+    static final String ERROR_STREAM = "data: {\"choices\":[{\"index\":0,\"text\":\"Hi\"}]}\r\n\r\n"
+            + "data: {\"error\": {\"message\": \"EngineCore died\", \"code\": 500}}\r\n\r\ndata: [DONE]\r\n\r\n";
+
+    static final String JSON_BODY = "{\"id\":\"c\",\"choices\":[{\"text\":\"a\"}],\"usage\":{\"completion_tokens\":16},"
+            + "\"error\":{\"message\":\"late\",\"code\":503}}";
+
+    @Test
+    void finishWhenTheBodyIsSplitInTwoAtEveryByteSeesTheSameAsWhole() {
+        for (StreamWatch.Body body : List.of(StreamWatch.Body.EVENT_STREAM, StreamWatch.Body.JSON)) {
+            for (String text : body == StreamWatch.Body.JSON ? List.of(JSON_BODY) : List.of(CHAT, ERROR_STREAM)) {
+                StreamWatch.Seen whole = fed(watch(body), text, Integer.MAX_VALUE);
+                int length = text.getBytes(StandardCharsets.UTF_8).length;
+                for (int at = 0; at <= length; at++) {
+                    assertThat(split(watch(body), text, at))
+                            .as("split at byte %d", at)
+                            .usingRecursiveComparison()
+                            .ignoringFields("firstTokenAt", "lastEventAt")
+                            .isEqualTo(whole);
+                }
+            }
+        }
+    }
+
+    @Test
+    void finishWhenTheWholeBodyIsOneBufferReadsEveryEventOfIt() {
+        assertThat(fed(watch(StreamWatch.Body.EVENT_STREAM), ERROR_STREAM, Integer.MAX_VALUE))
+                .satisfies(seen -> {
+                    assertThat(seen.events()).isEqualTo(3);
+                    assertThat(seen.tokenEvents()).isEqualTo(1);
+                    assertThat(seen.error()).isEqualTo("EngineCore died");
+                    assertThat(seen.done()).isTrue();
+                });
+        assertThat(fed(watch(StreamWatch.Body.JSON), JSON_BODY, Integer.MAX_VALUE))
+                .satisfies(seen -> {
+                    assertThat(seen.completionTokens()).isEqualTo(16);
+                    assertThat(seen.error()).isEqualTo("late");
+                    assertThat(seen.errorCode()).isEqualTo(503);
+                });
+    }
+
     @Test
     void feedWhenFirstTokenEventPassesNotesItsTimeNotTheRoleChunks() {
         StreamWatch watch = watch(StreamWatch.Body.EVENT_STREAM);
         String[] events = CHAT.split("\n\n");
         // The role chunk at T0, the first content chunk at T0 + 3 s.
-        watch.feed((events[0] + "\n\n").getBytes(StandardCharsets.UTF_8), T0);
-        watch.feed((events[1] + "\n\n").getBytes(StandardCharsets.UTF_8), T0.plusSeconds(3));
+        byte[] role = (events[0] + "\n\n").getBytes(StandardCharsets.UTF_8);
+        byte[] content = (events[1] + "\n\n").getBytes(StandardCharsets.UTF_8);
+        feed(watch, role, 0, role.length, true, T0);
+        feed(watch, content, 0, content.length, false, T0.plusSeconds(3));
         assertThat(watch.seen().firstTokenAt()).isEqualTo(T0.plusSeconds(3));
         assertThat(watch.seen().lastEventAt()).isEqualTo(T0.plusSeconds(3));
         assertThat(watch.seen().done()).isFalse();
@@ -150,6 +231,36 @@ class StreamWatchTests {
                 """);
         assertThat(seen.error()).isEqualTo("first");
         assertThat(seen.errorCode()).isEqualTo(500);
+    }
+
+    @Test
+    void finishWhenTokenFieldsAppearOnlyDeeperInAnEventDoesNotCountThem() {
+        StreamWatch.Seen seen = streamed("""
+                data: {"choices":[{"index":0,"text":"","logprobs":{"text":"x","tokens":["x"]},"delta":{"extra":{"content":"y"}}}]}
+
+                data: {"usage":{"detail":{"completion_tokens":99}},"choices":[{"delta":{"tool_calls":[]}}]}
+
+                data: {"choices":[{"delta":{"tool_calls":[[],{"a":[1]}]}}],"usage":{"completion_tokens":7}}
+
+                """);
+        assertThat(seen.tokenEvents()).isEqualTo(1);
+        assertThat(seen.completionTokens()).isEqualTo(7);
+        assertThat(seen.error()).isNull();
+        assertThat(seen.unreadable()).isNull();
+    }
+
+    @Test
+    void finishWhenTheNestedErrorIsNullReadsTheFlatOneAndTrailingTextIsMalformed() {
+        assertThat(streamed("""
+                        data: {"error": null, "object": "error", "message": "flat", "code": 503}
+
+                        """)).satisfies(seen -> {
+            assertThat(seen.error()).isEqualTo("flat");
+            assertThat(seen.errorCode()).isEqualTo(503);
+        });
+        assertThat(streamed("data: {\"choices\":[]} trailing\n\n").unreadable())
+                .isEqualTo(StreamWatch.Unreadable.MALFORMED);
+        assertThat(streamed("data: [1, 2]\n\n").unreadable()).isEqualTo(StreamWatch.Unreadable.MALFORMED);
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.readygate.gateway.StreamWatch.Body;
 import dev.readygate.simulator.Fault;
 import dev.readygate.simulator.SimulatorFixture;
+import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -14,7 +15,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -85,7 +85,7 @@ class TrafficJudgeSimulatorTests {
             byte[] buffer = new byte[16];
             int read;
             while ((read = in.read(buffer)) >= 0) {
-                watch.feed(Arrays.copyOf(buffer, read), Instant.now());
+                watch.feed(Unpooled.wrappedBuffer(buffer, 0, read), Instant.now());
             }
         } catch (IOException ex) {
             ending = ExchangeEnding.ENGINE_CLOSED;

@@ -27,7 +27,7 @@ class TrafficReadinessTests {
     final EngineStateMachine machine =
             new EngineStateMachine(new ReadinessRules(1, 3), T0, change -> {}, () -> "s" + starts.incrementAndGet());
     final EngineFactsHolder facts = new EngineFactsHolder(machine);
-    final TrafficReadiness traffic = new TrafficReadiness(machine, facts, 3);
+    final TrafficReadiness traffic = new TrafficReadiness(machine, facts);
     String start;
 
     static Instant t(int second) {
@@ -126,6 +126,22 @@ class TrafficReadinessTests {
 
         assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.DEGRADED);
         assertThat(((EngineState.Degraded) machine.current()).failing()).containsKey(Check.TRAFFIC);
+    }
+
+    @Test
+    void afterTheEngineIsVerifiedAgainAStreamAdmittedBeforeTheFaultProvesNothingOneSentAfterItDoes() {
+        for (int i = 0; i < 3; i++) {
+            traffic.judged(start, verdict(TrafficOutcome.ERROR_EVENT, 10, 11 + i));
+        }
+        machine.apply(new Observation.Verified(t(20), "ok"));
+
+        // Admitted at 9, before the fault, and still served whole: it says nothing of the engine after the fault.
+        traffic.judged(start, verdict(TrafficOutcome.SUCCESS, 9, 21));
+        assertThat(facts.of(start).servedAt()).isNull();
+
+        traffic.judged(start, verdict(TrafficOutcome.SUCCESS, 21, 22));
+        assertThat(facts.of(start).servedAt()).isEqualTo(t(22));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
     }
 
     @Test
