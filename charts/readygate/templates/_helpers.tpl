@@ -79,7 +79,7 @@ readygate.dev/mode: {{ .Values.mode }}
 {{- $_ := set $readygate "gpu" (dict "nvidia-smi" .Values.readygate.gpu.nvidiaSmi) }}
 {{- end }}
 {{- if .Values.gateway.enabled }}
-{{- $_ := set $readygate "gateway" (dict "enabled" true "port" (int .Values.gateway.port) "drain-timeout" (printf "%ds" (int .Values.gateway.drainSeconds))) }}
+{{- $_ := set $readygate "gateway" (dict "enabled" true "port" (int .Values.gateway.port) "drain-timeout" (printf "%ds" (int .Values.gateway.drainSeconds)) "hold" .Values.gateway.hold "retry-before-first-byte" .Values.gateway.retryBeforeFirstByte) }}
 {{- end }}
 {{- $merged := mergeOverwrite $readygate (deepCopy .Values.readygate.config) }}
 {{- $server := dict "port" (int .Values.readygate.port) }}

@@ -472,6 +472,12 @@ class HelmChartTests {
         ReadygateProperties properties = bindStrictly(readygateConfig(objects));
         assertThat(properties.gateway().enabled()).isTrue();
         assertThat(properties.gateway().port()).isEqualTo(8080);
+        assertThat(properties.gateway().hold()).isFalse();
+        assertThat(properties.gateway().retryBeforeFirstByte()).isFalse();
+        ReadygateProperties holding = bindStrictly(readygateConfig(StrictManifests.read(
+                Chart.template(workDir, "gateway:\n  enabled: true\n  hold: true\n  retryBeforeFirstByte: true\n"))));
+        assertThat(holding.gateway().hold()).isTrue();
+        assertThat(holding.gateway().retryBeforeFirstByte()).isTrue();
         // The kubelet's probes stay on readygate's own port, never the traffic port.
         for (Probe probe :
                 List.of(readygate.getReadinessProbe(), readygate.getLivenessProbe(), readygate.getStartupProbe())) {
