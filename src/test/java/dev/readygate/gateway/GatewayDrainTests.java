@@ -3,7 +3,6 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.metrics.MeterNames;
 import dev.readygate.restart.RestartRecord;
@@ -22,7 +21,6 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import reactor.core.publisher.Mono;
@@ -41,6 +39,7 @@ class GatewayDrainTests {
     @TempDir
     Path workDir;
 
+    private GatewayReadygate gateway;
     private RunningSimulator engine;
     private ConfigurableApplicationContext readygate;
     private WebTestClient admin;
@@ -50,11 +49,8 @@ class GatewayDrainTests {
 
     @AfterEach
     void stop() {
-        if (readygate != null) {
-            readygate.close();
-        }
-        if (engine != null) {
-            engine.close();
+        if (gateway != null) {
+            gateway.close();
         }
     }
 
@@ -104,19 +100,14 @@ class GatewayDrainTests {
      * engine is verified ready and its start recorded.
      */
     private void start() {
-        engine = RunningSimulator.serving(
-                workDir.resolve("engine"), "preload.enabled=false", "timing.decode-per-token=20ms");
-        readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                .run(
-                        "--server.address=127.0.0.1",
-                        "--server.port=0",
-                        "--readygate.engine.base-url=" + engine.baseUrl(),
-                        "--readygate.state-dir=" + workDir.resolve("state"),
-                        "--readygate.probe.representative.prompt-tokens=200",
-                        "--readygate.probe.representative.output-tokens=8",
-                        "--readygate.gateway.enabled=true",
-                        "--readygate.gateway.port=0",
-                        "--readygate.gateway.drain-timeout=3s");
+        gateway = GatewayReadygate.start(
+                RunningSimulator.serving(
+                        workDir.resolve("engine"), "preload.enabled=false", "timing.decode-per-token=20ms"),
+                workDir.resolve("state"),
+                List.of(),
+                "--readygate.gateway.drain-timeout=3s");
+        engine = gateway.engine;
+        readygate = gateway.readygate;
         admin = ReadygateClients.client(readygate);
         await().atMost(Duration.ofSeconds(30)).until(() -> ReadygateClients.readyz(admin) == 200);
         records = readygate.getBean(RestartRecords.class);

@@ -3,7 +3,6 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
@@ -26,7 +25,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -44,6 +42,7 @@ class GatewayHoldTests {
     @TempDir
     Path workDir;
 
+    GatewayReadygate gateway;
     RunningSimulator engine;
     ConfigurableApplicationContext readygate;
     ExecutorService clients;
@@ -66,11 +65,8 @@ class GatewayHoldTests {
             clients.shutdown();
             clients.awaitTermination(30, TimeUnit.SECONDS);
         }
-        if (readygate != null) {
-            readygate.close();
-        }
-        if (engine != null) {
-            engine.close();
+        if (gateway != null) {
+            gateway.close();
         }
     }
 
@@ -83,27 +79,20 @@ class GatewayHoldTests {
      * restarted along a preload hit before they begin.
      */
     void start(int senders, boolean preloadHitFirst, String... extra) {
-        engine = RunningSimulator.serving(workDir.resolve("engine"));
         Path sim = workDir.resolve("engine");
-        List<String> args = new java.util.ArrayList<>(List.of(
-                "--server.address=127.0.0.1",
-                "--server.port=0",
+        List<String> settings = new java.util.ArrayList<>(List.of(
                 "--spring.reactor.netty.shutdown-quiet-period=0s",
-                "--readygate.engine.base-url=" + engine.baseUrl(),
-                "--readygate.state-dir=" + workDir.resolve("state"),
                 "--readygate.evidence.snapshot-dir=" + sim.resolve("snapshot"),
                 "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
                 "--readygate.evidence.daemon-socket-dir=" + sim.resolve("weight-cache"),
                 "--readygate.evidence.daemon-log=" + sim.resolve("preload-daemon.log"),
-                "--readygate.probe.representative.prompt-tokens=100",
-                "--readygate.probe.representative.output-tokens=4",
-                "--readygate.restart.loop-hold=0s",
-                "--readygate.gateway.enabled=true",
-                "--readygate.gateway.port=0",
                 "--readygate.gateway.hold=true",
                 "--readygate.gateway.max-wait=20s"));
-        args.addAll(List.of(extra));
-        readygate = new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
+        settings.addAll(List.of(extra));
+        gateway = GatewayReadygate.start(
+                RunningSimulator.serving(sim), workDir.resolve("state"), List.of(), settings.toArray(String[]::new));
+        engine = gateway.engine;
+        readygate = gateway.readygate;
         WebTestClient admin = ReadygateClients.client(readygate);
         ReadygateClients.awaitReady(admin);
         if (preloadHitFirst) {
