@@ -10,13 +10,13 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a new request is forwarded to the engine, held for later, or refused: never sent where it cannot succeed. A
- * pure function of the engine's state, the pod's draining, the streams in flight and the queue, as
+ * pure function of the engine's state (readygate shutting down is the pod draining), the streams in flight and the queue, as
  * {@code ReadinessRules} is of the engine's observations.
  *
  * <p>Rules, first match wins:
  *
  * <ol>
- *   <li>Draining (or readygate shutting down): 503 {@code engine_draining}, {@code Retry-After} 1 s and
+ *   <li>Draining (readygate shutting down): 503 {@code engine_draining}, {@code Retry-After} 1 s and
  *       {@code Connection: close}, so that the client's next request opens a connection the Service sends to
  *       another pod.
  *   <li>A stop of the engine announced by the operator ({@code POST /gateway/drain}): with {@code hold} on and room
@@ -45,7 +45,6 @@ public final class AdmissionRules {
      * What the decision is made of.
      *
      * @param state the engine's readiness state
-     * @param draining whether this pod is draining
      * @param stopAnnounced whether the operator announced a stop of the engine's current start (it still serves; its
      *     requests in flight run to their end, new ones wait for the next start or are refused)
      * @param inFlight streams (requests) forwarded and not ended
@@ -60,7 +59,6 @@ public final class AdmissionRules {
      */
     public record Situation(
             EngineState state,
-            boolean draining,
             boolean stopAnnounced,
             int inFlight,
             int maxInFlight,
@@ -134,7 +132,7 @@ public final class AdmissionRules {
 
     /** The decision for one new request. */
     public static Decision decide(Situation s) {
-        if (s.draining() || s.state() instanceof EngineState.ShuttingDown) {
+        if (s.state() instanceof EngineState.ShuttingDown) {
             return new Decision.Reject(
                     OpenAiError.ENGINE_DRAINING,
                     "This server is shutting down; retry after 1 s (another server takes it).",
@@ -187,7 +185,7 @@ public final class AdmissionRules {
      * @param start the engine's current start ({@code null}: none known)
      */
     public static Decision reconsider(Situation s, Waiting waiting, @Nullable String start) {
-        if (s.draining() || s.state() instanceof EngineState.ShuttingDown) {
+        if (s.state() instanceof EngineState.ShuttingDown) {
             return decide(s);
         }
         boolean serves = s.state().acceptsTraffic() && !s.stopAnnounced();

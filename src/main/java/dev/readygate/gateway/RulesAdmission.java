@@ -319,7 +319,6 @@ final class RulesAdmission implements TrafficAdmission {
         private AdmissionRules.Situation situation(int inFlight, int queued, RestartPath on, RetryAfter wait) {
             return new AdmissionRules.Situation(
                     state,
-                    false,
                     stopAnnounced,
                     inFlight,
                     limits.maxInFlight(),

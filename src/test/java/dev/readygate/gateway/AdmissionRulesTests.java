@@ -38,12 +38,12 @@ class AdmissionRulesTests {
 
     /** A situation: {@code inFlight} of 4 streams, {@code queued} of 2 held, hold on. */
     static Situation at(EngineState state, int inFlight, int queued, RestartPath path, RetryAfter wait) {
-        return new Situation(state, false, false, inFlight, 4, queued, 2, true, HOLD_FOR, path, wait, NOW);
+        return new Situation(state, false, inFlight, 4, queued, 2, true, HOLD_FOR, path, wait, NOW);
     }
 
     /** The engine serves, a stop of it announced. */
     static Situation announced(boolean hold, int queued) {
-        return new Situation(READY, false, true, 0, 4, queued, 2, hold, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
+        return new Situation(READY, true, 0, 4, queued, 2, hold, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
     }
 
     static Situation ready(int inFlight, int queued) {
@@ -63,10 +63,9 @@ class AdmissionRulesTests {
     }
 
     static Stream<Arguments> rows() {
-        Situation draining =
-                new Situation(READY, true, false, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW);
-        Situation holdOff = new Situation(
-                DOWN, false, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
+        Situation draining = at(new EngineState.ShuttingDown(NOW), 0, 0, RestartPath.COLD, FOUR_SECONDS);
+        Situation holdOff =
+                new Situation(DOWN, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
         return Stream.of(
                 Arguments.of("draining", draining, reject(OpenAiError.ENGINE_DRAINING, 1, true)),
                 Arguments.of(
@@ -222,7 +221,6 @@ class AdmissionRulesTests {
     static Situation late(Situation s) {
         return new Situation(
                 s.state(),
-                s.draining(),
                 s.stopAnnounced(),
                 s.inFlight(),
                 s.maxInFlight(),
@@ -236,8 +234,8 @@ class AdmissionRulesTests {
     }
 
     static Stream<Arguments> waitingRows() {
-        Situation holdOff = new Situation(
-                DOWN, false, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
+        Situation holdOff =
+                new Situation(DOWN, false, 0, 4, 0, 2, false, HOLD_FOR, RestartPath.PRELOAD_HIT, FOUR_SECONDS, NOW);
         return Stream.of(
                 Arguments.of("stream: one came free", ready(3, 2), FOR_STREAM, "s1", new Decision.Forward()),
                 Arguments.of(
@@ -364,8 +362,7 @@ class AdmissionRulesTests {
                         reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
                 Arguments.of(
                         "any: draining",
-                        new Situation(
-                                READY, true, false, 0, 4, 0, 2, true, HOLD_FOR, RestartPath.COLD, FOUR_SECONDS, NOW),
+                        at(new EngineState.ShuttingDown(NOW), 0, 2, RestartPath.COLD, FOUR_SECONDS),
                         FOR_START,
                         "s1",
                         reject(OpenAiError.ENGINE_DRAINING, 1, true)));
