@@ -3,7 +3,6 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
@@ -16,7 +15,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -26,8 +24,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -63,7 +59,7 @@ class GatewayFaultsTests {
     static Path workDir;
 
     RunningSimulator engine;
-    ConfigurableApplicationContext readygate;
+    GatewayReadygate gateway;
     WebTestClient admin;
     static final List<ProxiedExchange> exchanges = new CopyOnWriteArrayList<>();
     final StateChanges states = new StateChanges();
@@ -132,33 +128,25 @@ class GatewayFaultsTests {
                 "timing.decode-per-token=4ms",
                 "faults.slow-factor=2",
                 "faults.crash-loop-uptime=300ms");
-        readygate = new SpringApplicationBuilder(ReadygateApplication.class, Recorder.class)
-                .listeners(states)
-                .run(
-                        "--server.address=127.0.0.1",
-                        "--server.port=0",
-                        "--readygate.engine.base-url=" + engine.baseUrl(),
-                        "--readygate.state-dir=" + workDir.resolve("state"),
-                        "--readygate.probe.representative.prompt-tokens=200",
-                        "--readygate.probe.representative.output-tokens=8",
-                        "--readygate.probe.generation.interval=1h",
-                        "--readygate.probe.heavy-interval=1h",
-                        "--readygate.restart.loop-hold=0s",
-                        "--readygate.gateway.enabled=true",
-                        "--readygate.gateway.port=0",
-                        "--readygate.gateway.connect-timeout=500ms",
-                        "--readygate.gateway.first-byte-timeout=1s",
-                        "--readygate.gateway.between-events-timeout=1s");
-        admin = ReadygateClients.client(readygate);
+        gateway = GatewayReadygate.start(
+                engine,
+                workDir.resolve("state"),
+                List.of(Recorder.class),
+                List.of(states),
+                "--readygate.probe.generation.interval=1h",
+                "--readygate.probe.heavy-interval=1h",
+                "--readygate.gateway.connect-timeout=500ms",
+                "--readygate.gateway.first-byte-timeout=1s",
+                "--readygate.gateway.between-events-timeout=1s");
+        admin = gateway.admin();
         ReadygateClients.awaitReady(admin);
     }
 
     @AfterAll
     void stop() {
-        if (readygate != null) {
-            readygate.close();
-        }
-        if (engine != null) {
+        if (gateway != null) {
+            gateway.close(); // the engine with it
+        } else if (engine != null) {
             engine.close();
         }
     }
@@ -277,8 +265,7 @@ class GatewayFaultsTests {
     }
 
     private int trafficPort() {
-        return Objects.requireNonNull(readygate.getBean(GatewayMode.class).server())
-                .port();
+        return gateway.server().port();
     }
 
     /** A source of the test's readygate, not a {@code @Configuration}: every forwarded exchange's end, recorded. */

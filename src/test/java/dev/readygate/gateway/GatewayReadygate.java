@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -34,6 +35,19 @@ final class GatewayReadygate implements AutoCloseable {
      * @param settings more settings, {@code --name=value}
      */
     static GatewayReadygate start(RunningSimulator engine, Path state, List<Class<?>> sources, String... settings) {
+        return start(engine, state, sources, List.of(), settings);
+    }
+
+    /**
+     * @param listeners listeners of the application's events from its first (a test's record of readiness changes)
+     * @see #start(RunningSimulator, Path, List, String...)
+     */
+    static GatewayReadygate start(
+            RunningSimulator engine,
+            Path state,
+            List<Class<?>> sources,
+            List<ApplicationListener<?>> listeners,
+            String... settings) {
         List<Class<?>> all = new ArrayList<>(List.of(ReadygateApplication.class));
         all.addAll(sources);
         List<String> args = new ArrayList<>(List.of(
@@ -50,7 +64,9 @@ final class GatewayReadygate implements AutoCloseable {
         try {
             return new GatewayReadygate(
                     engine,
-                    new SpringApplicationBuilder(all.toArray(Class<?>[]::new)).run(args.toArray(String[]::new)));
+                    new SpringApplicationBuilder(all.toArray(Class<?>[]::new))
+                            .listeners(listeners.toArray(ApplicationListener<?>[]::new))
+                            .run(args.toArray(String[]::new)));
         } catch (RuntimeException e) {
             engine.close();
             throw e;
