@@ -299,8 +299,13 @@ class GatewayLlamaServerIT {
     }
 
     private static StreamingClients clients() {
+        return clients(readygate);
+    }
+
+    /** {@link #CLIENTS} clients streaming back to back through {@code gateway}'s traffic port. */
+    private static StreamingClients clients(ConfigurableApplicationContext gateway) {
         int port = java.util.Objects.requireNonNull(
-                        readygate.getBean(GatewayMode.class).server())
+                        gateway.getBean(GatewayMode.class).server())
                 .port();
         String body = "{\"prompt\":\"" + PROMPT + "\",\"max_tokens\":16,\"ignore_eos\":true,\"temperature\":0,"
                 + "\"stream\":true}";
@@ -353,12 +358,82 @@ class GatewayLlamaServerIT {
     }
 
     /**
+     * Issue 27, items 3 and 4, on a real engine: a planned restart of llama-server under steady streams, announced first
+     * to a readygate with {@code hold} and {@code retry-before-first-byte} on ({@code POST /gateway/drain}, answered once
+     * nothing is in flight), fails no client request and refuses none: the requests that arrive while the engine is
+     * away wait, and go to the new start once readygate verified it. A readygate of its own (the class's has hold off),
+     * in front of the same llama-server, started once the class's is closed (the last test before this one closes it):
+     * two readygates in one JVM share Reactor Netty's global resources, and closing one would stop the other's server.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void anAnnouncedRestartWithHoldOnFailsAndRefusesNoClientRequest() {
+        ConfigurableApplicationContext holding = new SpringApplicationBuilder(ReadygateApplication.class)
+                .run(
+                        "--server.address=127.0.0.1",
+                        "--server.port=0",
+                        "--readygate.engine.base-url=" + engine.baseUrl(),
+                        "--readygate.engine.api-key-file=" + dir.resolve("api-key"),
+                        "--readygate.state-dir=" + dir.resolve("state-hold"),
+                        "--readygate.gateway.enabled=true",
+                        "--readygate.gateway.port=0",
+                        "--readygate.restart.loop-hold=0s",
+                        "--readygate.gateway.hold=true",
+                        "--readygate.gateway.retry-before-first-byte=true");
+        List<StreamingClients.Request> requests;
+        Instant announced;
+        String drain;
+        try {
+            WebTestClient holdingAdmin = ReadygateClients.client(holding);
+            await().atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> ReadygateClients.readyz(holdingAdmin) == 200);
+            try (StreamingClients clients = clients(holding)) {
+                await().atMost(Duration.ofSeconds(60)).until(() -> clients.count(Outcome.COMPLETED) >= 2L * CLIENTS);
+                announced = Instant.now();
+                drain = holdingAdmin
+                        .post()
+                        .uri("/gateway/drain")
+                        .exchange()
+                        .expectStatus()
+                        .isOk()
+                        .expectBody(String.class)
+                        .returnResult()
+                        .getResponseBody();
+                engine.kill();
+                engine.restart();
+                Instant restarted = Instant.now();
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> clients.requests().stream()
+                                        .filter(r -> r.outcome() == Outcome.COMPLETED
+                                                && r.sent().isAfter(restarted))
+                                        .count()
+                                >= 2L * CLIENTS);
+                requests = clients.requests();
+            }
+        } finally {
+            holding.close();
+            if (!engine.alive()) {
+                engine.restart();
+            }
+        }
+
+        Map<Outcome, Long> after = tally(requests, announced);
+        String story = "after the announced restart: %s; drain answered %s".formatted(after, drain);
+        System.out.println("[gateway-llama] " + story);
+        assertThat(after.get(Outcome.COMPLETED)).as(story).isGreaterThanOrEqualTo(2L * CLIENTS);
+        assertThat(after.get(Outcome.FAILED)).as(story).isZero();
+        assertThat(after.get(Outcome.CUT)).as(story).isZero();
+        assertThat(after.get(Outcome.REFUSED)).as(story).isZero();
+    }
+
+    /**
      * Issue 27, item 4, on a real engine: readygate is stopped (its context closed, as SIGTERM does) while a stream is
      * in flight through its gateway; the stream still reaches its client whole (the engine keeps serving, as its preStop
      * lets it in the pod), and the start's stop records the gateway's count: 1 in flight, 1 finished, 0 cut.
      */
     @Test
-    @Order(Integer.MAX_VALUE)
+    @Order(Integer.MAX_VALUE - 1)
     void aStreamInFlightWhenReadygateStopsFinishesInTheDrainAndIsCounted() {
         RestartRecords records = readygate.getBean(RestartRecords.class);
         await().atMost(Duration.ofSeconds(10)).until(() -> !records.history().isEmpty());
