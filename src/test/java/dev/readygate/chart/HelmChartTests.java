@@ -493,9 +493,10 @@ class HelmChartTests {
     }
 
     /**
-     * Gateway mode's drain (issue 27, item 4) fits the pod's stop: readygate gets SIGTERM at once (no preStop sleep)
-     * and drains for {@code readygate.gateway.drain-timeout}, shorter than the engine's preStop, during which the engine
-     * still serves, itself shorter than the grace period; values that do not fit are refused, naming them.
+     * Gateway mode's stop (issue 27, item 4) fits the pod's: readygate forwards as before through its preStop sleep
+     * ({@code gateway.preStopSeconds}, while endpoints and clients forget the pod), then on SIGTERM drains for
+     * {@code readygate.gateway.drain-timeout}; the two together are shorter than the engine's preStop, during which the
+     * engine still serves, itself shorter than the grace period; values that do not fit are refused, naming them.
      */
     @Test
     void gatewayModesDrainFitsWithinTheEnginesDrainWithinTheGracePeriodAndValuesThatDoNotFitAreRefused()
@@ -503,13 +504,26 @@ class HelmChartTests {
         List<HasMetadata> objects = StrictManifests.read(Chart.template(workDir, "gateway:\n  enabled: true\n"));
         PodSpec pod = pod(objects);
         Duration drain = bindStrictly(readygateConfig(objects)).gateway().drainTimeout();
+        Duration forwarding = Duration.ofSeconds(container(pod, "readygate")
+                .getLifecycle()
+                .getPreStop()
+                .getSleep()
+                .getSeconds());
         Duration engineDrain = Duration.ofSeconds(
                 container(pod, "engine").getLifecycle().getPreStop().getSleep().getSeconds());
         Duration grace = Duration.ofSeconds(pod.getTerminationGracePeriodSeconds());
 
-        assertThat(container(pod, "readygate").getLifecycle()).isNull();
-        assertThat(drain).isEqualTo(Duration.ofSeconds(8)).isLessThan(engineDrain);
+        assertThat(forwarding).isEqualTo(Duration.ofSeconds(2));
+        assertThat(drain).isEqualTo(Duration.ofSeconds(7));
+        assertThat(forwarding.plus(drain)).isLessThan(engineDrain);
         assertThat(engineDrain).isLessThan(grace);
+        // preStopSeconds 0: SIGTERM at once, no lifecycle on readygate's container.
+        assertThat(container(
+                                pod(StrictManifests.read(
+                                        Chart.template(workDir, "gateway:\n  enabled: true\n  preStopSeconds: 0\n"))),
+                                "readygate")
+                        .getLifecycle())
+                .isNull();
         // Without the gateway, readygate keeps watching the engine through the engine's drain, as before.
         assertThat(container(pod(StrictManifests.read(Chart.template(workDir, ""))), "readygate")
                         .getLifecycle()
@@ -518,8 +532,11 @@ class HelmChartTests {
                         .getSeconds())
                 .isEqualTo(10L);
 
-        assertThat(catchThrowable(() -> Chart.template(workDir, "gateway:\n  enabled: true\n  drainSeconds: 10\n")))
-                .hasMessageContaining("gateway.drainSeconds (10) must be shorter than engine.drainSeconds (10)");
+        assertThat(catchThrowable(() -> Chart.template(workDir, "gateway:\n  enabled: true\n  drainSeconds: 8\n")))
+                .hasMessageContaining(
+                        "gateway.preStopSeconds (2) + gateway.drainSeconds (8) must be shorter than engine.drainSeconds (10)");
+        assertThat(catchThrowable(() -> Chart.template(workDir, "gateway:\n  enabled: true\n  preStopSeconds: -1\n")))
+                .hasMessageContaining("preStopSeconds");
         assertThat(catchThrowable(() ->
                         Chart.template(workDir, "gateway:\n  enabled: true\nterminationGracePeriodSeconds: 10\n")))
                 .hasMessageContaining(
@@ -527,7 +544,7 @@ class HelmChartTests {
         // Longer drains fit when every value is raised together.
         assertThat(bindStrictly(readygateConfig(StrictManifests.read(Chart.template(
                                 workDir,
-                                "gateway:\n  enabled: true\n  drainSeconds: 15\nengine:\n  drainSeconds: 17\n"))))
+                                "gateway:\n  enabled: true\n  drainSeconds: 15\nengine:\n  drainSeconds: 18\n"))))
                         .gateway()
                         .drainTimeout())
                 .isEqualTo(Duration.ofSeconds(15));
