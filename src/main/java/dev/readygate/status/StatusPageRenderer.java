@@ -57,6 +57,13 @@ final class StatusPageRenderer {
 
     private static final String NONE = "<span class=\"muted\">—</span>";
 
+    /** What the gateway's count of a stop says, as the page's script titles it too. */
+    private static final String TRAFFIC_WHY =
+            "the gateway's own count of the requests it had forwarded to this start that"
+                    + " were in flight at its stop: those that finished after it (in the drain), and those cut (by the engine"
+                    + " going away or the drain's deadline), with the token events the cut ones had streamed to their clients;"
+                    + " clients must retry the cut ones";
+
     /** The history's columns, as the page's table has them. */
     private static final int HISTORY_COLUMNS = 12;
 
@@ -338,6 +345,7 @@ final class StatusPageRenderer {
                     .append(tag("bad wraps", "wrong weights from cache"))
                     .append("</div>");
         }
+        outcome.append(traffic(r.path("stop").path("traffic")));
         JsonNode memory = r.path("memory");
         JsonNode evidence = r.path("evidence");
         String revision = text(r.path("revision"));
@@ -366,6 +374,25 @@ final class StatusPageRenderer {
         return "<span" + (style.isEmpty() ? "" : " class=\"" + style + "\"")
                 + (has(cell.path("why")) ? " title=\"" + esc(text(cell.path("why"))) + "\"" : "") + ">"
                 + esc(text(cell.path("text"))) + "</span>";
+    }
+
+    /**
+     * The gateway's count of a stop's requests in flight, in the start's outcome cell, in the words of the page's
+     * script; nothing where the stop has none (gateway mode off). Amber when the stop cut any.
+     */
+    private static String traffic(JsonNode traffic) {
+        if (!traffic.isObject()) {
+            return "";
+        }
+        JsonNode counted = traffic.path("cut");
+        long cut = counted.isNumber() ? counted.asLong() : 0;
+        return "<div class=\"traffic" + (cut > 0 ? " cut" : "") + "\" title=\"" + esc(TRAFFIC_WHY) + "\">"
+                + esc("gateway: " + text(traffic.path("inFlight")) + " in flight, "
+                        + text(traffic.path("finished")) + " finished, "
+                        + (cut > 0
+                                ? cut + " cut (" + text(traffic.path("cutTokens")) + " tokens streamed)"
+                                : "none cut"))
+                + "</div>";
     }
 
     private static String phasesReached(JsonNode offsets) {

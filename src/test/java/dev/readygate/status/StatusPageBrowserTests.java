@@ -407,6 +407,15 @@ class StatusPageBrowserTests {
         snapshot.putArray("unsupported").add(unsupported);
         snapshot.put("matchesThisEngine", false);
         snapshot.putArray("mismatches").add(mismatch);
+        // Issue 27 item 5: with gateway mode on, the crash's stop carries the gateway's own count; the others have
+        // none.
+        ObjectNode traffic = json.createObjectNode()
+                .put("inFlight", 3)
+                .put("finished", 1)
+                .put("cut", 2)
+                .put("cutTokens", 57);
+        ((ObjectNode) status.at("/restarts/history/1/stop")).set("traffic", traffic);
+        ((ObjectNode) status.at("/restarts/workLost/lastStop")).set("traffic", traffic);
         JsonNode groups = status.at("/restarts/comparison/groups");
         Set<String> releases = new LinkedHashSet<>();
         groups.forEach(group -> releases.add(group.get("vllmVersion").asString() + "|"
@@ -439,6 +448,8 @@ class StatusPageBrowserTests {
                               .map(r => r.cells[2].querySelector('.kind') ? r.cells[2].querySelector('.kind').textContent : null),
                           lost: [...document.querySelectorAll('#restart-table tr.restart')]
                               .map(r => r.querySelector('.lost') ? r.querySelector('.lost').textContent : null),
+                          traffic: [...document.querySelectorAll('#restart-table tr.restart')]
+                              .map(r => r.querySelector('.traffic') ? r.querySelector('.traffic').textContent : null),
                           evidence: document.getElementById('evidence').textContent})
                         """);
                 assertThat(shown.get("releases")).as(name).hasSize(releases.size());
@@ -488,12 +499,17 @@ class StatusPageBrowserTests {
                         .contains("preload_hit ×2.7", "cold ×1.00");
                 assertThat(shown.get("note").asString())
                         .startsWith("No restart path resumes requests in flight")
-                        .contains("3 running request(s) lost");
+                        .contains("3 running request(s) lost")
+                        .contains("Gateway at the last stop: 3 in flight, 1 finished, 2 cut (57 tokens streamed).");
                 // Newest first: the container restarted after the crash, which lost the three requests in flight.
                 assertThat(shown.get("recoveries").get(0).asString()).isEqualTo("container restart (same pod)");
                 assertThat(shown.get("recoveries").get(1).asString()).isEqualTo("process restart (same container)");
                 assertThat(shown.get("lost").get(1).asString()).isEqualTo("lost 3 running");
                 assertThat(shown.get("lost").get(0).isNull()).isTrue();
+                assertThat(shown.get("traffic").get(1).asString())
+                        .isEqualTo("gateway: 3 in flight, 1 finished, 2 cut (57 tokens streamed)");
+                assertThat(shown.get("traffic").valueStream().filter(JsonNode::isNull))
+                        .hasSize(shown.get("traffic").size() - 1);
                 assertThat(shown.get("evidence").asString())
                         .contains("unsupported " + unsupported)
                         .contains("not trusted")

@@ -98,7 +98,9 @@ class StatusPageRendererTests {
                                            "startFailure": %1$s, "fallbackReason": %1$s, "engineStart": %1$s,
                                            "recovery": {"words": %1$s}, "vllmVersion": %1$s, "revision": %1$s,
                                            "readyIn": {"kind": %1$s, "text": %1$s, "why": %1$s},
-                                           "phaseOffsetsSeconds": {%1$s: 1.0}, "evidence": [%1$s]}]}}
+                                           "phaseOffsetsSeconds": {%1$s: 1.0}, "evidence": [%1$s],
+                                           "stop": {"traffic": {"inFlight": %1$s, "finished": %1$s, "cut": %1$s,
+                                                                "cutTokens": %1$s}}}]}}
                 """.formatted(json.writeValueAsString(HOSTILE)));
 
         assertThat(page)
@@ -153,6 +155,45 @@ class StatusPageRendererTests {
         assertThat(page)
                 .contains("<span class=\"never-text\" title=\"this start ended without ever being verified ready\">"
                         + "never</span>");
+    }
+
+    /**
+     * Issue 27 item 5 in the server's HTML: a stop the gateway counted says what it had in flight and what became of
+     * it, in the start's outcome cell; a stop without the gateway's count (gateway mode off) adds nothing.
+     */
+    @Test
+    void historyShowsTheWorkEachStopLostOnlyWhereTheGatewayCountedIt() throws IOException {
+        String page = render("""
+                {"ready": true, "state": "ready", "restarts": {"history": [
+                  {"outcome": "ready", "path": "cold", "stop": null},
+                  {"outcome": "ready", "path": "cold",
+                   "stop": {"how": "pod_stopped", "requestsRunning": 7.0,
+                            "traffic": {"inFlight": 7, "finished": 5, "cut": 2, "cutTokens": 1234}}},
+                  {"outcome": "ready", "path": "cold",
+                   "stop": {"how": "went_away", "requestsRunning": 3.0, "traffic": null}},
+                  {"outcome": "ready", "path": "cold", "stop": {"how": "went_away", "requestsRunning": 0.0}}]}}
+                """);
+
+        assertThat(StatusPageBrowserTests.occurrences(page, "class=\"traffic")).isEqualTo(1);
+        assertThat(page)
+                .contains("<div class=\"traffic cut\" title=\"")
+                .contains("\">gateway: 7 in flight, 5 finished, 2 cut (1234 tokens streamed)</div>");
+        String cleanStop = render("""
+                {"restarts": {"history": [{"outcome": "ready", "path": "cold",
+                  "stop": {"how": "pod_stopped", "traffic": {"inFlight": 4, "finished": 4, "cut": 0, "cutTokens": 0}}}]}}
+                """);
+        assertThat(cleanStop)
+                .contains("<div class=\"traffic\" title=\"")
+                .contains("\">gateway: 4 in flight, 4 finished, none cut</div>");
+        String uncounted = render("""
+                {"restarts": {"history": [{"outcome": "ready", "path": "cold",
+                  "stop": {"how": "went_away", "traffic": null}}]}}
+                """);
+        int table = uncounted.indexOf("<table id=\"restart-table\">");
+        assertThat(uncounted.substring(table, uncounted.indexOf("</table>", table)))
+                .contains("<tr class=\"restart\">")
+                .doesNotContain("traffic")
+                .doesNotContain("gateway");
     }
 
     /** Issue 25 item 9: a skip is shown only while {@code /status} gives one; the breaker line says its state now. */
