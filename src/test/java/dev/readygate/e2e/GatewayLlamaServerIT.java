@@ -51,10 +51,11 @@ import tools.jackson.databind.json.JsonMapper;
  * by event, a client that goes away frees the engine's slot within seconds, and the client's {@code Authorization} is
  * what the engine checks (readygate never adds its own key). Under steady traffic ({@value #CLIENTS} clients streaming
  * back to back), a {@code kill -9} cuts the streams in flight and new requests are refused (503 with
- * {@code Retry-After}), not forwarded to the dead port; a {@code SIGSTOP} has the stalled streams cut by the gateway's
+ * {@code Retry-After}), at most one per client forwarded to the dead port before the first refused connection is
+ * judged; a {@code SIGSTOP} has the stalled streams cut by the gateway's
  * limits and the engine taken out after at most {@code failure-threshold} (3) failed client requests, and back after
- * {@code SIGCONT}; a stream in flight when readygate stops finishes in the drain and is counted so (the last test:
- * it stops readygate). One llama-server and one readygate for the class (a test that stops the engine starts it
+ * {@code SIGCONT}; a stream in flight when readygate stops finishes in the drain and is counted so (it stops
+ * readygate); last, an announced restart through a readygate of its own with {@code hold} on fails and refuses none. One llama-server and one readygate for the class (a test that stops the engine starts it
  * again).
  */
 @Tag("llama-server")
@@ -225,12 +226,17 @@ class GatewayLlamaServerIT {
                                 .map(e -> e.ending() + "/" + e.status())
                                 .toList());
         System.out.println("[gateway-llama] " + story);
-        // The streams in flight are cut (nothing can save them); a request the engine never answered is a 502 at most
-        // once: a refused connection takes the engine out at once, and every request after it is refused cleanly.
-        assertThat(after.get(Outcome.CUT) + after.get(Outcome.FAILED)).as(story).isLessThanOrEqualTo(CLIENTS + 1L);
+        // The requests in flight at the kill fail (nothing can save them: cut, or a 502 before their answer). A refused
+        // connection takes the engine out at once and every request after it is refused cleanly; but the clients whose
+        // requests the kill ended all send their next one after the same pause, at once, and each of those may reach
+        // the
+        // dead port before the first refusal is judged: at most one per client (as GatewayFaultsTests' PORT_GONE
+        // bound).
+        // Seen in CI: {CUT=1, FAILED=3}, two of them refused connections sent within the same moment.
+        assertThat(after.get(Outcome.CUT) + after.get(Outcome.FAILED)).as(story).isLessThanOrEqualTo(2L * CLIENTS);
         assertThat(exchanges.stream().filter(e -> e.ending() == ExchangeEnding.CONNECT_REFUSED))
                 .as("forwarded to the dead port: " + story)
-                .hasSizeLessThanOrEqualTo(1);
+                .hasSizeLessThanOrEqualTo(CLIENTS);
         assertThat(exchanges.stream().filter(e -> states.outAt(e.startedAt())))
                 .as("forwarded while out: " + story)
                 .isEmpty();
