@@ -184,6 +184,18 @@ public sealed interface LogEvent {
             String exception) implements LogEvent {}
 
     /**
+     * The message of the exception on the line before, where the exception's text puts it on a line of its own:
+     * pydantic's {@code   Value error, Cannot find the config file for awq_marlin [type=value_error, input_value=...]}
+     * after {@code ValidationError: 1 validation error for VllmConfig}. {@code detail} is the message without pydantic's
+     * bracket, which echoes the input (the whole configuration, secrets included).
+     */
+    record ExceptionDetail(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            String detail) implements LogEvent {}
+
+    /**
      * {@code Defaulting api_server_count to data_parallel_size (N)}: N API server processes, so vLLM serves {@code
      * /metrics} in Prometheus multiprocess mode (without {@code process_start_time_seconds}).
      */

@@ -37,9 +37,10 @@ import org.jspecify.annotations.Nullable;
  * @param apiServers the API server processes, from {@code Defaulting api_server_count to data_parallel_size (N)} or
  *     {@code 'api_server_count': N} in the arguments
  * @param startFailure why the start failed before serving, when vLLM said it did ({@code EngineCore failed to start.},
- *     {@code Engine core initialization failed}): the root exception of the engine core's traceback (e.g. {@code
- *     torch.OutOfMemoryError: CUDA out of memory. ...}), else the last exception before the API server gave up, else
- *     vLLM's own line
+ *     {@code Engine core initialization failed}) or an API server process raised (a configuration error, a server that
+ *     gave up waiting for its cores): the first exception of the start, whichever process or rank raised it (a worker's
+ *     {@code torch.AcceleratorError: ...} before the engine core's wrapper of it; {@code torch.OutOfMemoryError: CUDA
+ *     out of memory. ...}), with its message where it is on the next line (pydantic's), else vLLM's own line
  */
 public record LogFindings(
         boolean configured,
@@ -89,6 +90,14 @@ public record LogFindings(
     /** Whether the log said anything of the weight cache: a hit, its memory split, or a fallback. */
     public boolean weightCacheLogged() {
         return mappedTensors != null || weightsHeldOutside || cacheFallbackReason != null;
+    }
+
+    /**
+     * Whether {@code event}, in a start that does not serve yet, ends it: an exception an API server process raised
+     * (vLLM's configuration check, a server that gave up waiting for its engine cores), which no engine core reports.
+     */
+    static boolean apiServerRaised(LogEvent event) {
+        return event instanceof LogEvent.ExceptionRaised && Fold.apiServer(event.process());
     }
 
     /** The findings of one start's events, in the order they were logged. */
@@ -141,22 +150,24 @@ public record LogFindings(
         private @Nullable Double outsideGib;
         private @Nullable Integer apiServers;
         private @Nullable String fatal;
-        private @Nullable String startFailure;
-        private @Nullable String lastException;
-        // A marker whose traceback's root exception is the reason: what it explains, and from which process.
-        private @Nullable Awaiting awaiting;
-
-        private enum Cause {
-            START,
-            FATAL
-        }
-
-        private record Awaiting(Cause cause, @Nullable Integer pid) {}
+        // A fatal error's marker whose traceback's root exception is the reason, and its process.
+        private @Nullable Integer awaitingFatal;
+        private boolean awaitingFatalCause;
+        private boolean serving;
+        // The start failed before serving: vLLM's own line saying so, or the exception an API server raised.
+        private @Nullable String failureLine;
+        // The first exception of the start (any process, any rank): a failed start's cause. Python prints a chain's
+        // root first, and a worker's exception comes before the engine core's wrapper of it.
+        private @Nullable String firstException;
+        private @Nullable Integer firstExceptionPid;
+        // Whether the event before was the first exception, whose message may follow on a line of its own.
+        private boolean detailMayFollow;
 
         void add(LogEvent event) {
             if (firstLineAt == null && event.at() != null) {
                 firstLineAt = event.at();
             }
+            boolean firstExceptionNow = false;
             switch (event) {
                 case LogEvent.ServerVersion e -> {
                     header = true;
@@ -189,25 +200,41 @@ public record LogFindings(
                     if (fatal == null) {
                         fatal = e.detail();
                     }
-                    if (isCoreFatal(e) && awaiting == null) {
-                        awaiting = new Awaiting(Cause.FATAL, e.pid());
+                    if (isCoreFatal(e) && !awaitingFatalCause) {
+                        awaitingFatalCause = true;
+                        awaitingFatal = e.pid();
                     }
                 }
-                case LogEvent.CoreStartFailed e -> {
-                    if (startFailure == null) {
-                        startFailure = "EngineCore failed to start.";
-                        awaiting = new Awaiting(Cause.START, e.pid());
-                    }
-                }
-                case LogEvent.ExceptionRaised e -> exception(e);
-                case LogEvent.InitializationFailed e -> {
-                    if (startFailure == null || awaiting != null && awaiting.cause() == Cause.START) {
-                        startFailure = lastException != null ? lastException : e.detail();
-                        awaiting = null;
+                case LogEvent.ApplicationStartup e -> serving = true;
+                case LogEvent.CoreStartFailed e -> failed("EngineCore failed to start.");
+                case LogEvent.InitializationFailed e -> failed(e.detail());
+                case LogEvent.ExceptionRaised e -> firstExceptionNow = exception(e);
+                case LogEvent.ExceptionDetail e -> {
+                    if (detailMayFollow && samePid(firstExceptionPid, e.pid())) {
+                        firstException = firstException + ": " + e.detail();
                     }
                 }
                 default -> {}
             }
+            detailMayFollow = firstExceptionNow;
+        }
+
+        private void failed(String line) {
+            if (failureLine == null) {
+                failureLine = line;
+            }
+        }
+
+        /**
+         * An API server process's exception while nothing serves yet: vLLM's configuration check, or a server process
+         * that gave up waiting for its engine cores. Either ends the start; no engine core says so.
+         */
+        static boolean apiServer(@Nullable String process) {
+            return process == null || process.startsWith("APIServer") || process.startsWith("ApiServer");
+        }
+
+        private static boolean samePid(@Nullable Integer a, @Nullable Integer b) {
+            return a == null || b == null || a.equals(b);
         }
 
         static boolean isCoreFatal(LogEvent.EngineFatal event) {
@@ -224,18 +251,24 @@ public record LogFindings(
             }
         }
 
-        private void exception(LogEvent.ExceptionRaised e) {
-            Awaiting marker = awaiting;
-            if (marker != null
-                    && (marker.pid() == null || e.pid() == null || marker.pid().equals(e.pid()))) {
-                if (marker.cause() == Cause.START) {
-                    startFailure = e.exception();
-                } else {
-                    fatal = e.exception();
-                }
-                awaiting = null;
+        /** Returns whether it is the start's first exception. */
+        private boolean exception(LogEvent.ExceptionRaised e) {
+            if (awaitingFatalCause && samePid(awaitingFatal, e.pid())) {
+                fatal = e.exception();
+                awaitingFatalCause = false;
             }
-            lastException = e.exception();
+            if (serving) {
+                return false;
+            }
+            if (apiServer(e.process())) {
+                failed(e.exception());
+            }
+            if (firstException != null) {
+                return false;
+            }
+            firstException = e.exception();
+            firstExceptionPid = e.pid();
+            return true;
         }
 
         LogFindings findings() {
@@ -266,7 +299,7 @@ public record LogFindings(
                     drafter,
                     outside,
                     servers,
-                    startFailure);
+                    failureLine == null ? null : firstException != null ? firstException : failureLine);
         }
 
         /** The first {@code X GiB} of the line's detail: its wording after the colon is not pinned down (main docs). */

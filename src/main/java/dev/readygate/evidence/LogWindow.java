@@ -95,7 +95,7 @@ record LogWindow(
         } else if (startsProcess(event) && events.isEmpty()) {
             newProcess(event, receivedAt, news);
         }
-        if (event instanceof LogEvent.ExceptionRaised
+        if ((event instanceof LogEvent.ExceptionRaised || event instanceof LogEvent.ExceptionDetail)
                 && !LogFindings.needsException(
                         kept.stream().map(Received::event).toList())) {
             // A serving engine's request errors are not evidence of its start.
@@ -108,18 +108,22 @@ record LogWindow(
         }
         LogWindow next = new LogWindow(kept, startId, verifiedAt, live, failureTold, closed);
         String current = startId;
-        if (event instanceof LogEvent.InitializationFailed failed
-                && live
-                && current != null
-                && !current.equals(failureTold)) {
+        String reason = endsStart(event) ? next.findings().startFailure() : null;
+        if (reason != null && live && current != null && !current.equals(failureTold)) {
             // vLLM gave up on the start readiness follows: news of its failure, with vLLM's reason, told once.
-            String reason = next.findings().startFailure();
             // vLLM's reason becomes readiness's detail, shown on /readyz and /status: never with a secret in it.
-            news.add(new News.Tell(new Observation.StartFailed(
-                    receivedAt, current, SecretRedaction.redact(reason != null ? reason : failed.detail()))));
+            news.add(new News.Tell(new Observation.StartFailed(receivedAt, current, SecretRedaction.redact(reason))));
             next = new LogWindow(kept, startId, verifiedAt, live, current, closed);
         }
         return new Step(next, news);
+    }
+
+    /**
+     * Whether {@code event} says the start failed: vLLM's API server gave up on its engine cores ({@code Engine core
+     * initialization failed}), or an API server process raised before serving (the findings' failure is then set).
+     */
+    private static boolean endsStart(LogEvent event) {
+        return event instanceof LogEvent.InitializationFailed || LogFindings.apiServerRaised(event);
     }
 
     /**

@@ -210,6 +210,12 @@ final class VllmLogParser {
                     "Defaulting\\s+api_server_count\\s+to\\s+data_parallel_size\\s*\\(\\s*(\\d{1,6})\\s*\\)",
                     (m, line, o) ->
                             new LogEvent.ApiServerCount(o.at(), o.process(), o.pid(), Integer.parseInt(m.group(1)))),
+            // pydantic's error line, {msg} [type=..., input_value=..., input_type=...]: the message only.
+            rule(
+                    "[type=",
+                    "(\\S.{0,500}?)\\s*\\[type=[\\w.]{1,80}[,\\]]",
+                    (m, line, o) -> new LogEvent.ExceptionDetail(
+                            o.at(), o.process(), o.pid(), m.group(1).strip())),
             rule("Error", EXCEPTION, VllmLogParser::exception),
             rule("Exception", EXCEPTION, VllmLogParser::exception));
 

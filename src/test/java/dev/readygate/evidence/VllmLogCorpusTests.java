@@ -427,4 +427,55 @@ class VllmLogCorpusTests {
                 .asString()
                 .startsWith("s1 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.");
     }
+
+    @Test
+    void workerThatRaisesBeforeTheEngineCoreGivesUpIsTheStartsCause() {
+        // The engine core's own traceback ends in vLLM's wrapper ("Exception: WorkerProc initialization failed ... See
+        // stack trace for root cause."); the cause is the first exception of the failing start, the worker's.
+        Replay replay = replay("v0.31-worker-root-cause.log");
+
+        assertThat(replay.log().startFailure())
+                .isEqualTo("torch.AcceleratorError: CUDA error: an illegal memory access was encountered");
+
+        Starts seen = live(lines("v0.31-worker-root-cause.log"));
+        assertThat(seen.failures())
+                .containsExactly("s1 torch.AcceleratorError: CUDA error: an illegal memory access was encountered");
+
+        // Read as the engine core gives up, before the API server's last line: the worker's exception already is the
+        // cause, not "EngineCore failed to start.".
+        List<String> upToTheCore = lines("v0.31-worker-root-cause.log").stream()
+                .takeWhile(line -> !line.startsWith("(EngineCore pid=90) Process EngineCore:"))
+                .toList();
+        assertThat(live(upToTheCore).findings().startFailure())
+                .isEqualTo("torch.AcceleratorError: CUDA error: an illegal memory access was encountered");
+    }
+
+    @Test
+    void configurationErrorTheApiServerRaisesFailsTheStartWithPydanticsMessageAndNoSecret() {
+        Replay replay = replay("v0.31-api-server-validation-error.log");
+
+        String reason = "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig: Value error,"
+                + " Cannot find the config file for awq_marlin";
+        assertThat(replay.log().startFailure()).isEqualTo(reason);
+
+        Starts seen = live(lines("v0.31-api-server-validation-error.log"));
+        assertThat(seen.began()).isEqualTo(1);
+        assertThat(seen.failures())
+                .singleElement()
+                .asString()
+                .startsWith("s1 pydantic_core._pydantic_core.ValidationError");
+        assertThat(seen.state().kind()).isEqualTo(EngineState.Kind.DOWN);
+        assertThat(((EngineState.Down) seen.state()).reason()).isEqualTo(Reason.START_FAILED);
+        assertThat(seen.findings().startFailure()).isEqualTo(reason).doesNotContain("hf_SECRET");
+    }
+
+    @Test
+    void apiServerProcessThatDiesWhileTheCoresLoadFailsTheStartWithItsException() {
+        String reason = "TimeoutError: Timed out waiting for engines to send initial message on input socket.";
+        assertThat(replay("v0.31-api-server-died-loading.log").log().startFailure())
+                .isEqualTo(reason);
+
+        Starts seen = live(lines("v0.31-api-server-died-loading.log"));
+        assertThat(seen.failures()).containsExactly("s1 " + reason);
+    }
 }
