@@ -4,6 +4,7 @@ import dev.readygate.secret.SecretRedaction;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -340,6 +341,10 @@ public record ReadygateProperties(
      * @param engineContainerFile the file the engine container writes when it starts ({@code {"container_start":
      *     "<id>"}}; the chart's engine entrypoint writes it beside the engine log): tells an engine process restarted
      *     in its container from a restarted container
+     * @param logTimeZone the engine container's time zone (its {@code TZ}), in which vLLM writes its log's zone-less
+     *     times, e.g. {@code America/Los_Angeles} or {@code +08:00}; unset, readygate learns it from the log (a log
+     *     collector's zoned clock on the same lines, lines read as they are written, a start's first line against its
+     *     process start time) and says so where it cannot (times read as UTC)
      */
     public record Evidence(
             @Nullable Path snapshotDir,
@@ -349,7 +354,8 @@ public record ReadygateProperties(
             @Nullable Path daemonSocketDir,
             @Nullable Path daemonLog,
             @DefaultValue("1s") Duration daemonHealthTimeout,
-            @Nullable Path engineContainerFile) {
+            @Nullable Path engineContainerFile,
+            @Nullable ZoneId logTimeZone) {
 
         public Evidence {
             requirePositive("readygate.evidence.log-poll-interval", logPollInterval);

@@ -6,6 +6,7 @@ import dev.readygate.readiness.StartLedger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -45,6 +46,9 @@ final class EngineLogEvidence implements StartLog {
     private final Consumer<Observation> observations;
     /** The current start's window (guarded by this). */
     private LogWindow window = LogWindow.EMPTY;
+
+    /** Whether the lines the file held when readygate came up were read: a line read now was just written. */
+    private volatile boolean live;
 
     private final StartLedger ledger;
 
@@ -93,10 +97,22 @@ final class EngineLogEvidence implements StartLog {
     }
 
     void line(String line) {
-        LogEvent event = parser.parse(line);
-        if (event != null) {
+        LogEvent parsed = parser.parse(line);
+        if (parsed != null) {
             Instant receivedAt = clock.instant();
-            tell(fold(window -> window.next(event, receivedAt)));
+            LogEvent event = parsed;
+            Instant at = parsed.at();
+            LogClock engineClock = parser.engineClock();
+            if (live
+                    && at != null
+                    && engineClock.readAt(
+                            LocalDateTime.ofInstant(at, engineClock.zone().zone()), receivedAt)) {
+                // A line read as it was written taught the engine's zone: read again in it.
+                LogEvent again = parser.parse(line);
+                event = again != null ? again : parsed;
+            }
+            LogEvent read = event;
+            tell(fold(window -> window.next(read, receivedAt)));
         }
     }
 
@@ -116,6 +132,7 @@ final class EngineLogEvidence implements StartLog {
      * failed) is in progress, and is told unless readiness already follows one.
      */
     void backlogRead() {
+        live = true;
         tell(fold(window -> window.backlogRead(clock.instant())));
     }
 
@@ -146,13 +163,14 @@ final class EngineLogEvidence implements StartLog {
 
     /** The first findings of a start hold: a start the next header closed is closed again when readiness sees it end. */
     private void keepEnded(String start, LogFindings findings) {
-        ledger.update(start, AT_END, known -> known != null ? known : findings);
+        LogFindings zoned = findings.inZone(parser.engineClock().zone());
+        ledger.update(start, AT_END, known -> known != null ? known : zoned);
     }
 
     @Override
     public synchronized LogFindings findings(String start) {
         LogFindings over = ledger.get(start, AT_END);
-        return over != null ? over : window.findings();
+        return over != null ? over : current();
     }
 
     @Override
@@ -162,6 +180,6 @@ final class EngineLogEvidence implements StartLog {
 
     /** The findings of the window so far. */
     synchronized LogFindings current() {
-        return window.findings();
+        return window.findings().inZone(parser.engineClock().zone());
     }
 }

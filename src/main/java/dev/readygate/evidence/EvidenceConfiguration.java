@@ -38,7 +38,7 @@ class EvidenceConfiguration {
         return new EngineLogEvidence(
                 tail,
                 // The year of vLLM's timestamps from the file's modification time: an old log is not dated next year.
-                new VllmLogParser(clock, tail::modifiedAt),
+                new VllmLogParser(clock, tail::modifiedAt, evidence.logTimeZone()),
                 clock,
                 noticedWithin(properties.probe())
                         .plus(evidence.logPollInterval())
@@ -66,7 +66,11 @@ class EvidenceConfiguration {
         LogTail tail = file == null
                 ? null
                 : new LogTail(file, evidence.logPollInterval(), MAX_LINE, Schedulers.boundedElastic());
-        return new DaemonLog(tail, new VllmLogParser(clock, tail == null ? () -> null : tail::modifiedAt), clock);
+        // The daemon runs in the engine's container: its times are in the same zone.
+        return new DaemonLog(
+                tail,
+                new VllmLogParser(clock, tail == null ? () -> null : tail::modifiedAt, evidence.logTimeZone()),
+                clock);
     }
 
     /** Both logs are read from the start of the application to its end. */

@@ -41,6 +41,7 @@ import org.jspecify.annotations.Nullable;
  *     gave up waiting for its cores): the first exception of the start, whichever process or rank raised it (a worker's
  *     {@code torch.AcceleratorError: ...} before the engine core's wrapper of it; {@code torch.OutOfMemoryError: CUDA
  *     out of memory. ...}), with its message where it is on the next line (pydantic's), else vLLM's own line
+ * @param timeZone how the log's times were read (the engine's zone and what told it), null when not known here
  */
 public record LogFindings(
         boolean configured,
@@ -62,7 +63,8 @@ public record LogFindings(
         @Nullable Double drafterLoadingWeightsSeconds,
         boolean weightsHeldOutside,
         @Nullable Integer apiServers,
-        @Nullable String startFailure) {
+        @Nullable String startFailure,
+        @Nullable LogTimeZone timeZone) {
 
     private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
 
@@ -75,7 +77,63 @@ public record LogFindings(
     public static LogFindings none() {
         return new LogFindings(
                 false, null, false, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                false, null, null);
+                false, null, null, null);
+    }
+
+    /** These findings, their times read in {@code zone}. */
+    public LogFindings inZone(LogTimeZone zone) {
+        return new LogFindings(
+                configured,
+                firstLineAt,
+                header,
+                vllmVersion,
+                engineArgs,
+                loadingWeightsSeconds,
+                modelLoadingGib,
+                modelLoadingSeconds,
+                mappedTensors,
+                mappedMode,
+                cacheFallbackReason,
+                engineInitSeconds,
+                availableKvCacheGib,
+                kvCacheSizeTokens,
+                weightsHeldOutsideGib,
+                fatal,
+                drafterLoadingWeightsSeconds,
+                weightsHeldOutside,
+                apiServers,
+                startFailure,
+                zone);
+    }
+
+    /**
+     * These findings with their times read in {@code zone} where they were read as UTC: the first line's time moves by
+     * the zone's offset.
+     */
+    public LogFindings readIn(java.time.ZoneOffset zone, LogTimeZone.Source source) {
+        Instant first = firstLineAt == null ? null : firstLineAt.minusSeconds(zone.getTotalSeconds());
+        return new LogFindings(
+                configured,
+                first,
+                header,
+                vllmVersion,
+                engineArgs,
+                loadingWeightsSeconds,
+                modelLoadingGib,
+                modelLoadingSeconds,
+                mappedTensors,
+                mappedMode,
+                cacheFallbackReason,
+                engineInitSeconds,
+                availableKvCacheGib,
+                kvCacheSizeTokens,
+                weightsHeldOutsideGib,
+                fatal,
+                drafterLoadingWeightsSeconds,
+                weightsHeldOutside,
+                apiServers,
+                startFailure,
+                new LogTimeZone(zone, source));
     }
 
     /** The {@code load_format} the arguments name ({@code ipc_cache}, {@code runai_streamer}, ...), or null. */
@@ -299,7 +357,8 @@ public record LogFindings(
                     drafter,
                     outside,
                     servers,
-                    failureLine == null ? null : firstException != null ? firstException : failureLine);
+                    failureLine == null ? null : firstException != null ? firstException : failureLine,
+                    null);
         }
 
         /** The first {@code X GiB} of the line's detail: its wording after the colon is not pinned down (main docs). */

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.YearMonth;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.function.Supplier;
@@ -221,6 +222,7 @@ final class VllmLogParser {
 
     private final Clock clock;
     private final Supplier<@Nullable Instant> yearAnchor;
+    private final LogClock engineClock;
 
     /** @param clock now, the anchor of the year of vLLM's year-less timestamps */
     public VllmLogParser(Clock clock) {
@@ -231,10 +233,26 @@ final class VllmLogParser {
      * @param clock now, the anchor of the year of vLLM's year-less timestamps when {@code yearAnchor} knows none
      * @param yearAnchor when the lines being read were written at the latest, e.g. the log file's modification time;
      *     null when unknown
+     * @param zone the engine's time zone ({@code readygate.evidence.log-time-zone}), or null to learn it from the log
      */
-    public VllmLogParser(Clock clock, Supplier<@Nullable Instant> yearAnchor) {
+    public VllmLogParser(Clock clock, Supplier<@Nullable Instant> yearAnchor, @Nullable ZoneId zone) {
         this.clock = clock;
         this.yearAnchor = yearAnchor;
+        this.engineClock = new LogClock(zone);
+    }
+
+    /**
+     * @param clock now, the anchor of the year of vLLM's year-less timestamps when {@code yearAnchor} knows none
+     * @param yearAnchor when the lines being read were written at the latest, e.g. the log file's modification time;
+     *     null when unknown
+     */
+    public VllmLogParser(Clock clock, Supplier<@Nullable Instant> yearAnchor) {
+        this(clock, yearAnchor, null);
+    }
+
+    /** The engine's log clock: the zone its times are read in, learned as lines are read. */
+    LogClock engineClock() {
+        return engineClock;
     }
 
     /** The event {@code line} reports, or {@code null} when it reports none of them (or cannot be read). */
@@ -322,8 +340,14 @@ final class VllmLogParser {
                 prefixEnd > 0 ? prefixDate(text.substring(0, prefixEnd)) : null);
     }
 
+    /**
+     * A full date in a collector's prefix: the anchor of the year of vLLM's own timestamp, and, with a zone (the CRI
+     * format's, a bracketed ISO time's {@code Z}), the true time vLLM's local one is learned against.
+     */
+    private record PrefixDate(Instant at, boolean zoned) {}
+
     /** A full date in a collector's prefix, as an anchor for the year of vLLM's own timestamp. */
-    private static @Nullable Instant prefixDate(String prefix) {
+    private static @Nullable PrefixDate prefixDate(String prefix) {
         Matcher date = PREFIX_DATE.matcher(prefix);
         if (!date.find()) {
             return null;
@@ -338,7 +362,7 @@ final class VllmLogParser {
                     Integer.parseInt(date.group(6)));
             String zone = date.group(7);
             ZoneOffset offset = zone == null || zone.equals("Z") ? ZoneOffset.UTC : ZoneOffset.of(normalized(zone));
-            return local.toInstant(offset);
+            return new PrefixDate(local.toInstant(offset), zone != null);
         } catch (DateTimeException ex) {
             return null;
         }
@@ -420,9 +444,9 @@ final class VllmLogParser {
     }
 
     /** The instant the year of a line's timestamp is anchored on: its prefix's date, the given anchor, or now. */
-    private Instant anchor(@Nullable Instant prefixDate) {
+    private Instant anchor(@Nullable PrefixDate prefixDate) {
         if (prefixDate != null) {
-            return prefixDate;
+            return prefixDate.at();
         }
         Instant given = yearAnchor.get();
         return given != null ? given : clock.instant();
@@ -440,7 +464,7 @@ final class VllmLogParser {
             @Nullable String minute,
             @Nullable String second,
             @Nullable String fraction,
-            @Nullable Instant prefixDate) {}
+            @Nullable PrefixDate prefixDate) {}
 
     /** What an event says about its line's origin, read from the header when an event is built. */
     private record Origin(Header header, VllmLogParser parser) {
@@ -458,7 +482,7 @@ final class VllmLogParser {
         }
 
         /**
-         * The timestamp (UTC, as vLLM's are) in the latest year that does not put it more than a day after its anchor:
+         * The timestamp (in the engine's zone: {@link LogClock}) in the latest year that does not put it more than a day after its anchor:
          * a log line is not written after it is read, and logs cross New Year.
          */
         @Nullable
@@ -479,20 +503,38 @@ final class VllmLogParser {
                 return null;
             }
             int nanos = nanos(header.fraction());
-            Instant latest = parser.anchor(header.prefixDate()).plus(ANCHOR_SLACK);
+            PrefixDate prefix = header.prefixDate();
+            if (prefix != null && prefix.zoned()) {
+                learnFrom(prefix.at(), month, day, hour, minute, second, nanos);
+            }
+            Instant latest = parser.anchor(prefix).plus(ANCHOR_SLACK);
             int year = latest.atZone(ZoneOffset.UTC).getYear();
             // Four years back at most: a leap day finds its year.
             for (int candidateYear = year; candidateYear >= year - 4; candidateYear--) {
                 if (day > YearMonth.of(candidateYear, month).lengthOfMonth()) {
                     continue;
                 }
-                Instant candidate = LocalDateTime.of(candidateYear, month, day, hour, minute, second, nanos)
-                        .toInstant(ZoneOffset.UTC);
+                Instant candidate = parser.engineClock.instant(
+                        LocalDateTime.of(candidateYear, month, day, hour, minute, second, nanos));
                 if (!candidate.isAfter(latest)) {
                     return candidate;
                 }
             }
             return null;
+        }
+
+        /** The collector's true time beside vLLM's local one: the zone, in the year that puts them closest. */
+        private void learnFrom(Instant collector, int month, int day, int hour, int minute, int second, int nanos) {
+            int year = collector.atZone(ZoneOffset.UTC).getYear();
+            for (int candidateYear = year - 1; candidateYear <= year + 1; candidateYear++) {
+                if (day <= YearMonth.of(candidateYear, month).lengthOfMonth()) {
+                    LocalDateTime written = LocalDateTime.of(candidateYear, month, day, hour, minute, second, nanos);
+                    if (LogClock.offset(written, collector) != null) {
+                        parser.engineClock.collectorClock(written, collector);
+                        return;
+                    }
+                }
+            }
         }
 
         private static int nanos(@Nullable String fraction) {

@@ -2,6 +2,7 @@ package dev.readygate.restart;
 
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogFindings;
+import dev.readygate.evidence.LogTimeZone;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -55,6 +56,11 @@ public final class RestartAttribution {
         daemon(e.sources(), evidence);
         if (!e.engineLogConfigured()) {
             evidence.add("no engine log configured (readygate.evidence.engine-log): log lines not considered");
+        }
+        LogTimeZone zone = e.log().timeZone();
+        if (zone != null && e.log().firstLineAt() != null && !(zone.known() && zone.utc())) {
+            // vLLM writes local time without a zone: never read as UTC silently.
+            evidence.add("log: " + zone.describe());
         }
         return new Attribution(
                 path, evidence, path == RestartPath.PRELOAD_FALLBACK ? e.log().cacheFallbackReason() : null);

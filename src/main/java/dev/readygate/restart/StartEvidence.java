@@ -2,9 +2,11 @@ package dev.readygate.restart;
 
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogFindings;
+import dev.readygate.evidence.LogTimeZone;
 import dev.readygate.readiness.StartSource;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -71,6 +73,15 @@ public record StartEvidence(
         LogFindings own = log;
         String notThisStart = null;
         Instant firstLine = log.firstLineAt();
+        LogTimeZone zone = log.timeZone();
+        ZoneOffset offset = processStart == null || firstLine == null || (zone != null && zone.known())
+                ? null
+                : LogTimeZone.offsetFromProcessStart(firstLine, processStart);
+        if (offset != null && offset.getTotalSeconds() != 0) {
+            // Whole quarter hours from the process start: vLLM's local time, not an earlier process's lines.
+            own = log.readIn(offset, LogTimeZone.Source.PROCESS_START);
+            firstLine = own.firstLineAt();
+        }
         if (processStart != null && firstLine != null && firstLine.isBefore(processStart.minus(LOG_CLOCK_TOLERANCE))) {
             own = LogFindings.of(List.of());
             notThisStart = "log: its latest start-up lines (from " + firstLine

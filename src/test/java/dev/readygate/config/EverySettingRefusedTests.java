@@ -81,6 +81,7 @@ class EverySettingRefusedTests {
             invalid("readygate.evidence.engine-container-file", A_DIRECTORY),
             invalid("readygate.evidence.engine-log", A_DIRECTORY),
             invalid("readygate.evidence.log-poll-interval", "0s"),
+            invalid("readygate.evidence.log-time-zone", "Mars/Olympus_Mons"),
             invalid("readygate.evidence.snapshot-dir", A_FILE),
             invalid("readygate.gpu.dcgm-url", "localhost:9400"),
             invalid("readygate.gpu.interval", "0s"),

@@ -87,9 +87,10 @@ class VllmLogCorpusTests {
         return new Replay(findings, RestartAttribution.attribute(evidence));
     }
 
+    /** The corpus's files are written in UTC, and say so (their zone configured). */
     Replay replay(String file) {
         Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
-        return replay(file, clock, new VllmLogParser(clock));
+        return replay(file, clock, new VllmLogParser(clock, () -> null, ZoneOffset.UTC));
     }
 
     @Test
@@ -361,7 +362,8 @@ class VllmLogCorpusTests {
                         Duration.ofHours(1),
                         DataSize.ofKilobytes(64),
                         Schedulers.immediate()),
-                new VllmLogParser(clock),
+                // Read a day after they were written: their zone (UTC) is configured, not learned from read times.
+                new VllmLogParser(clock, () -> null, ZoneOffset.UTC),
                 clock,
                 Duration.ofSeconds(1),
                 machine::apply);
@@ -477,5 +479,65 @@ class VllmLogCorpusTests {
 
         Starts seen = live(lines("v0.31-api-server-died-loading.log"));
         assertThat(seen.failures()).containsExactly("s1 " + reason);
+    }
+
+    @Test
+    void localTimesBesideACollectorsUtcClockAreReadInTheEnginesZone() {
+        // vLLM writes local time (UTC-07:00 here) with no zone; the shipper's bracketed clock is UTC.
+        Clock clock = Clock.fixed(Instant.parse("2025-08-12T18:00:00Z"), ZoneOffset.UTC);
+        Replay replay = replay("v0.10-collector-utc-beside-local-time.log", clock, new VllmLogParser(clock));
+
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2025-08-12T08:42:32Z"));
+        assertThat(replay.log().timeZone())
+                .isEqualTo(new LogTimeZone(ZoneOffset.ofHours(-7), LogTimeZone.Source.COLLECTOR_CLOCK));
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.evidence())
+                .contains("log: vLLM's log times are UTC-07:00 (learned from the log collector's clock on the same"
+                        + " lines)");
+    }
+
+    @Test
+    void localTimesReadAsTheyAreWrittenTeachTheEnginesZone() {
+        // The same start written in UTC+08:00 with no collector's clock, each line read a second after it was
+        // written.
+        List<String> local = lines("v0.10-cold.log").stream()
+                .map(line -> line.replace("08-12 08:", "08-12 16:"))
+                .toList();
+        Clock clock = Clock.fixed(Instant.parse("2026-08-12T08:42:33Z"), ZoneOffset.UTC);
+        EngineLogEvidence log = new EngineLogEvidence(
+                new LogTail(
+                        dir.resolve("unused.log"),
+                        Duration.ofHours(1),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.immediate()),
+                new VllmLogParser(clock),
+                clock,
+                Duration.ofSeconds(1));
+        log.backlogRead();
+        local.forEach(log::line);
+
+        assertThat(log.current().firstLineAt()).isEqualTo(Instant.parse("2026-08-12T08:42:32Z"));
+        assertThat(log.current().timeZone())
+                .isEqualTo(new LogTimeZone(ZoneOffset.ofHours(8), LogTimeZone.Source.READ_TIME));
+    }
+
+    @Test
+    void aConfiguredZoneReadsTheLogsTimesAndNothingIsAssumed() {
+        Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
+        Replay replay = replay(
+                "v0.31-cold.log", clock, new VllmLogParser(clock, () -> null, java.time.ZoneId.of("Asia/Shanghai")));
+
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-10-05T06:02:11Z"));
+        assertThat(replay.evidence())
+                .contains("log: vLLM's log times are Asia/Shanghai (set by" + " readygate.evidence.log-time-zone)");
+    }
+
+    @Test
+    void timesNothingToldTheZoneOfAreReadAsUtcAndTheRecordSaysSo() {
+        Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
+        Replay replay = replay("v0.31-cold.log", clock, new VllmLogParser(clock));
+
+        assertThat(replay.log().timeZone()).isEqualTo(LogTimeZone.ASSUMED_UTC);
+        assertThat(replay.evidence()).anyMatch(line -> line.startsWith("log: vLLM's log times read as UTC (assumed:"));
     }
 }

@@ -449,7 +449,7 @@ class VllmLogParserTests {
                 arguments("qwen3.5-4b  | "),
                 arguments("\u001B[36mvllm-1  |\u001B[0m "),
                 arguments("[2026-11-30T12:05:20Z] "),
-                arguments("[2026-11-30T12:05:20.123+01:00] "),
+                arguments("[2026-11-30T13:05:20.123+01:00] "),
                 arguments("2026-11-30 12:05:20.609 | "),
                 arguments("2026-11-30T12:05:21.123456789Z stdout F "),
                 arguments("[pod/vllm-0/vllm] "),

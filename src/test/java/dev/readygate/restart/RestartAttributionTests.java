@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogEvent;
 import dev.readygate.evidence.LogFindings;
+import dev.readygate.evidence.LogTimeZone;
 import dev.readygate.readiness.StartSource;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -180,6 +181,36 @@ class RestartAttributionTests {
         assertThat(seen.firstSeen()).isFalse();
         assertThat(seen.recordedBefore()).isNull();
         assertThat(seen.log()).isEqualTo(earlierProcess);
+    }
+
+    @Test
+    void firstSeenStartsLinesWholeHoursBeforeItsProcessAreItsOwnInTheEnginesZoneNotAnEarlierProcesss() {
+        // vLLM writes local time: in UTC-07:00 the start's first line, read as UTC, is 7 hours before the process
+        // start.
+        Instant processStart = T;
+        LogFindings local = LogFindings.of(List.of(
+                        new LogEvent.ServerVersion(T.minusSeconds(7 * 3600 - 4), "APIServer", 1, "0.31.0"),
+                        new LogEvent.LoadingWeights(T.minusSeconds(7 * 3600 - 30), "EngineCore", 2, 2.7)))
+                .inZone(LogTimeZone.ASSUMED_UTC);
+
+        StartEvidence own = StartEvidence.of(true, processStart, local, 3.0, EvidenceSources.Reading.none(), List.of());
+
+        assertThat(own.logNotThisStart()).isNull();
+        assertThat(own.log().loadingWeightsSeconds()).isEqualTo(2.7);
+        assertThat(own.log().firstLineAt()).isEqualTo(T.plusSeconds(4));
+        RestartAttribution.Attribution a = RestartAttribution.attribute(own);
+        assertThat(a.path()).isEqualTo(RestartPath.COLD);
+        assertThat(a.evidence())
+                .contains("log: vLLM's log times are UTC-07:00 (learned from the start's first line against the"
+                        + " engine's process start time)");
+
+        // Lines from 7 hours and 5 minutes before: not whole quarter hours from this process, an earlier one's.
+        LogFindings earlier = LogFindings.of(
+                        List.of(new LogEvent.ServerVersion(T.minusSeconds(7 * 3600 + 300), "APIServer", 1, "0.31.0")))
+                .inZone(LogTimeZone.ASSUMED_UTC);
+        assertThat(StartEvidence.of(true, processStart, earlier, 3.0, EvidenceSources.Reading.none(), List.of())
+                        .logNotThisStart())
+                .contains("an earlier process's, set aside");
     }
 
     @Test

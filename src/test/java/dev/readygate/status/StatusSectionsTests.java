@@ -223,6 +223,7 @@ class StatusSectionsTests {
                 null,
                 daemonLog,
                 Duration.ofSeconds(1),
+                null,
                 null);
     }
 }
