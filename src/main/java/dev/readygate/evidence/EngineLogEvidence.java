@@ -47,6 +47,21 @@ final class EngineLogEvidence implements StartLog {
     /** The current start's window (guarded by this). */
     private LogWindow window = LogWindow.EMPTY;
 
+    /**
+     * How many lines the log must have shown, none of them read as an event, before it is called unreadable: vLLM's
+     * first lines (its banner, its arguments) are read within a dozen.
+     */
+    static final int UNREADABLE_AFTER = 40;
+
+    /** Lines read (not blank), until one gives an event (guarded by this). */
+    private long linesUnread;
+
+    /** When the first line was read (guarded by this). */
+    private @Nullable Instant firstLineReadAt;
+
+    /** Whether any line gave an event: the log's format is readable (guarded by this). */
+    private boolean readable;
+
     /** Whether the lines the file held when readygate came up were read: a line read now was just written. */
     private volatile boolean live;
 
@@ -98,6 +113,9 @@ final class EngineLogEvidence implements StartLog {
 
     void line(String line) {
         LogEvent parsed = parser.parse(line);
+        if (!line.isBlank()) {
+            counted(parsed != null);
+        }
         if (parsed != null) {
             Instant receivedAt = clock.instant();
             LogEvent event = parsed;
@@ -161,9 +179,34 @@ final class EngineLogEvidence implements StartLog {
         news.forEach(observations);
     }
 
+    private synchronized void counted(boolean event) {
+        if (firstLineReadAt == null) {
+            firstLineReadAt = clock.instant();
+        }
+        if (event) {
+            readable = true;
+        } else if (!readable) {
+            linesUnread++;
+        }
+    }
+
+    /**
+     * Why the log gives nothing, when it does not: many lines read and none in a format readygate reads (another
+     * program's log configured, a logging configuration that rewrites vLLM's messages); null while lines are read.
+     */
+    @Override
+    public synchronized @Nullable String unreadable() {
+        if (readable || linesUnread < UNREADABLE_AFTER) {
+            return null;
+        }
+        return "engine log unreadable: " + linesUnread + " lines read since " + firstLineReadAt
+                + ", none in a format readygate reads (vLLM's messages, after any prefix and level); the start's path"
+                + " and phases come from other evidence";
+    }
+
     /** The first findings of a start hold: a start the next header closed is closed again when readiness sees it end. */
     private void keepEnded(String start, LogFindings findings) {
-        LogFindings zoned = findings.inZone(parser.engineClock().zone());
+        LogFindings zoned = findings.read(parser.engineClock().zone(), unreadable());
         ledger.update(start, AT_END, known -> known != null ? known : zoned);
     }
 
@@ -180,6 +223,6 @@ final class EngineLogEvidence implements StartLog {
 
     /** The findings of the window so far. */
     synchronized LogFindings current() {
-        return window.findings().inZone(parser.engineClock().zone());
+        return window.findings().read(parser.engineClock().zone(), unreadable());
     }
 }

@@ -42,6 +42,8 @@ import org.jspecify.annotations.Nullable;
  *     {@code torch.AcceleratorError: ...} before the engine core's wrapper of it; {@code torch.OutOfMemoryError: CUDA
  *     out of memory. ...}), with its message where it is on the next line (pydantic's), else vLLM's own line
  * @param timeZone how the log's times were read (the engine's zone and what told it), null when not known here
+ * @param unreadable why the log gave nothing (lines read, none in a format readygate reads): a named evidence gap,
+ *     null while the log is read or has too few lines to tell
  */
 public record LogFindings(
         boolean configured,
@@ -64,7 +66,8 @@ public record LogFindings(
         boolean weightsHeldOutside,
         @Nullable Integer apiServers,
         @Nullable String startFailure,
-        @Nullable LogTimeZone timeZone) {
+        @Nullable LogTimeZone timeZone,
+        @Nullable String unreadable) {
 
     private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
 
@@ -77,11 +80,16 @@ public record LogFindings(
     public static LogFindings none() {
         return new LogFindings(
                 false, null, false, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                false, null, null, null);
+                false, null, null, null, null);
     }
 
     /** These findings, their times read in {@code zone}. */
     public LogFindings inZone(LogTimeZone zone) {
+        return read(zone, unreadable);
+    }
+
+    /** These findings as the log was read: their times in {@code zone}, and why nothing was read, if so. */
+    public LogFindings read(LogTimeZone zone, @Nullable String unreadable) {
         return new LogFindings(
                 configured,
                 firstLineAt,
@@ -103,7 +111,8 @@ public record LogFindings(
                 weightsHeldOutside,
                 apiServers,
                 startFailure,
-                zone);
+                zone,
+                unreadable);
     }
 
     /**
@@ -133,7 +142,8 @@ public record LogFindings(
                 weightsHeldOutside,
                 apiServers,
                 startFailure,
-                new LogTimeZone(zone, source));
+                new LogTimeZone(zone, source),
+                unreadable);
     }
 
     /** The {@code load_format} the arguments name ({@code ipc_cache}, {@code runai_streamer}, ...), or null. */
@@ -358,6 +368,7 @@ public record LogFindings(
                     outside,
                     servers,
                     failureLine == null ? null : firstException != null ? firstException : failureLine,
+                    null,
                     null);
         }
 

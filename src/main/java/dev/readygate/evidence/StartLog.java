@@ -1,5 +1,6 @@
 package dev.readygate.evidence;
 
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /** What the engine's log says about each engine start. */
@@ -14,6 +15,14 @@ public interface StartLog {
      */
     default Mono<LogFindings> caughtUp(String startId) {
         return Mono.fromSupplier(() -> findings(startId));
+    }
+
+    /**
+     * Why the log gives nothing, when it does not (a named evidence gap: lines read, none in a format readygate
+     * reads); null when it is read, or not configured.
+     */
+    default @Nullable String unreadable() {
+        return null;
     }
 
     /** No engine log configured. */

@@ -84,6 +84,20 @@ final class VllmLogParser {
             + "|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\\s+\\d{2}-\\d{2}\\s+\\d{2}:\\d{2}:\\d{2}"
             + "|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):\\s{2,})");
 
+    /**
+     * A level word where vLLM's logger is configured with another format (a plugin's or an image's logging config,
+     * loguru's): {@code 2026-06-10 11:30:27 | gpu_model_runner | load_model:3012 | INFO : Model loading took ...}. The
+     * message follows somewhere after it; the text before it holds no quote (a request vLLM echoes is quoted).
+     */
+    private static final Pattern LOOSE_LEVEL = Pattern.compile(
+            "(?<![\\w'\"])(?<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)(?![\\w'\"])[\\s|:\\]>-]{0,12}");
+
+    /** The longest text between a loose level and the message: the logger name, function and line in between. */
+    private static final int MAX_LOOSE_GAP = 160;
+
+    /** The fraction of a second after a date's seconds. */
+    private static final Pattern FRACTION = Pattern.compile("[.,](\\d{1,9})");
+
     /** A full date and time in a collector's prefix: the year vLLM's own timestamp lacks. */
     private static final Pattern PREFIX_DATE = Pattern.compile(
             "(\\d{4})-(\\d{2})-(\\d{2})[T ](\\d{2}):(\\d{2}):(\\d{2})(?:[.,]\\d{1,9})?(Z|[+-]\\d{2}:?\\d{2})?");
@@ -165,6 +179,13 @@ final class VllmLogParser {
             rule(
                     "Available",
                     "Available\\s+KV\\s+cache\\s+memory\\s*:\\s*" + NUMBER + "\\s*Gi?B",
+                    (m, line, o) -> new LogEvent.AvailableKvCache(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            // The CPU backend's cpu_worker.py: "Explicitly set (1.0/15.51) GiB for KV cache on node 0." (the
+            // configured VLLM_CPU_KVCACHE_SPACE) or "Auto set (1.48/18.0) GiB for KV cache on node 0, with ...".
+            rule(
+                    " set (",
+                    "(?:Explicitly|Auto)\\s+set\\s+\\(\\s*" + NUMBER + "\\s*/\\s*" + NUMBER
+                            + "\\s*\\)\\s*Gi?B\\s+for\\s+KV\\s+cache\\b",
                     (m, line, o) -> new LogEvent.AvailableKvCache(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
             rule("KV", "(?:GPU\\s+)?KV\\s+cache\\s+size\\s*:\\s*(\\d[\\d,]{0,30})\\s*tokens", (m, line, o) -> {
                 long tokens = integer(m.group(1));
@@ -261,19 +282,21 @@ final class VllmLogParser {
             String text =
                     line.indexOf('\u001B') >= 0 ? ANSI_ESCAPE.matcher(line).replaceAll("") : line;
             Header header = null;
+            Header loose = null;
             for (Rule rule : RULES) {
                 if (!rule.mayMatch(text)) {
                     continue;
                 }
                 if (header == null) {
                     header = header(text);
+                    loose = header.vllm() ? null : looseHeader(text);
                 }
-                Matcher matcher = rule.pattern().matcher(text).region(header.messageStart(), text.length());
-                if (rule.anywhere() ? matcher.find() : matcher.lookingAt()) {
-                    LogEvent event = rule.event().create(matcher, text, new Origin(header, this));
-                    if (event != null) {
-                        return event;
-                    }
+                LogEvent event = event(rule, text, header, false);
+                if (event == null && loose != null) {
+                    event = event(rule, text, loose, true);
+                }
+                if (event != null) {
+                    return event;
                 }
             }
             return null;
@@ -281,6 +304,79 @@ final class VllmLogParser {
             // The patterns are built not to throw; a line that still trips one is no event, not a failed tail.
             return null;
         }
+    }
+
+    /**
+     * The event {@code rule} reads in {@code text} after {@code header}: its phrase opening the message, or, after a
+     * {@code loose} header (another logger format), its phrase anywhere after the level, past no quote.
+     */
+    private @Nullable LogEvent event(Rule rule, String text, Header header, boolean loose) {
+        Matcher matcher = rule.pattern().matcher(text).region(header.messageStart(), text.length());
+        boolean found;
+        if (rule.anywhere()) {
+            found = matcher.find();
+        } else if (loose) {
+            found = matcher.find() && looseGap(text, header.messageStart(), matcher.start());
+            if (found) {
+                // The rule reads the line from where its phrase starts, as it would after vLLM's own header.
+                matcher.region(matcher.start(), text.length());
+                found = matcher.lookingAt();
+            }
+        } else {
+            found = matcher.lookingAt();
+        }
+        return found ? rule.event().create(matcher, text, new Origin(header, this)) : null;
+    }
+
+    /** Between a loose level and the phrase: a logger's name, function and line, short, unquoted, ending a word. */
+    private static boolean looseGap(String text, int from, int to) {
+        if (to - from > MAX_LOOSE_GAP) {
+            return false;
+        }
+        if (to > from && Character.isLetterOrDigit(text.charAt(to - 1))) {
+            return false;
+        }
+        for (int i = from; i < to; i++) {
+            char c = text.charAt(i);
+            if (c == '\'' || c == '"') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A line with no vLLM header read as another logger format writes it: a level word in the first {@value
+     * #MAX_PREFIX} characters, past no quote, the message somewhere after it; its time from a full date before the
+     * level (the logger's own, local unless it says its zone). Null when the line has no such level.
+     */
+    private static @Nullable Header looseHeader(String text) {
+        Matcher level = LOOSE_LEVEL.matcher(text).region(0, Math.min(text.length(), MAX_PREFIX + 1));
+        if (!level.find() || !looseGap(text, 0, level.start())) {
+            return null;
+        }
+        String prefix = text.substring(0, level.start());
+        PrefixDate zoned = prefixDate(prefix);
+        Matcher date = PREFIX_DATE.matcher(prefix);
+        boolean dated = date.find();
+        String fraction = null;
+        if (dated) {
+            Matcher fractionMatch = FRACTION.matcher(prefix).region(date.end(6), prefix.length());
+            fraction = fractionMatch.lookingAt() ? fractionMatch.group(1) : null;
+        }
+        return new Header(
+                level.end(),
+                null,
+                null,
+                level.group("level"),
+                dated ? date.group(2) : null,
+                dated ? date.group(3) : null,
+                dated ? date.group(4) : null,
+                dated ? date.group(5) : null,
+                dated ? date.group(6) : null,
+                fraction,
+                zoned,
+                zoned != null && zoned.zoned() ? zoned.at().plusNanos(Origin.nanos(fraction)) : null);
     }
 
     /** An exception line counts only where tracebacks are written: at ERROR (or CRITICAL), or on stderr (no level). */
@@ -315,7 +411,7 @@ final class VllmLogParser {
             }
         }
         if (!atStart) {
-            return new Header(skipSpaces(text, 0), null, null, null, null, null, null, null, null, null, null);
+            return new Header(skipSpaces(text, 0), null, null, null, null, null, null, null, null, null, null, null);
         }
         return header(text, matcher, collectorEnd);
     }
@@ -337,7 +433,8 @@ final class VllmLogParser {
                 matcher.group("minute"),
                 matcher.group("second"),
                 matcher.group("fraction"),
-                prefixEnd > 0 ? prefixDate(text.substring(0, prefixEnd)) : null);
+                prefixEnd > 0 ? prefixDate(text.substring(0, prefixEnd)) : null,
+                null);
     }
 
     /**
@@ -464,7 +561,17 @@ final class VllmLogParser {
             @Nullable String minute,
             @Nullable String second,
             @Nullable String fraction,
-            @Nullable PrefixDate prefixDate) {}
+            @Nullable PrefixDate prefixDate,
+            @Nullable Instant zonedAt) {
+
+        /**
+         * Whether vLLM's own header was found: its process prefix or its timestamp (a level alone may be another
+         * logger's, {@code INFO:name:message}, loguru's {@code | INFO | name - message}).
+         */
+        boolean vllm() {
+            return pid != null || month != null;
+        }
+    }
 
     /** What an event says about its line's origin, read from the header when an event is built. */
     private record Origin(Header header, VllmLogParser parser) {
@@ -487,6 +594,10 @@ final class VllmLogParser {
          */
         @Nullable
         Instant at() {
+            if (header.zonedAt() != null) {
+                // Another logger's time with its zone: the true time.
+                return header.zonedAt();
+            }
             if (header.month() == null
                     || header.day() == null
                     || header.hour() == null
@@ -537,7 +648,7 @@ final class VllmLogParser {
             }
         }
 
-        private static int nanos(@Nullable String fraction) {
+        static int nanos(@Nullable String fraction) {
             if (fraction == null) {
                 return 0;
             }

@@ -57,6 +57,9 @@ public final class RestartAttribution {
         if (!e.engineLogConfigured()) {
             evidence.add("no engine log configured (readygate.evidence.engine-log): log lines not considered");
         }
+        if (e.log().unreadable() != null) {
+            evidence.add("log: " + e.log().unreadable());
+        }
         LogTimeZone zone = e.log().timeZone();
         if (zone != null && e.log().firstLineAt() != null && !(zone.known() && zone.utc())) {
             // vLLM writes local time without a zone: never read as UTC silently.

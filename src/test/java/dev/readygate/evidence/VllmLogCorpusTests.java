@@ -540,4 +540,84 @@ class VllmLogCorpusTests {
         assertThat(replay.log().timeZone()).isEqualTo(LogTimeZone.ASSUMED_UTC);
         assertThat(replay.evidence()).anyMatch(line -> line.startsWith("log: vLLM's log times read as UTC (assumed:"));
     }
+
+    @Test
+    void aPluginsLoggerFormatIsReadByVllmsMessagesWhereverThePrefixPutsThem() {
+        Replay replay = replay("v0.31-plugin-logger-format.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().vllmVersion()).isEqualTo("0.31.0");
+        assertThat(replay.log().firstLineAt()).isEqualTo(Instant.parse("2026-06-10T11:29:41Z"));
+        assertThat(replay.log().engineArgs()).contains("'model': 'Qwen/Qwen3-32B'");
+        // The first 'Loading weights took' is vLLM's; the one inside the quoted prompt it echoes is not.
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(27.85);
+        assertThat(replay.log().drafterLoadingWeightsSeconds()).isNull();
+        assertThat(replay.log().modelLoadingGib()).isEqualTo(29.04);
+        assertThat(replay.log().modelLoadingSeconds()).isEqualTo(28.734112);
+        assertThat(replay.log().availableKvCacheGib()).isEqualTo(94.12);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(385_536L);
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(45.10);
+        assertThat(replay.log().unreadable()).isNull();
+    }
+
+    @Test
+    void theCpuBackendsKvCacheSettingIsItsAvailableKvCache() {
+        Replay replay = replay("v0.29-cpu-backend.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().availableKvCacheGib()).isEqualTo(1.0);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(29_056L);
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(0.34);
+    }
+
+    @Test
+    void aLogWithNoLineReadygateCanReadIsANamedGapNotNoLog() {
+        // Another program's log configured as the engine's: an nginx access log.
+        Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
+        EngineLogEvidence log = new EngineLogEvidence(
+                new LogTail(
+                        dir.resolve("unused.log"),
+                        Duration.ofHours(1),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.immediate()),
+                new VllmLogParser(clock, () -> null, ZoneOffset.UTC),
+                clock,
+                Duration.ofSeconds(1));
+        for (int i = 0; i < EngineLogEvidence.UNREADABLE_AFTER - 1; i++) {
+            log.line("10.0.0." + i + " - - [06/Oct/2026:17:59:" + (10 + i % 50)
+                    + " +0000] \"POST /v1/completions HTTP/1.1\" 200 512 \"-\" \"python-requests/2.32\"");
+        }
+        assertThat(log.unreadable()).as("too few lines to tell").isNull();
+
+        log.line("10.0.0.99 - - [06/Oct/2026:18:00:00 +0000] \"GET /health HTTP/1.1\" 200 0 \"-\" \"kube-probe/1.31\"");
+
+        assertThat(log.unreadable())
+                .startsWith("engine log unreadable: " + EngineLogEvidence.UNREADABLE_AFTER + " lines read since "
+                        + READ_AT + ", none in a format readygate reads");
+        LogFindings findings = log.current();
+        assertThat(findings.unreadable()).isEqualTo(log.unreadable());
+        StartEvidence evidence = new StartEvidence(findings, 0.0, EvidenceSources.Reading.none());
+        assertThat(RestartAttribution.attribute(evidence).evidence()).contains("log: " + log.unreadable());
+    }
+
+    @Test
+    void aReadableLogIsNeverAGapHoweverManyLinesMatchNothing() {
+        Clock clock = Clock.fixed(READ_AT, ZoneOffset.UTC);
+        EngineLogEvidence log = new EngineLogEvidence(
+                new LogTail(
+                        dir.resolve("unused.log"),
+                        Duration.ofHours(1),
+                        DataSize.ofKilobytes(64),
+                        Schedulers.immediate()),
+                new VllmLogParser(clock, () -> null, ZoneOffset.UTC),
+                clock,
+                Duration.ofSeconds(1));
+        lines("v0.31-cold.log").forEach(log::line);
+        for (int i = 0; i < 2 * EngineLogEvidence.UNREADABLE_AFTER; i++) {
+            log.line("(APIServer pid=1) INFO:     127.0.0.1:53422 - \"GET /health HTTP/1.1\" 200 OK");
+        }
+
+        assertThat(log.unreadable()).isNull();
+        assertThat(log.current().unreadable()).isNull();
+    }
 }

@@ -440,6 +440,49 @@ class VllmLogParserTests {
                 .isEqualTo(new InitEngine(null, null, null, 1.0));
     }
 
+    static Stream<Arguments> otherLoggerFormats() {
+        Instant at = Instant.parse("2026-06-10T11:30:27Z");
+        return Stream.of(
+                // A plugin's logging configuration: {asctime} | {module} | {funcName}:{lineno} | {levelname} :
+                // {message}
+                arguments(
+                        "2026-06-10 11:30:27 | gpu_model_runner | load_model:4344 | INFO : Model loading took 29.04 GiB"
+                                + " memory and 28.734112 seconds",
+                        new ModelLoading(at, null, null, 29.04, 28.734112)),
+                // loguru's default: {time} | {level: <8} | {name}:{function}:{line} - {message}
+                arguments(
+                        "2026-06-10 11:30:27.113 | INFO     | vllm.model_executor.model_loader.default_loader:"
+                                + "load_weights:293 - Loading weights took 27.85 seconds",
+                        new LoadingWeights(at.plusMillis(113), null, null, 27.85)),
+                // Python's logging.BASIC_FORMAT: %(levelname)s:%(name)s:%(message)s, no time.
+                arguments(
+                        "INFO:vllm.v1.engine.core:init engine (profile, create kv cache, warmup model) took 45.10"
+                                + " seconds",
+                        new InitEngine(null, null, null, 45.10)),
+                // A zoned time in the logger's own format is the true time.
+                arguments(
+                        "2026-06-10T11:30:27+02:00 [INFO] gpu_worker: Available KV cache memory: 94.12 GiB",
+                        new AvailableKvCache(at.minusSeconds(7200), null, null, 94.12)),
+                // The CPU backend's KV cache line (cpu_worker.py), in vLLM's own format.
+                arguments(
+                        "(Worker pid=166) INFO 06-10 11:30:27 [cpu_worker.py:255] Explicitly set (1.0/15.51) GiB for KV"
+                                + " cache on node 0.",
+                        new AvailableKvCache(at, "Worker", 166, 1.0)),
+                arguments(
+                        "(Worker pid=19850) INFO 06-10 11:30:27 [cpu_worker.py:235] Auto set (1.48/18.0) GiB for KV"
+                                + " cache on node 0, with 5.4 GiB requested memory for the worker. 3.92 GiB memory"
+                                + " was consumed by non-kv usages.",
+                        new AvailableKvCache(at, "Worker", 19850, 1.48)));
+    }
+
+    @ParameterizedTest
+    @MethodSource("otherLoggerFormats")
+    void parseWhenALoggerFormatPutsVllmsMessageElsewhereReadsTheMessage(String line, LogEvent expected) {
+        VllmLogParser utc = new VllmLogParser(Clock.fixed(NOW, ZoneOffset.UTC), () -> null, ZoneOffset.UTC);
+
+        assertThat(utc.parse(line)).isEqualTo(expected);
+    }
+
     static final String COLD_LINE =
             "(EngineCore_DP0 pid=94) INFO 11-30 12:05:20 [default_loader.py:293] Loading weights took 4.71 seconds";
 
@@ -496,6 +539,11 @@ class VllmLogParserTests {
                         + "destroy_process_group() was not called before program exit",
                 "qwen3.5-4b exited with code 1 (restarting)",
                 "vllm-1  | Loading safetensors checkpoint shards: 100% Completed | 3/3 [00:04<00:00,  1.53s/it]",
+                // In another logger format too: quoted after the level, or before any level, it is an echo.
+                "2026-06-10 11:31:40 | logger | log_inputs:43 | INFO : Received request cmpl-1: prompt: 'Loading "
+                        + "weights took 1.00 seconds', params: SamplingParams(n=1)",
+                "2026-06-10 11:31:40 | 'Loading weights took 1.00 seconds' | INFO : done",
+                "2026-06-10 11:31:40 | logger | INFO : NotLoading weights took 1.00 seconds",
             })
     void parseWhenAnEventPhraseIsNotVllmsOwnLineReturnsNull(String line) {
         assertThat(parser.parse(line)).isNull();

@@ -195,6 +195,28 @@ class StatusSectionsTests {
     }
 
     @Test
+    void anEngineLogReadygateCannotReadIsANamedGapNotJustItsPath(@TempDir Path dir) {
+        ReadygateProperties.Evidence settings = new ReadygateProperties.Evidence(
+                null,
+                dir.resolve("vllm.log"),
+                Duration.ofMillis(250),
+                null,
+                null,
+                null,
+                Duration.ofSeconds(1),
+                null,
+                null);
+        String gap =
+                "engine log unreadable: 40 lines read since 2026-12-03T10:00:00Z, none in a format readygate reads";
+
+        assertThat(EvidenceSection.of(settings, EvidenceSources.Reading.none(), gap))
+                .containsEntry("engineLog", dir.resolve("vllm.log").toString())
+                .containsEntry("engineLogNow", gap);
+        assertThat(EvidenceSection.of(settings, EvidenceSources.Reading.none(), null))
+                .containsEntry("engineLogNow", "read");
+    }
+
+    @Test
     void settingsAreShownInKebabCaseWithSecretNamesRedacted() {
         record Settings(String baseUrl, String apiKey, Map<String, String> headers, List<Integer> sizes) {}
 
