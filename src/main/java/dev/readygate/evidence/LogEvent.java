@@ -117,12 +117,62 @@ public sealed interface LogEvent {
             @Nullable Integer pid,
             long tokens) implements LogEvent {}
 
-    /** {@code init engine (profile, create kv cache, warmup model) took X seconds}. */
+    /**
+     * {@code init engine (profile, create kv cache, warmup model) took X s}, with vLLM's {@code (compilation: Y s)}
+     * suffix when torch.compile ran ({@code compilationSeconds} null without it).
+     */
     record InitEngine(
             @Nullable Instant at,
             @Nullable String process,
             @Nullable Integer pid,
+            double seconds,
+            @Nullable Double compilationSeconds)
+            implements LogEvent {}
+
+    /**
+     * {@code Time spent downloading weights for MODEL: X seconds}: the weights were fetched from the hub first (inside
+     * {@code Model loading took}); a start that downloads is not a slow cold start.
+     */
+    record WeightsDownloaded(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
             double seconds) implements LogEvent {}
+
+    /**
+     * {@code Directly load the compiled graph(s) for SHAPE from the cache, took X s}: torch.compile's cache held this
+     * shape's graphs (a compile cache hit).
+     */
+    record CompiledGraphsLoaded(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            double seconds) implements LogEvent {}
+
+    /** {@code Compiling a graph for SHAPE takes X s}: torch.compile compiled this shape (a compile cache miss). */
+    record GraphCompiled(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            double seconds) implements LogEvent {}
+
+    /** {@code torch.compile takes X s in total} (later {@code took}): all of torch.compile, cached or compiled. */
+    record CompileTotal(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            double seconds) implements LogEvent {}
+
+    /**
+     * {@code Graph capturing finished in X secs, took Y GiB}: CUDA graph capture ({@code gib} null where the line
+     * gives no memory, as before vLLM 0.6).
+     */
+    record GraphsCaptured(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            double seconds,
+            @Nullable Double gib) implements LogEvent {}
 
     /** {@code Starting vLLM server on URL} (older: {@code Starting vLLM API server [N] on URL}). */
     record ServerStarting(

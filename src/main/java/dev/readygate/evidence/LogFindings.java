@@ -2,6 +2,7 @@ package dev.readygate.evidence;
 
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -42,6 +43,17 @@ import org.jspecify.annotations.Nullable;
  *     {@code torch.AcceleratorError: ...} before the engine core's wrapper of it; {@code torch.OutOfMemoryError: CUDA
  *     out of memory. ...}), with its message where it is on the next line (pydantic's), else vLLM's own line
  * @param timeZone how the log's times were read (the engine's zone and what told it), null when not known here
+ * @param downloadSeconds {@code Time spent downloading weights for MODEL: X seconds}: the weights were fetched first
+ *     (vLLM counts it inside {@code Model loading took}); per process the sum of its lines, the longest over processes
+ * @param compilationSeconds torch.compile's share of engine init: the {@code (compilation: X s)} suffix of {@code init
+ *     engine ... took}, else {@code torch.compile takes X s in total} (the longest over processes)
+ * @param compileCacheLoadSeconds {@code Directly load the compiled graph(s) for ... from the cache, took X s}: graphs
+ *     loaded from torch.compile's cache; per process the sum over its shapes, the longest over processes
+ * @param compileSeconds {@code Compiling a graph for ... takes X s}: graphs compiled; per process the sum over its
+ *     shapes, the longest over processes
+ * @param graphCaptureSeconds {@code Graph capturing finished in X secs}: CUDA graph capture, per process the sum of
+ *     its lines (a drafter captures its own), the longest over processes
+ * @param graphCaptureGib {@code ..., took Y GiB}: the memory the capture took, likewise
  * @param unreadable why the log gave nothing (lines read, none in a format readygate reads): a named evidence gap,
  *     null while the log is read or has too few lines to tell
  */
@@ -67,6 +79,12 @@ public record LogFindings(
         @Nullable Integer apiServers,
         @Nullable String startFailure,
         @Nullable LogTimeZone timeZone,
+        @Nullable Double downloadSeconds,
+        @Nullable Double compilationSeconds,
+        @Nullable Double compileCacheLoadSeconds,
+        @Nullable Double compileSeconds,
+        @Nullable Double graphCaptureSeconds,
+        @Nullable Double graphCaptureGib,
         @Nullable String unreadable) {
 
     private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
@@ -80,39 +98,17 @@ public record LogFindings(
     public static LogFindings none() {
         return new LogFindings(
                 false, null, false, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                false, null, null, null, null);
+                false, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** These findings, their times read in {@code zone}. */
     public LogFindings inZone(LogTimeZone zone) {
-        return read(zone, unreadable);
+        return with(firstLineAt, zone, unreadable);
     }
 
     /** These findings as the log was read: their times in {@code zone}, and why nothing was read, if so. */
     public LogFindings read(LogTimeZone zone, @Nullable String unreadable) {
-        return new LogFindings(
-                configured,
-                firstLineAt,
-                header,
-                vllmVersion,
-                engineArgs,
-                loadingWeightsSeconds,
-                modelLoadingGib,
-                modelLoadingSeconds,
-                mappedTensors,
-                mappedMode,
-                cacheFallbackReason,
-                engineInitSeconds,
-                availableKvCacheGib,
-                kvCacheSizeTokens,
-                weightsHeldOutsideGib,
-                fatal,
-                drafterLoadingWeightsSeconds,
-                weightsHeldOutside,
-                apiServers,
-                startFailure,
-                zone,
-                unreadable);
+        return with(firstLineAt, zone, unreadable);
     }
 
     /**
@@ -121,6 +117,10 @@ public record LogFindings(
      */
     public LogFindings readIn(java.time.ZoneOffset zone, LogTimeZone.Source source) {
         Instant first = firstLineAt == null ? null : firstLineAt.minusSeconds(zone.getTotalSeconds());
+        return with(first, new LogTimeZone(zone, source), unreadable);
+    }
+
+    private LogFindings with(@Nullable Instant first, LogTimeZone zone, @Nullable String unreadable) {
         return new LogFindings(
                 configured,
                 first,
@@ -142,7 +142,13 @@ public record LogFindings(
                 weightsHeldOutside,
                 apiServers,
                 startFailure,
-                new LogTimeZone(zone, source),
+                zone,
+                downloadSeconds,
+                compilationSeconds,
+                compileCacheLoadSeconds,
+                compileSeconds,
+                graphCaptureSeconds,
+                graphCaptureGib,
                 unreadable);
     }
 
@@ -153,6 +159,62 @@ public record LogFindings(
         }
         Matcher matcher = LOAD_FORMAT.matcher(engineArgs);
         return matcher.find() ? matcher.group(1) : null;
+    }
+
+    /**
+     * Whether torch.compile's cache served this start: true when graphs were loaded from it and none compiled, false
+     * when any graph was compiled (nothing cached for this model, configuration or vLLM version), null when the log
+     * said neither (no compilation, or a vLLM that logs neither at INFO).
+     */
+    public @Nullable Boolean compileCacheHit() {
+        if (compileSeconds != null) {
+            return false;
+        }
+        return compileCacheLoadSeconds != null ? Boolean.TRUE : null;
+    }
+
+    /**
+     * {@code Model loading took} without the download vLLM counts inside it, when both were logged: the loading a
+     * restart that downloads again shares with one that does not. Else as logged.
+     */
+    public @Nullable Double modelLoadingWithoutDownloadSeconds() {
+        if (modelLoadingSeconds == null || downloadSeconds == null) {
+            return modelLoadingSeconds;
+        }
+        return Math.max(0.0, modelLoadingSeconds - downloadSeconds);
+    }
+
+    /**
+     * The durations (seconds) and memory (GiB) the engine logged, as the record keeps them ({@code loggedDurations}):
+     * {@code weights_loading}, {@code drafter_weights_loading}, {@code model_loading} (without the download),
+     * {@code model_loading_gib}, {@code engine_init}, {@code available_kv_cache_gib}, {@code weights_held_outside_gib},
+     * then the phases a cached restart saves beyond the weights: {@code download}, {@code compilation}, {@code
+     * compile_cache_load}, {@code compile}, {@code graph_capture} and {@code graph_capture_gib}. Only those logged.
+     */
+    public Map<String, Double> loggedDurations() {
+        Map<String, Double> logged = new LinkedHashMap<>();
+        putIfPresent(logged, "weights_loading", loadingWeightsSeconds);
+        putIfPresent(logged, "drafter_weights_loading", drafterLoadingWeightsSeconds);
+        // Model loading as vLLM logs it holds the download: with it, a restart that downloads again reads as a slow
+        // cold start.
+        putIfPresent(logged, "model_loading", modelLoadingWithoutDownloadSeconds());
+        putIfPresent(logged, "model_loading_gib", modelLoadingGib);
+        putIfPresent(logged, "engine_init", engineInitSeconds);
+        putIfPresent(logged, "available_kv_cache_gib", availableKvCacheGib);
+        putIfPresent(logged, "weights_held_outside_gib", weightsHeldOutsideGib);
+        putIfPresent(logged, "download", downloadSeconds);
+        putIfPresent(logged, "compilation", compilationSeconds);
+        putIfPresent(logged, "compile_cache_load", compileCacheLoadSeconds);
+        putIfPresent(logged, "compile", compileSeconds);
+        putIfPresent(logged, "graph_capture", graphCaptureSeconds);
+        putIfPresent(logged, "graph_capture_gib", graphCaptureGib);
+        return logged;
+    }
+
+    private static void putIfPresent(Map<String, Double> map, String key, @Nullable Double value) {
+        if (value != null) {
+            map.put(key, value);
+        }
     }
 
     /** Whether the log said anything of the weight cache: a hit, its memory split, or a fallback. */
@@ -195,6 +257,25 @@ public record LogFindings(
         return !serving || awaitingCause;
     }
 
+    /**
+     * A phase each process (rank, worker) logs on its own, in one or more lines (one per compiled shape, a drafter's
+     * after the model's): the sum of each process's lines, and the longest of the processes, which the start waited
+     * for.
+     */
+    private static final class PerProcess {
+
+        private final Map<String, Double> sums = new HashMap<>();
+
+        void add(LogEvent event, double value) {
+            sums.merge(Fold.processKey(event), value, Double::sum);
+        }
+
+        @Nullable
+        Double longest() {
+            return sums.values().stream().max(Double::compare).orElse(null);
+        }
+    }
+
     /** The fold of a start's events into its findings. */
     private static final class Fold {
 
@@ -212,6 +293,14 @@ public record LogFindings(
         private @Nullable String mode;
         private @Nullable String fallback;
         private @Nullable Double init;
+        private @Nullable Double compilation;
+        private final PerProcess download = new PerProcess();
+        private final PerProcess cacheLoad = new PerProcess();
+        private final PerProcess compile = new PerProcess();
+        // torch.compile's total is one line per process: the "sum" of one.
+        private final PerProcess compileTotal = new PerProcess();
+        private final PerProcess capture = new PerProcess();
+        private final PerProcess captureGib = new PerProcess();
         private @Nullable Double kvGib;
         private @Nullable Long kvTokens;
         private boolean outside;
@@ -256,7 +345,20 @@ public record LogFindings(
                 }
                 case LogEvent.CacheFallback e -> fallback = e.reason();
                 case LogEvent.CacheWaitTimeout e -> fallback = e.detail();
-                case LogEvent.InitEngine e -> init = e.seconds();
+                case LogEvent.InitEngine e -> {
+                    init = e.seconds();
+                    compilation = e.compilationSeconds();
+                }
+                case LogEvent.WeightsDownloaded e -> download.add(e, e.seconds());
+                case LogEvent.CompiledGraphsLoaded e -> cacheLoad.add(e, e.seconds());
+                case LogEvent.GraphCompiled e -> compile.add(e, e.seconds());
+                case LogEvent.CompileTotal e -> compileTotal.add(e, e.seconds());
+                case LogEvent.GraphsCaptured e -> {
+                    capture.add(e, e.seconds());
+                    if (e.gib() != null) {
+                        captureGib.add(e, e.gib());
+                    }
+                }
                 case LogEvent.AvailableKvCache e -> kvGib = e.gib();
                 case LogEvent.KvCacheSize e -> kvTokens = e.tokens();
                 case LogEvent.WeightsHeldOutside e -> {
@@ -309,8 +411,12 @@ public record LogFindings(
             return event.detail().startsWith("EngineCore encountered a fatal error");
         }
 
+        static String processKey(LogEvent e) {
+            return Objects.toString(e.process(), "") + " " + Objects.toString(e.pid(), "");
+        }
+
         private void loadingWeights(LogEvent.LoadingWeights e) {
-            String process = Objects.toString(e.process(), "") + " " + Objects.toString(e.pid(), "");
+            String process = processKey(e);
             int seen = loadings.merge(process, 1, Integer::sum);
             if (seen == 1) {
                 loading = loading == null ? e.seconds() : Math.max(loading, e.seconds());
@@ -369,6 +475,12 @@ public record LogFindings(
                     servers,
                     failureLine == null ? null : firstException != null ? firstException : failureLine,
                     null,
+                    download.longest(),
+                    compilation != null ? compilation : compileTotal.longest(),
+                    cacheLoad.longest(),
+                    compile.longest(),
+                    capture.longest(),
+                    captureGib.longest(),
                     null);
         }
 

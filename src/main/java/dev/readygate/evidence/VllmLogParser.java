@@ -193,8 +193,41 @@ final class VllmLogParser {
             }),
             rule(
                     "init",
-                    "init\\s+engine\\s*\\([^)]{0,200}\\)\\s*took\\s+" + NUMBER + SECONDS,
-                    (m, line, o) -> new LogEvent.InitEngine(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+                    "init\\s+engine\\s*\\([^)]{0,200}\\)\\s*took\\s+" + NUMBER + SECONDS
+                            + "(?:\\s*\\(\\s*compilation\\s*:\\s*" + NUMBER + "\\s*s\\b)?",
+                    (m, line, o) -> new LogEvent.InitEngine(
+                            o.at(), o.process(), o.pid(), decimal(m.group(1)), optionalDecimal(m.group(2)))),
+            // vllm/model_executor/model_loader/weight_utils.py: "Time spent downloading weights for %s: %.6f seconds".
+            rule(
+                    "downloading",
+                    "Time\\s+spent\\s+downloading\\s+weights\\s+for\\s+.{1,300}?:\\s*" + NUMBER + SECONDS,
+                    (m, line, o) -> new LogEvent.WeightsDownloaded(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            // vllm/compilation/backends.py: "Directly load the compiled graph(s) for compile range %s from the cache,
+            // took %.3f s" (before: "for dynamic shape", "for shape %s").
+            rule(
+                    "Directly",
+                    "Directly\\s+load\\s+the\\s+compiled\\s+graph\\(s\\)\\s+for\\s+.{1,200}?\\s+from\\s+the\\s+cache,"
+                            + "\\s*took\\s+" + NUMBER + SECONDS,
+                    (m, line, o) ->
+                            new LogEvent.CompiledGraphsLoaded(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            // vllm/compilation/backends.py: "Compiling a graph for compile range %s takes %.2f s" (before: "for
+            // dynamic shape", "for general shape", "for shape %s").
+            rule(
+                    "Compiling",
+                    "Compiling\\s+a\\s+graph\\s+for\\s+.{1,200}?\\s+takes\\s+" + NUMBER + SECONDS,
+                    (m, line, o) -> new LogEvent.GraphCompiled(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            // vllm/compilation/monitor.py: "torch.compile takes %.2f s in total" (later "took").
+            rule(
+                    "torch.compile",
+                    "torch\\.compile\\s+(?:takes|took)\\s+" + NUMBER + SECONDS + "\\s+in\\s+total",
+                    (m, line, o) -> new LogEvent.CompileTotal(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            // vllm/v1/worker/gpu_model_runner.py: "Graph capturing finished in %.0f secs, took %.2f GiB".
+            rule(
+                    "Graph capturing",
+                    "Graph\\s+capturing\\s+finished\\s+in\\s+" + NUMBER + SECONDS + "(?:\\s*,\\s*took\\s+" + NUMBER
+                            + "\\s*Gi?B)?",
+                    (m, line, o) -> new LogEvent.GraphsCaptured(
+                            o.at(), o.process(), o.pid(), decimal(m.group(1)), optionalDecimal(m.group(2)))),
             rule(
                     "Starting",
                     "Starting\\s+vLLM\\s+(?:API\\s+)?server\\b(?:\\s+\\d{1,6})?(?:\\s+on\\s+(\\S.*))?",
@@ -499,6 +532,11 @@ final class VllmLogParser {
 
     private static double decimal(String number) {
         return Double.parseDouble(number.replace(",", ""));
+    }
+
+    /** The number of an optional group, null when the line had none. */
+    private static @Nullable Double optionalDecimal(@Nullable String number) {
+        return number == null ? null : decimal(number);
     }
 
     /** The number, or -1 when it does not fit a {@code long}. */

@@ -2,6 +2,7 @@ package dev.readygate.metrics;
 
 import dev.readygate.memory.MemorySignal;
 import dev.readygate.probe.MetricsEvidence;
+import dev.readygate.restart.EnginePhase;
 import dev.readygate.restart.FallbackReason;
 import dev.readygate.restart.RecoveryKind;
 import dev.readygate.restart.RestartRecord;
@@ -60,6 +61,18 @@ public final class MeterNames {
 
     /** Time from one phase of a start to the next, tags {@code phase} (the phase reached) and {@code path}. */
     public static final String PHASE_DURATION = "readygate.phase.duration";
+
+    /**
+     * How long each phase of the engine's own start-up took as its log said, tags {@code phase} ({@link EnginePhase}:
+     * {@code download}, {@code compile_cache_load}, {@code graph_capture}, ...) and {@code path}.
+     */
+    public static final String ENGINE_PHASE_DURATION = "readygate.engine.phase.duration";
+
+    /**
+     * Engine starts by whether torch.compile's cache served them, tag {@code result} ({@code hit}: graphs loaded from
+     * it, none compiled; {@code miss}: a graph compiled); a start that logged neither is not counted.
+     */
+    public static final String COMPILE_CACHE = "readygate.compile.cache";
 
     /** Preload fallbacks to disk, tag {@code reason} ({@link FallbackReason}). */
     public static final String PRELOAD_FALLBACKS = "readygate.preload.fallbacks";

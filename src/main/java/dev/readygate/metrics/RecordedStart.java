@@ -1,5 +1,6 @@
 package dev.readygate.metrics;
 
+import dev.readygate.restart.EnginePhase;
 import dev.readygate.restart.FallbackReason;
 import dev.readygate.restart.Outcome;
 import dev.readygate.restart.Phase;
@@ -29,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  * @param model the model served, when known
  * @param revision the model's revision, when known
  * @param configurationHash the hash of the engine's configuration ({@code /status}'s comparison)
+ * @param enginePhases how long each phase of the engine's own start-up took, as its log said
+ * @param compileCacheHit whether torch.compile's cache served the start, null when its log said neither
  */
 record RecordedStart(
         boolean counted,
@@ -42,7 +45,9 @@ record RecordedStart(
         @Nullable String vllmVersion,
         @Nullable String model,
         @Nullable String revision,
-        String configurationHash) {
+        String configurationHash,
+        Map<EnginePhase, Duration> enginePhases,
+        @Nullable Boolean compileCacheHit) {
 
     static RecordedStart of(RestartRecorded recorded) {
         RestartRecord record = recorded.record();
@@ -62,6 +67,8 @@ record RecordedStart(
                 record.engine().vllmVersion(),
                 record.engine().model(),
                 record.engine().revision(),
-                record.engine().arguments().configurationHash());
+                record.engine().arguments().configurationHash(),
+                EnginePhase.of(record.verdict().loggedDurations()),
+                EnginePhase.compileCacheHit(record.verdict().loggedDurations()));
     }
 }

@@ -1,5 +1,6 @@
 package dev.readygate.metrics;
 
+import dev.readygate.restart.EnginePhase;
 import dev.readygate.restart.FallbackReason;
 import dev.readygate.restart.Outcome;
 import dev.readygate.restart.Phase;
@@ -18,7 +19,8 @@ import java.util.stream.Stream;
 
 /**
  * The restart meters, per restart path: engine starts and those that failed, readiness latency (a histogram from 1 s to
- * 1 h), phase durations, canary mismatches and recoveries; snapshot manifest mismatches, preload fallbacks by reason,
+ * 1 h), phase durations, the engine's own logged phases ({@link EnginePhase}), canary mismatches and recoveries;
+ * torch.compile cache hits and misses; snapshot manifest mismatches, preload fallbacks by reason,
  * the readiness objectives and whether the engine is in a restart loop.
  */
 final class RestartMeters {
@@ -34,7 +36,8 @@ final class RestartMeters {
             Counter failures,
             Timer readinessLatency,
             Map<Phase, Timer> phases,
-            Counter canaryMismatches) {}
+            Counter canaryMismatches,
+            Map<EnginePhase, Timer> enginePhases) {}
 
     private final MeterRegistry registry;
     // Held here: a gauge keeps only a weak reference to what it reads.
@@ -43,6 +46,8 @@ final class RestartMeters {
     private final Map<RecoveryKind, Map<RestartPath, Counter>> recoveries = new EnumMap<>(RecoveryKind.class);
     private final Map<SnapshotMismatch.Field, Counter> manifestMismatches = new EnumMap<>(SnapshotMismatch.Field.class);
     private final Map<FallbackReason, Counter> fallbacks = new EnumMap<>(FallbackReason.class);
+    private final Counter compileCacheHits;
+    private final Counter compileCacheMisses;
 
     /**
      * @param restartLoop whether the engine is in a restart loop now
@@ -57,12 +62,22 @@ final class RestartMeters {
                 if (phase != Phase.ENGINE_START) {
                     phases.put(
                             phase,
-                            Timer.builder(MeterNames.PHASE_DURATION)
-                                    .description("Time from the previous phase of an engine start to this one")
-                                    .tag("phase", phase.value())
-                                    .tag("path", path.value())
-                                    .register(registry));
+                            phaseTimer(
+                                    MeterNames.PHASE_DURATION,
+                                    "Time from the previous phase of an engine start to this one",
+                                    phase.value(),
+                                    path));
                 }
+            }
+            Map<EnginePhase, Timer> enginePhases = new EnumMap<>(EnginePhase.class);
+            for (EnginePhase phase : EnginePhase.values()) {
+                enginePhases.put(
+                        phase,
+                        phaseTimer(
+                                MeterNames.ENGINE_PHASE_DURATION,
+                                "How long a phase of the engine's own start-up took, as its log said",
+                                phase.value(),
+                                path));
             }
             starts.put(
                     path,
@@ -83,8 +98,19 @@ final class RestartMeters {
                                     MeterNames.CANARY_MISMATCHES,
                                     "Canary mismatches by restart path",
                                     "path",
-                                    path.value())));
+                                    path.value()),
+                            enginePhases));
         }
+        compileCacheHits = counter(
+                MeterNames.COMPILE_CACHE,
+                "Engine starts by whether torch.compile's cache served them",
+                "result",
+                "hit");
+        compileCacheMisses = counter(
+                MeterNames.COMPILE_CACHE,
+                "Engine starts by whether torch.compile's cache served them",
+                "result",
+                "miss");
         for (RecoveryKind kind : RecoveryKind.values()) {
             Map<RestartPath, Counter> byPath = new EnumMap<>(RestartPath.class);
             for (RestartPath path : RestartPath.values()) {
@@ -127,6 +153,14 @@ final class RestartMeters {
                 .register(registry);
     }
 
+    private Timer phaseTimer(String name, String description, String phase, RestartPath path) {
+        return Timer.builder(name)
+                .description(description)
+                .tag("phase", phase)
+                .tag("path", path.value())
+                .register(registry);
+    }
+
     private Counter counter(String name, String description, String tag, String value) {
         return Counter.builder(name).description(description).tag(tag, value).register(registry);
     }
@@ -151,6 +185,11 @@ final class RestartMeters {
                 .forEach((phase, duration) -> meters.phases().get(phase).record(duration));
         if (start.fallback() != null) {
             fallbacks.get(start.fallback()).increment();
+        }
+        start.enginePhases()
+                .forEach((phase, duration) -> meters.enginePhases().get(phase).record(duration));
+        if (start.compileCacheHit() != null) {
+            (start.compileCacheHit() ? compileCacheHits : compileCacheMisses).increment();
         }
     }
 

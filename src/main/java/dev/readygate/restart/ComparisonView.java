@@ -17,6 +17,9 @@ import org.jspecify.annotations.Nullable;
 /** A {@link RestartComparison} as {@code /status/comparison.csv} and {@code /status} show it. */
 final class ComparisonView {
 
+    /** How many of {@link RestartComparison#LOGGED} have their columns after the phases; the rest come last. */
+    private static final int LOGGED_IN_PLACE = 2;
+
     /** The CSV's columns. */
     static final List<String> CSV_HEADER = csvHeader();
 
@@ -28,7 +31,7 @@ final class ComparisonView {
                         + "readiness_p50_seconds,readiness_p95_seconds,readiness_max_seconds")
                 .split(",")));
         PHASES.forEach(phase -> header.add(phase.value() + "_median_seconds"));
-        LOGGED.forEach(name -> header.add(name + "_median_seconds"));
+        LOGGED.subList(0, LOGGED_IN_PLACE).forEach(name -> header.add(name + "_median_seconds"));
         header.addAll(List.of("memory_at_ready_median_mib", "memory_after_stop_median_mib", "speedup_over_cold"));
         // The gateway's count of the group's stops, summed; empty with gateway mode off.
         header.addAll(List.of(
@@ -36,6 +39,9 @@ final class ComparisonView {
                 "gateway_finished_after_stops",
                 "gateway_cut_at_stops",
                 "gateway_tokens_cut_at_stops"));
+        // The engine's phases of issue 28 (download, compilation, graph capture): appended, so that the columns before
+        // keep their places.
+        LOGGED.subList(LOGGED_IN_PLACE, LOGGED.size()).forEach(name -> header.add(name + "_median_seconds"));
         return List.copyOf(header);
     }
 
@@ -60,7 +66,8 @@ final class ComparisonView {
             row.add(number(latency == null ? null : latency.p95()));
             row.add(number(latency == null ? null : latency.max()));
             PHASES.forEach(phase -> row.add(number(group.phaseMedians().get(phase))));
-            LOGGED.forEach(name -> row.add(number(group.loggedMedians().get(name))));
+            LOGGED.subList(0, LOGGED_IN_PLACE)
+                    .forEach(name -> row.add(number(group.loggedMedians().get(name))));
             row.add(group.memoryAtReadyMib() == null ? "" : String.valueOf(group.memoryAtReadyMib()));
             row.add(group.memoryAfterStopMib() == null ? "" : String.valueOf(group.memoryAfterStopMib()));
             row.add(number(group.speedupOverCold()));
@@ -69,6 +76,8 @@ final class ComparisonView {
             row.add(traffic == null ? "" : String.valueOf(traffic.finished()));
             row.add(traffic == null ? "" : String.valueOf(traffic.cut()));
             row.add(traffic == null ? "" : String.valueOf(traffic.cutTokens()));
+            LOGGED.subList(LOGGED_IN_PLACE, LOGGED.size())
+                    .forEach(name -> row.add(number(group.loggedMedians().get(name))));
             lines.add(RecordCsv.line(row));
         }
         return lines;

@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -17,6 +18,11 @@ import org.jspecify.annotations.Nullable;
  * as plain decimal seconds from {@code engine_start} exact to the nanosecond, memory in MiB.
  */
 final class RecordCsv {
+
+    /** The logged durations (and the graph capture's memory) whose columns come last, in this order. */
+    private static final List<String> APPENDED_LOGGED = Stream.concat(
+                    EnginePhase.BEYOND_WEIGHTS.stream().map(EnginePhase::value), Stream.of("graph_capture_gib"))
+            .toList();
 
     /** The header: one column per field, per phase ({@code <phase>_seconds}) and per memory figure. */
     static final List<String> HEADER = header();
@@ -45,6 +51,8 @@ final class RecordCsv {
                         + "gateway_in_flight_at_stop,gateway_finished_after_stop,gateway_cut_at_stop,"
                         + "gateway_tokens_cut_at_stop")
                 .split(",")));
+        // The engine's phases of issue 28 that a cached restart saves beyond the weights; appended likewise.
+        APPENDED_LOGGED.forEach(logged -> header.add(logged + (logged.endsWith("_gib") ? "" : "_seconds")));
         return List.copyOf(header);
     }
 
@@ -119,6 +127,9 @@ final class RecordCsv {
         row.add(traffic == null ? "" : String.valueOf(traffic.finished()));
         row.add(traffic == null ? "" : String.valueOf(traffic.cut()));
         row.add(traffic == null ? "" : String.valueOf(traffic.cutTokens()));
+        for (String logged : APPENDED_LOGGED) {
+            row.add(number(verdict.loggedDurations().get(logged)));
+        }
         return row;
     }
 

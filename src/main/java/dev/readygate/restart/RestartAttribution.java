@@ -53,6 +53,7 @@ public final class RestartAttribution {
             evidence.add(e.logNotThisStart());
         }
         RestartPath path = path(e, evidence);
+        beyondWeights(e.log(), evidence);
         daemon(e.sources(), evidence);
         if (!e.engineLogConfigured()) {
             evidence.add("no engine log configured (readygate.evidence.engine-log): log lines not considered");
@@ -192,6 +193,32 @@ public final class RestartAttribution {
                     Locale.ROOT,
                     "log: the speculative-decoding drafter's Loading weights took %.2f seconds",
                     log.drafterLoadingWeightsSeconds()));
+        }
+    }
+
+    /**
+     * What the start spent beyond its weights that a restart may save or repeat, whatever its path: a download (a
+     * restart that downloads again is not a slow cold start) and whether torch.compile's cache served it.
+     */
+    private static void beyondWeights(LogFindings log, List<String> evidence) {
+        if (log.downloadSeconds() != null) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "log: weights downloaded in %.2f s: a restart that downloads is not a slow cold start",
+                    log.downloadSeconds()));
+        }
+        Boolean hit = log.compileCacheHit();
+        if (Boolean.TRUE.equals(hit)) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "log: compiled graphs loaded from the torch.compile cache in %.2f s (compile cache hit)",
+                    log.compileCacheLoadSeconds()));
+        } else if (Boolean.FALSE.equals(hit)) {
+            evidence.add(String.format(
+                    Locale.ROOT,
+                    "log: graphs compiled in %.2f s (compile cache miss: nothing cached for this model, configuration"
+                            + " or vLLM version)",
+                    log.compileSeconds()));
         }
     }
 

@@ -96,9 +96,11 @@ public record RestartRecord(
      * How the start went: the phases it reached, what the engine logged of them, how it ended and how long it took.
      *
      * @param phases when each phase was reached
-     * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading},
-     *     {@code engine_init}; and the memory it logged, in GiB: {@code model_loading_gib},
-     *     {@code available_kv_cache_gib}, {@code weights_held_outside_gib}
+     * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading}
+     *     (without the download), {@code engine_init}, and the {@link EnginePhase}s a cached restart saves beyond the
+     *     weights ({@code download}, {@code compilation}, {@code compile_cache_load}, {@code compile}, {@code
+     *     graph_capture}); and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
+     *     {@code weights_held_outside_gib}, {@code graph_capture_gib}
      * @param outcome ready, never ready (see {@code notReadyReason}), failed: died before serving, or unknown:
      *     readygate was killed during it and the engine the next readygate found was another process
      * @param notReadyReason the last not-ready reason, when the start never became ready ({@code start_failed} when

@@ -399,7 +399,7 @@ final class StartRecorder {
                         verdict.canaryMismatch() && attribution.path() == RestartPath.PRELOAD_HIT),
                 new RestartRecord.Verdict(
                         phases,
-                        logged(f),
+                        f.loggedDurations(),
                         verdict.outcome(),
                         verdict.reason() == null ? null : verdict.reason().value(),
                         verdict.outcome() == Outcome.FAILED ? startFailure(f) : null,
@@ -434,25 +434,6 @@ final class StartRecorder {
     /** vLLM's reason for a start that died before serving: its start failure, else a fatal error it logged. */
     private static @Nullable String startFailure(LogFindings f) {
         return f.startFailure() != null ? f.startFailure() : f.fatal();
-    }
-
-    /** The durations (seconds) and memory (GiB) the engine logged. */
-    private static Map<String, Double> logged(LogFindings f) {
-        Map<String, Double> logged = new LinkedHashMap<>();
-        putIfPresent(logged, "weights_loading", f.loadingWeightsSeconds());
-        putIfPresent(logged, "drafter_weights_loading", f.drafterLoadingWeightsSeconds());
-        putIfPresent(logged, "model_loading", f.modelLoadingSeconds());
-        putIfPresent(logged, "model_loading_gib", f.modelLoadingGib());
-        putIfPresent(logged, "engine_init", f.engineInitSeconds());
-        putIfPresent(logged, "available_kv_cache_gib", f.availableKvCacheGib());
-        putIfPresent(logged, "weights_held_outside_gib", f.weightsHeldOutsideGib());
-        return logged;
-    }
-
-    private static void putIfPresent(Map<String, Double> map, String key, @Nullable Double value) {
-        if (value != null) {
-            map.put(key, value);
-        }
     }
 
     private static @Nullable String revision(@Nullable String args) {

@@ -8,6 +8,7 @@ import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
 import dev.readygate.readiness.ReadinessRules;
 import dev.readygate.readiness.Reason;
+import dev.readygate.restart.EnginePhase;
 import dev.readygate.restart.RestartAttribution;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.StartEvidence;
@@ -114,6 +115,77 @@ class VllmLogCorpusTests {
         assertThat(replay.evidence())
                 .containsExactly(
                         "log: Loading weights took 4.71 seconds (read from disk)", "metrics: counters started at zero");
+    }
+
+    @Test
+    void coldStartThatDownloadsAndCompilesKeepsEachAsAPhaseOfItsOwn() {
+        Replay replay = replay("v0.31-cold-download-compile.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        // Issue 28 item 5: the download is a phase of its own, not folded into model loading.
+        assertThat(replay.log().downloadSeconds()).isEqualTo(69.521837);
+        assertThat(replay.log().modelLoadingSeconds()).isEqualTo(81.571203);
+        // Issue 28 item 4: init engine's compilation suffix, the compile, and graph capture are kept.
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(114.09);
+        assertThat(replay.log().compilationSeconds()).isEqualTo(44.34);
+        assertThat(replay.log().compileSeconds()).isEqualTo(35.61);
+        assertThat(replay.log().compileCacheLoadSeconds()).isNull();
+        assertThat(replay.log().compileCacheHit()).isFalse();
+        assertThat(replay.log().graphCaptureSeconds()).isEqualTo(12.0);
+        assertThat(replay.log().graphCaptureGib()).isEqualTo(0.62);
+        assertThat(replay.log().loggedDurations())
+                .containsEntry("download", 69.521837)
+                .containsEntry("model_loading", 81.571203 - 69.521837)
+                .containsEntry("weights_loading", 10.84)
+                .containsEntry("engine_init", 114.09)
+                .containsEntry("compilation", 44.34)
+                .containsEntry("compile", 35.61)
+                .containsEntry("graph_capture", 12.0)
+                .containsEntry("graph_capture_gib", 0.62)
+                .doesNotContainKey("compile_cache_load");
+        // The meters and the comparison read the same keys.
+        assertThat(EnginePhase.of(replay.log().loggedDurations()).keySet())
+                .containsExactly(
+                        EnginePhase.DOWNLOAD,
+                        EnginePhase.WEIGHTS_LOADING,
+                        EnginePhase.MODEL_LOADING,
+                        EnginePhase.COMPILE,
+                        EnginePhase.COMPILATION,
+                        EnginePhase.GRAPH_CAPTURE,
+                        EnginePhase.ENGINE_INIT);
+        assertThat(EnginePhase.compileCacheHit(replay.log().loggedDurations())).isFalse();
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: Loading weights took 10.84 seconds (read from disk)",
+                        "metrics: counters started at zero",
+                        "log: weights downloaded in 69.52 s: a restart that downloads is not a slow cold start",
+                        "log: graphs compiled in 35.61 s (compile cache miss: nothing cached for this model,"
+                                + " configuration or vLLM version)");
+    }
+
+    @Test
+    void restartThatLoadsCompiledGraphsFromTheCacheIsACompileCacheHitWithoutADownload() {
+        Replay replay = replay("v0.31-compile-cache-hit.log");
+
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().downloadSeconds()).isNull();
+        assertThat(replay.log().compileCacheLoadSeconds()).isEqualTo(2.087);
+        assertThat(replay.log().compileSeconds()).isNull();
+        assertThat(replay.log().compileCacheHit()).isTrue();
+        assertThat(replay.log().compilationSeconds()).isEqualTo(8.41);
+        assertThat(replay.log().graphCaptureSeconds()).isEqualTo(4.0);
+        assertThat(replay.log().loggedDurations())
+                .containsEntry("model_loading", 5.444196)
+                .containsEntry("compile_cache_load", 2.087)
+                .containsEntry("compilation", 8.41)
+                .containsEntry("graph_capture", 4.0)
+                .doesNotContainKeys("download", "compile");
+        assertThat(EnginePhase.compileCacheHit(replay.log().loggedDurations())).isTrue();
+        assertThat(replay.evidence())
+                .containsExactly(
+                        "log: Loading weights took 4.71 seconds (read from disk)",
+                        "metrics: counters started at zero",
+                        "log: compiled graphs loaded from the torch.compile cache in 2.09 s (compile cache hit)");
     }
 
     @Test

@@ -8,8 +8,12 @@ import dev.readygate.evidence.LogEvent.ApplicationStartup;
 import dev.readygate.evidence.LogEvent.AvailableKvCache;
 import dev.readygate.evidence.LogEvent.CacheFallback;
 import dev.readygate.evidence.LogEvent.CacheWaitTimeout;
+import dev.readygate.evidence.LogEvent.CompileTotal;
+import dev.readygate.evidence.LogEvent.CompiledGraphsLoaded;
 import dev.readygate.evidence.LogEvent.DaemonReady;
 import dev.readygate.evidence.LogEvent.EngineFatal;
+import dev.readygate.evidence.LogEvent.GraphCompiled;
+import dev.readygate.evidence.LogEvent.GraphsCaptured;
 import dev.readygate.evidence.LogEvent.InitEngine;
 import dev.readygate.evidence.LogEvent.KvCacheSize;
 import dev.readygate.evidence.LogEvent.LoadingWeights;
@@ -18,6 +22,7 @@ import dev.readygate.evidence.LogEvent.ModelLoading;
 import dev.readygate.evidence.LogEvent.NonDefaultArgs;
 import dev.readygate.evidence.LogEvent.ServerStarting;
 import dev.readygate.evidence.LogEvent.ServerVersion;
+import dev.readygate.evidence.LogEvent.WeightsDownloaded;
 import dev.readygate.evidence.LogEvent.WeightsHeldOutside;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
@@ -133,7 +138,7 @@ class VllmLogParserTests {
                 arguments(
                         "INFO 11-30 12:05:20 [core.py:210] init engine (profile, create kv cache, warmup model) took "
                                 + "25.19 seconds",
-                        new InitEngine(AT, null, null, 25.19)),
+                        new InitEngine(AT, null, null, 25.19, null)),
                 arguments(
                         "(APIServer pid=1) INFO 11-30 12:05:20 [api_server.py:2015] Starting vLLM server on "
                                 + "http://0.0.0.0:8000",
@@ -322,7 +327,7 @@ class VllmLogParserTests {
                 arguments(
                         "init engine (profile, create kv cache, warmup model) took 25.19 seconds, compilation took "
                                 + "10.1 s",
-                        new InitEngine(null, null, null, 25.19)),
+                        new InitEngine(null, null, null, 25.19, null)),
                 arguments(
                         "RuntimeError: Weight cache daemon did not become ready within 300 s",
                         new CacheWaitTimeout(
@@ -353,7 +358,46 @@ class VllmLogParserTests {
                         new CacheFallback(AT, null, null, "Weight cache daemon error: Weights were released")),
                 arguments(
                         "ERROR 11-30 12:05:20 [async_llm.py:480] EngineDeadError: EngineCore encountered an issue.",
-                        new EngineFatal(AT, null, null, "EngineDeadError: EngineCore encountered an issue.")));
+                        new EngineFatal(AT, null, null, "EngineDeadError: EngineCore encountered an issue.")),
+                // The phases of issue 28 in each version's form (vllm/model_executor/model_loader/weight_utils.py,
+                // vllm/compilation/backends.py and monitor.py, the model runners, vllm/v1/engine/core.py).
+                arguments(
+                        "INFO 11-30 12:05:20 [weight_utils.py:273] Time spent downloading weights for "
+                                + "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B: 508.576789 seconds",
+                        new WeightsDownloaded(AT, null, null, 508.576789)),
+                arguments(
+                        "INFO 11-30 12:05:20 [backends.py:155] Directly load the compiled graph(s) for shape None from "
+                                + "the cache, took 2.828 s",
+                        new CompiledGraphsLoaded(AT, null, null, 2.828)),
+                arguments(
+                        "(Worker_TP1 pid=41700) INFO 11-30 12:05:20 [backends.py:164] Directly load the compiled "
+                                + "graph(s) for dynamic shape from the cache, took 4.849 s",
+                        new CompiledGraphsLoaded(AT, "Worker_TP1", 41700, 4.849)),
+                arguments(
+                        "INFO 11-30 12:05:20 [backends.py:144] Compiling a graph for general shape takes 27.31 s",
+                        new GraphCompiled(AT, null, null, 27.31)),
+                arguments(
+                        "INFO 11-30 12:05:20 [backends.py:319] Compiling a graph for compile range (1, 2048) takes "
+                                + "6.40 s",
+                        new GraphCompiled(AT, null, null, 6.40)),
+                arguments(
+                        "INFO 11-30 12:05:20 [monitor.py:33] torch.compile takes 34.61 s in total",
+                        new CompileTotal(AT, null, null, 34.61)),
+                arguments(
+                        "(EngineCore pid=7) INFO 11-30 12:05:20 [monitor.py:48] torch.compile took 4.23 s in total",
+                        new CompileTotal(AT, "EngineCore", 7, 4.23)),
+                arguments(
+                        "INFO 11-30 12:05:20 [model_runner.py:1671] Graph capturing finished in 2 secs, took 0.11 GiB",
+                        new GraphsCaptured(AT, null, null, 2.0, 0.11)),
+                // Before vLLM 0.6 the line gave no memory: f"Graph capturing finished in {elapsed_time:.0f} secs."
+                arguments(
+                        "INFO 11-30 12:05:20 model_runner.py:1523] Graph capturing finished in 18 secs.",
+                        new GraphsCaptured(AT, null, null, 18.0, null)),
+                // A multimodal model's compilation: the total first, then language model and encoder.
+                arguments(
+                        "INFO 11-30 12:05:20 [core.py:336] init engine (profile, create kv cache, warmup model) took "
+                                + "300.00 s (compilation: 98.20 s \u2014 language_model: 90.00 s, encoder: 8.20 s)",
+                        new InitEngine(AT, null, null, 300.00, 98.20)));
     }
 
     @ParameterizedTest
@@ -437,7 +481,7 @@ class VllmLogParserTests {
     @Test
     void parseWhenTimestampIsNoDateKeepsTheEventWithoutATime() {
         assertThat(parser.parse("INFO 13-45 25:61:00 [core.py:210] init engine (x) took 1.00 seconds"))
-                .isEqualTo(new InitEngine(null, null, null, 1.0));
+                .isEqualTo(new InitEngine(null, null, null, 1.0, null));
     }
 
     static Stream<Arguments> otherLoggerFormats() {
@@ -458,7 +502,7 @@ class VllmLogParserTests {
                 arguments(
                         "INFO:vllm.v1.engine.core:init engine (profile, create kv cache, warmup model) took 45.10"
                                 + " seconds",
-                        new InitEngine(null, null, null, 45.10)),
+                        new InitEngine(null, null, null, 45.10, null)),
                 // A zoned time in the logger's own format is the true time.
                 arguments(
                         "2026-06-10T11:30:27+02:00 [INFO] gpu_worker: Available KV cache memory: 94.12 GiB",
@@ -506,7 +550,7 @@ class VllmLogParserTests {
         assertThat(parser.parse(prefix + COLD_LINE)).isEqualTo(new LoadingWeights(AT, "EngineCore_DP0", 94, 4.71));
         assertThat(parser.parse(prefix + "INFO 11-30 12:05:20 [core.py:282] init engine (profile, create kv cache, "
                         + "warmup model) took 44.67 s (compilation: 29.93 s)"))
-                .isEqualTo(new InitEngine(AT, null, null, 44.67));
+                .isEqualTo(new InitEngine(AT, null, null, 44.67, 29.93));
         assertThat(parser.parse(prefix + "(APIServer pid=1) INFO:     Application startup complete."))
                 .isEqualTo(new ApplicationStartup(null, "APIServer", 1));
         assertThat(parser.parse(prefix + "INFO:     Application startup complete."))
@@ -589,7 +633,7 @@ class VllmLogParserTests {
                 arguments(
                         "(EngineCore_DP0 pid=94) INFO 11-30 12:05:20 [core.py:282] init engine (profile, create kv "
                                 + "cache, warmup model) took 44.67 s (compilation: 29.93 s)",
-                        new InitEngine(AT, "EngineCore_DP0", 94, 44.67)),
+                        new InitEngine(AT, "EngineCore_DP0", 94, 44.67, 29.93)),
                 arguments(
                         "(APIServer pid=1) INFO 11-30 12:05:20 [preload.py:214] ===== Weight cache daemon READY: node "
                                 + "0/1 serving 1 local rank(s) in the default socket dir =====",

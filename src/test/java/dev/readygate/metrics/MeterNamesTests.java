@@ -19,7 +19,7 @@ class MeterNamesTests {
 
     @Test
     void everyNameIsReadygatesDottedAndLowerCase() {
-        assertThat(names()).hasSize(44).allSatisfy(name -> assertThat(name).matches("readygate(\\.[a-z]+)+"));
+        assertThat(names()).hasSize(46).allSatisfy(name -> assertThat(name).matches("readygate(\\.[a-z]+)+"));
     }
 
     @Test

@@ -85,6 +85,8 @@ class ReleaseMetersTests {
                 vllmVersion,
                 model,
                 revision,
-                config);
+                config,
+                Map.of(),
+                null);
     }
 }

@@ -2,12 +2,14 @@ package dev.readygate.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.readygate.restart.EnginePhase;
 import dev.readygate.restart.FallbackReason;
 import dev.readygate.restart.Outcome;
 import dev.readygate.restart.Phase;
 import dev.readygate.restart.RecoveryKind;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.SnapshotMismatch;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -36,6 +38,9 @@ class RestartMetersTests {
         assertThat(registry.get(MeterNames.SNAPSHOT_MANIFEST_MISMATCHES).counters())
                 .hasSize(SnapshotMismatch.Field.values().length);
         assertThat(registry.get(MeterNames.PRELOAD_FALLBACKS).counters()).hasSize(FallbackReason.values().length);
+        assertThat(registry.get(MeterNames.ENGINE_PHASE_DURATION).timers())
+                .hasSize(paths * EnginePhase.values().length);
+        assertThat(registry.get(MeterNames.COMPILE_CACHE).counters()).hasSize(2);
         assertThat(registry.getMeters().stream()
                         .filter(meter -> meter instanceof io.micrometer.core.instrument.Counter)
                         .map(meter -> ((io.micrometer.core.instrument.Counter) meter).count()))
@@ -73,7 +78,9 @@ class RestartMetersTests {
                 null,
                 null,
                 null,
-                "cfg"));
+                "cfg",
+                Map.of(EnginePhase.DOWNLOAD, Duration.ofSeconds(70), EnginePhase.GRAPH_CAPTURE, Duration.ofSeconds(9)),
+                true));
 
         String path = RestartPath.PRELOAD_FALLBACK.value();
         assertThat(count(MeterNames.ENGINE_STARTS, "path", path)).isEqualTo(1);
@@ -99,6 +106,13 @@ class RestartMetersTests {
                 .isEqualTo(30);
         assertThat(count(MeterNames.PRELOAD_FALLBACKS, "reason", FallbackReason.DAEMON_UNAVAILABLE.value()))
                 .isEqualTo(1);
+        // The engine's own phases, as its log said: a download is a phase of its own, not a slow cold start.
+        assertThat(enginePhase(path, "download").totalTime(TimeUnit.SECONDS)).isEqualTo(70);
+        assertThat(enginePhase(path, "graph_capture").totalTime(TimeUnit.SECONDS))
+                .isEqualTo(9);
+        assertThat(enginePhase(path, "compile").count()).isZero();
+        assertThat(count(MeterNames.COMPILE_CACHE, "result", "hit")).isEqualTo(1);
+        assertThat(count(MeterNames.COMPILE_CACHE, "result", "miss")).isZero();
     }
 
     @Test
@@ -115,13 +129,17 @@ class RestartMetersTests {
                 null,
                 null,
                 null,
-                "cfg"));
+                "cfg",
+                Map.of(EnginePhase.COMPILE, Duration.ofSeconds(44)),
+                false));
 
         assertThat(registry.getMeters().stream()
                         .filter(meter -> meter instanceof io.micrometer.core.instrument.Counter)
                         .map(meter -> ((io.micrometer.core.instrument.Counter) meter).count()))
                 .allMatch(count -> count == 0);
         assertThat(registry.get(MeterNames.READINESS_LATENCY).timers())
+                .allSatisfy(timer -> assertThat(timer.count()).isZero());
+        assertThat(registry.get(MeterNames.ENGINE_PHASE_DURATION).timers())
                 .allSatisfy(timer -> assertThat(timer.count()).isZero());
     }
 
@@ -130,6 +148,13 @@ class RestartMetersTests {
         meters.onCanaryMismatched(RestartPath.PRELOAD_HIT);
         assertThat(count(MeterNames.CANARY_MISMATCHES, "path", "preload_hit")).isEqualTo(1);
         assertThat(count(MeterNames.CANARY_MISMATCHES, "path", "cold")).isZero();
+    }
+
+    private Timer enginePhase(String path, String phase) {
+        return registry.get(MeterNames.ENGINE_PHASE_DURATION)
+                .tag("path", path)
+                .tag("phase", phase)
+                .timer();
     }
 
     private double count(String name, String tag, String value) {

@@ -30,7 +30,7 @@ class RestartAttributionTests {
             events.add(new LogEvent.CacheFallback(null, null, null, fallback));
         }
         if (init) {
-            events.add(new LogEvent.InitEngine(null, null, null, 25.0));
+            events.add(new LogEvent.InitEngine(null, null, null, 25.0, null));
         }
         return new StartEvidence(
                 LogFindings.of(events), requests, new EvidenceSources.Reading(released, true, 1, T.minusSeconds(60)));

@@ -160,6 +160,30 @@ class RestartComparisonTests {
     }
 
     @Test
+    void ofGivesTheMedianOfEachPhaseACachedRestartSavesBeyondTheWeights() {
+        RestartRecord downloaded = start(RestartPath.COLD, RecoveryKind.NEW_POD, "rev-1", 4096, 10.0, 5);
+        downloaded = TestRecords.from(downloaded)
+                .loggedDurations(
+                        Map.of("download", 69.52, "compile", 35.61, "compilation", 44.34, "graph_capture", 12.0))
+                .build();
+        RestartRecord cached = start(RestartPath.COLD, RecoveryKind.NEW_POD, "rev-1", 4096, 10.0, 5);
+        cached = TestRecords.from(cached)
+                .loggedDurations(Map.of("compile_cache_load", 2.087, "compilation", 8.41, "graph_capture", 4.0))
+                .build();
+
+        RestartComparison comparison = RestartComparison.of(List.of(downloaded, cached));
+
+        assertThat(comparison.groups().getFirst().loggedMedians())
+                .containsExactly(
+                        Map.entry("download", 69.52),
+                        Map.entry("compile_cache_load", 2.087),
+                        Map.entry("compile", 35.61),
+                        Map.entry("compilation", 8.41),
+                        Map.entry("graph_capture", 4.0));
+        assertThat(comparison.csvLines().get(1)).endsWith(",69.52,2.087,35.61,8.41,4\r\n");
+    }
+
+    @Test
     void ofCountsStartsNeverReadyAsFailuresOutsideTheLatency() {
         RestartComparison.Group hits =
                 RestartComparison.of(demoLikeHistory()).groups().get(2);
@@ -211,7 +235,7 @@ class RestartComparisonTests {
                 .extracting(RestartComparison.Group::trafficAtStops)
                 .containsExactly(new Stop.Traffic(5, 2, 3, 47), null);
         assertThat(RestartComparison.of(List.of(drained, crashed)).csvLines().get(1))
-                .endsWith(",5,2,3,47\r\n");
+                .endsWith(",5,2,3,47,,,,,\r\n");
     }
 
     @Test
@@ -226,12 +250,14 @@ class RestartComparisonTests {
                         + "representative_ok_median_seconds,canary_ok_median_seconds,weights_loading_median_seconds,"
                         + "engine_init_median_seconds,memory_at_ready_median_mib,memory_after_stop_median_mib,"
                         + "speedup_over_cold,gateway_in_flight_at_stops,gateway_finished_after_stops,"
-                        + "gateway_cut_at_stops,gateway_tokens_cut_at_stops\r\n");
+                        + "gateway_cut_at_stops,gateway_tokens_cut_at_stops,download_median_seconds,"
+                        + "compile_cache_load_median_seconds,compile_median_seconds,compilation_median_seconds,"
+                        + "graph_capture_median_seconds\r\n");
         String config = EngineArguments.parse(ARGS.formatted("rev-1", 4096, "")).configurationHash();
         assertThat(lines.get(4))
                 .isEqualTo("0.31.0,rev-1," + config
                         + ",max_model_len=4096,snapshot_restore,process_restarted,1,1,0,1.5,1.5,1.5,0.4,0,0,0.1,1,,,"
-                        + "12000,10760,8,,,,\r\n");
+                        + "12000,10760,8,,,,,,,,,\r\n");
     }
 
     @Test

@@ -508,7 +508,23 @@ class RestartHistoryTests {
 
     @Test
     void toCsvWhenFieldsHaveCommasQuotesAndBracketsQuotesThemPerRfc4180() {
-        String csv = RestartRecordView.csv(List.of(full("start-1"), minimal("start-2")));
+        // The full record, with the engine's phases of issue 28 logged too.
+        Map<String, Double> logged =
+                new java.util.HashMap<>(full("start-1").verdict().loggedDurations());
+        logged.putAll(Map.of(
+                "download",
+                69.52,
+                "compilation",
+                44.34,
+                "compile",
+                35.61,
+                "graph_capture",
+                12.0,
+                "graph_capture_gib",
+                0.62));
+        RestartRecord full =
+                TestRecords.from(full("start-1")).loggedDurations(logged).build();
+        String csv = RestartRecordView.csv(List.of(full, minimal("start-2")));
 
         List<List<String>> rows = parseCsv(csv);
         assertThat(csv).endsWith("\r\n").contains("\"checkpoint \"\"Qwen/Qwen3-0.6B\"\" [rev main], not in cache\"");
@@ -573,7 +589,13 @@ class RestartHistoryTests {
                         "gateway_in_flight_at_stop",
                         "gateway_finished_after_stop",
                         "gateway_cut_at_stop",
-                        "gateway_tokens_cut_at_stop");
+                        "gateway_tokens_cut_at_stop",
+                        "download_seconds",
+                        "compile_cache_load_seconds",
+                        "compile_seconds",
+                        "compilation_seconds",
+                        "graph_capture_seconds",
+                        "graph_capture_gib");
         assertThat(rows.get(1))
                 .containsExactly(
                         "start-1",
@@ -634,7 +656,13 @@ class RestartHistoryTests {
                         "",
                         "",
                         "",
-                        "");
+                        "",
+                        "69.52",
+                        "",
+                        "35.61",
+                        "44.34",
+                        "12.0",
+                        "0.62");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
         assertThat(rows.get(2).get(10)).isEmpty();
         assertThat(rows.get(2).get(11)).isEmpty();
@@ -658,8 +686,11 @@ class RestartHistoryTests {
 
         List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(record)));
 
-        assertThat(rows.get(1).subList(rows.get(1).size() - 4, rows.get(1).size()))
-                .containsExactly("3", "2", "1", "41");
+        int gateway = rows.getFirst().indexOf("gateway_in_flight_at_stop");
+        assertThat(rows.get(1).subList(gateway, gateway + 4)).containsExactly("3", "2", "1", "41");
+        // Only the engine's phases of issue 28 come after it, appended later.
+        assertThat(rows.getFirst().subList(gateway + 4, rows.getFirst().size()))
+                .allSatisfy(column -> assertThat(column).matches("(download|compil|graph_capture).*"));
         assertThat(rows.get(1)).contains("pod_stopped");
     }
 

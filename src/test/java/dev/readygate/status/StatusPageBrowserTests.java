@@ -226,7 +226,8 @@ class StatusPageBrowserTests {
                  "restarts": {"restartLoop": true, "history": [
                    {"path": "cold", "outcome": "failed", "notReadyReason": "start_failed", "startFailure": "%1$s",
                     "readinessLatencySeconds": null, "phaseOffsetsSeconds": {"engine_start": 0.0},
-                    "loggedDurations": {"weights_loading": 4.88}, "evidence": ["log: Loading weights took 4.88 s"],
+                    "loggedDurations": {"weights_loading": 4.88, "download": 69.52},
+                    "evidence": ["log: Loading weights took 4.88 s"],
                     "engineStart": "2026-11-30T12:00:10Z", "engineStartSource": "log", "vllmVersion": "0.31.0"},
                    {"path": "cold", "outcome": "failed", "notReadyReason": "engine_down", "startFailure": null,
                     "readinessLatencySeconds": null, "phaseOffsetsSeconds": {"engine_start": 0.0},
@@ -243,7 +244,10 @@ class StatusPageBrowserTests {
                 .contains("died loading: the port never opened")
                 .contains(">torch.OutOfMemoryError</text>")
                 .contains("&lt;b&gt;GPU 0&lt;/b&gt;")
-                .doesNotContain("<b>GPU 0</b>");
+                .doesNotContain("<b>GPU 0</b>")
+                // The download is a phase of its own, with the line it comes from as its tooltip.
+                .contains("title=\"Time spent downloading weights for MODEL: X seconds: a restart that downloads is not"
+                        + " a slow cold start\">download 69.52 s</span>");
         // Never drawn as a latency: a marker on the axis, labelled as a failed start.
         assertThat(occurrences(dom.stdout(), "<g class=\"point never-ready failed path-cold\""))
                 .isEqualTo(2);
