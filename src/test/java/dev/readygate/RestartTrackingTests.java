@@ -260,7 +260,7 @@ class RestartTrackingTests {
                             .subList(linesBefore, Files.readAllLines(log).size()))
                     .singleElement()
                     .asString()
-                    .endsWith("Shutting down FastAPI HTTP server (restart).");
+                    .endsWith("[launcher.py:120] Shutting down FastAPI HTTP server.");
             assertThat(latest.get("path").asString()).isEqualTo("snapshot_restore");
             assertThat(latest.get("outcome").asString()).isEqualTo("ready");
             assertThat(latest.get("evidence").valueStream().map(JsonNode::asString))

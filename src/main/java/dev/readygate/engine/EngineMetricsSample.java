@@ -73,9 +73,27 @@ public record EngineMetricsSample(
                 null);
     }
 
-    /** {@code kv_cache_size_tokens} from {@code vllm:cache_config_info}, or null. */
+    /**
+     * The KV cache size in tokens from {@code vllm:cache_config_info}, or null: its {@code kv_cache_size_tokens} label
+     * (vLLM 0.29 on), else {@code num_gpu_blocks} × {@code block_size} (every vLLM: the CacheConfig fields it has always
+     * exported, {@code "None"} before profiling).
+     */
     public @Nullable Long kvCacheSizeTokens() {
-        String value = cacheConfig.get("kv_cache_size_tokens");
+        return kvCacheSizeTokens(cacheConfig);
+    }
+
+    /** {@link #kvCacheSizeTokens()} of one {@code vllm:cache_config_info} label set. */
+    static @Nullable Long kvCacheSizeTokens(Map<String, String> labels) {
+        Long tokens = number(labels.get("kv_cache_size_tokens"));
+        if (tokens != null) {
+            return tokens;
+        }
+        Long blocks = number(labels.get("num_gpu_blocks"));
+        Long blockSize = number(labels.get("block_size"));
+        return blocks == null || blockSize == null ? null : blocks * blockSize;
+    }
+
+    private static @Nullable Long number(@Nullable String value) {
         if (value == null) {
             return null;
         }

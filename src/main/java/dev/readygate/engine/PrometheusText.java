@@ -235,12 +235,8 @@ final class PrometheusText {
     }
 
     private static long tokens(Map<String, String> labels) {
-        try {
-            return Long.parseLong(
-                    labels.getOrDefault("kv_cache_size_tokens", "").strip());
-        } catch (NumberFormatException ex) {
-            return -1;
-        }
+        Long tokens = EngineMetricsSample.kvCacheSizeTokens(labels);
+        return tokens == null ? -1 : tokens;
     }
 
     private static boolean isNameChar(char c, boolean first) {

@@ -25,9 +25,6 @@ import org.jspecify.annotations.Nullable;
  */
 final class EngineLog implements AutoCloseable {
 
-    private static final DateTimeFormatter TIMESTAMP =
-            DateTimeFormatter.ofPattern("MM-dd HH:mm:ss").withZone(ZoneOffset.UTC);
-
     private static final DateTimeFormatter ISO_SECONDS =
             DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
 
@@ -42,6 +39,8 @@ final class EngineLog implements AutoCloseable {
     private final Clock clock;
     private final SimulatorProperties.Deployment deployment;
     private final ExecutorService writer;
+    /** vLLM's {@code %m-%d %H:%M:%S} in the engine's local time zone (collectors' prefixes stay in UTC). */
+    private final DateTimeFormatter timestamp;
 
     EngineLog(
             @Nullable Path file,
@@ -53,6 +52,7 @@ final class EngineLog implements AutoCloseable {
         this.stdout = stdout;
         this.clock = clock;
         this.deployment = deployment;
+        this.timestamp = DateTimeFormatter.ofPattern("MM-dd HH:mm:ss").withZone(deployment.zone());
         this.writer = SerialExecutor.start(threadName);
         if (file != null) {
             writer.execute(() -> createParent(file));
@@ -82,7 +82,7 @@ final class EngineLog implements AutoCloseable {
      */
     void lines(String process, int pid, String level, String source, List<String> message) {
         Instant now = clock.instant();
-        String header = processPrefix(process, pid) + level + " " + TIMESTAMP.format(now) + " [" + source + "] ";
+        String header = processPrefix(process, pid) + level + " " + timestamp.format(now) + " [" + source + "] ";
         for (String line : message) {
             write(now, header + line);
         }

@@ -52,8 +52,6 @@ final class SimulatedEngine implements AutoCloseable {
         SERVING
     }
 
-    private static final String API = VllmLines.API;
-
     private final SimulatorProperties properties;
     // The revision served from the next start on: a rollout switches it (the scenario's `switch`).
     private volatile String revision;
@@ -127,14 +125,14 @@ final class SimulatedEngine implements AutoCloseable {
      * listener comes back after the path's duration); a later start or stop cancels it.
      */
     Mono<Void> restart(StartupPath path) {
-        return stopProcess("restart")
+        return stopProcess()
                 .then(Mono.fromRunnable(() -> begin(path)).subscribeOn(lifecycle))
                 .then();
     }
 
     /** Stops the engine for good (SIGTERM): no automatic restart. */
     Mono<Void> stop() {
-        return stopProcess("stop");
+        return stopProcess();
     }
 
     /** The engine process dies: listener and connections gone; restarted after a delay if auto-restart is on. */
@@ -191,16 +189,12 @@ final class SimulatedEngine implements AutoCloseable {
         return container;
     }
 
-    private Mono<Void> stopProcess(String why) {
+    private Mono<Void> stopProcess() {
         return Mono.fromRunnable(() -> {
                     pending.update(null);
                     EngineInstance instance = current;
                     if (instance != null && phase.get() != Phase.STOPPED) {
-                        log.info(
-                                API,
-                                instance.pid(),
-                                "launcher.py:120",
-                                "Shutting down FastAPI HTTP server (" + why + ").");
+                        lines.shuttingDown(instance.pid());
                     }
                 })
                 .subscribeOn(lifecycle)
@@ -442,8 +436,9 @@ final class SimulatedEngine implements AutoCloseable {
         SimulatorProperties.Model m = properties.model();
         int core = pid + 1;
         double kvGib = kvTokens * 112.0 / 1024 / 1024;
-        Step compile =
-                new Step(total.multipliedBy(20).dividedBy(100), () -> lines.compiling(core, seconds(total) * 0.1));
+        Step compile = new Step(
+                total.multipliedBy(20).dividedBy(100),
+                () -> lines.compiling(core, seconds(total) * 0.1, seconds(total) * 0.08));
         if (failing) {
             String reason = properties.faults().startupFailure();
             return List.of(compile, new Step(total.multipliedBy(5).dividedBy(100), () -> {
@@ -457,7 +452,10 @@ final class SimulatedEngine implements AutoCloseable {
                         total.multipliedBy(15).dividedBy(100),
                         () -> lines.kvCache(core, kvGib, kvTokens, m.maxModelLen())),
                 new Step(
-                        total.multipliedBy(10).dividedBy(100),
+                        total.multipliedBy(5).dividedBy(100),
+                        () -> lines.graphsCaptured(core, seconds(total) * 0.05, 0.51)),
+                new Step(
+                        total.multipliedBy(5).dividedBy(100),
                         () -> lines.initEngine(core, seconds(total) * 0.45, seconds(total) * 0.2)));
     }
 
@@ -667,7 +665,7 @@ final class SimulatedEngine implements AutoCloseable {
     private void restoredLog(int pid, String message) {
         switch (properties.snapshot().restoreLog()) {
             case CHILD_LOG -> snapshot.appendChildLog("(APIServer pid=" + pid + ") INFO " + message);
-            case ENGINE_LOG -> log.info(API, pid, "api_server.py:2015", message);
+            case ENGINE_LOG -> log.info(lines.api(), pid, "api_server.py:2015", message);
             case NONE -> {}
         }
     }

@@ -482,10 +482,12 @@ public record SimulatorProperties(
      * How the simulated vLLM is deployed, and whose formats it writes: each style readygate must read in production.
      *
      * @param formats {@code v0-31} (vLLM 0.31: its banner, one KV cache line, {@code init engine ... took %.2f s
-     *     (compilation: %.2f s)}, {@code Model loading took} from {@code [model_runner.py]}, uvicorn behind the
-     *     {@code (APIServer pid=N)} prefix, the preload daemon's per-node READY line, a final usage chunk without
-     *     {@code prompt_tokens_details}, {@code /metrics} numbers as {@code prometheus_client} writes them, e.g.
-     *     {@code 1.759672931123e+09}) or {@code legacy} (the formats of vLLM 0.10 to 0.30)
+     *     (compilation: %.2f s)}, {@code Model loading took} from {@code [model_runner.py]}, a single engine core as
+     *     {@code EngineCore}, uvicorn behind the {@code (APIServer pid=N)} prefix, {@code vllm preload}'s per-node
+     *     READY line, a final usage chunk without {@code prompt_tokens_details}, {@code /metrics} numbers as {@code
+     *     prometheus_client} writes them, e.g. {@code 1.759672931123e+09}) or {@code legacy} (vLLM 0.10.1's log
+     *     lines: no API server prefix, {@code EngineCore_0}, {@code init engine ... took %.2f seconds}; docs/simulator.md
+     *     lists each line's source)
      * @param logPrefix the log collector's prefix before every line of the engine and daemon logs: {@code none},
      *     {@code compose} ({@code <service-name>  | }), {@code iso-bracket} ({@code [2026-10-05T14:02:11Z] }),
      *     {@code docker-desktop} ({@code 2026-10-05 14:02:11.609 | }) or {@code cri} (Kubernetes' node log format)
@@ -497,6 +499,8 @@ public record SimulatorProperties(
      *     Loading weights took} line)
      * @param loadFormat {@code auto}, or a loader that logs no {@code Loading weights took}: {@code runai-streamer},
      *     {@code tensorizer}
+     * @param timeZone the engine's local time zone, in which vLLM writes its log timestamps ({@code %m-%d %H:%M:%S},
+     *     Python's local time: the container's {@code TZ}); an IANA name or an offset such as {@code +05:30}
      */
     public record Deployment(
             @DefaultValue("v0-31") Formats formats,
@@ -504,9 +508,17 @@ public record SimulatorProperties(
             @DefaultValue("vllm-1") String serviceName,
             @DefaultValue("1") int dataParallelSize,
             @DefaultValue("false") boolean speculativeDecoding,
-            @DefaultValue("auto") LoadFormat loadFormat) {
+            @DefaultValue("auto") LoadFormat loadFormat,
+            @DefaultValue("UTC") String timeZone) {
 
         public Deployment {
+            try {
+                java.time.ZoneId.of(timeZone);
+            } catch (java.time.DateTimeException ex) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.deployment.time-zone must be a time zone such as "
+                                + "UTC, Europe/Berlin or +05:30 (was '" + timeZone + "')");
+            }
             if (dataParallelSize < 1 || dataParallelSize > 4) {
                 throw new IllegalArgumentException(
                         "readygate.simulator.deployment.data-parallel-size must be between 1 and 4 (was "
@@ -548,6 +560,11 @@ public record SimulatorProperties(
             public String vllmName() {
                 return name().toLowerCase(Locale.ROOT);
             }
+        }
+
+        /** {@link #timeZone} as a zone. */
+        public java.time.ZoneId zone() {
+            return java.time.ZoneId.of(timeZone);
         }
 
         /** API server processes: vLLM defaults {@code --api-server-count} to the data-parallel size. */

@@ -6,11 +6,12 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * The lines a vLLM engine start writes, in the formats of the configured vLLM ({@code deployment.formats}): 0.31's, or
- * 0.10 to 0.30's. Where issue 18 quotes a real format, that format is the one written; the sources ({@code file.py:N})
- * are placeholders. Every data-parallel engine core ({@code EngineCore_DP<i>}, pid {@code core + i}) writes its own
- * lines; the cores start in parallel, and the last one's header comes late, once the first core's weights are loaded,
- * as vLLM's log may show it (issue 18, item 6).
+ * The lines a vLLM engine start writes, in the formats of the configured vLLM ({@code deployment.formats}): 0.31's or
+ * 0.10.1's, each line's format string taken from vLLM's own source at that version (docs/simulator.md names the file
+ * for each; the {@code file.py:N} line numbers are those of real logs of that version, illustrative). A single engine
+ * core is {@code EngineCore} (0.10.1: {@code EngineCore_0}); every data-parallel engine core ({@code EngineCore_DP<i>},
+ * pid {@code core + i}) writes its own lines; the cores start in parallel, and the last one's header comes late, once
+ * the first core's weights are loaded, as vLLM's log may show it (issue 18, item 6).
  */
 final class VllmLines {
 
@@ -27,6 +28,11 @@ final class VllmLines {
     private final List<Runnable> lateLines = new ArrayList<>();
     /** Whether the late engine core still holds its lines back in this start. */
     private boolean lateCoreWaits;
+    /**
+     * Whether the engine's torch.compile cache ({@code ~/.cache/vllm/torch_compile_cache}) holds its graphs: written by
+     * the first start that compiles, read by every later one in the same container.
+     */
+    private boolean compileCached;
 
     VllmLines(SimulatorProperties.Deployment deployment, EngineLog log) {
         this.deployment = deployment;
@@ -37,8 +43,21 @@ final class VllmLines {
         return deployment.formats() == SimulatorProperties.Deployment.Formats.V0_31;
     }
 
-    static String core(int index) {
-        return "EngineCore_DP" + index;
+    /**
+     * The engine core's process name: vLLM's {@code set_process_title("EngineCore")} with one core, {@code
+     * ("EngineCore", f"DP{dp_rank}")} with data parallel (v1/engine/core.py, run_engine_core); 0.10.1's {@code
+     * EngineCore_<dp_rank>} always.
+     */
+    String core(int index) {
+        if (!v031()) {
+            return "EngineCore_" + index;
+        }
+        return deployment.dataParallelSize() > 1 ? "EngineCore_DP" + index : "EngineCore";
+    }
+
+    /** The API server's prefix: {@code (APIServer pid=N)} (0.31's {@code decorate_logs("APIServer")}), none in 0.10.1. */
+    String api() {
+        return v031() ? API : "";
     }
 
     /** The API server's first lines: the version (0.31: the banner), its arguments, the API server count. */
@@ -58,12 +77,12 @@ final class VllmLines {
                             "   ▀▀  ▀▀▀▀▀ ▀▀▀▀▀ ▀     ▀",
                             ""));
         } else {
-            log.info(API, pid, "api_server.py:1839", "vLLM API server version " + version);
+            log.info(api(), pid, "api_server.py:1805", "vLLM API server version " + version);
         }
-        log.info(API, pid, "utils.py:253", "non-default args: " + args);
+        log.info(api(), pid, v031() ? "utils.py:253" : "utils.py:326", "non-default args: " + args);
         if (deployment.dataParallelSize() > 1) {
             log.info(
-                    API,
+                    api(),
                     pid,
                     "arg_utils.py:1744",
                     "Defaulting api_server_count to data_parallel_size (" + deployment.dataParallelSize() + ").");
@@ -79,7 +98,7 @@ final class VllmLines {
                 (name, pid) -> log.info(
                         name,
                         pid,
-                        "core.py:93",
+                        v031() ? "core.py:93" : "core.py:74",
                         "Initializing a V1 LLM engine (v" + version + ") with config: " + config
                                 + ", data_parallel_size=" + deployment.dataParallelSize()));
     }
@@ -87,8 +106,11 @@ final class VllmLines {
     void startingToLoad(int core, String model) {
         eachCore(
                 core,
-                (name, pid) ->
-                        log.info(name, pid, "gpu_model_runner.py:3012", "Starting to load model " + model + "..."));
+                (name, pid) -> log.info(
+                        name,
+                        pid,
+                        v031() ? "gpu_model_runner.py:3012" : "gpu_model_runner.py:1953",
+                        "Starting to load model " + model + "..."));
     }
 
     /**
@@ -154,25 +176,72 @@ final class VllmLines {
             log.info(
                     name,
                     pid,
-                    "gpu_model_runner.py:3039",
-                    String.format(Locale.ROOT, "Model loading took %.4f GiB memory and %.6f seconds", gib, seconds));
+                    "gpu_model_runner.py:2007",
+                    String.format(Locale.ROOT, "Model loading took %.4f GiB and %.6f seconds", gib, seconds));
         }
     }
 
-    void compiling(int core, double dynamoSeconds) {
+    /**
+     * torch.compile: the cache directory, Dynamo's bytecode transform, then the backbone's graphs compiled (and
+     * cached) on the first start, or loaded from that cache on every later one (vllm/compilation/backends.py), and the
+     * total (vllm/compilation/monitor.py).
+     */
+    void compiling(int core, double dynamoSeconds, double graphSeconds) {
+        boolean cached = compileCached;
+        compileCached = true;
+        // 0.31 compiles one range of token counts, (1, max_num_batched_tokens); 0.10.1 one dynamic shape.
+        String shape = v031() ? "compile range (1, 8192)" : "dynamic shape";
         eachCore(core, (name, pid) -> {
             log.info(
                     name,
                     pid,
-                    "backends.py:548",
+                    v031() ? "backends.py:913" : "backends.py:548",
                     "Using cache directory: /root/.cache/vllm/torch_compile_cache/4f1c2e9a7b/rank_0_0/backbone for "
                             + "vLLM's torch.compile");
             log.info(
                     name,
                     pid,
-                    "backends.py:559",
+                    v031() ? "backends.py:973" : "backends.py:559",
                     String.format(Locale.ROOT, "Dynamo bytecode transform time: %.2f s", dynamoSeconds));
+            if (cached) {
+                log.info(
+                        name,
+                        pid,
+                        v031() ? "backends.py:292" : "backends.py:161",
+                        String.format(
+                                Locale.ROOT,
+                                "Directly load the compiled graph(s) for %s from the cache, took %.3f s",
+                                shape,
+                                graphSeconds / 10));
+            } else {
+                log.info(
+                        name,
+                        pid,
+                        v031() ? "backends.py:386" : "backends.py:215",
+                        String.format(Locale.ROOT, "Compiling a graph for %s takes %.2f s", shape, graphSeconds));
+            }
+            double total = dynamoSeconds + (cached ? graphSeconds / 10 : graphSeconds);
+            log.info(
+                    name,
+                    pid,
+                    v031() ? "monitor.py:53" : "monitor.py:34",
+                    String.format(
+                            Locale.ROOT,
+                            v031() ? "torch.compile took %.2f s in total" : "torch.compile takes %.2f s in total",
+                            total));
         });
+    }
+
+    /** CUDA graphs captured, after the KV cache is allocated (v1/worker/gpu_model_runner.py, capture_model). */
+    void graphsCaptured(int core, double seconds, double gib) {
+        eachCore(
+                core,
+                (name, pid) -> log.info(
+                        name,
+                        pid,
+                        v031() ? "gpu_model_runner.py:5366" : "gpu_model_runner.py:2567",
+                        String.format(
+                                Locale.ROOT, "Graph capturing finished in %.0f secs, took %.2f GiB", seconds, gib)));
     }
 
     void kvCache(int core, double kvGib, int kvTokens, int maxModelLen) {
@@ -182,7 +251,7 @@ final class VllmLines {
             log.info(
                     name,
                     pid,
-                    "gpu_worker.py:298",
+                    v031() ? "gpu_worker.py:298" : "gpu_worker.py:276",
                     String.format(Locale.ROOT, "Available KV cache memory: %.2f GiB", kvGib));
             if (v031()) {
                 log.info(
@@ -195,9 +264,9 @@ final class VllmLines {
                 log.info(
                         name,
                         pid,
-                        "kv_cache_utils.py:1087",
+                        "kv_cache_utils.py:849",
                         String.format(Locale.ROOT, "GPU KV cache size: %,d tokens", kvTokens));
-                log.info(name, pid, "kv_cache_utils.py:1091", "Maximum concurrency for " + concurrency);
+                log.info(name, pid, "kv_cache_utils.py:853", "Maximum concurrency for " + concurrency);
             }
         });
     }
@@ -209,24 +278,42 @@ final class VllmLines {
         eachCore(
                 core,
                 (name, pid) -> log.info(
-                        name, pid, "core.py:210", "init engine (profile, create kv cache, warmup model) took " + took));
+                        name,
+                        pid,
+                        v031() ? "core.py:210" : "core.py:214",
+                        "init engine (profile, create kv cache, warmup model) took " + took));
     }
 
-    /** The API servers come up: one with a single engine core, one per core with data parallel. */
+    /**
+     * The API servers come up: one with a single engine core, one per core with data parallel. 0.31: {@code Supported
+     * tasks} and {@code Starting vLLM server on}, uvicorn's lines behind the API server's prefix; 0.10.1: {@code
+     * Supported_tasks}, {@code Starting vLLM API server 0 on} (its API server index), no prefix on any.
+     */
     void serving(int pid, String url) {
         int servers = deployment.apiServers();
         for (int i = 0; i < servers; i++) {
-            String name = servers == 1 ? API : "ApiServer_" + i;
+            String name = !v031() ? "" : servers == 1 ? API : "ApiServer_" + i;
             int serverPid = servers == 1 ? pid : apiServerPid(pid, i);
-            log.info(name, serverPid, "api_server.py:1971", "Supported tasks: ['generate']");
-            log.info(name, serverPid, "api_server.py:2015", "Starting vLLM server on " + url);
-            List<String> uvicorn = List.of(
-                    "INFO:     Started server process [" + serverPid + "]",
-                    "INFO:     Waiting for application startup.",
-                    "INFO:     Application startup complete.");
-            // vLLM 0.31's uvicorn lines are behind the API server's prefix; older ones had none.
-            log.bare(v031() ? name : "", serverPid, uvicorn);
+            if (v031()) {
+                log.info(name, serverPid, "api_server.py:1971", "Supported tasks: ['generate']");
+                log.info(name, serverPid, "api_server.py:2015", "Starting vLLM server on " + url);
+            } else {
+                log.info(name, serverPid, "api_server.py:1611", "Supported_tasks: ['generate']");
+                log.info(name, serverPid, "api_server.py:1880", "Starting vLLM API server " + i + " on " + url);
+            }
+            log.bare(
+                    name,
+                    serverPid,
+                    List.of(
+                            "INFO:     Started server process [" + serverPid + "]",
+                            "INFO:     Waiting for application startup.",
+                            "INFO:     Application startup complete."));
         }
+    }
+
+    /** The API server stops serving (vllm/entrypoints/launcher.py, serve_http's shutdown). */
+    void shuttingDown(int pid) {
+        log.info(api(), pid, v031() ? "launcher.py:120" : "launcher.py:80", "Shutting down FastAPI HTTP server.");
     }
 
     /** The API server processes' pids: after the engine cores'. */
@@ -267,7 +354,7 @@ final class VllmLines {
                         "    raise e",
                         exception));
         log.bare(
-                API,
+                api(),
                 pid,
                 List.of(
                         "Traceback (most recent call last):",
@@ -298,7 +385,7 @@ final class VllmLines {
                         "    engine_core.run_busy_loop()",
                         exceptionLine(reason)));
         log.lines(
-                API,
+                api(),
                 pid,
                 "ERROR",
                 "async_llm.py:487",
@@ -307,7 +394,7 @@ final class VllmLines {
                         "Traceback (most recent call last):",
                         "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace "
                                 + "(above) for the root cause."));
-        log.line(API, pid, "CRITICAL", "launcher.py:116", "VLLM Engine failed, terminating server.");
+        log.line(api(), pid, "CRITICAL", "launcher.py:116", "VLLM Engine failed, terminating server.");
     }
 
     /**
@@ -334,13 +421,17 @@ final class VllmLines {
         return (reason.startsWith("CUDA error") ? "torch.AcceleratorError: " : "RuntimeError: ") + reason;
     }
 
-    /** The preload daemon's READY line. */
-    static String daemonReady(SimulatorProperties.Deployment.Formats formats, double seconds, String socketDir) {
+    /**
+     * The weight cache daemon's READY line, with vLLM's words for an unset socket dir ({@code "the default socket
+     * dir"}): 0.31's {@code vllm preload} (vllm/entrypoints/cli/preload.py) counts node, local ranks and roles (the
+     * model's, one without a drafter); before it, the daemon module (weight_cache/daemon.py, vLLM 0.30) all ranks.
+     */
+    static String daemonReady(SimulatorProperties.Deployment.Formats formats, String socketDir) {
         if (formats == SimulatorProperties.Deployment.Formats.V0_31) {
-            return "===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) in " + socketDir + " =====";
+            return "===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) x 1 role(s) in " + socketDir
+                    + " =====";
         }
-        return String.format(
-                Locale.ROOT, "===== Weight cache daemon READY: all 1 ranks serving in %.2fs =====", seconds);
+        return "===== Weight cache daemon READY: all 1 ranks serving in " + socketDir + " =====";
     }
 
     /**

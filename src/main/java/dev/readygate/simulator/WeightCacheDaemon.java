@@ -50,6 +50,9 @@ final class WeightCacheDaemon implements AutoCloseable {
     }
 
     private final SimulatorProperties properties;
+    /** Neither {@code vllm preload} nor its ranks put a {@code (Process pid=N)} prefix on their lines. */
+    private static final String NO_PREFIX = "";
+
     private final EngineLog log;
     private final Clock clock;
     private final Scheduler timer;
@@ -128,14 +131,6 @@ final class WeightCacheDaemon implements AutoCloseable {
                     }
                     released = false;
                     phase.set(Phase.LOADING);
-                    log.info(
-                            "APIServer",
-                            pid,
-                            "preload.py:88",
-                            "vLLM weight cache daemon for model="
-                                    + properties.model().root() + " revision=" + revision + " checkpoint=" + checkpoint
-                                    + " (1 rank(s), socket dir "
-                                    + socketDir + ")");
                 }))
                 .subscribeOn(lifecycle)
                 .then(bindHealth())
@@ -146,25 +141,39 @@ final class WeightCacheDaemon implements AutoCloseable {
                                 .subscribe())));
     }
 
+    /**
+     * The rank has loaded and cached its shard and binds its socket; then {@code vllm preload} announces READY. The
+     * lines are vLLM's (weight_cache/daemon.py: the rank's, with the default loader's {@code Loading weights took};
+     * preload.py or, before 0.31, daemon.py: READY), none behind a process prefix: neither {@code vllm preload} nor
+     * its spawned ranks decorate their logs.
+     */
     private void becomeReady() {
         Duration took = properties.timing().daemonLoadTime();
+        boolean v031 = properties.deployment().formats() == SimulatorProperties.Deployment.Formats.V0_31;
         log.info(
-                "WeightCacheDaemon_TP0",
+                NO_PREFIX,
                 pid + 1,
                 "default_loader.py:262",
                 "Loading weights took %.2f seconds".formatted(took.toMillis() / 1000.0 * 0.8));
+        log.info(
+                NO_PREFIX,
+                pid + 1,
+                "daemon.py:178",
+                "Weight cache daemon rank 0 cached %d tensors"
+                        .formatted(properties.model().tensors()));
         bindSockets();
+        log.info(NO_PREFIX, pid + 1, "daemon.py:206", "Weight cache daemon rank 0 serving on " + socketPath());
+        log.bare(NO_PREFIX, pid + 1, List.of("Weight cache daemon rank 0 ready: serving on " + socketPath()));
         gpu.daemonReady(pid);
         servingSince = clock.instant();
         phase.set(Phase.SERVING);
         log.info(
-                "APIServer",
+                NO_PREFIX,
                 pid,
-                "preload.py:214",
+                v031 ? "preload.py:214" : "daemon.py:402",
                 VllmLines.daemonReady(
                         properties.deployment().formats(),
-                        took.toMillis() / 1000.0,
-                        // vLLM's default socket dir (a per-user temporary one) when none is configured.
+                        // vLLM's words when no socket dir is configured (it uses a per-user temporary one).
                         properties.preload().socketDir() == null ? "the default socket dir" : socketDir.toString()));
     }
 
@@ -181,8 +190,8 @@ final class WeightCacheDaemon implements AutoCloseable {
                     loading.update(null);
                     closeSockets();
                     servingSince = null;
+                    // SIGTERM: vllm preload terminates its ranks and logs nothing.
                     gpu.daemonStopped(keepResident);
-                    log.info("APIServer", pid, "preload.py:240", "Weight cache daemon shutting down (signal 15)");
                 })
                 .subscribeOn(lifecycle)
                 .then(Mono.defer(() -> {
@@ -210,15 +219,22 @@ final class WeightCacheDaemon implements AutoCloseable {
             return new Lookup.Unusable("Weight cache daemon error: Weights were released");
         }
         if (!layout.equals(engineLayout)) {
-            return new Lookup.Unusable("WeightCacheKey mismatch on fields: ['checkpoint']");
+            return mismatch("['checkpoint']");
         }
         if (!revision.equals(engineRevision)) {
-            return new Lookup.Unusable("WeightCacheKey mismatch on fields: ['revision']");
+            return mismatch("['revision']");
         }
         if (properties.preload().mode() == SimulatorProperties.Preload.Mode.COPY) {
             released = true;
+            log.info(NO_PREFIX, pid + 1, "daemon.py:264", "Weight cache daemon rank 0 released cached weights");
         }
         return new Lookup.Hit(checkpoint, properties.model().tensors());
+    }
+
+    /** The daemon's rank logs the mismatched fields (a Python list), the engine is told the same. */
+    private Lookup mismatch(String fields) {
+        log.warning(NO_PREFIX, pid + 1, "daemon.py:241", "WeightCacheKey mismatch on fields: " + fields);
+        return new Lookup.Unusable("WeightCacheKey mismatch on fields: " + fields);
     }
 
     Phase phase() {
@@ -300,7 +316,7 @@ final class WeightCacheDaemon implements AutoCloseable {
             channel.bind(UnixDomainSocketAddress.of(path));
             sockets.add(channel);
         } catch (IOException ex) {
-            log.error("APIServer", pid, "daemon.py:301", "Cannot bind weight cache socket: " + ex.getMessage());
+            log.error(NO_PREFIX, pid, "daemon.py:301", "Cannot bind weight cache socket: " + ex.getMessage());
         }
     }
 
@@ -316,7 +332,7 @@ final class WeightCacheDaemon implements AutoCloseable {
         try {
             Files.deleteIfExists(socketPath());
         } catch (IOException ex) {
-            log.warning("APIServer", pid, "daemon.py:318", "Cannot unlink weight cache socket: " + ex.getMessage());
+            log.warning(NO_PREFIX, pid, "daemon.py:318", "Cannot unlink weight cache socket: " + ex.getMessage());
         }
     }
 

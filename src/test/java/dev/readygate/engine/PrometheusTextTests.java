@@ -183,4 +183,32 @@ class PrometheusTextTests {
         assertThat(sample.kvCacheSizeTokens()).isEqualTo(868_352L);
         assertThat(sample.cacheConfig()).containsEntry("engine", "2");
     }
+
+    @Test
+    void parseWhenCacheConfigHasOnlyBlocksReadsTheKvCacheSizeAsBlocksTimesBlockSize() {
+        // vLLM before 0.29 has no kv_cache_size_tokens label: 2340 blocks of 16 tokens.
+        EngineMetricsSample sample = PrometheusText.parse(resource("/vllm-metrics/v0.10-cache-config-blocks.txt"));
+
+        assertThat(sample.kvCacheSizeTokens()).isEqualTo(37_440L);
+    }
+
+    @Test
+    void parseWhenEngineCoresHaveOnlyBlocksKeepsTheSmallestKvCache() {
+        EngineMetricsSample sample = PrometheusText.parse("""
+                vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="10000"} 1.0
+                vllm:cache_config_info{block_size="16",engine="1",num_gpu_blocks="9271"} 1.0
+                vllm:cache_config_info{block_size="16",engine="2",num_gpu_blocks="None"} 1.0
+                """);
+
+        assertThat(sample.kvCacheSizeTokens()).isEqualTo(148_336L);
+        assertThat(sample.cacheConfig()).containsEntry("engine", "1");
+    }
+
+    @Test
+    void kvCacheSizeTokensWhenBlocksAreNotKnownYetIsNull() {
+        assertThat(EngineMetricsSample.kvCacheSizeTokens(Map.of("block_size", "16", "num_gpu_blocks", "None")))
+                .isNull();
+        assertThat(EngineMetricsSample.kvCacheSizeTokens(Map.of("block_size", "16")))
+                .isNull();
+    }
 }

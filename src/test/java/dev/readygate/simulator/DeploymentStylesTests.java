@@ -139,15 +139,15 @@ class DeploymentStylesTests {
         assertThat(log)
                 .containsSubsequence(
                         "Loading weights took",
-                        "(EngineCore_DP0 pid=4253) ERROR ",
+                        "(EngineCore pid=4253) ERROR ",
                         "[core.py:1100] EngineCore failed to start.",
                         "[core.py:1100] Traceback (most recent call last):",
                         "[core.py:1100] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
-                        "(EngineCore_DP0 pid=4253) Process EngineCore_DP0:",
-                        "(EngineCore_DP0 pid=4253) torch.OutOfMemoryError: CUDA out of memory.",
+                        "(EngineCore pid=4253) Process EngineCore:",
+                        "(EngineCore pid=4253) torch.OutOfMemoryError: CUDA out of memory.",
                         "(APIServer pid=4252) Traceback (most recent call last):",
                         "(APIServer pid=4252) RuntimeError: Engine core initialization failed. See root cause above. "
-                                + "Failed core proc(s): {'EngineCore_DP0': 1}")
+                                + "Failed core proc(s): {'EngineCore': 1}")
                 .doesNotContain("Engine start failed");
         assertThat(log.substring(log.indexOf("pid=4252)")))
                 .doesNotContain("Application startup complete.")
@@ -177,7 +177,9 @@ class DeploymentStylesTests {
         running = RunningSimulator.serving(workDir, "deployment.formats=legacy");
 
         assertThat(running.daemonLog())
-                .containsPattern("===== Weight cache daemon READY: all 1 ranks serving in \\d+\\.\\d\\ds =====");
+                .contains(
+                        "[daemon.py:402] ===== Weight cache daemon READY: all 1 ranks serving in the default socket dir "
+                                + "=====");
         assertThat(running.metricsText()).containsPattern("(?m)^process_start_time_seconds \\d\\.\\d+E9$");
         String body = EngineApiContractTests.postForString(
                 running,
@@ -203,8 +205,8 @@ class DeploymentStylesTests {
         try {
             running = RunningSimulator.serving(workDir, "preload.socket-dir=" + sockets);
             assertThat(running.daemonLog())
-                    .contains("===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) in " + sockets
-                            + " =====");
+                    .contains("===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) x 1 role(s) in "
+                            + sockets + " =====");
         } finally {
             running.close();
             running = null;

@@ -88,12 +88,17 @@ class EngineLifecycleTests {
                         "[utils.py:302]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.31.0",
                         "[utils.py:302]   █▄█▀ █     █     █     █  model   Qwen/Qwen3-0.6B",
                         "non-default args: {",
-                        "(EngineCore_DP0 pid=4243) INFO ",
+                        "(EngineCore pid=4243) INFO ",
                         "Initializing a V1 LLM engine (v0.31.0) with config: model='Qwen/Qwen3-0.6B'",
                         "Loading weights took ",
                         "[model_runner.py:4344] Model loading took 1.12 GiB memory and ",
+                        "[backends.py:913] Using cache directory: ",
+                        "[backends.py:973] Dynamo bytecode transform time: ",
+                        "[backends.py:386] Compiling a graph for compile range (1, 8192) takes ",
+                        "[monitor.py:53] torch.compile took ",
                         "Available KV cache memory: ",
                         "GPU KV cache size: 65,536 tokens, Maximum concurrency for 4,096 tokens per request: 16.00x",
+                        "[gpu_model_runner.py:5366] Graph capturing finished in ",
                         "init engine (profile, create kv cache, warmup model) took ",
                         "Starting vLLM server on http://127.0.0.1:" + running.properties.port(),
                         "(APIServer pid=4242) INFO:     Started server process [4242]",
@@ -103,33 +108,68 @@ class EngineLifecycleTests {
                 .containsPattern("Model loading took \\d+\\.\\d{2} GiB memory and \\d+\\.\\d{6} seconds")
                 .containsPattern("init engine \\(profile, create kv cache, warmup model\\) took \\d+\\.\\d{2} s "
                         + "\\(compilation: \\d+\\.\\d{2} s\\)")
+                .containsPattern("Graph capturing finished in \\d+ secs, took \\d+\\.\\d{2} GiB")
+                .containsPattern("torch.compile took \\d+\\.\\d{2} s in total")
                 .doesNotContain("vLLM API server version")
+                .doesNotContain("EngineCore_DP")
+                .doesNotContain("Directly load")
                 .doesNotContain("Mapped ")
                 .doesNotContain("Weight cache");
         assertThat(log.lines())
-                .allMatch(line -> line.matches("\\((APIServer|EngineCore_DP0) pid=\\d+\\) (((INFO|WARNING|ERROR) "
+                .allMatch(line -> line.matches("\\((APIServer|EngineCore) pid=\\d+\\) (((INFO|WARNING|ERROR) "
                         + "\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\[[a-z_]+\\.py:\\d+] .*)|INFO:     .*)"));
     }
 
     @Test
-    void coldStartInLegacyFormatsWritesTheLinesOfVllm010To030() {
+    void coldStartInLegacyFormatsWritesTheLinesOfVllm0101() {
         running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.formats=legacy");
-        assertThat(running.engineLog())
+        String log = running.engineLog();
+        assertThat(log)
                 .containsSubsequence(
-                        "(APIServer pid=4242) INFO ",
-                        "[api_server.py:1839] vLLM API server version 0.31.0",
-                        "non-default args: {",
+                        "INFO ",
+                        "[api_server.py:1805] vLLM API server version 0.31.0",
+                        "[utils.py:326] non-default args: {",
+                        "(EngineCore_0 pid=4243) INFO ",
+                        "[core.py:74] Initializing a V1 LLM engine (v0.31.0) with config: ",
                         "Loading weights took ",
-                        "[gpu_model_runner.py:3039] Model loading took 1.1214 GiB memory and ",
+                        "[gpu_model_runner.py:2007] Model loading took 1.1214 GiB and ",
+                        "[backends.py:215] Compiling a graph for dynamic shape takes ",
+                        "[monitor.py:34] torch.compile takes ",
                         "GPU KV cache size: 65,536 tokens\n",
                         "Maximum concurrency for 4,096 tokens per request: 16.00x",
+                        "[gpu_model_runner.py:2567] Graph capturing finished in ",
+                        "[api_server.py:1611] Supported_tasks: ['generate']",
+                        "[api_server.py:1880] Starting vLLM API server 0 on http://127.0.0.1:",
                         "\nINFO:     Started server process [4242]",
                         "\nINFO:     Waiting for application startup.",
                         "\nINFO:     Application startup complete.")
                 .containsPattern(
                         "init engine \\(profile, create kv cache, warmup model\\) took \\d+\\.\\d{2} seconds\\n")
                 .doesNotContain("█")
+                .doesNotContain("APIServer")
                 .doesNotContain("compilation:");
+        // 0.10.1's API server decorates none of its lines: only the engine core's carry a process prefix.
+        assertThat(log.lines().filter(line -> !line.startsWith("(EngineCore_0 pid=4243) ")))
+                .allMatch(line -> line.startsWith("INFO"));
+    }
+
+    @Test
+    void restartReadsTheCompiledGraphsFromTheCompileCacheAndShutsDownAsVllmDoes() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false");
+        String before = running.engineLog();
+        running.restartAndAwait(StartupPath.COLD);
+        String restart = logSince(before);
+        assertThat(restart)
+                .startsWith("(APIServer pid=4242) INFO ")
+                .containsSubsequence(
+                        "[launcher.py:120] Shutting down FastAPI HTTP server.\n",
+                        "(EngineCore pid=4253) INFO ",
+                        "[backends.py:292] Directly load the compiled graph(s) for compile range (1, 8192) from the "
+                                + "cache, took ",
+                        "torch.compile took ")
+                .containsPattern("from the cache, took \\d+\\.\\d{3} s\\n")
+                .doesNotContain("Compiling a graph")
+                .doesNotContain("(restart)");
     }
 
     /** The {@code process_start_time_seconds} of the process that answers on {@code socket}, or NaN for no answer. */
@@ -242,8 +282,14 @@ class EngineLifecycleTests {
                 .as("a Unix socket")
                 .isTrue();
         assertThat(running.daemonLog())
-                .contains("===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) in the default socket dir "
-                        + "=====");
+                .containsSubsequence(
+                        "[default_loader.py:262] Loading weights took ",
+                        "[daemon.py:178] Weight cache daemon rank 0 cached 339 tensors\n",
+                        "[daemon.py:206] Weight cache daemon rank 0 serving on " + socket,
+                        "\nWeight cache daemon rank 0 ready: serving on " + socket + "\n",
+                        "[preload.py:214] ===== Weight cache daemon READY: node 0/1 serving 1 local rank(s) x 1 role(s) "
+                                + "in the default socket dir =====")
+                .doesNotContain("pid=");
     }
 
     @Test
@@ -433,7 +479,7 @@ class EngineLifecycleTests {
         assertThat(logSince(before).lines())
                 .singleElement()
                 .asString()
-                .endsWith("Shutting down FastAPI HTTP server (restart).");
+                .endsWith("[launcher.py:120] Shutting down FastAPI HTTP server.");
         String metrics = metrics();
         assertThat(Metrics.value(metrics, "vllm:request_success_total")).isEqualTo(3);
         assertThat(Metrics.value(metrics, "vllm:generation_tokens_total")).isEqualTo(3);
@@ -494,7 +540,7 @@ class EngineLifecycleTests {
         assertRefused(running.properties.port());
         assertThat(running.engineLog())
                 .containsSubsequence(
-                        "(EngineCore_DP0 pid=4243) ERROR ",
+                        "(EngineCore pid=4243) ERROR ",
                         "[core.py:1062] EngineCore encountered a fatal error.",
                         "[core.py:1062] RuntimeError: simulated crash",
                         "(APIServer pid=4242) ERROR ",
