@@ -842,8 +842,11 @@ class VllmLogParserTests {
                             ServerVersion.class,
                             LoadingWeights.class,
                             ModelLoading.class,
+                            GraphCompiled.class,
+                            CompileTotal.class,
                             AvailableKvCache.class,
                             KvCacheSize.class,
+                            GraphsCaptured.class,
                             InitEngine.class,
                             ServerStarting.class,
                             ApplicationStartup.class);
@@ -855,8 +858,11 @@ class VllmLogParserTests {
                             MappedFromCache.class,
                             WeightsHeldOutside.class,
                             ModelLoading.class,
+                            CompiledGraphsLoaded.class,
+                            CompileTotal.class,
                             AvailableKvCache.class,
                             KvCacheSize.class,
+                            GraphsCaptured.class,
                             InitEngine.class,
                             ServerStarting.class,
                             ApplicationStartup.class);
@@ -868,8 +874,11 @@ class VllmLogParserTests {
                             CacheFallback.class,
                             LoadingWeights.class,
                             ModelLoading.class,
+                            CompiledGraphsLoaded.class,
+                            CompileTotal.class,
                             AvailableKvCache.class,
                             KvCacheSize.class,
+                            GraphsCaptured.class,
                             InitEngine.class,
                             ServerStarting.class,
                             ApplicationStartup.class);
@@ -878,7 +887,7 @@ class VllmLogParserTests {
                             EngineFatal.class, LogEvent.ExceptionRaised.class, EngineFatal.class, EngineFatal.class);
 
             assertThat(starts.get(0))
-                    .contains(new KvCacheSize(starts.get(0).get(6).at(), "EngineCore_DP0", 4243, 65_536))
+                    .contains(new KvCacheSize(starts.get(0).get(8).at(), "EngineCore", 4243, 65_536))
                     .first()
                     .isEqualTo(new ServerVersion(starts.get(0).get(0).at(), "APIServer", 4242, "0.31.0"));
             assertThat(starts.get(1).get(1))
@@ -888,8 +897,7 @@ class VllmLogParserTests {
                                     .contains("'load_format': 'ipc_cache'", "'api_key': '<redacted>'")
                                     .doesNotContain("s3cret"));
             assertThat(starts.get(1).get(3))
-                    .isEqualTo(
-                            new MappedFromCache(starts.get(1).get(3).at(), "EngineCore_DP0", 4253, 339, "zero_copy"));
+                    .isEqualTo(new MappedFromCache(starts.get(1).get(3).at(), "EngineCore", 4253, 339, "zero_copy"));
             assertThat(starts.get(1).get(5))
                     .isInstanceOfSatisfying(
                             ModelLoading.class,
@@ -915,7 +923,8 @@ class VllmLogParserTests {
             assertThat(daemon)
                     .filteredOn(DaemonReady.class::isInstance)
                     .singleElement()
-                    .satisfies(ready -> assertThat(ready.process()).isEqualTo("APIServer"));
+                    // vllm preload and its ranks write no process prefix (preload.py, weight_cache/daemon.py).
+                    .satisfies(ready -> assertThat(ready.process()).isNull());
         }
     }
 
