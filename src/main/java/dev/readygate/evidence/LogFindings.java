@@ -56,6 +56,8 @@ import org.jspecify.annotations.Nullable;
  * @param graphCaptureGib {@code ..., took Y GiB}: the memory the capture took, likewise
  * @param unreadable why the log gave nothing (lines read, none in a format readygate reads): a named evidence gap,
  *     null while the log is read or has too few lines to tell
+ * @param otherEngine why some lines were kept out: another engine writes to the same log (a process of a name vLLM runs
+ *     once per engine wrote again after another of its name had started), null when none did
  */
 public record LogFindings(
         boolean configured,
@@ -85,7 +87,8 @@ public record LogFindings(
         @Nullable Double compileSeconds,
         @Nullable Double graphCaptureSeconds,
         @Nullable Double graphCaptureGib,
-        @Nullable String unreadable) {
+        @Nullable String unreadable,
+        @Nullable String otherEngine) {
 
     private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
 
@@ -98,17 +101,17 @@ public record LogFindings(
     public static LogFindings none() {
         return new LogFindings(
                 false, null, false, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                false, null, null, null, null, null, null, null, null, null, null);
+                false, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** These findings, their times read in {@code zone}. */
     public LogFindings inZone(LogTimeZone zone) {
-        return with(firstLineAt, zone, unreadable);
+        return with(firstLineAt, zone, unreadable, otherEngine);
     }
 
     /** These findings as the log was read: their times in {@code zone}, and why nothing was read, if so. */
     public LogFindings read(LogTimeZone zone, @Nullable String unreadable) {
-        return with(firstLineAt, zone, unreadable);
+        return with(firstLineAt, zone, unreadable, otherEngine);
     }
 
     /**
@@ -117,10 +120,19 @@ public record LogFindings(
      */
     public LogFindings readIn(java.time.ZoneOffset zone, LogTimeZone.Source source) {
         Instant first = firstLineAt == null ? null : firstLineAt.minusSeconds(zone.getTotalSeconds());
-        return with(first, new LogTimeZone(zone, source), unreadable);
+        return with(first, new LogTimeZone(zone, source), unreadable, otherEngine);
     }
 
-    private LogFindings with(@Nullable Instant first, LogTimeZone zone, @Nullable String unreadable) {
+    /** These findings, with lines kept out because {@code otherEngine} (null: none were). */
+    public LogFindings besideOtherEngine(@Nullable String otherEngine) {
+        return otherEngine == null ? this : with(firstLineAt, timeZone, unreadable, otherEngine);
+    }
+
+    private LogFindings with(
+            @Nullable Instant first,
+            @Nullable LogTimeZone zone,
+            @Nullable String unreadable,
+            @Nullable String otherEngine) {
         return new LogFindings(
                 configured,
                 first,
@@ -149,7 +161,8 @@ public record LogFindings(
                 compileSeconds,
                 graphCaptureSeconds,
                 graphCaptureGib,
-                unreadable);
+                unreadable,
+                otherEngine);
     }
 
     /** The {@code load_format} the arguments name ({@code ipc_cache}, {@code runai_streamer}, ...), or null. */
@@ -481,6 +494,7 @@ public record LogFindings(
                     compile.longest(),
                     capture.longest(),
                     captureGib.longest(),
+                    null,
                     null);
         }
 

@@ -8,7 +8,12 @@ import dev.readygate.secret.SecretRedaction;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,16 +43,96 @@ record LogWindow(
         @Nullable Instant verifiedAt,
         boolean live,
         @Nullable String failureTold,
-        @Nullable LogFindings closedByHeader) {
+        @Nullable LogFindings closedByHeader,
+        Engines engines) {
 
     /** The most events a window keeps: a serving engine's lines after them are not evidence of its start. */
     static final int MAX_EVENTS = 1000;
 
     /** Nothing read yet, no start known, the backlog not read. */
-    static final LogWindow EMPTY = new LogWindow(List.of(), null, null, false, null, null);
+    static final LogWindow EMPTY = new LogWindow(List.of(), null, null, false, null, null, Engines.NONE);
+
+    /** The most processes {@link Engines} remembers of each kind. */
+    static final int MAX_REMEMBERED = 16;
+
+    /**
+     * The processes of which vLLM runs one per engine: its API servers ({@code APIServer}, {@code ApiServer_N} with
+     * {@code --api-server-count}) and engine cores ({@code EngineCore}, {@code EngineCore_DPN}, before 0.17
+     * {@code EngineCore_N}); a worker's name ({@code Worker_TP0}, {@code RayWorkerWrapper}, {@code
+     * VllmWorkerProcess}) may be shared by several processes of one engine.
+     */
+    private static final Pattern ONE_PER_ENGINE =
+            Pattern.compile("APIServer|ApiServer_\\d{1,4}|EngineCore(?:_DP\\d{1,4}|_\\d{1,4})?");
 
     LogWindow {
         events = List.copyOf(events);
+    }
+
+    /**
+     * Which of the log's processes are whose. vLLM runs one API server (or one per {@code --api-server-count}) and one
+     * engine core per data-parallel rank in each engine, each under its pid; a log without server headers (cut, or
+     * collected from several engines) tells starts and engines apart by them.
+     *
+     * @param earlier the one-per-engine processes ({@code name pid=N}) of windows a new process closed: an earlier
+     *     start's, or another engine's
+     * @param replaced those of them another process of their name took the place of in the current window: one that
+     *     writes again (not beginning a start) is another engine's
+     * @param otherEngine the evidence gap, once another engine was seen writing to this log
+     */
+    record Engines(
+            Set<String> earlier,
+            Set<String> replaced,
+            @Nullable String otherEngine) {
+
+        static final Engines NONE = new Engines(Set.of(), Set.of(), null);
+
+        Engines {
+            earlier = Set.copyOf(earlier);
+            replaced = Set.copyOf(replaced);
+        }
+
+        /** After a window of {@code processes} closed because {@code process} replaced {@code gone} (and them). */
+        Engines closed(Set<String> processes, Set<String> gone, @Nullable String process) {
+            return new Engines(bounded(processes), bounded(without(union(replaced, gone), process)), otherEngine);
+        }
+
+        /** After {@code gone}, an earlier window's process, was taken out of the current one by one of its name. */
+        Engines replacing(String gone) {
+            return new Engines(earlier, bounded(union(replaced, Set.of(gone))), otherEngine);
+        }
+
+        /** After {@code process}, replaced, wrote again: another engine writes to this log. */
+        Engines otherEngineWrote(String process) {
+            return otherEngine != null
+                    ? this
+                    : new Engines(
+                            earlier,
+                            replaced,
+                            "two engines write to this log: " + process + " wrote after another process of its name"
+                                    + " had started; each start keeps its own lines, never merged (point"
+                                    + " readygate.evidence.engine-log at this engine's own log)");
+        }
+
+        private static Set<String> union(Set<String> a, Set<String> b) {
+            Set<String> all = new LinkedHashSet<>(a);
+            all.addAll(b);
+            return all;
+        }
+
+        private static Set<String> without(Set<String> a, @Nullable String b) {
+            Set<String> rest = new LinkedHashSet<>(a);
+            rest.remove(b);
+            return rest;
+        }
+
+        /** At most {@link #MAX_REMEMBERED}, the newest: a log's other engines and restarts are a few. */
+        private static Set<String> bounded(Set<String> processes) {
+            return processes.size() <= MAX_REMEMBERED
+                    ? processes
+                    : processes.stream()
+                            .skip(processes.size() - MAX_REMEMBERED)
+                            .collect(java.util.stream.Collectors.toCollection(LinkedHashSet::new));
+        }
     }
 
     /** An event of the log and when it was read. */
@@ -76,7 +161,7 @@ record LogWindow(
 
     /** The findings of the window so far. */
     LogFindings findings() {
-        return LogFindings.of(loggedEvents());
+        return LogFindings.of(loggedEvents()).besideOtherEngine(engines.otherEngine());
     }
 
     /** The window after an event read at {@code receivedAt}. */
@@ -84,6 +169,35 @@ record LogWindow(
         List<News> news = new ArrayList<>();
         List<Received> kept = events;
         LogFindings closed = closedByHeader;
+        Engines gone = engines;
+        String process = onePerEngine(event);
+        boolean begins = startsLoading(event) || startsProcess(event);
+        if (process != null && engines.replaced().contains(process) && !begins) {
+            // A process that another of its name replaced writes again: another engine's, never this start's.
+            return new Step(
+                    new LogWindow(
+                            events,
+                            startId,
+                            verifiedAt,
+                            live,
+                            failureTold,
+                            closedByHeader,
+                            engines.otherEngineWrote(process)),
+                    List.of());
+        }
+        Set<String> sameName = sameName(event);
+        // Two engines write to this log, and which API server is whose no line says: processes are spawned in order,
+        // so the window keeps the one whose place among the pids of its name is its engine core's place among theirs
+        // (the first otherwise), and the other is the other engine's: never merged.
+        boolean twoEngines = process != null && !sameName.isEmpty() && engines.otherEngine() != null && !begins;
+        if (twoEngines && !process.equals(pairedWithCore(event, sameName))) {
+            return new Step(
+                    new LogWindow(
+                            events, startId, verifiedAt, live, failureTold, closedByHeader, engines.replacing(process)),
+                    List.of());
+        }
+        Set<String> earlierOnes = new LinkedHashSet<>(sameName);
+        earlierOnes.retainAll(engines.earlier());
         if (startsProcess(event) && events.stream().anyMatch(received -> !isHeader(received.event()))) {
             // A new process's header after an earlier start's evidence: the earlier start is over.
             newProcess(event, receivedAt, news);
@@ -94,26 +208,42 @@ record LogWindow(
             kept = List.of();
         } else if (startsProcess(event) && events.isEmpty()) {
             newProcess(event, receivedAt, news);
+        } else if (twoEngines || (!sameName.isEmpty() && earlierOnes.equals(sameName) && !begins)) {
+            // The window took in a process of this one's name that is another engine's (an earlier window's, one that
+            // wrote before this one did, or the other of two engines' API servers): it leaves the window.
+            kept = events.stream()
+                    .filter(received -> !sameName.contains(onePerEngine(received.event())))
+                    .toList();
+            for (String other : sameName) {
+                gone = gone.replacing(other);
+            }
+        } else if (!sameName.isEmpty() || (startsLoading(event) && served())) {
+            // A new engine process with no header before it (a log cut or collected without it): a process of a name
+            // the window holds under another pid, or one loading again after its server served. The window's lines
+            // were an earlier start's (or another engine's): they close, and readiness hears of it from its probes.
+            closed = findings();
+            kept = List.of();
+            gone = engines.closed(processes(), sameName, process);
         }
         if ((event instanceof LogEvent.ExceptionRaised || event instanceof LogEvent.ExceptionDetail)
                 && !LogFindings.needsException(
                         kept.stream().map(Received::event).toList())) {
             // A serving engine's request errors are not evidence of its start.
-            return new Step(new LogWindow(kept, startId, verifiedAt, live, failureTold, closed), news);
+            return new Step(new LogWindow(kept, startId, verifiedAt, live, failureTold, closed, gone), news);
         }
         if (kept.size() < MAX_EVENTS) {
             List<Received> added = new ArrayList<>(kept);
             added.add(new Received(event, receivedAt));
             kept = added;
         }
-        LogWindow next = new LogWindow(kept, startId, verifiedAt, live, failureTold, closed);
+        LogWindow next = new LogWindow(kept, startId, verifiedAt, live, failureTold, closed, gone);
         String current = startId;
         String reason = endsStart(event) ? next.findings().startFailure() : null;
         if (reason != null && live && current != null && !current.equals(failureTold)) {
             // vLLM gave up on the start readiness follows: news of its failure, with vLLM's reason, told once.
             // vLLM's reason becomes readiness's detail, shown on /readyz and /status: never with a secret in it.
             news.add(new News.Tell(new Observation.StartFailed(receivedAt, current, SecretRedaction.redact(reason))));
-            next = new LogWindow(kept, startId, verifiedAt, live, current, closed);
+            next = new LogWindow(kept, startId, verifiedAt, live, current, closed, gone);
         }
         return new Step(next, news);
     }
@@ -149,7 +279,7 @@ record LogWindow(
      */
     Step backlogRead(Instant now) {
         // A window a header closed in those lines was an earlier process's: the start in progress is the last.
-        LogWindow next = new LogWindow(events, startId, verifiedAt, true, failureTold, null);
+        LogWindow next = new LogWindow(events, startId, verifiedAt, true, failureTold, null, engines);
         LogEvent header = loggedEvents().stream()
                 .filter(LogWindow::startsProcess)
                 .findFirst()
@@ -182,8 +312,8 @@ record LogWindow(
             closed = null;
         }
         EngineStart start = change.start();
-        LogWindow next =
-                new LogWindow(events, start == null ? null : start.id(), verifiedAt, live, failureTold, closed);
+        LogWindow next = new LogWindow(
+                events, start == null ? null : start.id(), verifiedAt, live, failureTold, closed, engines);
         if (change.current() instanceof EngineState.Down) {
             // readygate's first look finding nothing listening: no engine went away, one may be loading (its header
             // and load lines so far are its own).
@@ -195,7 +325,7 @@ record LogWindow(
             next = next.opens(start.since());
         }
         if (change.current() instanceof EngineState.Ready ready) {
-            next = new LogWindow(next.events, next.startId, ready.since(), live, failureTold, closed);
+            next = new LogWindow(next.events, next.startId, ready.since(), live, failureTold, closed, engines);
         }
         return new Step(next, news);
     }
@@ -216,7 +346,7 @@ record LogWindow(
         List<Received> kept = events.stream()
                 .filter(received -> !received.receivedAt().isBefore(since))
                 .toList();
-        return new LogWindow(kept, startId, null, live, failureTold, closedByHeader);
+        return new LogWindow(kept, startId, null, live, failureTold, closedByHeader, engines);
     }
 
     private static Observation processStarted(
@@ -229,6 +359,100 @@ record LogWindow(
                 "engine log: a new engine process started"
                         + (header.at() == null ? "" : " (its header is dated " + header.at() + ")")
                         + "; vLLM opens its port once initialized");
+    }
+
+    /**
+     * The one-per-engine process {@code event} comes from, as {@code name pid=N}; null for a worker, or a line without
+     * a process prefix or pid.
+     */
+    private static @Nullable String onePerEngine(LogEvent event) {
+        String name = event.process();
+        Integer pid = event.pid();
+        return name != null && pid != null && ONE_PER_ENGINE.matcher(name).matches() ? name + " pid=" + pid : null;
+    }
+
+    /** The window's one-per-engine processes of {@code event}'s process's name under another pid. */
+    private Set<String> sameName(LogEvent event) {
+        String process = onePerEngine(event);
+        if (process == null) {
+            return Set.of();
+        }
+        Set<String> others = new LinkedHashSet<>();
+        for (Received received : events) {
+            String other = onePerEngine(received.event());
+            if (other != null
+                    && !other.equals(process)
+                    && Objects.equals(received.event().process(), event.process())) {
+                others.add(other);
+            }
+        }
+        return others;
+    }
+
+    /**
+     * Of {@code event}'s process and the window's {@code others} of its name, the one at the place among their pids
+     * that the window's engine core holds among the engine cores' pids (the window's and the replaced ones); the
+     * window's first when that does not tell.
+     */
+    private String pairedWithCore(LogEvent event, Set<String> others) {
+        String core = processes().stream()
+                .filter(process -> process.startsWith("EngineCore"))
+                .findFirst()
+                .orElse(null);
+        String first = others.iterator().next();
+        if (core == null) {
+            return first;
+        }
+        String coreName = core.substring(0, core.indexOf(' '));
+        List<Integer> cores = Stream.concat(Stream.of(core), engines.replaced().stream())
+                .filter(process -> process.startsWith(coreName + " pid="))
+                .map(LogWindow::pid)
+                .sorted()
+                .toList();
+        List<Integer> candidates = Stream.concat(Stream.of(onePerEngine(event)), others.stream())
+                .map(LogWindow::pid)
+                .sorted()
+                .toList();
+        if (cores.size() != candidates.size()) {
+            return first;
+        }
+        int place = cores.indexOf(pid(core));
+        return event.process() + " pid=" + candidates.get(place);
+    }
+
+    private static Integer pid(String process) {
+        return Integer.valueOf(process.substring(process.indexOf("pid=") + 4));
+    }
+
+    /** The window's one-per-engine processes. */
+    private Set<String> processes() {
+        Set<String> all = new LinkedHashSet<>();
+        for (Received received : events) {
+            String process = onePerEngine(received.event());
+            if (process != null) {
+                all.add(process);
+            }
+        }
+        return all;
+    }
+
+    /**
+     * Whether {@code event} is one a process logs as it begins loading its engine, once per start: an engine core's
+     * {@code Initializing a V1 LLM engine (vX) with config}, the weight cache mapped or fallen back from, the weights
+     * downloaded. A served engine never logs them again.
+     */
+    private static boolean startsLoading(LogEvent event) {
+        return (event instanceof LogEvent.ServerVersion
+                        && event.process() != null
+                        && event.process().startsWith("EngineCore"))
+                || event instanceof LogEvent.MappedFromCache
+                || event instanceof LogEvent.CacheFallback
+                || event instanceof LogEvent.WeightsDownloaded;
+    }
+
+    /** Whether the window's server served ({@code Application startup complete.}). */
+    private boolean served() {
+        return events.stream().anyMatch(received -> received.event() instanceof LogEvent.ApplicationStartup);
     }
 
     /** Whether the window shows a start of its own: a server's header, or serving. */

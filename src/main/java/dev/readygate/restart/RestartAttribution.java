@@ -61,6 +61,9 @@ public final class RestartAttribution {
         if (e.log().unreadable() != null) {
             evidence.add("log: " + e.log().unreadable());
         }
+        if (e.log().otherEngine() != null) {
+            evidence.add("log: " + e.log().otherEngine());
+        }
         LogTimeZone zone = e.log().timeZone();
         if (zone != null && e.log().firstLineAt() != null && !(zone.known() && zone.utc())) {
             // vLLM writes local time without a zone: never read as UTC silently.

@@ -37,6 +37,19 @@ class LogWindowTests {
         return new LogEvent.LoadingWeights(at, "EngineCore_DP0", 94, 4.88);
     }
 
+    /** An engine core's first line, {@code Initializing a V1 LLM engine (v0.31.0) with config: ...}. */
+    static LogEvent coreBegins(Instant at, int pid) {
+        return new LogEvent.ServerVersion(at, "EngineCore", pid, "0.31.0");
+    }
+
+    static LogEvent mapped(Instant at, int pid) {
+        return new LogEvent.MappedFromCache(at, "EngineCore", pid, 339, "zero_copy");
+    }
+
+    static LogEvent loaded(Instant at, int pid) {
+        return new LogEvent.LoadingWeights(at, "EngineCore", pid, 4.88);
+    }
+
     static LogEvent failed(Instant at) {
         return new LogEvent.InitializationFailed(
                 at, "APIServer", 1, "RuntimeError: Engine core initialization failed.");
@@ -59,6 +72,16 @@ class LogWindowTests {
     static EngineStateChanged began(EngineStart start) {
         EngineState down = new EngineState.Down(T0, Reason.ENGINE_DOWN, "refused");
         return new EngineStateChanged(down, down, new Observation.ProcessStarted(T0, T0, null, false, ""), null, start);
+    }
+
+    /** Readiness saw S1's process replaced by S2's, 20 s in. */
+    static EngineStateChanged restarted() {
+        return new EngineStateChanged(
+                new EngineState.Ready(T0, "m"),
+                new EngineState.Healthy(T0.plusSeconds(20), Reason.ENGINE_RESTARTED, ""),
+                new Observation.Restarted(T0.plusSeconds(20), "", T0.plusSeconds(20)),
+                S1,
+                S2);
     }
 
     static EngineStateChanged wentAway(EngineStart start, Instant at) {
@@ -145,18 +168,44 @@ class LogWindowTests {
                                 .next(wentAway(S1, T0.plusSeconds(10)), T0.plusSeconds(10), LAG),
                         1),
                 Arguments.of(
+                        "without a header, an engine core of a new pid closes the window: the next start's lines",
+                        (Function<LogWindow.Step, Object>) step -> List.of(
+                                step.window().findings().mappedTensors() == null,
+                                step.window().closedByHeader().mappedTensors()),
+                        line(
+                                live(S1, coreBegins(T0, 95), mapped(T0.plusSeconds(2), 95)),
+                                loaded(T0.plusSeconds(9), 96)),
+                        List.of(true, 339)),
+                Arguments.of(
+                        "without a header, a core loading again after its server served is a new start, same pids",
+                        (Function<LogWindow.Step, Object>)
+                                step -> step.window().findings().mappedTensors() == null,
+                        line(
+                                live(S1, coreBegins(T0, 95), mapped(T0.plusSeconds(2), 95), serving(T0.plusSeconds(3))),
+                                coreBegins(T0.plusSeconds(60), 95)),
+                        true),
+                Arguments.of(
+                        "a replaced engine core writing again is another engine's: kept out, and named",
+                        (Function<LogWindow.Step, Object>) step -> List.of(
+                                step.window().findings().loadingWeightsSeconds() == null,
+                                step.window().findings().otherEngine() != null),
+                        line(
+                                live(S1, coreBegins(T0, 95), coreBegins(T0.plusSeconds(1), 96)),
+                                loaded(T0.plusSeconds(5), 95)),
+                        List.of(true, true)),
+                Arguments.of(
+                        "the start readiness saw end keeps the lines before a headerless new process",
+                        (Function<LogWindow.Step, Object>) step -> step.news().stream()
+                                .map(news ->
+                                        ((LogWindow.News.Ended) news).findings().mappedTensors())
+                                .toList(),
+                        live(S1, coreBegins(T0, 95), mapped(T0.plusSeconds(2), 95), loaded(T0.plusSeconds(19), 96))
+                                .next(restarted(), T0.plusSeconds(20), LAG),
+                        List.of(339)),
+                Arguments.of(
                         "a change follows the start readiness is in",
                         (Function<LogWindow.Step, Object>) step -> step.window().startId(),
-                        live(S1).next(
-                                        new EngineStateChanged(
-                                                new EngineState.Ready(T0, "m"),
-                                                new EngineState.Healthy(
-                                                        T0.plusSeconds(20), Reason.ENGINE_RESTARTED, ""),
-                                                new Observation.Restarted(T0.plusSeconds(20), "", T0.plusSeconds(20)),
-                                                S1,
-                                                S2),
-                                        T0.plusSeconds(20),
-                                        LAG),
+                        live(S1).next(restarted(), T0.plusSeconds(20), LAG),
                         "s2"));
     }
 

@@ -692,4 +692,62 @@ class VllmLogCorpusTests {
         assertThat(log.unreadable()).isNull();
         assertThat(log.current().unreadable()).isNull();
     }
+
+    /** The window {@code file}'s lines leave, folded one by one as readygate reads them (no engine state changes). */
+    static LogWindow fold(String file) {
+        VllmLogParser parser = new VllmLogParser(Clock.fixed(READ_AT, ZoneOffset.UTC), () -> null, ZoneOffset.UTC);
+        LogWindow window = LogWindow.EMPTY;
+        for (String line : lines(file)) {
+            LogEvent event = parser.parse(line);
+            if (event != null) {
+                window = window.next(event, READ_AT).window();
+            }
+        }
+        return window;
+    }
+
+    @Test
+    void aLogWithoutServerHeadersKeepsAPreloadHitApartFromTheFallbackThatFollowedIt() {
+        Replay replay = replay("v0.31-headerless-preload-hit-then-fallback.log");
+
+        // Issue 28 item 7: the second start is the fallback alone, its figures its own.
+        assertThat(replay.path()).isEqualTo(RestartPath.PRELOAD_FALLBACK);
+        assertThat(replay.log().mappedTensors()).isNull();
+        assertThat(replay.log().weightsHeldOutside()).isFalse();
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(5.02);
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(27.95);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(648_224L);
+        assertThat(replay.log().fatal()).isNull();
+        assertThat(replay.log().otherEngine()).isNull();
+        // The hit it followed is kept whole, for when readiness sees that start end: a hit, not swallowed.
+        LogFindings hit = Objects.requireNonNull(
+                fold("v0.31-headerless-preload-hit-then-fallback.log").closedByHeader());
+        assertThat(hit.mappedTensors()).isEqualTo(399);
+        assertThat(hit.cacheFallbackReason()).isNull();
+        assertThat(hit.loadingWeightsSeconds()).isNull();
+        assertThat(hit.engineInitSeconds()).isEqualTo(17.84);
+        assertThat(RestartAttribution.attribute(new StartEvidence(hit, 0.0, EvidenceSources.Reading.none()))
+                        .path())
+                .isEqualTo(RestartPath.PRELOAD_HIT);
+    }
+
+    @Test
+    void twoEnginesWritingToOneLogAreNeverMergedIntoOneStart() {
+        Replay replay = replay("v0.31-1p1d-two-engines.log");
+
+        // Issue 28 item 7: the decode engine's start (the engine core that began last), with its own figures only:
+        // not the prefill's "Loading weights took 2.36 seconds" beside the decode's "init engine ... took 1.59 s".
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(2.41);
+        assertThat(replay.log().modelLoadingSeconds()).isEqualTo(2.755102);
+        assertThat(replay.log().availableKvCacheGib()).isEqualTo(60.09);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(562_624L);
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(1.59);
+        assertThat(replay.log().otherEngine()).startsWith("two engines write to this log: EngineCore pid=3046 wrote");
+        assertThat(replay.evidence()).contains("log: " + replay.log().otherEngine());
+        // Every line kept is the decode engine's: its engine core and the API server spawned in the same order.
+        assertThat(fold("v0.31-1p1d-two-engines.log").events())
+                .extracting(received -> received.event().pid())
+                .containsOnly(3047, 2811);
+    }
 }
