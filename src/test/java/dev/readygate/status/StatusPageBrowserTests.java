@@ -233,7 +233,10 @@ class StatusPageBrowserTests {
                     "readinessLatencySeconds": null, "phaseOffsetsSeconds": {"engine_start": 0.0},
                     "engineStart": "2026-11-30T12:00:00Z"},
                    {"path": "cold", "outcome": "ready", "readinessLatencySeconds": 12.5,
-                    "phaseOffsetsSeconds": {"health_ok": 9.25, "ready": 12.5}, "engineStart": "2026-11-30T11:50:00Z"}]}}
+                    "phaseOffsetsSeconds": {"port_listening": 9.0, "health_ok": 9.25, "ready": 12.5},
+                    "loggedDurations": {"download": 2.0, "model_loading": 3.0, "compilation": 1.5,
+                                        "graph_capture": 0.5, "engine_init": 2.5},
+                    "engineStart": "2026-11-30T11:50:00Z"}]}}
                 """.formatted(oom);
         Browser dom = browseStub(document, "status-page-start-failed.png");
         assertThat(dom.consoleLines()).as(dom.stderr()).isEmpty();
@@ -248,6 +251,18 @@ class StatusPageBrowserTests {
                 // The download is a phase of its own, with the line it comes from as its tooltip.
                 .contains("title=\"Time spent downloading weights for MODEL: X seconds: a restart that downloads is not"
                         + " a slow cold start\">download 69.52 s</span>");
+        // Issue 28 item 4: the timeline splits the engine's loading into the phases vLLM logged, one after the other
+        // (torch.compile and graph capture out of engine init), the rest of the load still "load".
+        assertThat(dom.stdout())
+                .contains("<span class=\"ph-download\" style=\"width: 16%;\"></span>")
+                .contains("<span class=\"ph-model\" style=\"width: 24%;\"></span>")
+                .contains("<span class=\"ph-compile\" style=\"width: 12%;\"></span>")
+                .contains("<span class=\"ph-graphs\" style=\"width: 4%;\"></span>")
+                .contains("<span class=\"ph-init\" style=\"width: 4%;\"></span>")
+                .contains("<span class=\"load\" style=\"width: 12%;\"></span>")
+                .contains("title=\"load 9.00 s (download 2.00 s · model loading 3.00 s · torch.compile 1.50 s · graph"
+                        + " capture 0.50 s · rest of engine init 0.50 s as logged, the rest other loading) · listed after"
+                        + " 0.00 s more · verified in 3.50 s\"");
         // Never drawn as a latency: a marker on the axis, labelled as a failed start.
         assertThat(occurrences(dom.stdout(), "<g class=\"point never-ready failed path-cold\""))
                 .isEqualTo(2);
