@@ -216,10 +216,12 @@ final class VllmLogParser {
                     "Compiling",
                     "Compiling\\s+a\\s+graph\\s+for\\s+.{1,200}?\\s+takes\\s+" + NUMBER + SECONDS,
                     (m, line, o) -> new LogEvent.GraphCompiled(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
-            // vllm/compilation/monitor.py: "torch.compile takes %.2f s in total" (later "took").
+            // vllm/compilation/monitor.py: "torch.compile takes %.2f s in total" (later "took"; 2026 builds
+            // "torch.compile and initial profiling run took %.2f s in total", as a public 2026 log shows).
             rule(
                     "torch.compile",
-                    "torch\\.compile\\s+(?:takes|took)\\s+" + NUMBER + SECONDS + "\\s+in\\s+total",
+                    "torch\\.compile(?:\\s+and\\s+initial\\s+profiling\\s+run)?\\s+(?:takes|took)\\s+" + NUMBER
+                            + SECONDS + "\\s+in\\s+total",
                     (m, line, o) -> new LogEvent.CompileTotal(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
             // vllm/v1/worker/gpu_model_runner.py: "Graph capturing finished in %.0f secs, took %.2f GiB".
             rule(

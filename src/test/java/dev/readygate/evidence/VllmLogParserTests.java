@@ -386,6 +386,11 @@ class VllmLogParserTests {
                 arguments(
                         "(EngineCore pid=7) INFO 11-30 12:05:20 [monitor.py:48] torch.compile took 4.23 s in total",
                         new CompileTotal(AT, "EngineCore", 7, 4.23)),
+                // A 2026 build's monitor.py, as a public compose log shows it.
+                arguments(
+                        "(EngineCore_DP0 pid=132) INFO 11-30 12:05:20 [monitor.py:35] torch.compile and initial profiling"
+                                + " run took 29.93 s in total",
+                        new CompileTotal(AT, "EngineCore_DP0", 132, 29.93)),
                 arguments(
                         "INFO 11-30 12:05:20 [model_runner.py:1671] Graph capturing finished in 2 secs, took 0.11 GiB",
                         new GraphsCaptured(AT, null, null, 2.0, 0.11)),
