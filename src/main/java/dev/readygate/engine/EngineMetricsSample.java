@@ -26,6 +26,9 @@ import org.jspecify.annotations.Nullable;
  *     (llama-server adds to its token counters only when a request ends); null for other engines
  * @param preemptions {@code vllm:num_preemptions_total}: requests vLLM took out of its batch to free KV cache (they
  *     wait and start again); null for other engines
+ * @param sleepLevel vLLM's sleep mode, from {@code vllm:engine_sleep_state}: the {@code sleep_state} label whose
+ *     value is 1 ({@code awake} 0, {@code weights_offloaded} 1, {@code discard_all} 2), the deepest over engine cores
+ *     (one asleep is enough to serve nothing); null when the series is absent
  */
 public record EngineMetricsSample(
         @Nullable Double processStartTimeSeconds,
@@ -37,11 +40,38 @@ public record EngineMetricsSample(
         Map<String, String> cacheConfig,
         Set<String> families,
         @Nullable Double decodeSteps,
-        @Nullable Double preemptions) {
+        @Nullable Double preemptions,
+        @Nullable Integer sleepLevel) {
 
     public EngineMetricsSample {
         cacheConfig = Map.copyOf(cacheConfig);
         families = Set.copyOf(families);
+    }
+
+    /** A sample without vLLM's sleep state. */
+    public EngineMetricsSample(
+            @Nullable Double processStartTimeSeconds,
+            @Nullable Double requestsRunning,
+            @Nullable Double requestsWaiting,
+            @Nullable Double generationTokens,
+            @Nullable Double promptTokens,
+            @Nullable Double requestSuccess,
+            Map<String, String> cacheConfig,
+            Set<String> families,
+            @Nullable Double decodeSteps,
+            @Nullable Double preemptions) {
+        this(
+                processStartTimeSeconds,
+                requestsRunning,
+                requestsWaiting,
+                generationTokens,
+                promptTokens,
+                requestSuccess,
+                cacheConfig,
+                families,
+                decodeSteps,
+                preemptions,
+                null);
     }
 
     /** {@link #processStartTimeSeconds} as an instant (to the millisecond); null when absent. */

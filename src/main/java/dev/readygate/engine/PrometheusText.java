@@ -17,6 +17,11 @@ final class PrometheusText {
 
     static final String PROCESS_START = "process_start_time_seconds";
     static final String CACHE_CONFIG = "vllm:cache_config_info";
+    static final String SLEEP_STATE = "vllm:engine_sleep_state";
+
+    /** vLLM's {@code sleep_state} label values, by sleep level (vllm/v1/metrics/loggers.py). */
+    private static final Map<String, Integer> SLEEP_LEVELS =
+            Map.of("awake", 0, "weights_offloaded", 1, "discard_all", 2);
 
     /** The series readygate uses, whatever the engine calls them. */
     private enum Series {
@@ -65,6 +70,7 @@ final class PrometheusText {
     private final Map<Series, Double> sums = new java.util.EnumMap<>(Series.class);
     private final java.util.Set<String> families = new java.util.TreeSet<>();
     private @Nullable Map<String, String> cacheConfig;
+    private @Nullable Integer sleepLevel;
 
     private PrometheusText(String text) {
         this.text = text;
@@ -100,7 +106,8 @@ final class PrometheusText {
                 labels == null ? Map.of() : Map.copyOf(labels),
                 families,
                 sums.get(Series.DECODE_STEPS),
-                sums.get(Series.PREEMPTIONS));
+                sums.get(Series.PREEMPTIONS),
+                sleepLevel);
     }
 
     private void sampleLine(int start, int end) {
@@ -140,6 +147,13 @@ final class PrometheusText {
         if (name.equals(CACHE_CONFIG)) {
             if (labels != null && (cacheConfig == null || smallerKvCache(labels, cacheConfig))) {
                 cacheConfig = labels;
+            }
+        } else if (name.equals(SLEEP_STATE)) {
+            Integer level = labels == null ? null : SLEEP_LEVELS.get(labels.get("sleep_state"));
+            if (level != null) {
+                // One series per state, the current one at 1; the deepest over engine cores.
+                int now = value == 1 ? level : 0;
+                sleepLevel = sleepLevel == null ? now : Math.max(sleepLevel, now);
             }
         } else {
             Series series = NAMES.get(name);

@@ -271,6 +271,8 @@ public final class AdmissionRules {
             case EngineState.Degraded d -> false;
             case EngineState.NotReady n -> false;
             case EngineState.Held h -> false;
+            // It serves again only when someone wakes it.
+            case EngineState.Sleeping s -> false;
             case EngineState.ShuttingDown s -> false;
         };
     }

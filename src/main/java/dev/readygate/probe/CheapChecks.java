@@ -156,13 +156,38 @@ final class CheapChecks {
                     dateFirstSeenStart(sample);
                 }
                 learnEvidence(f -> f.scraped(sample, at));
-                return Mono.empty();
+                Observation sleep = sleepState(sample, at);
+                return sleep == null ? Mono.empty() : Mono.just(applied(sleep));
             }
             Observation restart = applied(new Observation.Restarted(clock.instant(), restarted, sample.processStart()));
             // The sample is the new process's: the start the restart began learns it.
             learnEvidence(f -> f.scraped(sample, at));
             return Mono.just(restart);
         });
+    }
+
+    /**
+     * What vLLM's {@code vllm:engine_sleep_state} says of sleep: asleep at a level, or awake again after sleeping (every
+     * part of it: a partial wake still reports its level); null when the series is absent or the engine never slept.
+     */
+    private @Nullable Observation sleepState(EngineMetricsSample sample, Instant at) {
+        Integer level = sample.sleepLevel();
+        if (level == null) {
+            return null;
+        }
+        if (level > 0) {
+            return new Observation.Asleep(at, level, sleepDetail(level));
+        }
+        return machine.current() instanceof EngineState.Sleeping
+                ? new Observation.Awake(at, "vllm:engine_sleep_state: awake")
+                : null;
+    }
+
+    /** What a sleep level means, in vLLM's words ({@code sleep_state}). */
+    static String sleepDetail(int level) {
+        return level == 1
+                ? "vllm:engine_sleep_state: weights_offloaded (sleep level 1: weights in CPU memory, KV cache freed)"
+                : "vllm:engine_sleep_state: discard_all (sleep level 2: weights and KV cache discarded)";
     }
 
     /**

@@ -77,6 +77,14 @@ final class TimeoutVerdict {
                 return ProbeReport.failed(kind, clock.instant(), own, timeout.detail());
             }
             EngineMetricsSample after = success.value();
+            Integer sleepLevel = after.sleepLevel();
+            if (sleepLevel != null && sleepLevel > 0) {
+                // vLLM queues a request to a sleeping engine until it wakes: not the engine's failure.
+                return ProbeReport.busy(
+                        kind,
+                        clock.instant(),
+                        timeout.detail() + " while the engine sleeps (" + CheapChecks.sleepDetail(sleepLevel) + ")");
+            }
             double running = after.requestsRunning() == null ? 0 : after.requestsRunning();
             double waiting = after.requestsWaiting() == null ? 0 : after.requestsWaiting();
             String progress = EngineLoad.progress(before, after);

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * {@link Down}, {@link Listening}, {@link Healthy}, {@link ModelListed}, {@link Verifying} and {@link Ready}; a ready
  * engine that fails goes {@link Degraded} (still serving, below the failure threshold) then {@link NotReady};
  * verification that fails before readiness is {@link VerificationFailed}, and a latched failure after readiness is a
- * latched {@link NotReady}; a start verified during a restart loop is {@link Held} until it has stayed up long enough.
+ * latched {@link NotReady}; a start verified during a restart loop is {@link Held} until it has stayed up long enough;
+ * an engine put to sleep is {@link Sleeping} until it wakes.
  */
 public sealed interface EngineState {
 
@@ -36,6 +37,7 @@ public sealed interface EngineState {
             case NotReady n -> n.cause();
             case VerificationFailed f -> f.cause();
             case Held h -> Reason.RESTART_LOOP;
+            case Sleeping s -> Reason.SLEEPING;
             case ShuttingDown s -> Reason.SHUTTING_DOWN;
         };
     }
@@ -58,6 +60,7 @@ public sealed interface EngineState {
         NOT_READY,
         VERIFICATION_FAILED,
         HELD,
+        SLEEPING,
         SHUTTING_DOWN;
 
         public String value() {
@@ -225,6 +228,23 @@ public sealed interface EngineState {
     record Held(Instant since, String model, Instant until, String detail) implements EngineState {
         public Kind kind() {
             return Kind.HELD;
+        }
+    }
+
+    /**
+     * The engine sleeps (vLLM's sleep mode: {@code POST /sleep}): alive, its weights offloaded to CPU memory (level 1)
+     * or discarded (level 2), its KV cache freed; it serves nothing until it wakes, and nothing is probed meanwhile (a
+     * completion would wait for the wake, or wake nothing). Not a failure: no check counts, no restart is counted. A
+     * wake is verified as a start is, from {@link ModelListed}.
+     *
+     * @param since when it was seen asleep
+     * @param model the model it served, if it was listed before it slept
+     * @param level vLLM's sleep level (1: weights offloaded, 2: discarded), 0 when not told
+     * @param detail what said so
+     */
+    record Sleeping(Instant since, @Nullable String model, int level, String detail) implements EngineState {
+        public Kind kind() {
+            return Kind.SLEEPING;
         }
     }
 

@@ -109,4 +109,15 @@ public sealed interface Observation {
 
     /** readygate is shutting down: readiness drops before anything else stops. */
     record ShutdownRequested(Instant at) implements Observation {}
+
+    /**
+     * The engine says it sleeps ({@code vllm:engine_sleep_state}, {@code /is_sleeping}).
+     *
+     * @param level vLLM's sleep level (1: weights offloaded to CPU memory, 2: discarded), 0 when not told
+     * @param detail what said so
+     */
+    record Asleep(Instant at, int level, String detail) implements Observation {}
+
+    /** The engine that slept says it is awake: every part of it (a partial wake still sleeps). */
+    record Awake(Instant at, String detail) implements Observation {}
 }

@@ -10,6 +10,7 @@ import dev.readygate.readiness.EngineState.ModelListed;
 import dev.readygate.readiness.EngineState.NotReady;
 import dev.readygate.readiness.EngineState.Ready;
 import dev.readygate.readiness.EngineState.ShuttingDown;
+import dev.readygate.readiness.EngineState.Sleeping;
 import dev.readygate.readiness.EngineState.Starting;
 import dev.readygate.readiness.EngineState.VerificationFailed;
 import dev.readygate.readiness.EngineState.Verifying;
@@ -33,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * mismatch, probe exceeding the context) hold until the engine restarts, as {@link NotReady} when the start had been
  * ready and as {@link VerificationFailed} when it never was; a new engine process in the log is down until it listens,
  * and a start that failed before serving stays down with vLLM's reason while its port stays closed; a start verified
- * during a restart loop is {@link Held} until it has stayed up; a shutdown is final.
+ * during a restart loop is {@link Held} until it has stayed up; an engine that says it sleeps is {@link Sleeping}, no
+ * probe's result counting, until it says it is awake, then verified as a start is; a shutdown is final.
  *
  * <p>The rules are loud: an observation they cannot use (one of another phase, one a latch or the shutdown holds off)
  * comes back as {@link Step#ignored()}, for the metrics to count, never dropped silently.
@@ -57,7 +59,9 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
         /** A latched failure holds the state until the engine restarts. */
         LATCHED,
         /** readygate is shutting down. */
-        SHUT_DOWN;
+        SHUT_DOWN,
+        /** The engine sleeps: a probe's failure or success says nothing until it wakes. */
+        ASLEEP;
 
         public String value() {
             return name().toLowerCase(Locale.ROOT);
@@ -89,6 +93,20 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
         to.put(Kind.NOT_READY, with(always, Kind.READY, Kind.HELD, Kind.VERIFICATION_FAILED));
         to.put(Kind.VERIFICATION_FAILED, with(always, Kind.LISTENING, Kind.VERIFYING, Kind.READY, Kind.HELD));
         to.put(Kind.HELD, with(always, Kind.LISTENING, Kind.READY, Kind.VERIFICATION_FAILED));
+        to.put(Kind.SLEEPING, with(always, Kind.LISTENING, Kind.MODEL_LISTED));
+        // An engine that answers can be put to sleep.
+        for (Kind awake : List.of(
+                Kind.LISTENING,
+                Kind.HEALTHY,
+                Kind.MODEL_LISTED,
+                Kind.VERIFYING,
+                Kind.READY,
+                Kind.DEGRADED,
+                Kind.NOT_READY,
+                Kind.VERIFICATION_FAILED,
+                Kind.HELD)) {
+            to.get(awake).add(Kind.SLEEPING);
+        }
         to.put(Kind.SHUTTING_DOWN, EnumSet.noneOf(Kind.class));
         to.forEach((from, kinds) -> kinds.remove(from));
         Map<Kind, Set<Kind>> frozen = new EnumMap<>(Kind.class);
@@ -122,6 +140,9 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
         if (current instanceof ShuttingDown) {
             return new Step(current, Ignored.SHUT_DOWN);
         }
+        if (current instanceof Sleeping sleeping) {
+            return asleep(sleeping, observation);
+        }
         Step step = switch (observation) {
             case Observation.ShutdownRequested o -> used(new ShuttingDown(o.at()));
             case Observation.Unreachable o -> used(down(current, o.at(), o.reason(), o.detail()));
@@ -140,8 +161,46 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.VerificationFailed o -> verificationFailed(current, o);
             case Observation.Busy o -> used(current);
             case Observation.ModelAccepted o -> used(accepted(current, o));
+            case Observation.Asleep o -> used(new Sleeping(o.at(), modelOf(current), o.level(), o.detail()));
+            // Awake without having slept: nothing to wake from.
+            case Observation.Awake o -> ignored(current, Ignored.STALE);
         };
         return hold(current, step, observation.at(), heldUntil);
+    }
+
+    /**
+     * A sleeping engine: it wakes into {@link ModelListed} (verified as a start is, the canary included); it can still go
+     * away, restart or be seen loading; a probe's result, failed or passed, says nothing of it.
+     */
+    private static Step asleep(Sleeping sleeping, Observation observation) {
+        return switch (observation) {
+            case Observation.ShutdownRequested o -> used(new ShuttingDown(o.at()));
+            case Observation.Unreachable o -> used(down(sleeping, o.at(), o.reason(), o.detail()));
+            case Observation.EngineDead o -> used(down(sleeping, o.at(), Reason.ENGINE_DEAD, o.detail()));
+            case Observation.Loading o -> used(loading(sleeping, o));
+            case Observation.Restarted o -> used(new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail()));
+            case Observation.ProcessStarted o -> used(new Down(o.at(), Reason.ENGINE_DOWN, o.detail()));
+            case Observation.StartFailed o -> used(new Down(o.at(), Reason.START_FAILED, o.detail()));
+            case Observation.Asleep o ->
+                used(
+                        o.level() == sleeping.level()
+                                ? sleeping
+                                : new Sleeping(sleeping.since(), sleeping.model(), o.level(), o.detail()));
+            case Observation.Awake o ->
+                used(
+                        sleeping.model() != null
+                                ? new ModelListed(o.at(), sleeping.model(), Reason.NOT_VERIFIED)
+                                : new Healthy(o.at(), Reason.MODEL_NOT_LISTED, o.detail()));
+            case Observation.HealthOk o -> used(sleeping);
+            case Observation.ModelListed o -> used(sleeping);
+            case Observation.Busy o -> used(sleeping);
+            case Observation.ModelAccepted o -> used(sleeping);
+            case Observation.Generated o -> ignored(sleeping, Ignored.ASLEEP);
+            case Observation.Served o -> ignored(sleeping, Ignored.ASLEEP);
+            case Observation.CheckFailed o -> ignored(sleeping, Ignored.ASLEEP);
+            case Observation.Verified o -> ignored(sleeping, Ignored.ASLEEP);
+            case Observation.VerificationFailed o -> ignored(sleeping, Ignored.ASLEEP);
+        };
     }
 
     /** A start of a restart loop that would become ready is held instead, until it has stayed up. */
@@ -255,6 +314,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case VerificationFailed f when f.latched() -> ignored(f, Ignored.LATCHED);
             case VerificationFailed f -> used(new Listening(o.at(), o.reason(), o.detail()));
             case ShuttingDown s -> ignored(s, Ignored.SHUT_DOWN);
+            case Sleeping s -> ignored(s, Ignored.ASLEEP);
         };
     }
 

@@ -77,6 +77,11 @@ public enum Reason {
     GENERATION_STALLED,
     /** The engine restarts over and over: a verified start is held out of service until it stays up. */
     RESTART_LOOP,
+    /**
+     * The engine sleeps (vLLM's sleep mode, by its operator or a model switcher): not broken, not serving until it
+     * wakes and is verified again.
+     */
+    SLEEPING,
     /** Another I/O problem talking to the engine. */
     IO_ERROR,
     /** readygate is shutting down. */

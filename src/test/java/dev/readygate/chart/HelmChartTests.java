@@ -376,7 +376,7 @@ class HelmChartTests {
         // The expressions are the file's, character for character.
         assertThat(rules.getFirst().getExpr().getStrVal())
                 .isEqualTo("readygate_engine_ready == 0\n"
-                        + "unless ignoring (state) readygate_engine_state{state=\"shutting_down\"} == 1\n");
+                        + "unless ignoring (state) readygate_engine_state{state=~\"shutting_down|sleeping\"} == 1\n");
     }
 
     @Test

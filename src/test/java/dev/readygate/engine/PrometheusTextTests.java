@@ -211,4 +211,28 @@ class PrometheusTextTests {
         assertThat(EngineMetricsSample.kvCacheSizeTokens(Map.of("block_size", "16")))
                 .isNull();
     }
+
+    @Test
+    void parseReadsVllmsSleepStateTheDeepestOverEngineCores() {
+        // vllm/v1/metrics/loggers.py: one series per sleep_state, the current one at 1 (issue 29).
+        String awake = """
+                # TYPE vllm:engine_sleep_state gauge
+                vllm:engine_sleep_state{engine="0",model_name="Qwen/Qwen3-0.6B",sleep_state="awake"} 1.0
+                vllm:engine_sleep_state{engine="0",model_name="Qwen/Qwen3-0.6B",sleep_state="weights_offloaded"} 0.0
+                vllm:engine_sleep_state{engine="0",model_name="Qwen/Qwen3-0.6B",sleep_state="discard_all"} 0.0
+                """;
+        String levelOne = awake.replace("sleep_state=\"awake\"} 1.0", "sleep_state=\"awake\"} 0.0")
+                .replace("sleep_state=\"weights_offloaded\"} 0.0", "sleep_state=\"weights_offloaded\"} 1.0");
+        String twoCores = levelOne + """
+                vllm:engine_sleep_state{engine="1",model_name="Qwen/Qwen3-0.6B",sleep_state="awake"} 0.0
+                vllm:engine_sleep_state{engine="1",model_name="Qwen/Qwen3-0.6B",sleep_state="discard_all"} 1.0
+                """;
+
+        assertThat(PrometheusText.parse(awake).sleepLevel()).isZero();
+        assertThat(PrometheusText.parse(levelOne).sleepLevel()).isEqualTo(1);
+        assertThat(PrometheusText.parse(twoCores).sleepLevel()).isEqualTo(2);
+        assertThat(PrometheusText.parse(resource("/vllm-metrics/v0.10-cache-config-blocks.txt"))
+                        .sleepLevel())
+                .isNull();
+    }
 }

@@ -1025,6 +1025,44 @@ class ProbeScheduleTests {
         assertThat(Duration.between(hung, machine.current().since())).isLessThanOrEqualTo(Duration.ofSeconds(5));
     }
 
+    @Test
+    void aSleepingEngineIsNotReadyAndNotProbedUntilItWakesThenIsVerifiedAgain() {
+        start(withLightChecks());
+        advance(Duration.ofMillis(1300));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.READY);
+        int before = states.size();
+        String start = java.util.Objects.requireNonNull(machine.start()).id();
+        // Put to sleep (vLLM's POST /sleep?level=1): a completion waits for the wake, as vLLM queues it.
+        engine.sleepLevel = 1;
+        engine.hangOn = time;
+        advance(Duration.ofSeconds(20));
+        assertThat(machine.current()).isInstanceOfSatisfying(EngineState.Sleeping.class, sleeping -> {
+            assertThat(sleeping.level()).isEqualTo(1);
+            assertThat(sleeping.detail()).contains("weights_offloaded");
+        });
+        assertThat(machine.current().reason()).isEqualTo(Reason.SLEEPING);
+        // Issue 29 item 1: a light check that waited on the sleeping engine is no failure of it.
+        assertThat(states.subList(before, states.size()))
+                .extracting(EngineState::kind)
+                .containsExactly(EngineState.Kind.SLEEPING);
+        int probed = engine.completionCalls.get();
+        advance(Duration.ofSeconds(60));
+        assertThat(engine.completionCalls.get())
+                .as("nothing probed while asleep")
+                .isEqualTo(probed);
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.SLEEPING);
+        // Issue 29 item 2: awake again, verified as a start is before it serves.
+        engine.hangOn = null;
+        engine.sleepLevel = 0;
+        advance(Duration.ofSeconds(5));
+        assertThat(states.subList(before, states.size()))
+                .extracting(EngineState::kind)
+                .containsExactly(EngineState.Kind.SLEEPING, EngineState.Kind.MODEL_LISTED, EngineState.Kind.READY);
+        assertThat(engine.completionCalls.get()).isGreaterThan(probed);
+        // A sleep and a wake are no restart: the start goes on.
+        assertThat(java.util.Objects.requireNonNull(machine.start()).id()).isEqualTo(start);
+    }
+
     /**
      * A CPU engine: every answer correct, prefill 20 ms a prompt token (the representative probe's 256: a TTFT of
      * 5.12 s) and 300 ms a token after the first.

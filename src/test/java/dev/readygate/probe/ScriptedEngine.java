@@ -40,6 +40,9 @@ final class ScriptedEngine implements EngineClient {
     /** When set, every completion hangs: it times out after its timeout, on this scheduler. */
     volatile @Nullable Scheduler hangOn;
 
+    /** vLLM's {@code vllm:engine_sleep_state} as a sleep level (0 awake), null without the series. */
+    volatile @Nullable Integer sleepLevel;
+
     volatile @Nullable Duration lastTimeout;
     volatile boolean metricsSupported = true;
     volatile boolean tokenizeSupported = true;
@@ -181,7 +184,8 @@ final class ScriptedEngine implements EngineClient {
                 Map.of("kv_cache_size_tokens", "65536"),
                 java.util.Set.of("vllm:", "process_"),
                 null,
-                null)));
+                null,
+                sleepLevel)));
     }
 
     @Override

@@ -73,8 +73,31 @@ class TimeoutVerdictTests {
 
     // Judged by the metrics read again.
 
+    /** vLLM's metrics of an idle engine that sleeps at {@code level}. */
+    static EngineMetricsSample asleep(int level) {
+        return new EngineMetricsSample(
+                1000.0, 1.0, 0.0, 100.0, 500.0, 10.0, Map.of(), Set.of("vllm:"), null, 0.0, level);
+    }
+
     static Stream<Arguments> byMetrics() {
         return Stream.of(
+                // Issue 29: vLLM queues a request to a sleeping engine until it wakes; no progress is no fault.
+                Arguments.of(
+                        "asleep, a light check",
+                        TIMED_OUT,
+                        vllm(0, 0, 100, 0.0),
+                        asleep(1),
+                        GENERATION,
+                        ProbeReport.Outcome.BUSY,
+                        null),
+                Arguments.of(
+                        "asleep at level 2, a heavy probe",
+                        TIMED_OUT,
+                        vllm(0, 0, 100, 0.0),
+                        asleep(2),
+                        HEAVY,
+                        ProbeReport.Outcome.BUSY,
+                        null),
                 Arguments.of(
                         "others progressed",
                         TIMED_OUT,

@@ -85,6 +85,86 @@ class ReadinessRulesTests {
         assertThat(ready.reason()).isNull();
     }
 
+    static Observation asleep(int s, int level) {
+        return new Observation.Asleep(t(s), level, "vllm:engine_sleep_state");
+    }
+
+    @Test
+    void aSleepingEngineIsNotReadyWithItsOwnReasonAndNothingCountsUntilItWakes() {
+        EngineState asleep = run(ok(2), listed(3), verified(4), verified(5), asleep(10, 1));
+        assertThat(asleep).isEqualTo(new EngineState.Sleeping(t(10), MODEL, 1, "vllm:engine_sleep_state"));
+        assertThat(asleep.acceptsTraffic()).isFalse();
+        assertThat(asleep.reason()).isEqualTo(Reason.SLEEPING);
+        // Issue 29 item 1: no probe's result counts while it sleeps, passed or failed; a cheap check changes nothing.
+        for (Observation probe : List.of(
+                new Observation.CheckFailed(t(11), Check.GENERATION, Reason.GENERATION_TIMED_OUT, "x"),
+                new Observation.CheckFailed(t(11), Check.HEALTH, Reason.HEALTH_FAILED, "x"),
+                failed(11, Reason.TIMED_OUT),
+                latched(11, Reason.CANARY_MISMATCH),
+                verified(11),
+                new Observation.Generated(t(11), "x"))) {
+            ReadinessRules.Step step = rules.step(asleep, probe, null);
+            assertThat(step.state()).as(probe.toString()).isSameAs(asleep);
+            assertThat(step.ignored()).as(probe.toString()).isEqualTo(ReadinessRules.Ignored.ASLEEP);
+        }
+        assertThat(rules.step(asleep, ok(11), null)).isEqualTo(new ReadinessRules.Step(asleep, null));
+        assertThat(rules.next(asleep, asleep(12, 1))).isSameAs(asleep);
+        // A deeper sleep keeps since when it slept.
+        assertThat(rules.next(asleep, asleep(12, 2)))
+                .isEqualTo(new EngineState.Sleeping(t(10), MODEL, 2, "vllm:engine_sleep_state"));
+    }
+
+    @Test
+    void aWakeIsVerifiedAsAStartIsTheCanaryIncluded() {
+        EngineState asleep = run(ok(2), listed(3), verified(4), verified(5), asleep(10, 2));
+        assertThat(rules.next(asleep, new Observation.Awake(t(20), "awake")))
+                .isEqualTo(new EngineState.ModelListed(t(20), MODEL, Reason.NOT_VERIFIED));
+        // Issue 29 item 2: ready only after the success threshold of verifications, a mismatching canary latched.
+        assertThat(kinds(
+                        ok(2),
+                        listed(3),
+                        verified(4),
+                        verified(5),
+                        asleep(10, 1),
+                        new Observation.Awake(t(20), "awake"),
+                        verified(21),
+                        verified(22)))
+                .containsExactly(
+                        Kind.HEALTHY,
+                        Kind.MODEL_LISTED,
+                        Kind.VERIFYING,
+                        Kind.READY,
+                        Kind.SLEEPING,
+                        Kind.MODEL_LISTED,
+                        Kind.VERIFYING,
+                        Kind.READY);
+        EngineState corrupted = run(
+                ok(2),
+                listed(3),
+                verified(4),
+                verified(5),
+                asleep(10, 1),
+                new Observation.Awake(t(20), "awake"),
+                latched(21, Reason.CANARY_MISMATCH));
+        assertThat(corrupted.reason()).isEqualTo(Reason.CANARY_MISMATCH);
+        assertThat(corrupted.acceptsTraffic()).isFalse();
+    }
+
+    @Test
+    void aSleepingEngineThatGoesAwayOrRestartsIsSeenSo() {
+        EngineState asleep = run(ok(2), listed(3), verified(4), verified(5), asleep(10, 1));
+        assertThat(rules.next(asleep, new Observation.Unreachable(t(11), Reason.ENGINE_DOWN, "refused"))
+                        .kind())
+                .isEqualTo(Kind.DOWN);
+        assertThat(rules.next(asleep, new Observation.Restarted(t(11), "new process", null))
+                        .kind())
+                .isEqualTo(Kind.HEALTHY);
+        // Awake without having slept is nothing to wake from.
+        EngineState ready = run(ok(2), listed(3), verified(4), verified(5));
+        assertThat(rules.step(ready, new Observation.Awake(t(11), "awake"), null))
+                .isEqualTo(new ReadinessRules.Step(ready, ReadinessRules.Ignored.STALE));
+    }
+
     static Stream<Arguments> immediateDrops() {
         return Stream.of(
                 Arguments.of(new Observation.Unreachable(t(10), Reason.ENGINE_DOWN, "refused"), Reason.ENGINE_DOWN),
