@@ -140,8 +140,9 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
         if (current instanceof ShuttingDown) {
             return new Step(current, Ignored.SHUT_DOWN);
         }
-        if (current instanceof Sleeping sleeping) {
-            return asleep(sleeping, observation);
+        Step asleep = current instanceof Sleeping sleeping ? asleep(sleeping, observation) : null;
+        if (asleep != null) {
+            return asleep;
         }
         Step step = switch (observation) {
             case Observation.ShutdownRequested o -> used(new ShuttingDown(o.at()));
@@ -169,18 +170,12 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
     }
 
     /**
-     * A sleeping engine: it wakes into {@link ModelListed} (verified as a start is, the canary included); it can still go
-     * away, restart or be seen loading; a probe's result, failed or passed, says nothing of it.
+     * A sleeping engine: it wakes into {@link ModelListed} (verified as a start is, the canary included); a probe's
+     * result, failed or passed, says nothing of it; null for what ends the sleep otherwise (the engine went away,
+     * restarted, is seen loading, readygate stops), which the rules take as for any state.
      */
-    private static Step asleep(Sleeping sleeping, Observation observation) {
+    private static @Nullable Step asleep(Sleeping sleeping, Observation observation) {
         return switch (observation) {
-            case Observation.ShutdownRequested o -> used(new ShuttingDown(o.at()));
-            case Observation.Unreachable o -> used(down(sleeping, o.at(), o.reason(), o.detail()));
-            case Observation.EngineDead o -> used(down(sleeping, o.at(), Reason.ENGINE_DEAD, o.detail()));
-            case Observation.Loading o -> used(loading(sleeping, o));
-            case Observation.Restarted o -> used(new Healthy(o.at(), Reason.ENGINE_RESTARTED, o.detail()));
-            case Observation.ProcessStarted o -> used(new Down(o.at(), Reason.ENGINE_DOWN, o.detail()));
-            case Observation.StartFailed o -> used(new Down(o.at(), Reason.START_FAILED, o.detail()));
             case Observation.Asleep o ->
                 used(
                         o.level() == sleeping.level()
@@ -200,6 +195,7 @@ public record ReadinessRules(int successThreshold, int failureThreshold) {
             case Observation.CheckFailed o -> ignored(sleeping, Ignored.ASLEEP);
             case Observation.Verified o -> ignored(sleeping, Ignored.ASLEEP);
             case Observation.VerificationFailed o -> ignored(sleeping, Ignored.ASLEEP);
+            default -> null;
         };
     }
 
