@@ -52,6 +52,9 @@ record LogWindow(
     /** Nothing read yet, no start known, the backlog not read. */
     static final LogWindow EMPTY = new LogWindow(List.of(), null, null, false, null, null, Engines.NONE);
 
+    /** pydantic's ValidationError title, whose message is on the next line. */
+    private static final Pattern MESSAGE_FOLLOWS = Pattern.compile("\\d{1,4} validation errors? for ");
+
     /** The most processes {@link Engines} remembers of each kind. */
     static final int MAX_REMEMBERED = 16;
 
@@ -238,7 +241,13 @@ record LogWindow(
         }
         LogWindow next = new LogWindow(kept, startId, verifiedAt, live, failureTold, closed, gone);
         String current = startId;
-        String reason = endsStart(event) ? next.findings().startFailure() : null;
+        // pydantic's message comes on the line after its ValidationError: told with it, once that line is read.
+        boolean messageRead = kept.size() >= 2
+                && messageFollows(kept.get(kept.size() - 2).event())
+                && kept.getLast().event() == event;
+        String reason = (endsStart(event) && !messageFollows(event)) || messageRead
+                ? next.findings().startFailure()
+                : null;
         if (reason != null && live && current != null && !current.equals(failureTold)) {
             // vLLM gave up on the start readiness follows: news of its failure, with vLLM's reason, told once.
             // vLLM's reason becomes readiness's detail, shown on /readyz and /status: never with a secret in it.
@@ -254,6 +263,16 @@ record LogWindow(
      */
     private static boolean endsStart(LogEvent event) {
         return event instanceof LogEvent.InitializationFailed || LogFindings.apiServerRaised(event);
+    }
+
+    /**
+     * Whether {@code event} is an API server's exception whose message is on the next line: pydantic's {@code
+     * ValidationError: 1 validation error for VllmConfig}, then {@code   Value error, ...}.
+     */
+    private static boolean messageFollows(LogEvent event) {
+        return event instanceof LogEvent.ExceptionRaised raised
+                && LogFindings.apiServerRaised(raised)
+                && MESSAGE_FOLLOWS.matcher(raised.exception()).find();
     }
 
     /**

@@ -130,6 +130,41 @@ class LogWindowTests {
                         List.of(new LogWindow.News.Tell(new Observation.StartFailed(
                                 T0.plusSeconds(8), "s1", "RuntimeError: Engine core initialization failed.")))),
                 Arguments.of(
+                        "an API server's ValidationError is told with pydantic's message, from the line after it",
+                        (Function<LogWindow.Step, Object>) step -> step.news().stream()
+                                .map(news -> ((LogWindow.News.Tell) news).observation())
+                                .map(observation -> ((Observation.StartFailed) observation).detail())
+                                .toList(),
+                        line(
+                                live(
+                                        S1,
+                                        banner(T0),
+                                        new LogEvent.ExceptionRaised(
+                                                T0.plusSeconds(2),
+                                                "APIServer",
+                                                1,
+                                                "pydantic_core._pydantic_core.ValidationError: 1 validation error for"
+                                                        + " VllmConfig")),
+                                new LogEvent.ExceptionDetail(
+                                        T0.plusSeconds(2),
+                                        "APIServer",
+                                        1,
+                                        "Value error, Cannot find the config file for awq_marlin")),
+                        List.of("pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig:"
+                                + " Value error, Cannot find the config file for awq_marlin")),
+                Arguments.of(
+                        "an API server's ValidationError alone tells nothing yet: its message is on the next line",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(
+                                live(S1, banner(T0)),
+                                new LogEvent.ExceptionRaised(
+                                        T0.plusSeconds(2),
+                                        "APIServer",
+                                        1,
+                                        "pydantic_core._pydantic_core.ValidationError: 1 validation error for"
+                                                + " VllmConfig")),
+                        List.of()),
+                Arguments.of(
                         "vLLM's start failure is told once",
                         (Function<LogWindow.Step, Object>) step -> step.news(),
                         line(
