@@ -234,7 +234,7 @@ final class SimulatedEngine implements AutoCloseable {
     private void begin(StartupPath requested) {
         lastRequested = requested;
         lastFailure = null;
-        int pid = nextPid.getAndAdd(10);
+        int pid = nextPid.getAndAdd(lines.pidsPerStart());
         phase.set(Phase.LOADING);
         StartContext context = new StartContext(starts.incrementAndGet(), requested, pid, clock.instant());
         context.failing = faults.has(Fault.STARTUP_FAILURE) && requested != StartupPath.SNAPSHOT_RESTORE;
@@ -333,6 +333,9 @@ final class SimulatedEngine implements AutoCloseable {
             args.append(", 'served_model_name': ['").append(m.servedModelName()).append("']");
         }
         SimulatorProperties.Deployment deployment = properties.deployment();
+        if (deployment.tensorParallelSize() > 1) {
+            args.append(", 'tensor_parallel_size': ").append(deployment.tensorParallelSize());
+        }
         if (deployment.dataParallelSize() > 1) {
             args.append(", 'data_parallel_size': ").append(deployment.dataParallelSize());
         }

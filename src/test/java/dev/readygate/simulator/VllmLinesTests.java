@@ -123,12 +123,12 @@ class VllmLinesTests {
             "INFO:     Waiting for application startup.", "INFO:     Application startup complete.");
 
     /** vLLM's header: {@code (Process pid=N) LEVEL MM-dd HH:mm:ss [file.py:N] message}, the prefix optional. */
-    private static final Pattern HEADER =
-            Pattern.compile("^(?:\\((?<process>[A-Za-z_0-9]+) pid=\\d+\\) )?(?<level>INFO|WARNING|ERROR|CRITICAL) "
+    private static final Pattern HEADER = Pattern.compile(
+            "^(?:\\((?<process>[A-Za-z_0-9]+(?: TP\\d+)?) pid=\\d+\\) )?(?<level>INFO|WARNING|ERROR|CRITICAL) "
                     + "\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\[(?<source>[\\w.]+\\.py:\\d+)] (?<message>.*)$");
 
     private static final Pattern BARE =
-            Pattern.compile("^(?:\\((?<process>[A-Za-z_0-9]+) pid=\\d+\\) )?(?<message>.*)$");
+            Pattern.compile("^(?:\\((?<process>[A-Za-z_0-9]+(?: TP\\d+)?) pid=\\d+\\) )?(?<message>.*)$");
 
     /** The banner's lines (vllm/entrypoints/utils.py, log_version_and_model, as a public vLLM 0.16 log shows it). */
     private static final Pattern BANNER = Pattern.compile(
@@ -268,6 +268,39 @@ class VllmLinesTests {
                 .containsOnly("EngineCore_DP0", "EngineCore_DP1");
     }
 
+    /**
+     * Tensor parallel: the per-rank lines come from the workers (v1/executor/multiproc_executor.py names them {@code
+     * Worker_TP<r>}; 0.10.1 {@code VllmWorker TP<r>}, as real 0.10.1 logs show), in the same formats; the engine
+     * core keeps its header, the KV cache size and {@code init engine}.
+     */
+    @Test
+    void tensorParallelWorkersWriteTheRankLinesInVllmFormats() {
+        List<Line> lines = drive("deployment.tensor-parallel-size=2");
+        assertThat(lines)
+                .filteredOn(line -> line.level() != null && line.process().startsWith("Worker"))
+                .extracting(Line::process)
+                .containsOnly("Worker_TP0", "Worker_TP1");
+        assertThat(lines)
+                .filteredOn(line -> line.process().equals("EngineCore"))
+                .allMatch(line ->
+                        matches(INITIALIZING, line) || matches(KV_CACHE_ONE_LINE, line) || matches(INIT_ENGINE, line));
+        assertThat(lines)
+                .filteredOn(line -> matches(KV_MEMORY, line))
+                .singleElement()
+                .extracting(Line::process)
+                .isEqualTo("Worker_TP0");
+
+        List<Line> legacy = drive("deployment.tensor-parallel-size=2", "deployment.formats=legacy");
+        assertThat(legacy)
+                .filteredOn(line -> line.process().startsWith("VllmWorker"))
+                .extracting(Line::process)
+                .containsOnly("VllmWorker TP0", "VllmWorker TP1");
+        assertThat(legacy)
+                .filteredOn(line -> matches(KV_MEMORY_LEGACY, line))
+                .extracting(Line::process)
+                .containsExactly("VllmWorker TP0", "VllmWorker TP1");
+    }
+
     @Test
     void daemonLinesAreVllmPreloadFormats() {
         running = RunningSimulator.serving(workDir.resolve("v0-31"));
@@ -389,7 +422,7 @@ class VllmLinesTests {
      */
     private List<Line> drive(String... overrides) {
         SimulatorProperties properties = RunningSimulator.properties(workDir, overrides);
-        Path file = workDir.resolve("vllm-lines.log");
+        Path file = workDir.resolve("vllm-lines-" + System.nanoTime() + ".log");
         Clock clock = Clock.fixed(Instant.parse("2026-10-05T14:02:11Z"), ZoneOffset.UTC);
         try (EngineLog log = new EngineLog(file, null, clock, properties.deployment(), "vllm-lines-test")) {
             VllmLines lines = new VllmLines(properties.deployment(), log);
