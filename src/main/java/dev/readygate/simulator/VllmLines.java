@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.function.IntConsumer;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lines a vLLM engine start writes, in the formats of the configured vLLM ({@code deployment.formats}): 0.31's or
@@ -21,10 +22,16 @@ final class VllmLines {
 
     static final String API = "APIServer";
 
+    /** The exception line of {@code config-error}: pydantic-core's {@code ValidationError} title. */
+    static final String CONFIG_ERROR =
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig";
+
     private static final Pattern EXCEPTION_LINE =
             Pattern.compile("(?:[A-Za-z_]\\w*\\.)*[A-Z]\\w*(?:Error|Exception)(?::.*)?");
 
-    private static final String SITE = "/usr/local/lib/python3.12/dist-packages/vllm";
+    private static final String PACKAGES = "/usr/local/lib/python3.12/dist-packages";
+
+    private static final String SITE = PACKAGES + "/vllm";
 
     private final SimulatorProperties.Deployment deployment;
     private final EngineLog log;
@@ -409,6 +416,31 @@ final class VllmLines {
                         "    raise RuntimeError(",
                         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): "
                                 + "{'" + core(0) + "': 1}"));
+    }
+
+    /**
+     * A configuration error in the API server, before any engine core exists: pydantic's {@code ValidationError}
+     * from {@code VllmConfig(...)} (vllm/engine/arg_utils.py, create_engine_config) is uncaught, and Python writes its
+     * traceback to stderr, behind the API server's prefix; the message line is pydantic-core's {@code   {msg}
+     * [type=..., input_value=..., input_type=...]}, the input's repr cut short in the middle (with {@code --hf-token},
+     * the token shows, as in fixture {@code v0.31-api-server-validation-error.log}).
+     */
+    void configError(int pid, @Nullable String hfToken) {
+        String tail = hfToken != null ? "'hf_token': '" + hfToken + "'" : "'instance_id': ''";
+        log.bare(
+                api(),
+                pid,
+                List.of(
+                        "Traceback (most recent call last):",
+                        "  File \"" + SITE + "/engine/arg_utils.py\", line 1712, in create_engine_config",
+                        "    config = VllmConfig(",
+                        "             ^^^^^^^^^^^",
+                        "  File \"" + PACKAGES + "/pydantic/_internal/_dataclasses.py\", line 123, in __init__",
+                        "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)",
+                        CONFIG_ERROR,
+                        "  Value error, Cannot find the config file for awq_marlin [type=value_error, "
+                                + "input_value=ArgsKwargs((), {'model_co..." + tail + "}), input_type=ArgsKwargs]",
+                        "    For further information visit https://errors.pydantic.dev/2.11/v/value_error"));
     }
 
     /**

@@ -245,16 +245,57 @@ class DeploymentStylesTests {
     }
 
     @Test
+    void configErrorFailsInTheApiServerBeforeAnyEngineCoreAsTheFixtureShowsAndNeverListens() throws IOException {
+        running = RunningSimulator.serving(
+                workDir, "preload.enabled=false", "auto-restart=false", "hf-token=hf_SECRETvalue");
+        // Through the admin API, as any other fault.
+        running.fault("config-error", false);
+        running.simulator.restart(StartupPath.COLD).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> running.simulator.engine().lastFailure() != null);
+
+        String log = running.engineLog();
+        String start = log.substring(log.indexOf("(APIServer pid=4252) INFO "));
+        List<String> fixture =
+                Files.readAllLines(Path.of("src/test/resources/vllm-logs/v0.31-api-server-validation-error.log"))
+                        .stream()
+                        .dropWhile(line -> !line.contains(") Traceback"))
+                        .map(line -> line.replace("(APIServer pid=1)", "(APIServer pid=4252)"))
+                        .toList();
+        assertThat(start.lines().dropWhile(line -> !line.contains(") Traceback")))
+                .containsExactlyElementsOf(fixture);
+        assertThat(start)
+                .containsSubsequence(
+                        "version 0.31.0", "non-default args: {", "'quantization': 'awq_marlin'", ") Traceback")
+                .doesNotContain("EngineCore")
+                .doesNotContain("Application startup complete.");
+        assertThat(running.simulator.engine().lastFailure())
+                .isEqualTo("pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig");
+        assertThat(running.simulator.engine().phase()).isEqualTo(SimulatedEngine.Phase.STOPPED);
+        assertThat(EngineLifecycleTests.accepts(running.properties.port())).isFalse();
+    }
+
+    @Test
+    void configErrorWithAutoRestartLoopsUntilItIsCleared() {
+        loopsUntilCleared(Fault.CONFIG_ERROR, StartupPath.COLD, "validation error for VllmConfig");
+    }
+
+    @Test
     void startupFailureWithAutoRestartLoopsUntilItIsCleared() {
+        loopsUntilCleared(Fault.STARTUP_FAILURE, StartupPath.PRELOAD_FALLBACK, "EngineCore failed to start.");
+    }
+
+    /** Every start fails under {@code fault} (its line ends {@code failure}); the container restarts the process. */
+    private void loopsUntilCleared(Fault fault, StartupPath path, String failure) {
         running = RunningSimulator.serving(workDir, "preload.enabled=false", "auto-restart-delay=100ms");
-        running.simulator.setFault(Fault.STARTUP_FAILURE, true, FaultSet.Scope.INFERENCE);
-        running.simulator.restart(StartupPath.PRELOAD_FALLBACK).block(Duration.ofSeconds(5));
+        running.simulator.setFault(fault, true, FaultSet.Scope.INFERENCE);
+        running.simulator.restart(path).block(Duration.ofSeconds(5));
         // The container restarts the process, which dies again.
         await().atMost(Duration.ofSeconds(10)).until(() -> running.startNumber() >= 4);
-        assertThat(running.engineLog().lines().filter(line -> line.endsWith("EngineCore failed to start.")))
+        assertThat(running.engineLog().lines().filter(line -> line.endsWith(failure)))
                 .hasSizeGreaterThanOrEqualTo(2);
 
-        running.simulator.setFault(Fault.STARTUP_FAILURE, false, FaultSet.Scope.INFERENCE);
+        running.simulator.setFault(fault, false, FaultSet.Scope.INFERENCE);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> running.simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
     }
