@@ -37,7 +37,13 @@ public enum Fault {
      * Every start (but a snapshot restore) dies while it profiles, before serving, with {@code faults.startup-failure}
      * as vLLM's root exception; with auto-restart the engine starts again, as a container would.
      */
-    STARTUP_FAILURE(true);
+    STARTUP_FAILURE(true),
+    /**
+     * Every start (but a snapshot restore) fails its configuration check in the API server, before any engine core
+     * exists: pydantic's uncaught {@code ValidationError} for {@code VllmConfig} (an AWQ quantization the checkpoint has
+     * no config for), the port never opens; with auto-restart the engine starts again, as a container would.
+     */
+    CONFIG_ERROR(true);
 
     private final boolean blocksServing;
 

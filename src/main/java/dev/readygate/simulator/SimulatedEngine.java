@@ -234,17 +234,20 @@ final class SimulatedEngine implements AutoCloseable {
     private void begin(StartupPath requested) {
         lastRequested = requested;
         lastFailure = null;
-        int pid = nextPid.getAndAdd(10);
+        int pid = nextPid.getAndAdd(lines.pidsPerStart());
         phase.set(Phase.LOADING);
         StartContext context = new StartContext(starts.incrementAndGet(), requested, pid, clock.instant());
         context.failing = faults.has(Fault.STARTUP_FAILURE) && requested != StartupPath.SNAPSHOT_RESTORE;
+        boolean configError = faults.has(Fault.CONFIG_ERROR) && requested != StartupPath.SNAPSHOT_RESTORE;
         starting = context;
-        List<Step> steps = switch (requested) {
-            case COLD -> coldSteps(pid, properties.loadTime(), false, context.kvTokens, context.failing);
-            case PRELOAD_HIT, PRELOAD_FALLBACK -> preloadSteps(pid, requested);
-            case SNAPSHOT_RESTORE -> restoreSteps();
-        };
-        pending.update(header(pid, requested)
+        List<Step> steps = configError
+                ? configErrorSteps(pid)
+                : switch (requested) {
+                    case COLD -> coldSteps(pid, properties.loadTime(), false, context.kvTokens, context.failing);
+                    case PRELOAD_HIT, PRELOAD_FALLBACK -> preloadSteps(pid, requested);
+                    case SNAPSHOT_RESTORE -> restoreSteps();
+                };
+        pending.update(header(pid, requested, configError)
                 .then(runSteps(steps))
                 .then(Mono.defer(() -> listen(context)))
                 .subscribe(null, error -> {
@@ -306,16 +309,28 @@ final class SimulatedEngine implements AutoCloseable {
         }
     }
 
-    private Mono<Void> header(int pid, StartupPath requested) {
+    private Mono<Void> header(int pid, StartupPath requested, boolean configError) {
         return Mono.fromRunnable(() -> {
             if (requested == StartupPath.SNAPSHOT_RESTORE) {
                 return;
             }
-            lines.header(pid, properties.vllmVersion(), properties.model().root(), nonDefaultArgs(requested));
+            lines.header(
+                    pid, properties.vllmVersion(), properties.model().root(), nonDefaultArgs(requested, configError));
         });
     }
 
-    private String nonDefaultArgs(StartupPath requested) {
+    /**
+     * Under {@code config-error}: the API server's configuration check raises right after the arguments, before any
+     * engine core exists, and the process exits.
+     */
+    private List<Step> configErrorSteps(int pid) {
+        return List.of(new Step(properties.loadTime().multipliedBy(2).dividedBy(100), () -> {
+            lines.configError(pid, properties.hfToken());
+            throw new StartupFailure(VllmLines.CONFIG_ERROR);
+        }));
+    }
+
+    private String nonDefaultArgs(StartupPath requested, boolean configError) {
         SimulatorProperties.Model m = properties.model();
         StringBuilder args = new StringBuilder("{'model_tag': '")
                 .append(m.root())
@@ -333,6 +348,9 @@ final class SimulatedEngine implements AutoCloseable {
             args.append(", 'served_model_name': ['").append(m.servedModelName()).append("']");
         }
         SimulatorProperties.Deployment deployment = properties.deployment();
+        if (deployment.tensorParallelSize() > 1) {
+            args.append(", 'tensor_parallel_size': ").append(deployment.tensorParallelSize());
+        }
         if (deployment.dataParallelSize() > 1) {
             args.append(", 'data_parallel_size': ").append(deployment.dataParallelSize());
         }
@@ -353,6 +371,10 @@ final class SimulatedEngine implements AutoCloseable {
             args.append(", 'load_format': '")
                     .append(deployment.loadFormat().vllmName())
                     .append("'");
+        }
+        if (configError) {
+            // An AWQ kernel for a checkpoint without an AWQ config: VllmConfig's validation refuses it.
+            args.append(", 'quantization': 'awq_marlin'");
         }
         // vLLM logs its arguments as given, secrets included: readygate must redact them.
         if (properties.apiKey() != null) {

@@ -495,6 +495,9 @@ public record SimulatorProperties(
      * @param dataParallelSize engine cores ({@code --data-parallel-size}, 1 to 4): each logs its own header and
      *     start; above 1 vLLM runs one API server per core and serves {@code /metrics} in Prometheus multiprocess mode
      *     (no {@code process_start_time_seconds}, {@code engine="N"} series per core)
+     * @param tensorParallelSize GPUs per engine core ({@code --tensor-parallel-size}, 1 to 8): above 1 each engine core
+     *     runs that many worker processes ({@code Worker_TP<r>}, with data parallel {@code Worker_DP<i>_TP<r>}; 0.10.1:
+     *     {@code VllmWorker TP<r>}), each loading its shard and writing its own weights, compile and graph lines
      * @param speculativeDecoding whether a speculative-decoding drafter is loaded after the model (a second {@code
      *     Loading weights took} line)
      * @param loadFormat {@code auto}, or a loader that logs no {@code Loading weights took}: {@code runai-streamer},
@@ -507,6 +510,7 @@ public record SimulatorProperties(
             @DefaultValue("none") LogPrefix logPrefix,
             @DefaultValue("vllm-1") String serviceName,
             @DefaultValue("1") int dataParallelSize,
+            @DefaultValue("1") int tensorParallelSize,
             @DefaultValue("false") boolean speculativeDecoding,
             @DefaultValue("auto") LoadFormat loadFormat,
             @DefaultValue("UTC") String timeZone) {
@@ -523,6 +527,11 @@ public record SimulatorProperties(
                 throw new IllegalArgumentException(
                         "readygate.simulator.deployment.data-parallel-size must be between 1 and 4 (was "
                                 + dataParallelSize + ")");
+            }
+            if (tensorParallelSize < 1 || tensorParallelSize > 8) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.deployment.tensor-parallel-size must be between 1 and 8 (was "
+                                + tensorParallelSize + ")");
             }
             if (!serviceName.matches("[A-Za-z0-9][\\w.-]{0,60}")) {
                 throw new IllegalArgumentException("readygate.simulator.deployment.service-name must be a compose "

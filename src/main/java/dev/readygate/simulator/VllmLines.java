@@ -3,7 +3,9 @@ package dev.readygate.simulator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.IntConsumer;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The lines a vLLM engine start writes, in the formats of the configured vLLM ({@code deployment.formats}): 0.31's or
@@ -11,16 +13,25 @@ import java.util.regex.Pattern;
  * for each; the {@code file.py:N} line numbers are those of real logs of that version, illustrative). A single engine
  * core is {@code EngineCore} (0.10.1: {@code EngineCore_0}); every data-parallel engine core ({@code EngineCore_DP<i>},
  * pid {@code core + i}) writes its own lines; the cores start in parallel, and the last one's header comes late, once
- * the first core's weights are loaded, as vLLM's log may show it (issue 18, item 6).
+ * the first core's weights are loaded, as vLLM's log may show it (issue 18, item 6). With tensor parallel each core
+ * runs {@code tensor-parallel-size} workers ({@code Worker_TP<r>}, pids after the API servers'), which write the
+ * per-rank lines (model load, torch.compile, graph capture, and rank 0's {@code Available KV cache memory}); the core
+ * keeps its header, the KV cache size and {@code init engine}.
  */
 final class VllmLines {
 
     static final String API = "APIServer";
 
+    /** The exception line of {@code config-error}: pydantic-core's {@code ValidationError} title. */
+    static final String CONFIG_ERROR =
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig";
+
     private static final Pattern EXCEPTION_LINE =
             Pattern.compile("(?:[A-Za-z_]\\w*\\.)*[A-Z]\\w*(?:Error|Exception)(?::.*)?");
 
-    private static final String SITE = "/usr/local/lib/python3.12/dist-packages/vllm";
+    private static final String PACKAGES = "/usr/local/lib/python3.12/dist-packages";
+
+    private static final String SITE = PACKAGES + "/vllm";
 
     private final SimulatorProperties.Deployment deployment;
     private final EngineLog log;
@@ -53,6 +64,34 @@ final class VllmLines {
             return "EngineCore_" + index;
         }
         return deployment.dataParallelSize() > 1 ? "EngineCore_DP" + index : "EngineCore";
+    }
+
+    /**
+     * A tensor-parallel worker's process name: vLLM's {@code Worker} with {@code _DP<dp_rank>} (data parallel) and
+     * {@code _TP<tp_rank>} appended (v1/executor/multiproc_executor.py, WorkerProc's {@code decorate_logs}); 0.10.1's
+     * {@code VllmWorker TP<tp_rank>} (its PP and TP suffix only).
+     */
+    String worker(int index, int rank) {
+        if (!v031()) {
+            return "VllmWorker TP" + rank;
+        }
+        return "Worker" + (deployment.dataParallelSize() > 1 ? "_DP" + index : "") + "_TP" + rank;
+    }
+
+    /** A worker's pid: after the engine cores' and the API servers', core by core, rank by rank. */
+    int workerPid(int core, int index, int rank) {
+        int apiServers = deployment.apiServers() > 1 ? deployment.apiServers() : 0;
+        return core + deployment.dataParallelSize() + apiServers + index * deployment.tensorParallelSize() + rank;
+    }
+
+    /** How far apart two starts' API server pids are: ten, or enough for every core, API server and worker. */
+    int pidsPerStart() {
+        int apiServers = deployment.apiServers() > 1 ? deployment.apiServers() : 0;
+        int workers = deployment.tensorParallelSize() > 1
+                ? deployment.dataParallelSize() * deployment.tensorParallelSize()
+                : 0;
+        int used = 1 + deployment.dataParallelSize() + apiServers + workers;
+        return Math.max(10, (used + 9) / 10 * 10);
     }
 
     /** The API server's prefix: {@code (APIServer pid=N)} (0.31's {@code decorate_logs("APIServer")}), none in 0.10.1. */
@@ -100,12 +139,14 @@ final class VllmLines {
                         pid,
                         v031() ? "core.py:93" : "core.py:74",
                         "Initializing a V1 LLM engine (v" + version + ") with config: " + config
+                                + ", tensor_parallel_size=" + deployment.tensorParallelSize()
                                 + ", data_parallel_size=" + deployment.dataParallelSize()));
     }
 
     void startingToLoad(int core, String model) {
-        eachCore(
+        eachRank(
                 core,
+                false,
                 (name, pid) -> log.info(
                         name,
                         pid,
@@ -117,8 +158,10 @@ final class VllmLines {
      * The weights read from disk: {@code Loading weights took} by the default loader (none by the Run:ai streamer or
      * tensorizer), then the drafter's with speculative decoding, then {@code Model loading took}.
      */
-    void loaded(int core, double loadSeconds, double gib, double modelSeconds) {
-        eachCoreLoading(core, (name, pid) -> {
+    void loaded(int core, double totalLoadSeconds, double gib, double modelSeconds) {
+        eachCoreLoading(core, (name, pid, rank) -> {
+            // Each tensor-parallel rank reads its own shard: rank 0 takes longest here, and writes first.
+            double loadSeconds = totalLoadSeconds * (1 - 0.03 * rank);
             if (deployment.loadFormat() == SimulatorProperties.Deployment.LoadFormat.AUTO) {
                 log.info(
                         name,
@@ -140,7 +183,7 @@ final class VllmLines {
 
     /** A cache hit: the tensors mapped, the memory split, then {@code Model loading took}. */
     void mapped(int core, int tensors, String mode, SimulatorProperties.Preload preload, double gib, double seconds) {
-        eachCoreLoading(core, (name, pid) -> {
+        eachCoreLoading(core, (name, pid, rank) -> {
             log.info(
                     name,
                     pid,
@@ -158,7 +201,7 @@ final class VllmLines {
     void cacheUnusable(int core, String reason) {
         eachCoreLoading(
                 core,
-                (name, pid) -> log.warning(
+                (name, pid, rank) -> log.warning(
                         name,
                         pid,
                         "ipc_loader.py:139",
@@ -191,13 +234,14 @@ final class VllmLines {
         compileCached = true;
         // 0.31 compiles one range of token counts, (1, max_num_batched_tokens); 0.10.1 one dynamic shape.
         String shape = v031() ? "compile range (1, 8192)" : "dynamic shape";
-        eachCore(core, (name, pid) -> {
+        forCores(index -> ranks(core, index, false, (name, pid, rank) -> {
+            // vllm/compilation/backends.py: each rank's own cache directory, rank_{rank}_{dp_rank}.
             log.info(
                     name,
                     pid,
                     v031() ? "backends.py:913" : "backends.py:548",
-                    "Using cache directory: /root/.cache/vllm/torch_compile_cache/4f1c2e9a7b/rank_0_0/backbone for "
-                            + "vLLM's torch.compile");
+                    "Using cache directory: /root/.cache/vllm/torch_compile_cache/4f1c2e9a7b/rank_" + rank + "_" + index
+                            + "/backbone for vLLM's torch.compile");
             log.info(
                     name,
                     pid,
@@ -229,13 +273,14 @@ final class VllmLines {
                             Locale.ROOT,
                             v031() ? "torch.compile took %.2f s in total" : "torch.compile takes %.2f s in total",
                             total));
-        });
+        }));
     }
 
     /** CUDA graphs captured, after the KV cache is allocated (v1/worker/gpu_model_runner.py, capture_model). */
     void graphsCaptured(int core, double seconds, double gib) {
-        eachCore(
+        eachRank(
                 core,
+                false,
                 (name, pid) -> log.info(
                         name,
                         pid,
@@ -247,12 +292,19 @@ final class VllmLines {
     void kvCache(int core, double kvGib, int kvTokens, int maxModelLen) {
         String concurrency = String.format(
                 Locale.ROOT, "%,d tokens per request: %.2fx", maxModelLen, (double) kvTokens / maxModelLen);
-        eachCore(core, (name, pid) -> {
-            log.info(
-                    name,
-                    pid,
-                    v031() ? "gpu_worker.py:298" : "gpu_worker.py:276",
-                    String.format(Locale.ROOT, "Available KV cache memory: %.2f GiB", kvGib));
+        forCores(index -> {
+            // Each worker sizes its memory; 0.31 logs it from rank 0 only, 0.10.1 from every rank (real logs).
+            ranks(
+                    core,
+                    index,
+                    v031(),
+                    (name, pid, rank) -> log.info(
+                            name,
+                            pid,
+                            v031() ? "gpu_worker.py:298" : "gpu_worker.py:276",
+                            String.format(Locale.ROOT, "Available KV cache memory: %.2f GiB", kvGib)));
+            String name = core(index);
+            int pid = core + index;
             if (v031()) {
                 log.info(
                         name,
@@ -367,6 +419,31 @@ final class VllmLines {
     }
 
     /**
+     * A configuration error in the API server, before any engine core exists: pydantic's {@code ValidationError}
+     * from {@code VllmConfig(...)} (vllm/engine/arg_utils.py, create_engine_config) is uncaught, and Python writes its
+     * traceback to stderr, behind the API server's prefix; the message line is pydantic-core's {@code   {msg}
+     * [type=..., input_value=..., input_type=...]}, the input's repr cut short in the middle (with {@code --hf-token},
+     * the token shows, as in fixture {@code v0.31-api-server-validation-error.log}).
+     */
+    void configError(int pid, @Nullable String hfToken) {
+        String tail = hfToken != null ? "'hf_token': '" + hfToken + "'" : "'instance_id': ''";
+        log.bare(
+                api(),
+                pid,
+                List.of(
+                        "Traceback (most recent call last):",
+                        "  File \"" + SITE + "/engine/arg_utils.py\", line 1712, in create_engine_config",
+                        "    config = VllmConfig(",
+                        "             ^^^^^^^^^^^",
+                        "  File \"" + PACKAGES + "/pydantic/_internal/_dataclasses.py\", line 123, in __init__",
+                        "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)",
+                        CONFIG_ERROR,
+                        "  Value error, Cannot find the config file for awq_marlin [type=value_error, "
+                                + "input_value=ArgsKwargs((), {'model_co..." + tail + "}), input_type=ArgsKwargs]",
+                        "    For further information visit https://errors.pydantic.dev/2.11/v/value_error"));
+    }
+
+    /**
      * The engine dies while serving: {@code EngineCore encountered a fatal error.} with the root exception, the API
      * server's output handler failing with {@code EngineDeadError}, and the launcher's {@code VLLM Engine failed,
      * terminating server.} (logger.fatal: CRITICAL).
@@ -434,25 +511,47 @@ final class VllmLines {
         return "===== Weight cache daemon READY: all 1 ranks serving in " + socketDir + " =====";
     }
 
-    /**
-     * Each engine core writes the line: {@code EngineCore_DP<i>} with pid {@code core + i}; the late core's waits while
-     * it has not begun.
-     */
+    /** Each engine core writes the line: {@code EngineCore_DP<i>} with pid {@code core + i}. */
     private void eachCore(int core, CoreLine line) {
+        forCores(index -> line.write(core(index), core + index));
+    }
+
+    /** Each rank of each engine core writes the line: the core itself, or with tensor parallel each of its workers. */
+    private void eachRank(int core, boolean firstRankOnly, CoreLine line) {
+        forCores(index -> ranks(core, index, firstRankOnly, (name, pid, rank) -> line.write(name, pid)));
+    }
+
+    /** Runs {@code perCore} for each engine core's index; the late core's waits while it has not begun. */
+    private void forCores(IntConsumer perCore) {
         for (int i = 0; i < deployment.dataParallelSize(); i++) {
             int index = i;
             if (lateCoreWaits && index == deployment.dataParallelSize() - 1) {
-                lateLines.add(() -> line.write(core(index), core + index));
+                lateLines.add(() -> perCore.accept(index));
             } else {
-                line.write(core(index), core + index);
+                perCore.accept(index);
             }
         }
     }
 
-    /** Each engine core writes its weights' lines; the late core begins (its held-back lines) after the first's. */
-    private void eachCoreLoading(int core, CoreLine line) {
+    /** The core's own process (tensor parallel 1), or its workers ({@code firstRankOnly}: rank 0's). */
+    private void ranks(int core, int index, boolean firstRankOnly, RankLine line) {
+        int size = deployment.tensorParallelSize();
+        if (size == 1) {
+            line.write(core(index), core + index, 0);
+            return;
+        }
+        for (int rank = 0; rank < (firstRankOnly ? 1 : size); rank++) {
+            line.write(worker(index, rank), workerPid(core, index, rank), rank);
+        }
+    }
+
+    /**
+     * Each rank of each engine core writes its weights' lines; the late core begins (its held-back lines) after the
+     * first's.
+     */
+    private void eachCoreLoading(int core, RankLine line) {
         for (int i = 0; i < deployment.dataParallelSize(); i++) {
-            line.write(core(i), core + i);
+            ranks(core, i, false, line);
             if (i == 0 && lateCoreWaits) {
                 lateCoreWaits = false;
                 lateLines.forEach(Runnable::run);
@@ -464,5 +563,10 @@ final class VllmLines {
     @FunctionalInterface
     private interface CoreLine {
         void write(String name, int pid);
+    }
+
+    @FunctionalInterface
+    private interface RankLine {
+        void write(String name, int pid, int rank);
     }
 }

@@ -118,6 +118,27 @@ class SimulatedDeploymentLogTests {
     }
 
     @Test
+    void tensorParallelColdStartIsColdAndItsWeightsTookAsLongAsTheSlowestRank() throws Exception {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.tensor-parallel-size=2");
+        follow();
+
+        LogFindings findings = findingsOnce(f -> f.engineInitSeconds() != null);
+        assertThat(attribute(findings).path()).isEqualTo(RestartPath.COLD);
+        assertThat(findings.header()).isTrue();
+        assertThat(findings.engineArgs()).contains("'tensor_parallel_size': 2");
+        assertThat(findings.kvCacheSizeTokens()).isEqualTo(65_536L);
+        // Every rank's `Loading weights took`: the start's is the longest over the ranks.
+        double slowest = java.nio.file.Files.readString(workDir.resolve("engine.log"))
+                .lines()
+                .filter(line -> line.startsWith("(Worker_TP") && line.contains("Loading weights took "))
+                .mapToDouble(
+                        line -> Double.parseDouble(line.replaceAll(".*Loading weights took ([\\d.]+) seconds$", "$1")))
+                .max()
+                .orElseThrow();
+        assertThat(findings.loadingWeightsSeconds()).isEqualTo(slowest);
+    }
+
+    @Test
     void speculativeDecodingUsesTheModelsLoadingNotTheDrafters() {
         running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.speculative-decoding=true");
         follow();

@@ -68,7 +68,9 @@ enum FaultCase {
     WRONG_WEIGHTS("wrong-weights", "canary_mismatch", Set.of(), Seen.CANARY, Back.AFTER_RESTART),
     CRASH_LOOP("crash-loop", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_CRASH_LOOP),
     STARTUP_FAILURE(
-            "startup-failure, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
+            "startup-failure, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE),
+    // Like startup-failure, the API server's configuration check fails the next start, sooner (before any engine core).
+    CONFIG_ERROR("config-error, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
 
     /** How readygate sees a fault: this decides its bound (docs/readiness.md, "How fast readiness drops"). */
     enum Seen {
@@ -114,7 +116,10 @@ enum FaultCase {
         AFTER_RESTART,
         /** {@code crash-loop} is turned off: a crash already scheduled still fires, the next start stays up. */
         AFTER_CRASH_LOOP,
-        /** {@code startup-failure} is turned off: the start in progress still fails, the next one serves. */
+        /**
+         * {@code startup-failure} (or {@code config-error}) is turned off: the start in progress still fails, the next
+         * one serves.
+         */
         AFTER_STARTUP_FAILURE
     }
 
@@ -327,9 +332,10 @@ enum FaultCase {
             }
             case FROZEN -> fault(engine, "hang", true);
             case RESET_ALL -> fault(engine, "reset", true);
-            case STARTUP_FAILURE -> {
-                // A serving engine is not touched by startup-failure: its next start is. The crash begins it.
-                engine.fault("startup-failure", false);
+            case STARTUP_FAILURE, CONFIG_ERROR -> {
+                // A serving engine is not touched by startup-failure or config-error: its next start is. The crash
+                // begins it.
+                engine.fault(simulatorFault(), false);
                 engine.crash();
                 yield dated(engine.stoppedAt());
             }

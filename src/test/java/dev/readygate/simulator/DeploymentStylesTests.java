@@ -103,6 +103,93 @@ class DeploymentStylesTests {
     }
 
     @Test
+    void tensorParallelWorkersWriteThePerRankLinesAndTheCoreKeepsItsOwn() {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.tensor-parallel-size=2");
+
+        String log = running.engineLog();
+        assertThat(log)
+                .containsSubsequence(
+                        "(APIServer pid=4242) INFO ",
+                        "'tensor_parallel_size': 2",
+                        "(EngineCore pid=4243) INFO ",
+                        "Initializing a V1 LLM engine (v0.31.0)",
+                        "tensor_parallel_size=2, data_parallel_size=1",
+                        "(Worker_TP0 pid=4244) INFO ",
+                        "Starting to load model Qwen/Qwen3-0.6B...",
+                        "(Worker_TP1 pid=4245) INFO ",
+                        "Starting to load model Qwen/Qwen3-0.6B...",
+                        "(Worker_TP0 pid=4244) INFO ",
+                        "Loading weights took",
+                        "(Worker_TP0 pid=4244) INFO ",
+                        "Model loading took",
+                        "(Worker_TP1 pid=4245) INFO ",
+                        "Loading weights took",
+                        "(Worker_TP1 pid=4245) INFO ",
+                        "Model loading took",
+                        "(Worker_TP0 pid=4244) INFO ",
+                        "torch_compile_cache/4f1c2e9a7b/rank_0_0/backbone",
+                        "(Worker_TP1 pid=4245) INFO ",
+                        "torch_compile_cache/4f1c2e9a7b/rank_1_0/backbone",
+                        "(Worker_TP0 pid=4244) INFO ",
+                        "Available KV cache memory: ",
+                        "(EngineCore pid=4243) INFO ",
+                        "GPU KV cache size: 65,536 tokens",
+                        "(Worker_TP0 pid=4244) INFO ",
+                        "Graph capturing finished",
+                        "(Worker_TP1 pid=4245) INFO ",
+                        "Graph capturing finished",
+                        "(EngineCore pid=4243) INFO ",
+                        "init engine (profile, create kv cache, warmup model) took",
+                        "(APIServer pid=4242) INFO:     Application startup complete.");
+        // Rank 0 alone sizes the KV cache in 0.31's log; the core writes no per-rank line of its own.
+        assertThat(log.lines().filter(line -> line.contains("Available KV cache memory")))
+                .singleElement()
+                .asString()
+                .startsWith("(Worker_TP0 pid=4244) ");
+        assertThat(log.lines().filter(line -> line.startsWith("(EngineCore pid=4243)")))
+                .noneMatch(line -> line.contains("Loading weights took")
+                        || line.contains("Model loading took")
+                        || line.contains("torch.compile")
+                        || line.contains("Graph capturing"));
+
+        // The next start's pids follow on: no worker shares the last start's.
+        running.restartAndAwait(StartupPath.COLD);
+        assertThat(running.engineLog()).contains("(Worker_TP1 pid=4255) INFO ");
+    }
+
+    @Test
+    void tensorParallelWorkersOfDataParallelCoresAndOfLegacyFormatsAreNamedAsVllmNamesThem() {
+        running = RunningSimulator.serving(
+                workDir,
+                "preload.enabled=false",
+                "deployment.tensor-parallel-size=2",
+                "deployment.data-parallel-size=2");
+        // Each core's workers, after both cores and both API servers (4245, 4246).
+        assertThat(running.engineLog())
+                .contains(
+                        "(Worker_DP0_TP0 pid=4247) INFO ",
+                        "(Worker_DP0_TP1 pid=4248) INFO ",
+                        "(Worker_DP1_TP0 pid=4249) INFO ",
+                        "(Worker_DP1_TP1 pid=4250) INFO ",
+                        "rank_1_1/backbone");
+        running.close();
+
+        running = RunningSimulator.serving(
+                workDir.resolve("legacy"),
+                "preload.enabled=false",
+                "deployment.tensor-parallel-size=2",
+                "deployment.formats=legacy");
+        String legacy = running.engineLog();
+        // 0.10.1: VllmWorker TP<r>, and every rank logs its KV cache memory (real 0.10.1 logs).
+        assertThat(legacy)
+                .contains("(VllmWorker TP0 pid=4244) INFO ", "(VllmWorker TP1 pid=4245) INFO ")
+                .containsSubsequence(
+                        "(EngineCore_0 pid=4243) INFO ", "Initializing", "(VllmWorker TP0 pid=4244) INFO ", "Loading");
+        assertThat(legacy.lines().filter(line -> line.contains("Available KV cache memory")))
+                .hasSize(2);
+    }
+
+    @Test
     void speculativeDecodingLoadsTheDrafterAfterTheModel() {
         running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.speculative-decoding=true");
 
@@ -158,16 +245,57 @@ class DeploymentStylesTests {
     }
 
     @Test
+    void configErrorFailsInTheApiServerBeforeAnyEngineCoreAsTheFixtureShowsAndNeverListens() throws IOException {
+        running = RunningSimulator.serving(
+                workDir, "preload.enabled=false", "auto-restart=false", "hf-token=hf_SECRETvalue");
+        // Through the admin API, as any other fault.
+        running.fault("config-error", false);
+        running.simulator.restart(StartupPath.COLD).block(Duration.ofSeconds(5));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> running.simulator.engine().lastFailure() != null);
+
+        String log = running.engineLog();
+        String start = log.substring(log.indexOf("(APIServer pid=4252) INFO "));
+        List<String> fixture =
+                Files.readAllLines(Path.of("src/test/resources/vllm-logs/v0.31-api-server-validation-error.log"))
+                        .stream()
+                        .dropWhile(line -> !line.contains(") Traceback"))
+                        .map(line -> line.replace("(APIServer pid=1)", "(APIServer pid=4252)"))
+                        .toList();
+        assertThat(start.lines().dropWhile(line -> !line.contains(") Traceback")))
+                .containsExactlyElementsOf(fixture);
+        assertThat(start)
+                .containsSubsequence(
+                        "version 0.31.0", "non-default args: {", "'quantization': 'awq_marlin'", ") Traceback")
+                .doesNotContain("EngineCore")
+                .doesNotContain("Application startup complete.");
+        assertThat(running.simulator.engine().lastFailure())
+                .isEqualTo("pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig");
+        assertThat(running.simulator.engine().phase()).isEqualTo(SimulatedEngine.Phase.STOPPED);
+        assertThat(EngineLifecycleTests.accepts(running.properties.port())).isFalse();
+    }
+
+    @Test
+    void configErrorWithAutoRestartLoopsUntilItIsCleared() {
+        loopsUntilCleared(Fault.CONFIG_ERROR, StartupPath.COLD, "validation error for VllmConfig");
+    }
+
+    @Test
     void startupFailureWithAutoRestartLoopsUntilItIsCleared() {
+        loopsUntilCleared(Fault.STARTUP_FAILURE, StartupPath.PRELOAD_FALLBACK, "EngineCore failed to start.");
+    }
+
+    /** Every start fails under {@code fault} (its line ends {@code failure}); the container restarts the process. */
+    private void loopsUntilCleared(Fault fault, StartupPath path, String failure) {
         running = RunningSimulator.serving(workDir, "preload.enabled=false", "auto-restart-delay=100ms");
-        running.simulator.setFault(Fault.STARTUP_FAILURE, true, FaultSet.Scope.INFERENCE);
-        running.simulator.restart(StartupPath.PRELOAD_FALLBACK).block(Duration.ofSeconds(5));
+        running.simulator.setFault(fault, true, FaultSet.Scope.INFERENCE);
+        running.simulator.restart(path).block(Duration.ofSeconds(5));
         // The container restarts the process, which dies again.
         await().atMost(Duration.ofSeconds(10)).until(() -> running.startNumber() >= 4);
-        assertThat(running.engineLog().lines().filter(line -> line.endsWith("EngineCore failed to start.")))
+        assertThat(running.engineLog().lines().filter(line -> line.endsWith(failure)))
                 .hasSizeGreaterThanOrEqualTo(2);
 
-        running.simulator.setFault(Fault.STARTUP_FAILURE, false, FaultSet.Scope.INFERENCE);
+        running.simulator.setFault(fault, false, FaultSet.Scope.INFERENCE);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> running.simulator.engine().phase() == SimulatedEngine.Phase.SERVING);
     }

@@ -133,4 +133,22 @@ class SimulatorPropertiesTests {
                         .rootCause()
                         .hasMessageContaining("readygate.simulator.timing.decode-per-token must not be negative"));
     }
+
+    @Test
+    void tensorParallelSizeOutsideOneToEightFailsNamingTheKey() {
+        for (String size : new String[] {"0", "9"}) {
+            runner.withPropertyValues("readygate.simulator.deployment.tensor-parallel-size=" + size)
+                    .run(context -> assertThat(context)
+                            .hasFailed()
+                            .getFailure()
+                            .rootCause()
+                            .hasMessage("readygate.simulator.deployment.tensor-parallel-size must be between 1 and 8"
+                                    + " (was " + size + ")"));
+        }
+        runner.withPropertyValues("readygate.simulator.deployment.tensor-parallel-size=8")
+                .run(context -> assertThat(context.getBean(SimulatorProperties.class)
+                                .deployment()
+                                .tensorParallelSize())
+                        .isEqualTo(8));
+    }
 }

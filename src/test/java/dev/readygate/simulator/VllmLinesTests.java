@@ -77,6 +77,15 @@ class VllmLinesTests {
     /** vllm/model_executor/model_loader/weight_cache/ipc_loader.py (@0094a8a1). */
     static final String UNUSABLE = "Weight cache unusable (%s); falling back to disk loading";
 
+    // --- an uncaught configuration error in the API server (config-error): Python's traceback, no logger header ---
+
+    /** pydantic-core 2.x, ValidationError's title: {@code {count} validation error for {title}}. */
+    static final String VALIDATION_ERROR = "pydantic_core._pydantic_core.ValidationError: %d validation error for %s";
+    /** pydantic-core 2.x, each error's line: {@code   {msg} [type={type}, input_value={repr}, input_type={type}]}. */
+    static final String VALIDATION_DETAIL = "  %s [type=%s, input_value=%s, input_type=%s]";
+    /** pydantic-core 2.x, the documentation link after each error (pydantic 2.11 here). */
+    static final String VALIDATION_URL = "    For further information visit https://errors.pydantic.dev/%s/v/%s";
+
     // --- vLLM 0.10.1's formats (legacy) ---
 
     /** vllm/entrypoints/openai/api_server.py, run_server. */
@@ -123,12 +132,12 @@ class VllmLinesTests {
             "INFO:     Waiting for application startup.", "INFO:     Application startup complete.");
 
     /** vLLM's header: {@code (Process pid=N) LEVEL MM-dd HH:mm:ss [file.py:N] message}, the prefix optional. */
-    private static final Pattern HEADER =
-            Pattern.compile("^(?:\\((?<process>[A-Za-z_0-9]+) pid=\\d+\\) )?(?<level>INFO|WARNING|ERROR|CRITICAL) "
+    private static final Pattern HEADER = Pattern.compile(
+            "^(?:\\((?<process>[A-Za-z_0-9]+(?: TP\\d+)?) pid=\\d+\\) )?(?<level>INFO|WARNING|ERROR|CRITICAL) "
                     + "\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\[(?<source>[\\w.]+\\.py:\\d+)] (?<message>.*)$");
 
     private static final Pattern BARE =
-            Pattern.compile("^(?:\\((?<process>[A-Za-z_0-9]+) pid=\\d+\\) )?(?<message>.*)$");
+            Pattern.compile("^(?:\\((?<process>[A-Za-z_0-9]+(?: TP\\d+)?) pid=\\d+\\) )?(?<message>.*)$");
 
     /** The banner's lines (vllm/entrypoints/utils.py, log_version_and_model, as a public vLLM 0.16 log shows it). */
     private static final Pattern BANNER = Pattern.compile(
@@ -268,6 +277,77 @@ class VllmLinesTests {
                 .containsOnly("EngineCore_DP0", "EngineCore_DP1");
     }
 
+    /**
+     * Tensor parallel: the per-rank lines come from the workers (v1/executor/multiproc_executor.py names them {@code
+     * Worker_TP<r>}; 0.10.1 {@code VllmWorker TP<r>}, as real 0.10.1 logs show), in the same formats; the engine
+     * core keeps its header, the KV cache size and {@code init engine}.
+     */
+    @Test
+    void tensorParallelWorkersWriteTheRankLinesInVllmFormats() {
+        List<Line> lines = drive("deployment.tensor-parallel-size=2");
+        assertThat(lines)
+                .filteredOn(line -> line.level() != null && line.process().startsWith("Worker"))
+                .extracting(Line::process)
+                .containsOnly("Worker_TP0", "Worker_TP1");
+        assertThat(lines)
+                .filteredOn(line -> line.process().equals("EngineCore"))
+                .allMatch(line ->
+                        matches(INITIALIZING, line) || matches(KV_CACHE_ONE_LINE, line) || matches(INIT_ENGINE, line));
+        assertThat(lines)
+                .filteredOn(line -> matches(KV_MEMORY, line))
+                .singleElement()
+                .extracting(Line::process)
+                .isEqualTo("Worker_TP0");
+
+        List<Line> legacy = drive("deployment.tensor-parallel-size=2", "deployment.formats=legacy");
+        assertThat(legacy)
+                .filteredOn(line -> line.process().startsWith("VllmWorker"))
+                .extracting(Line::process)
+                .containsOnly("VllmWorker TP0", "VllmWorker TP1");
+        assertThat(legacy)
+                .filteredOn(line -> matches(KV_MEMORY_LEGACY, line))
+                .extracting(Line::process)
+                .containsExactly("VllmWorker TP0", "VllmWorker TP1");
+    }
+
+    /**
+     * {@code config-error}: the API server's uncaught {@code ValidationError} from {@code VllmConfig(...)}
+     * (vllm/engine/arg_utils.py, create_engine_config; pydantic-core's text), line for line as fixture {@code
+     * v0.31-api-server-validation-error.log} shows it, behind the API server's prefix (none in 0.10.1).
+     */
+    @Test
+    void configErrorIsPydanticsUncaughtValidationError() throws IOException {
+        List<String> fixture =
+                Files.readAllLines(Path.of("src/test/resources/vllm-logs/v0.31-api-server-validation-error.log"))
+                        .stream()
+                        .dropWhile(line -> !line.contains(") Traceback"))
+                        .toList();
+        for (String formats : List.of("v0-31", "legacy")) {
+            SimulatorProperties properties = RunningSimulator.properties(workDir, "deployment.formats=" + formats);
+            Path file = workDir.resolve("config-error-" + formats + ".log");
+            Clock clock = Clock.fixed(Instant.parse("2026-10-05T14:02:11Z"), ZoneOffset.UTC);
+            try (EngineLog log = new EngineLog(file, null, clock, properties.deployment(), "vllm-lines-test")) {
+                new VllmLines(properties.deployment(), log).configError(1, "hf_SECRETvalue");
+                log.flush();
+            }
+            List<Line> lines = parse(Files.readString(file));
+            String prefix = formats.equals("v0-31") ? "(APIServer pid=1) " : "";
+            assertThat(lines)
+                    .extracting(Line::text)
+                    .containsExactlyElementsOf(fixture.stream()
+                            .map(line -> line.replace("(APIServer pid=1) ", prefix))
+                            .toList());
+            assertThat(lines).allMatch(line -> line.level() == null, "Python's traceback, not a logged line");
+            assertThat(lines)
+                    .anyMatch(line ->
+                            regex(VALIDATION_ERROR).matcher(line.message()).matches())
+                    .anyMatch(line ->
+                            regex(VALIDATION_DETAIL).matcher(line.message()).matches())
+                    .anyMatch(line ->
+                            regex(VALIDATION_URL).matcher(line.message()).matches());
+        }
+    }
+
     @Test
     void daemonLinesAreVllmPreloadFormats() {
         running = RunningSimulator.serving(workDir.resolve("v0-31"));
@@ -389,7 +469,7 @@ class VllmLinesTests {
      */
     private List<Line> drive(String... overrides) {
         SimulatorProperties properties = RunningSimulator.properties(workDir, overrides);
-        Path file = workDir.resolve("vllm-lines.log");
+        Path file = workDir.resolve("vllm-lines-" + System.nanoTime() + ".log");
         Clock clock = Clock.fixed(Instant.parse("2026-10-05T14:02:11Z"), ZoneOffset.UTC);
         try (EngineLog log = new EngineLog(file, null, clock, properties.deployment(), "vllm-lines-test")) {
             VllmLines lines = new VllmLines(properties.deployment(), log);
