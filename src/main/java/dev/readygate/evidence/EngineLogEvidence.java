@@ -130,7 +130,8 @@ final class EngineLogEvidence implements StartLog {
                 event = again != null ? again : parsed;
             }
             LogEvent read = event;
-            tell(fold(window -> window.next(read, receivedAt)));
+            String container = VllmLogParser.container(line);
+            tell(fold(window -> window.next(read, receivedAt, container)));
         }
     }
 

@@ -138,8 +138,23 @@ record LogWindow(
         }
     }
 
-    /** An event of the log and when it was read. */
-    record Received(LogEvent event, Instant receivedAt) {}
+    /**
+     * An event of the log, when it was read, and the container a collector named on its line (docker compose's
+     * service prefix), if any: two engines in separate containers may run the same pids.
+     */
+    record Received(
+            LogEvent event, Instant receivedAt, @Nullable String container) {
+
+        Received(LogEvent event, Instant receivedAt) {
+            this(event, receivedAt, null);
+        }
+
+        /** Its one-per-engine process, or null. */
+        @Nullable
+        String process() {
+            return onePerEngine(event, container);
+        }
+    }
 
     /** What a step of the fold asks to act on. */
     sealed interface News {
@@ -167,13 +182,21 @@ record LogWindow(
         return LogFindings.of(loggedEvents()).besideOtherEngine(engines.otherEngine());
     }
 
-    /** The window after an event read at {@code receivedAt}. */
+    /** The window after an event read at {@code receivedAt}, from a line no collector named a container on. */
     Step next(LogEvent event, Instant receivedAt) {
+        return next(event, receivedAt, null);
+    }
+
+    /**
+     * The window after an event read at {@code receivedAt}, from a line a collector named {@code container} on (null:
+     * none).
+     */
+    Step next(LogEvent event, Instant receivedAt, @Nullable String container) {
         List<News> news = new ArrayList<>();
         List<Received> kept = events;
         LogFindings closed = closedByHeader;
         Engines gone = engines;
-        String process = onePerEngine(event);
+        String process = onePerEngine(event, container);
         boolean begins = startsLoading(event) || startsProcess(event);
         if (process != null && engines.replaced().contains(process) && !begins) {
             // A process that another of its name replaced writes again: another engine's, never this start's.
@@ -188,12 +211,12 @@ record LogWindow(
                             engines.otherEngineWrote(process)),
                     List.of());
         }
-        Set<String> sameName = sameName(event);
+        Set<String> sameName = sameName(event, process);
         // Two engines write to this log, and which API server is whose no line says: processes are spawned in order,
         // so the window keeps the one whose place among the pids of its name is its engine core's place among theirs
         // (the first otherwise), and the other is the other engine's: never merged.
         boolean twoEngines = process != null && !sameName.isEmpty() && engines.otherEngine() != null && !begins;
-        if (twoEngines && !process.equals(pairedWithCore(event, sameName))) {
+        if (twoEngines && !process.equals(pairedWithCore(process, sameName))) {
             return new Step(
                     new LogWindow(
                             events, startId, verifiedAt, live, failureTold, closedByHeader, engines.replacing(process)),
@@ -215,7 +238,7 @@ record LogWindow(
             // The window took in a process of this one's name that is another engine's (an earlier window's, one that
             // wrote before this one did, or the other of two engines' API servers): it leaves the window.
             kept = events.stream()
-                    .filter(received -> !sameName.contains(onePerEngine(received.event())))
+                    .filter(received -> !sameName.contains(received.process()))
                     .toList();
             for (String other : sameName) {
                 gone = gone.replacing(other);
@@ -236,7 +259,7 @@ record LogWindow(
         }
         if (kept.size() < MAX_EVENTS) {
             List<Received> added = new ArrayList<>(kept);
-            added.add(new Received(event, receivedAt));
+            added.add(new Received(event, receivedAt, container));
             kept = added;
         }
         LogWindow next = new LogWindow(kept, startId, verifiedAt, live, failureTold, closed, gone);
@@ -381,24 +404,26 @@ record LogWindow(
     }
 
     /**
-     * The one-per-engine process {@code event} comes from, as {@code name pid=N}; null for a worker, or a line without
-     * a process prefix or pid.
+     * The one-per-engine process {@code event} comes from, as {@code name pid=N}, and {@code @container} when a collector
+     * named one; null for a worker, or a line without a process prefix or pid.
      */
-    private static @Nullable String onePerEngine(LogEvent event) {
+    private static @Nullable String onePerEngine(LogEvent event, @Nullable String container) {
         String name = event.process();
         Integer pid = event.pid();
-        return name != null && pid != null && ONE_PER_ENGINE.matcher(name).matches() ? name + " pid=" + pid : null;
+        if (name == null || pid == null || !ONE_PER_ENGINE.matcher(name).matches()) {
+            return null;
+        }
+        return name + " pid=" + pid + (container == null ? "" : "@" + container);
     }
 
-    /** The window's one-per-engine processes of {@code event}'s process's name under another pid. */
-    private Set<String> sameName(LogEvent event) {
-        String process = onePerEngine(event);
+    /** The window's one-per-engine processes of {@code process}'s name, other than it (another pid or container). */
+    private Set<String> sameName(LogEvent event, @Nullable String process) {
         if (process == null) {
             return Set.of();
         }
         Set<String> others = new LinkedHashSet<>();
         for (Received received : events) {
-            String other = onePerEngine(received.event());
+            String other = received.process();
             if (other != null
                     && !other.equals(process)
                     && Objects.equals(received.event().process(), event.process())) {
@@ -409,26 +434,29 @@ record LogWindow(
     }
 
     /**
-     * Of {@code event}'s process and the window's {@code others} of its name, the one at the place among their pids
-     * that the window's engine core holds among the engine cores' pids (the window's and the replaced ones); the
-     * window's first when that does not tell.
+     * Of {@code process} and the window's {@code others} of its name, the one of the window's engine core: in its
+     * container where a collector names containers, else at the place among their pids that the core holds among the
+     * engine cores' pids (the window's and the replaced ones); the window's first when that does not tell.
      */
-    private String pairedWithCore(LogEvent event, Set<String> others) {
+    private String pairedWithCore(String process, Set<String> others) {
         String core = processes().stream()
-                .filter(process -> process.startsWith("EngineCore"))
+                .filter(one -> one.startsWith("EngineCore"))
                 .findFirst()
                 .orElse(null);
         String first = others.iterator().next();
         if (core == null) {
             return first;
         }
+        if (core.contains("@") || process.contains("@")) {
+            return Objects.equals(containerOf(core), containerOf(process)) ? process : first;
+        }
         String coreName = core.substring(0, core.indexOf(' '));
         List<Integer> cores = Stream.concat(Stream.of(core), engines.replaced().stream())
-                .filter(process -> process.startsWith(coreName + " pid="))
+                .filter(one -> one.startsWith(coreName + " pid="))
                 .map(LogWindow::pid)
                 .sorted()
                 .toList();
-        List<Integer> candidates = Stream.concat(Stream.of(onePerEngine(event)), others.stream())
+        List<Integer> candidates = Stream.concat(Stream.of(process), others.stream())
                 .map(LogWindow::pid)
                 .sorted()
                 .toList();
@@ -436,18 +464,26 @@ record LogWindow(
             return first;
         }
         int place = cores.indexOf(pid(core));
-        return event.process() + " pid=" + candidates.get(place);
+        String name = process.substring(0, process.indexOf(' '));
+        return name + " pid=" + candidates.get(place);
+    }
+
+    private static @Nullable String containerOf(String process) {
+        int at = process.indexOf('@');
+        return at < 0 ? null : process.substring(at + 1);
     }
 
     private static Integer pid(String process) {
-        return Integer.valueOf(process.substring(process.indexOf("pid=") + 4));
+        int from = process.indexOf("pid=") + 4;
+        int at = process.indexOf('@', from);
+        return Integer.valueOf(process.substring(from, at < 0 ? process.length() : at));
     }
 
     /** The window's one-per-engine processes. */
     private Set<String> processes() {
         Set<String> all = new LinkedHashSet<>();
         for (Received received : events) {
-            String process = onePerEngine(received.event());
+            String process = received.process();
             if (process != null) {
                 all.add(process);
             }

@@ -49,6 +49,9 @@ final class VllmLogParser {
 
     private static final Pattern ANSI_ESCAPE = Pattern.compile("\u001B\\[[0-9;?]{0,32}[A-Za-z]");
 
+    /** docker compose's prefix: the container's name, padding and a bar ({@code vllm-decode-1  | }). */
+    private static final Pattern COMPOSE_CONTAINER = Pattern.compile("([A-Za-z][\\w.@/-]{0,100})\\s{0,40}\\|");
+
     /**
      * A log collector's prefix at the start of the line: the CRI format, Docker Desktop's, a bracketed timestamp or
      * name, docker compose's service name and bar.
@@ -425,6 +428,16 @@ final class VllmLogParser {
                 origin.process(),
                 origin.pid(),
                 line.substring(matcher.regionStart()).strip());
+    }
+
+    /**
+     * The container a collector names at the start of {@code line} (docker compose's service prefix, its colours
+     * removed), or null: two engines in separate containers may run the same pids, and only it tells them apart.
+     */
+    static @Nullable String container(String line) {
+        String text = line.indexOf('\u001B') >= 0 ? ANSI_ESCAPE.matcher(line).replaceAll("") : line;
+        Matcher matcher = COMPOSE_CONTAINER.matcher(text).region(0, Math.min(text.length(), MAX_PREFIX + 1));
+        return matcher.lookingAt() ? matcher.group(1) : null;
     }
 
     /**

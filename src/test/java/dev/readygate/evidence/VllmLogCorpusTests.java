@@ -693,14 +693,18 @@ class VllmLogCorpusTests {
         assertThat(log.current().unreadable()).isNull();
     }
 
-    /** The window {@code file}'s lines leave, folded one by one as readygate reads them (no engine state changes). */
+    /**
+     * The window {@code file}'s lines leave, folded one by one as readygate reads them, each with the container a
+     * collector named on it (no engine state changes).
+     */
     static LogWindow fold(String file) {
         VllmLogParser parser = new VllmLogParser(Clock.fixed(READ_AT, ZoneOffset.UTC), () -> null, ZoneOffset.UTC);
         LogWindow window = LogWindow.EMPTY;
         for (String line : lines(file)) {
             LogEvent event = parser.parse(line);
             if (event != null) {
-                window = window.next(event, READ_AT).window();
+                window = window.next(event, READ_AT, VllmLogParser.container(line))
+                        .window();
             }
         }
         return window;
@@ -749,5 +753,20 @@ class VllmLogCorpusTests {
         assertThat(fold("v0.31-1p1d-two-engines.log").events())
                 .extracting(received -> received.event().pid())
                 .containsOnly(3047, 2811);
+    }
+
+    @Test
+    void twoInstancesInSeparateContainersWithTheSamePidsAreToldApartByTheCollectorsPrefix() {
+        Replay replay = replay("v0.31-compose-two-instances-same-pids.log");
+
+        // Issue 28 item 7: both run APIServer pid 1 and EngineCore pid 95; docker compose's prefix tells them apart.
+        // readygate follows the instance whose engine core began last (vllm-b), its figures only, and names the gap.
+        assertThat(replay.path()).isEqualTo(RestartPath.COLD);
+        assertThat(replay.log().loadingWeightsSeconds()).isEqualTo(6.93);
+        assertThat(replay.log().kvCacheSizeTokens()).isEqualTo(372_592L);
+        assertThat(replay.log().engineInitSeconds()).isEqualTo(41.87);
+        assertThat(replay.log().otherEngine()).startsWith("two engines write to this log: EngineCore pid=95@vllm-a-1");
+        LogWindow window = fold("v0.31-compose-two-instances-same-pids.log");
+        assertThat(window.events()).extracting(LogWindow.Received::container).containsOnly("vllm-b-1");
     }
 }
