@@ -348,6 +348,9 @@ final class SimulatedEngine implements AutoCloseable {
             args.append(", 'served_model_name': ['").append(m.servedModelName()).append("']");
         }
         SimulatorProperties.Deployment deployment = properties.deployment();
+        if (deployment.pipelineParallelSize() > 1) {
+            args.append(", 'pipeline_parallel_size': ").append(deployment.pipelineParallelSize());
+        }
         if (deployment.tensorParallelSize() > 1) {
             args.append(", 'tensor_parallel_size': ").append(deployment.tensorParallelSize());
         }

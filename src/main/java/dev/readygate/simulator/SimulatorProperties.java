@@ -498,6 +498,9 @@ public record SimulatorProperties(
      * @param tensorParallelSize GPUs per engine core ({@code --tensor-parallel-size}, 1 to 8): above 1 each engine core
      *     runs that many worker processes ({@code Worker_TP<r>}, with data parallel {@code Worker_DP<i>_TP<r>}; 0.10.1:
      *     {@code VllmWorker TP<r>}), each loading its shard and writing its own weights, compile and graph lines
+     * @param pipelineParallelSize pipeline stages per engine core ({@code --pipeline-parallel-size}, 1 to 8): above 1
+     *     the core's workers are one per stage and tensor-parallel rank ({@code Worker_PP<p>}, {@code Worker_PP<p>_TP<t>}
+     *     as vLLM's multiproc executor names them), each loading its stage's layers; in 0.31's formats only
      * @param speculativeDecoding whether a speculative-decoding drafter is loaded after the model (a second {@code
      *     Loading weights took} line)
      * @param loadFormat {@code auto}, or a loader that logs no {@code Loading weights took}: {@code runai-streamer},
@@ -511,6 +514,7 @@ public record SimulatorProperties(
             @DefaultValue("vllm-1") String serviceName,
             @DefaultValue("1") int dataParallelSize,
             @DefaultValue("1") int tensorParallelSize,
+            @DefaultValue("1") int pipelineParallelSize,
             @DefaultValue("false") boolean speculativeDecoding,
             @DefaultValue("auto") LoadFormat loadFormat,
             @DefaultValue("UTC") String timeZone) {
@@ -533,10 +537,24 @@ public record SimulatorProperties(
                         "readygate.simulator.deployment.tensor-parallel-size must be between 1 and 8 (was "
                                 + tensorParallelSize + ")");
             }
+            if (pipelineParallelSize < 1 || pipelineParallelSize > 8) {
+                throw new IllegalArgumentException(
+                        "readygate.simulator.deployment.pipeline-parallel-size must be between 1 and 8 (was "
+                                + pipelineParallelSize + ")");
+            }
+            if (pipelineParallelSize > 1 && formats == Formats.LEGACY) {
+                throw new IllegalArgumentException("readygate.simulator.deployment.pipeline-parallel-size above 1 is"
+                        + " modelled in vLLM 0.31's formats only (readygate.simulator.deployment.formats: v0-31)");
+            }
             if (!serviceName.matches("[A-Za-z0-9][\\w.-]{0,60}")) {
                 throw new IllegalArgumentException("readygate.simulator.deployment.service-name must be a compose "
                         + "service name (letters, digits, '.', '-', '_'), was '" + serviceName + "'");
             }
+        }
+
+        /** The worker processes of one engine core: one per pipeline stage and tensor-parallel rank (1: none). */
+        public int ranksPerCore() {
+            return tensorParallelSize * pipelineParallelSize;
         }
 
         /** Whose log line, usage chunk and number formats the simulator writes. */

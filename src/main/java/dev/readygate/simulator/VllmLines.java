@@ -67,29 +67,31 @@ final class VllmLines {
     }
 
     /**
-     * A tensor-parallel worker's process name: vLLM's {@code Worker} with {@code _DP<dp_rank>} (data parallel) and
-     * {@code _TP<tp_rank>} appended (v1/executor/multiproc_executor.py, WorkerProc's {@code decorate_logs}); 0.10.1's
-     * {@code VllmWorker TP<tp_rank>} (its PP and TP suffix only).
+     * A worker's process name: vLLM's {@code Worker} with {@code _DP<dp_rank>}, {@code _PP<pp_rank>} and {@code
+     * _TP<tp_rank>} appended where that size is above 1 (v1/executor/multiproc_executor.py, WorkerProc's {@code
+     * setup_proc_title_and_log_prefix}); 0.10.1's {@code VllmWorker TP<tp_rank>}. {@code rank} is the worker's rank in
+     * its engine core, stage by stage ({@code pp_rank * tensor_parallel_size + tp_rank}).
      */
     String worker(int index, int rank) {
         if (!v031()) {
             return "VllmWorker TP" + rank;
         }
-        return "Worker" + (deployment.dataParallelSize() > 1 ? "_DP" + index : "") + "_TP" + rank;
+        int tp = deployment.tensorParallelSize();
+        return "Worker" + (deployment.dataParallelSize() > 1 ? "_DP" + index : "")
+                + (deployment.pipelineParallelSize() > 1 ? "_PP" + rank / tp : "")
+                + (tp > 1 ? "_TP" + rank % tp : "");
     }
 
     /** A worker's pid: after the engine cores' and the API servers', core by core, rank by rank. */
     int workerPid(int core, int index, int rank) {
         int apiServers = deployment.apiServers() > 1 ? deployment.apiServers() : 0;
-        return core + deployment.dataParallelSize() + apiServers + index * deployment.tensorParallelSize() + rank;
+        return core + deployment.dataParallelSize() + apiServers + index * deployment.ranksPerCore() + rank;
     }
 
     /** How far apart two starts' API server pids are: ten, or enough for every core, API server and worker. */
     int pidsPerStart() {
         int apiServers = deployment.apiServers() > 1 ? deployment.apiServers() : 0;
-        int workers = deployment.tensorParallelSize() > 1
-                ? deployment.dataParallelSize() * deployment.tensorParallelSize()
-                : 0;
+        int workers = deployment.ranksPerCore() > 1 ? deployment.dataParallelSize() * deployment.ranksPerCore() : 0;
         int used = 1 + deployment.dataParallelSize() + apiServers + workers;
         return Math.max(10, (used + 9) / 10 * 10);
     }
@@ -140,6 +142,7 @@ final class VllmLines {
                         v031() ? "core.py:93" : "core.py:74",
                         "Initializing a V1 LLM engine (v" + version + ") with config: " + config
                                 + ", tensor_parallel_size=" + deployment.tensorParallelSize()
+                                + ", pipeline_parallel_size=" + deployment.pipelineParallelSize()
                                 + ", data_parallel_size=" + deployment.dataParallelSize()));
     }
 
@@ -533,9 +536,9 @@ final class VllmLines {
         }
     }
 
-    /** The core's own process (tensor parallel 1), or its workers ({@code firstRankOnly}: rank 0's). */
+    /** The core's own process (one rank), or its workers ({@code firstRankOnly}: rank 0's). */
     private void ranks(int core, int index, boolean firstRankOnly, RankLine line) {
-        int size = deployment.tensorParallelSize();
+        int size = deployment.ranksPerCore();
         if (size == 1) {
             line.write(core(index), core + index, 0);
             return;

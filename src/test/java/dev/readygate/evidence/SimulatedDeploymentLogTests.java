@@ -128,14 +128,33 @@ class SimulatedDeploymentLogTests {
         assertThat(findings.engineArgs()).contains("'tensor_parallel_size': 2");
         assertThat(findings.kvCacheSizeTokens()).isEqualTo(65_536L);
         // Every rank's `Loading weights took`: the start's is the longest over the ranks.
-        double slowest = java.nio.file.Files.readString(workDir.resolve("engine.log"))
+        double slowest = slowestLoadingWeights("(Worker_TP");
+        assertThat(findings.loadingWeightsSeconds()).isEqualTo(slowest);
+    }
+
+    @Test
+    void pipelineParallelColdStartIsColdAndItsWeightsTookAsLongAsTheSlowestStage() throws Exception {
+        running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.pipeline-parallel-size=2");
+        follow();
+
+        LogFindings findings = findingsOnce(f -> f.engineInitSeconds() != null);
+        assertThat(attribute(findings).path()).isEqualTo(RestartPath.COLD);
+        assertThat(findings.engineArgs()).contains("'pipeline_parallel_size': 2");
+        double slowest = slowestLoadingWeights("(Worker_PP");
+        assertThat(findings.loadingWeightsSeconds()).isEqualTo(slowest);
+        // Each stage is a process of its own name: never taken for another engine.
+        assertThat(findings.otherEngine()).isNull();
+    }
+
+    /** The longest {@code Loading weights took} of the workers whose prefix starts with {@code worker}. */
+    double slowestLoadingWeights(String worker) throws java.io.IOException {
+        return java.nio.file.Files.readString(workDir.resolve("engine.log"))
                 .lines()
-                .filter(line -> line.startsWith("(Worker_TP") && line.contains("Loading weights took "))
+                .filter(line -> line.startsWith(worker) && line.contains("Loading weights took "))
                 .mapToDouble(
                         line -> Double.parseDouble(line.replaceAll(".*Loading weights took ([\\d.]+) seconds$", "$1")))
                 .max()
                 .orElseThrow();
-        assertThat(findings.loadingWeightsSeconds()).isEqualTo(slowest);
     }
 
     @Test

@@ -113,7 +113,7 @@ class DeploymentStylesTests {
                         "'tensor_parallel_size': 2",
                         "(EngineCore pid=4243) INFO ",
                         "Initializing a V1 LLM engine (v0.31.0)",
-                        "tensor_parallel_size=2, data_parallel_size=1",
+                        "tensor_parallel_size=2, pipeline_parallel_size=1, data_parallel_size=1",
                         "(Worker_TP0 pid=4244) INFO ",
                         "Starting to load model Qwen/Qwen3-0.6B...",
                         "(Worker_TP1 pid=4245) INFO ",
@@ -187,6 +187,33 @@ class DeploymentStylesTests {
                         "(EngineCore_0 pid=4243) INFO ", "Initializing", "(VllmWorker TP0 pid=4244) INFO ", "Loading");
         assertThat(legacy.lines().filter(line -> line.contains("Available KV cache memory")))
                 .hasSize(2);
+    }
+
+    @Test
+    void pipelineParallelWorkersAreOnePerStageAndRankNamedAsVllmsMultiprocExecutorNamesThem() {
+        running = RunningSimulator.serving(
+                workDir,
+                "preload.enabled=false",
+                "deployment.pipeline-parallel-size=2",
+                "deployment.tensor-parallel-size=2");
+        String log = running.engineLog();
+        // multiproc_executor.py: "Worker", then _PP<pp_rank> and _TP<tp_rank> where that size is above 1.
+        assertThat(log)
+                .contains(
+                        "(Worker_PP0_TP0 pid=4244) INFO ",
+                        "(Worker_PP0_TP1 pid=4245) INFO ",
+                        "(Worker_PP1_TP0 pid=4246) INFO ",
+                        "(Worker_PP1_TP1 pid=4247) INFO ",
+                        "'pipeline_parallel_size': 2, 'tensor_parallel_size': 2",
+                        "tensor_parallel_size=2, pipeline_parallel_size=2, data_parallel_size=1",
+                        "rank_3_0/backbone");
+        assertThat(log.lines().filter(line -> line.contains("Loading weights took")))
+                .hasSize(4);
+        running.close();
+
+        running = RunningSimulator.serving(
+                workDir.resolve("stages"), "preload.enabled=false", "deployment.pipeline-parallel-size=2");
+        assertThat(running.engineLog()).contains("(Worker_PP0 pid=4244) INFO ", "(Worker_PP1 pid=4245) INFO ");
     }
 
     @Test
