@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.QueryStringDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -30,7 +31,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The HTTP surface of one simulated vLLM 0.31 engine process: {@code /health}, {@code /ping}, {@code /version},
  * {@code /load}, {@code /v1/models}, {@code /tokenize}, {@code /detokenize}, {@code /metrics},
- * {@code /v1/completions} and {@code /v1/chat/completions}, with the active faults applied.
+ * {@code /v1/completions} and {@code /v1/chat/completions}, with the active faults applied; with sleep mode, vLLM's dev
+ * routes {@code /sleep}, {@code /wake_up}, {@code /is_sleeping} and {@code /collective_rpc}.
  */
 final class EngineApi {
 
@@ -81,6 +83,22 @@ final class EngineApi {
                     .get("/metrics", guarded(false, this::metrics))
                     .post("/tokenize", guarded(false, this::tokenize))
                     .post("/detokenize", guarded(false, this::detokenize));
+            if (properties.sleepMode()) {
+                // --enable-sleep-mode with VLLM_SERVER_DEV_MODE=1: the dev routes (serve/sleep/api_router.py and the
+                // dev server's collective_rpc); without dev mode vLLM does not attach them.
+                routes.post("/sleep", guarded(false, this::sleep))
+                        .post("/wake_up", guarded(false, this::wakeUp))
+                        .get(
+                                "/is_sleeping",
+                                guarded(
+                                        false,
+                                        (req, res) -> sendJson(
+                                                res,
+                                                Map.of(
+                                                        "is_sleeping",
+                                                        instance.sleep().sleeping()))))
+                        .post("/collective_rpc", guarded(false, this::collectiveRpc));
+            }
         }
         routes.route(
                 request -> true,
@@ -128,6 +146,93 @@ final class EngineApi {
         return response.status(status)
                 .header(HttpHeaderNames.CONTENT_LENGTH, "0")
                 .send();
+    }
+
+    /**
+     * {@code POST /sleep?level=N} (default 1; the query string only, a body is not read): an empty 200 once asleep. A
+     * level that is not an integer fails {@code int()} in the handler: Starlette's plain 500; levels other than 1 and
+     * 2 the same (the simulator's choice).
+     */
+    private Publisher<Void> sleep(HttpServerRequest request, HttpServerResponse response) {
+        List<String> levels = query(request).getOrDefault("level", List.of("1"));
+        int level;
+        try {
+            level = Integer.parseInt(levels.getFirst().strip());
+        } catch (NumberFormatException ex) {
+            level = -1;
+        }
+        if (level != 1 && level != 2) {
+            return response.status(HttpResponseStatus.INTERNAL_SERVER_ERROR)
+                    .header(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+                    .sendString(Mono.just("Internal Server Error"));
+        }
+        return request.receive()
+                .then()
+                .then(instance.sleep().sleep(level))
+                .then(Mono.defer(() -> Mono.from(emptyOk(response))));
+    }
+
+    /** {@code POST /wake_up} with {@code tags} repeated ({@code weights}, {@code kv_cache}; none: all): an empty 200. */
+    private Publisher<Void> wakeUp(HttpServerRequest request, HttpServerResponse response) {
+        List<String> tags = query(request).getOrDefault("tags", List.of());
+        return request.receive()
+                .then()
+                .then(instance.sleep().wakeUp(tags.isEmpty() ? null : List.copyOf(tags)))
+                .then(Mono.defer(() -> Mono.from(emptyOk(response))));
+    }
+
+    /**
+     * {@code POST /collective_rpc} with {@code {"method": "reload_weights"}}: the weights are read again, each worker
+     * answers None ({@code {"results":[null]}}, one per rank). No method: 400; a method the simulator does not know:
+     * 500 (the worker's AttributeError).
+     */
+    private Publisher<Void> collectiveRpc(HttpServerRequest request, HttpServerResponse response) {
+        return request.receive()
+                .aggregate()
+                .asString(StandardCharsets.UTF_8)
+                .defaultIfEmpty("")
+                .flatMap(body -> {
+                    JsonNode root;
+                    try {
+                        root = json.readTree(body);
+                    } catch (RuntimeException ex) {
+                        return Mono.from(detail(response, HttpResponseStatus.BAD_REQUEST, "JSON decode error"));
+                    }
+                    JsonNode method = root == null ? null : root.get("method");
+                    if (method == null || method.isNull()) {
+                        return Mono.from(
+                                detail(response, HttpResponseStatus.BAD_REQUEST, "Missing 'method' in request body"));
+                    }
+                    if (!method.asString().equals("reload_weights")) {
+                        return Mono.from(response.status(HttpResponseStatus.INTERNAL_SERVER_ERROR)
+                                .header(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+                                .sendString(Mono.just("Internal Server Error")));
+                    }
+                    instance.sleep().reloadWeights();
+                    List<Object> results = new ArrayList<>();
+                    for (int rank = 0; rank < properties.deployment().tensorParallelSize(); rank++) {
+                        results.add(null);
+                    }
+                    Map<String, Object> answer = new LinkedHashMap<>();
+                    answer.put("results", results);
+                    return Mono.from(sendJson(response, answer));
+                });
+    }
+
+    private static Map<String, List<String>> query(HttpServerRequest request) {
+        return new QueryStringDecoder(request.uri()).parameters();
+    }
+
+    private static Publisher<Void> emptyOk(HttpServerResponse response) {
+        return response.status(HttpResponseStatus.OK)
+                .header(HttpHeaderNames.CONTENT_LENGTH, "0")
+                .send();
+    }
+
+    private Publisher<Void> detail(HttpServerResponse response, HttpResponseStatus status, String detail) {
+        return response.status(status)
+                .header(HttpHeaderNames.CONTENT_TYPE, JSON)
+                .sendString(Mono.fromSupplier(() -> json.writeValueAsString(Map.of("detail", detail))));
     }
 
     private Publisher<Void> metrics(HttpServerRequest request, HttpServerResponse response) {
@@ -245,8 +350,11 @@ final class EngineApi {
                 .defaultIfEmpty("")
                 .flatMap(body -> {
                     InferenceRequest parsed = InferenceRequest.parse(body, chat, model.tokenizer(), json);
-                    Plan plan = plan(parsed);
-                    return Mono.from(parsed.stream() ? stream(response, plan) : respond(response, plan));
+                    // A sleeping engine's scheduler is paused: the request is queued until the engine is awake.
+                    return queuedWhileAsleep().then(Mono.defer(() -> {
+                        Plan plan = plan(parsed);
+                        return Mono.from(parsed.stream() ? stream(response, plan) : respond(response, plan));
+                    }));
                 })
                 .onErrorResume(EngineError.class, error -> Mono.from(sendError(response, error)));
     }
@@ -420,6 +528,18 @@ final class EngineApi {
                                     (end - startNanos) / 1e9,
                                     prefill);
                         }));
+    }
+
+    /** Waits while the engine sleeps, counted as waiting ({@code vllm:num_requests_waiting}); at once when awake. */
+    private Mono<Void> queuedWhileAsleep() {
+        EngineSleep sleep = instance.sleep();
+        if (!sleep.sleeping()) {
+            return Mono.empty();
+        }
+        EngineMetrics metrics = instance.metrics();
+        return sleep.awake()
+                .doOnSubscribe(s -> metrics.waiting.incrementAndGet())
+                .doFinally(signal -> metrics.waiting.decrementAndGet());
     }
 
     private Flux<SimulatedModel.Token> queuedForever() {

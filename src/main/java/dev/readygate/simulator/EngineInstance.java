@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  * @param warmedUpAt when the last warm-up request was admitted (null until then, and with no warm-up configured): from
  *     then on a request pays no warm-up penalty
  * @param batch the sequences of the batch ({@code max-num-seqs}); requests beyond them wait
+ * @param sleep sleep mode's state: asleep or awake, and whether the weights still answer as the checkpoint's
  */
 record EngineInstance(
         int number,
@@ -33,10 +34,14 @@ record EngineInstance(
         PrefixCache prefixCache,
         AtomicInteger served,
         AtomicReference<@Nullable Instant> warmedUpAt,
-        BatchSlots batch) {
+        BatchSlots batch,
+        EngineSleep sleep) {
 
-    /** The checkpoint whose answers the engine gives now: the wrong-weights fault swaps in another one. */
+    /**
+     * The checkpoint whose answers the engine gives now: the wrong-weights fault swaps in another one, and weights a
+     * sleep discarded answer as none.
+     */
     String answeringCheckpoint(FaultSet faults, String wrongCheckpoint) {
-        return faults.has(Fault.WRONG_WEIGHTS) ? wrongCheckpoint : servedCheckpoint;
+        return sleep.answering(faults.has(Fault.WRONG_WEIGHTS) ? wrongCheckpoint : servedCheckpoint);
     }
 }

@@ -43,6 +43,9 @@ final class EngineMetrics {
     final AtomicInteger running = new AtomicInteger();
     final AtomicInteger waiting = new AtomicInteger();
     final AtomicInteger tokensInFlight = new AtomicInteger();
+    /** Sleep mode's level: 0 awake, 1 or 2 while asleep (a partial wake keeps the level). */
+    volatile int sleepLevel;
+
     private final int kvCacheSizeTokens;
     private final LongAdder promptTokens = new LongAdder();
     private final LongAdder generationTokens = new LongAdder();
@@ -179,6 +182,9 @@ final class EngineMetrics {
         double usage = Math.min(1.0, (double) Math.max(0, tokensInFlight.get()) / kvCacheSizeTokens);
         gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.", model, running.get());
         gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", model, waiting.get());
+        if (deployment.formats() == SimulatorProperties.Deployment.Formats.V0_31) {
+            sleepState(out, model);
+        }
         gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", model, usage);
         header(out, "vllm:cache_config_info", "Information of the LLMEngine CacheConfig", "gauge");
         for (int engine = 0; engine < engines; engine++) {
@@ -258,6 +264,30 @@ final class EngineMetrics {
                 model,
                 decode);
         return out.toString();
+    }
+
+    /**
+     * vLLM's {@code vllm:engine_sleep_state} (v1/metrics/loggers.py, PrometheusStatLogger: registered whether or not
+     * sleep mode is on, {@code awake} at 1 by default): one series per state, the current one at 1.
+     */
+    private void sleepState(StringBuilder out, String model) {
+        header(
+                out,
+                "vllm:engine_sleep_state",
+                "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake;"
+                        + " weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.",
+                "gauge");
+        int level = sleepLevel;
+        String[] states = {"awake", "weights_offloaded", "discard_all"};
+        for (int i = 0; i < states.length; i++) {
+            for (int engine = 0; engine < deployment.dataParallelSize(); engine++) {
+                sample(
+                        out,
+                        "vllm:engine_sleep_state",
+                        engine(engine, model) + ",sleep_state=\"" + states[i] + "\"",
+                        level == i ? 1 : 0);
+            }
+        }
     }
 
     private static String engine(int engine, String model) {

@@ -118,6 +118,9 @@ public final class EngineSimulator implements AutoCloseable {
     public Mono<Void> start() {
         String location = properties.scenario();
         Scenario scenario = location != null ? Scenario.load(location).scaled(properties.timeScale()) : null;
+        if (scenario != null) {
+            requireSleepMode(scenario, properties);
+        }
         return Mono.fromRunnable(() -> {
                     snapshot.create(properties, model, engine.engineArgv(), properties.pid() - 50);
                     engine.containerStarted();
@@ -195,8 +198,38 @@ public final class EngineSimulator implements AutoCloseable {
             case Scenario.Action.Switch s -> Mono.fromRunnable(() -> engine.switchRevision(s.revision()));
             case Scenario.Action.Traffic t -> Mono.fromRunnable(() -> traffic.set(t.clients()));
             case Scenario.Action.Log l -> Mono.fromRunnable(l.rotate() ? engineLog::rotate : engineLog::truncate);
+            case Scenario.Action.Sleep sleep ->
+                sleepMode(instance -> instance.sleep().sleep(sleep.level()));
+            case Scenario.Action.Wake wake ->
+                sleepMode(instance -> instance.sleep().wakeUp(wake.tags().isEmpty() ? null : wake.tags()));
+            case Scenario.Action.ReloadWeights reload ->
+                sleepMode(instance -> Mono.fromRunnable(instance.sleep()::reloadWeights));
             case Scenario.Action.Note note -> Mono.empty();
         };
+    }
+
+    /** A sleep-mode call to the engine that serves now, as its endpoint would be called; nothing while none serves. */
+    private Mono<Void> sleepMode(java.util.function.Function<EngineInstance, Mono<Void>> call) {
+        return Mono.defer(() -> {
+            EngineInstance instance = engine.current();
+            return instance == null ? Mono.empty() : call.apply(instance);
+        });
+    }
+
+    /** A scenario that sleeps or wakes the engine needs sleep mode, or its endpoints would answer 404. */
+    static void requireSleepMode(Scenario scenario, SimulatorProperties properties) {
+        if (properties.sleepMode()) {
+            return;
+        }
+        for (int i = 0; i < scenario.steps().size(); i++) {
+            Scenario.Action action = scenario.steps().get(i).action();
+            if (action instanceof Scenario.Action.Sleep
+                    || action instanceof Scenario.Action.Wake
+                    || action instanceof Scenario.Action.ReloadWeights) {
+                throw new IllegalArgumentException("readygate.simulator.scenario: " + scenario.name() + " step "
+                        + (i + 1) + " uses sleep mode, which needs readygate.simulator.sleep-mode=true");
+            }
+        }
     }
 
     void setFault(Fault fault, boolean enabled, FaultSet.Scope scope) {
@@ -284,6 +317,8 @@ public final class EngineSimulator implements AutoCloseable {
         EngineInstance instance = engine.current();
         return instance != null
                 && !faults.anyBlocking()
+                && !instance.sleep().sleeping()
+                && instance.sleep().weightsIntact()
                 && instance.servedCheckpoint().equals(properties.model().checkpoint())
                 && instance.served().get() >= properties.timing().warmupRequests();
     }
@@ -332,6 +367,14 @@ public final class EngineSimulator implements AutoCloseable {
         e.put("lastFailure", engine.lastFailure());
         e.put("container", engine.container());
         e.put("trafficClients", traffic.streams());
+        EngineInstance serving = engine.current();
+        if (properties.sleepMode() && serving != null) {
+            Map<String, Object> sleep = new LinkedHashMap<>();
+            sleep.put("level", serving.sleep().level());
+            sleep.put("sleepingTags", serving.sleep().sleepingTags());
+            sleep.put("weights", serving.sleep().weights());
+            e.put("sleep", sleep);
+        }
         state.put("engine", e);
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("phase", daemon.phase().name().toLowerCase(java.util.Locale.ROOT));

@@ -40,6 +40,8 @@ final class GpuMemoryModel implements AutoCloseable {
     private long leakedMib;
     private int enginePid = -1;
     private long engineMib;
+    private long engineKvMib;
+    private long engineWeightsMib;
     private volatile String dcgm = "";
 
     GpuMemoryModel(SimulatorProperties properties) {
@@ -78,7 +80,9 @@ final class GpuMemoryModel implements AutoCloseable {
     /** The engine core holds a context, its KV cache and, unless it maps the daemon's weights, its own weights. */
     synchronized void engineLoaded(int pid, boolean ownWeights, long kvTokens) {
         enginePid = pid;
-        engineMib = CONTEXT_MIB + kvMib(kvTokens) + (ownWeights ? weightsMib : 0);
+        engineKvMib = kvMib(kvTokens);
+        engineWeightsMib = ownWeights ? weightsMib : 0;
+        engineMib = CONTEXT_MIB + engineKvMib + engineWeightsMib;
         leakedMib += properties.memory().leakPerCycleMib();
         publish();
     }
@@ -86,7 +90,26 @@ final class GpuMemoryModel implements AutoCloseable {
     synchronized void engineStopped() {
         enginePid = -1;
         engineMib = 0;
+        engineKvMib = 0;
+        engineWeightsMib = 0;
         publish();
+    }
+
+    /**
+     * Sleep mode: what of the engine's own memory is mapped (a sleep frees the weights and the KV cache, which vLLM
+     * allocates in its CuMem pool; the CUDA context and the CUDA graphs stay); a wake maps the woken tags back.
+     */
+    synchronized void engineResident(boolean weights, boolean kvCache) {
+        if (enginePid < 0) {
+            return;
+        }
+        engineMib = CONTEXT_MIB + (weights ? engineWeightsMib : 0) + (kvCache ? engineKvMib : 0);
+        publish();
+    }
+
+    /** The memory in use on the GPU, all processes, in GiB (the worker's {@code memory is still in use}). */
+    synchronized double usedGib() {
+        return usedMib() / 1024.0;
     }
 
     /**

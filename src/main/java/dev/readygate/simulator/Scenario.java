@@ -56,11 +56,32 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
         /** Users' traffic: this many clients send long streamed completions, one after the other (0: none). */
         record Traffic(int clients) implements Action {}
 
+        /** Sleep mode: {@code POST /sleep?level=N} (needs {@code readygate.simulator.sleep-mode}). */
+        record Sleep(int level) implements Action {}
+
+        /** Sleep mode: {@code POST /wake_up} with these tags (none: every sleeping tag). */
+        record Wake(List<String> tags) implements Action {}
+
+        /** Sleep mode: {@code POST /collective_rpc} {@code {"method": "reload_weights"}} (after a level 2 wake). */
+        record ReloadWeights() implements Action {}
+
         record Note() implements Action {}
     }
 
-    private static final Set<String> ACTIONS =
-            Set.of("restart", "fault", "clear-faults", "crash", "stop", "daemon", "log", "switch", "traffic", "note");
+    private static final Set<String> ACTIONS = Set.of(
+            "restart",
+            "fault",
+            "clear-faults",
+            "crash",
+            "stop",
+            "daemon",
+            "log",
+            "switch",
+            "traffic",
+            "sleep",
+            "wake",
+            "reload-weights",
+            "note");
 
     /** The prefix of a scenario that ships in the jar: {@code classpath:simulator/demo.yaml}. */
     static final String CLASSPATH = "classpath:";
@@ -177,6 +198,9 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
             case "log" -> log(String.valueOf(value));
             case "switch" -> switchRevision(value == null ? null : value.toString());
             case "traffic" -> traffic(value);
+            case "sleep" -> sleep(value);
+            case "wake" -> wake(value);
+            case "reload-weights" -> new Action.ReloadWeights();
             default -> new Action.Note();
         };
     }
@@ -222,6 +246,29 @@ record Scenario(String name, boolean repeat, List<Step> steps) {
         }
         throw new IllegalArgumentException(
                 "traffic needs a number of clients, 0 or more, e.g. 'traffic: 3' (was " + clients + ")");
+    }
+
+    static Action sleep(@Nullable Object level) {
+        String text = String.valueOf(level).strip();
+        if (text.equals("1") || text.equals("2")) {
+            return new Action.Sleep(Integer.parseInt(text));
+        }
+        throw new IllegalArgumentException("sleep needs a level, 1 or 2, e.g. 'sleep: 1' (was " + level + ")");
+    }
+
+    static Action wake(@Nullable Object tags) {
+        String text = String.valueOf(tags).strip();
+        if (text.equals("all")) {
+            return new Action.Wake(List.of());
+        }
+        List<String> list =
+                java.util.Arrays.stream(text.split(",")).map(String::strip).toList();
+        if (list.isEmpty() || !EngineSleep.TAGS.containsAll(list)) {
+            throw new IllegalArgumentException(
+                    "wake needs all, or tags among weights and kv_cache, e.g. 'wake: all' or 'wake: weights' (was "
+                            + tags + ")");
+        }
+        return new Action.Wake(list);
     }
 
     static Action log(String action) {

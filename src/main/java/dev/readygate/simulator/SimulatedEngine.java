@@ -600,7 +600,8 @@ final class SimulatedEngine implements AutoCloseable {
                 new PrefixCache(context.kvTokens),
                 new AtomicInteger(),
                 new AtomicReference<>(),
-                new BatchSlots(properties.model().maxNumSeqs(), metrics.waiting));
+                new BatchSlots(properties.model().maxNumSeqs(), metrics.waiting),
+                new EngineSleep(lines, gpu, properties, timer, metrics, context.pid, context.kvTokens));
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
             lines.serving(context.pid, "http://" + properties.host() + ":" + properties.port());

@@ -37,6 +37,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param openaiOnly behave as a plain OpenAI-compatible server: no {@code /tokenize}, {@code /detokenize},
  *     {@code /version}, {@code /metrics}, {@code /ping}, {@code /load}, and no {@code root} or {@code max_model_len} in
  *     the model card
+ * @param sleepMode vLLM started with {@code --enable-sleep-mode} and {@code VLLM_SERVER_DEV_MODE=1}: {@code POST /sleep},
+ *     {@code POST /wake_up}, {@code GET /is_sleeping} and {@code POST /collective_rpc} answer (404 without it); not with
+ *     {@code openai-only}
  * @param errorShape {@code nested} ({@code {"error":{...}}}, recent vLLM) or {@code flat} (older vLLM)
  * @param model the served model and the simulated checkpoint
  * @param timing latency and duration model
@@ -67,6 +70,7 @@ public record SimulatorProperties(
         @DefaultValue("true") boolean autoRestart,
         @DefaultValue("1s") Duration autoRestartDelay,
         @DefaultValue("false") boolean openaiOnly,
+        @DefaultValue("false") boolean sleepMode,
         @DefaultValue("nested") ErrorShape errorShape,
         @DefaultValue Model model,
         @DefaultValue Timing timing,
@@ -94,6 +98,10 @@ public record SimulatorProperties(
         if (healthPort == port || healthPort == adminPort) {
             throw new IllegalArgumentException("readygate.simulator.preload.health-port must differ from"
                     + " readygate.simulator.port and readygate.simulator.admin-port (was " + healthPort + ")");
+        }
+        if (sleepMode && openaiOnly) {
+            throw new IllegalArgumentException("readygate.simulator.sleep-mode needs vLLM's own endpoints: it cannot be"
+                    + " true with readygate.simulator.openai-only=true");
         }
         if (!(timeScale > 0) || Double.isInfinite(timeScale)) {
             throw new IllegalArgumentException(

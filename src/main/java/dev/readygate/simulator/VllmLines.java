@@ -514,6 +514,87 @@ final class VllmLines {
         return "===== Weight cache daemon READY: all 1 ranks serving in " + socketDir + " =====";
     }
 
+    /**
+     * Sleep mode ({@code POST /sleep}): each rank's allocator frees the weights and KV cache (vllm/device_allocator/cumem.py,
+     * CuMemAllocator.sleep), the worker reports what is left (vllm/v1/worker/gpu_worker.py, Worker.sleep), then the engine
+     * core's executor (vllm/v1/executor/abstract.py; 0.10.1: executor_base.py) how long it took.
+     */
+    void fellAsleep(int core, double freedGib, double backedUpGib, double stillInUseGib, double seconds) {
+        int ranks = deployment.tensorParallelSize();
+        eachRank(core, false, (name, pid) -> {
+            log.info(
+                    name,
+                    pid,
+                    "cumem.py:249",
+                    String.format(
+                            Locale.ROOT,
+                            "CuMemAllocator: sleep freed %.2f GiB memory in total, of which %.2f GiB is backed up in CPU"
+                                    + " and the rest %.2f GiB is discarded directly.",
+                            freedGib / ranks,
+                            backedUpGib / ranks,
+                            (freedGib - backedUpGib) / ranks));
+            log.info(
+                    name,
+                    pid,
+                    "gpu_worker.py:117",
+                    String.format(
+                            Locale.ROOT,
+                            "Sleep mode freed %.2f GiB memory, %.2f GiB memory is still in use.",
+                            freedGib / ranks,
+                            stillInUseGib));
+        });
+        eachCore(
+                core,
+                (name, pid) -> log.info(
+                        name,
+                        pid,
+                        executor(312),
+                        String.format(Locale.ROOT, "It took %.6f seconds to fall asleep.", seconds)));
+    }
+
+    /** A sleep while asleep: the executor warns and does nothing. */
+    void alreadySleeping(int core) {
+        eachCore(core, (name, pid) -> log.warning(name, pid, executor(302), "Executor is already sleeping."));
+    }
+
+    /** {@code POST /wake_up}: the API server's line (vllm/entrypoints/serve/sleep/api_router.py; 0.10.1: api_server.py). */
+    void wakeRequested(int pid, String tags) {
+        log.info(
+                api(),
+                pid,
+                v031() ? "api_router.py:56" : "api_server.py:1054",
+                "wake up the engine with tags: " + tags);
+    }
+
+    /** The executor woke the tags (its {@code %s}: the tags asked for, or the sleeping tags' set when none were). */
+    void wokeUp(int core, double seconds, String tags) {
+        eachCore(
+                core,
+                (name, pid) -> log.info(
+                        name,
+                        pid,
+                        executor(330),
+                        String.format(Locale.ROOT, "It took %.6f seconds to wake up tags %s.", seconds, tags)));
+    }
+
+    /** A wake while awake: the executor warns and does nothing. */
+    void notSleeping(int core) {
+        eachCore(core, (name, pid) -> log.warning(name, pid, executor(318), "Executor is not sleeping."));
+    }
+
+    /** A wake of a tag that does not sleep: the executor warns and wakes nothing. */
+    void tagNotSleeping(int core, String tag, String sleepingTags) {
+        eachCore(
+                core,
+                (name, pid) -> log.warning(
+                        name, pid, executor(322), "Tag " + tag + " is not in sleeping tags " + sleepingTags));
+    }
+
+    /** The executor's source: 0.31's {@code abstract.py}, 0.10.1's {@code executor_base.py}. */
+    private String executor(int line) {
+        return v031() ? "abstract.py:" + line : "executor_base.py:" + (line - 123);
+    }
+
     /** Each engine core writes the line: {@code EngineCore_DP<i>} with pid {@code core + i}. */
     private void eachCore(int core, CoreLine line) {
         forCores(index -> line.write(core(index), core + index));

@@ -125,6 +125,20 @@ class SimulatorPropertiesTests {
     }
 
     @Test
+    void sleepModeIsOffByDefaultAndRefusedWithOpenaiOnlyNamingBothKeys() {
+        runner.run(
+                context -> assertThat(context.getBean(SimulatorProperties.class).sleepMode())
+                        .isFalse());
+        runner.withPropertyValues("readygate.simulator.sleep-mode=true", "readygate.simulator.openai-only=true")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("readygate.simulator.sleep-mode")
+                        .hasMessageContaining("readygate.simulator.openai-only=true"));
+    }
+
+    @Test
     void negativeDurationsFailNamingTheKey() {
         runner.withPropertyValues("readygate.simulator.timing.decode-per-token=-1ms")
                 .run(context -> assertThat(context)

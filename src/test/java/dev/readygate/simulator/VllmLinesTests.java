@@ -77,6 +77,37 @@ class VllmLinesTests {
     /** vllm/model_executor/model_loader/weight_cache/ipc_loader.py (@0094a8a1). */
     static final String UNUSABLE = "Weight cache unusable (%s); falling back to disk loading";
 
+    // --- sleep mode (--enable-sleep-mode, VLLM_SERVER_DEV_MODE=1); /tmp/sleep-facts.md's reading, commits as noted ---
+
+    /** vllm/device_allocator/cumem.py, CuMemAllocator.sleep (@010c2112). */
+    static final String CUMEM_SLEEP =
+            "CuMemAllocator: sleep freed %.2f GiB memory in total, of which %.2f GiB is backed up"
+                    + " in CPU and the rest %.2f GiB is discarded directly.";
+    /** vllm/v1/worker/gpu_worker.py, Worker.sleep (@35d5cda1). */
+    static final String SLEEP_FREED = "Sleep mode freed %.2f GiB memory, %.2f GiB memory is still in use.";
+    /** vllm/v1/executor/abstract.py, Executor.sleep (commit not recorded; 0.10.1: executor_base.py). */
+    static final String FELL_ASLEEP = "It took %.6f seconds to fall asleep.";
+    /** vllm/v1/executor/abstract.py, Executor.wake_up (commit not recorded; 0.10.1: executor_base.py). */
+    static final String WOKE_UP = "It took %.6f seconds to wake up tags %s.";
+    /** vllm/v1/executor/abstract.py, Executor.sleep: a sleep while asleep (commit not recorded). */
+    static final String ALREADY_SLEEPING = "Executor is already sleeping.";
+    /** vllm/v1/executor/abstract.py, Executor.wake_up: a wake while awake (commit not recorded). */
+    static final String NOT_SLEEPING = "Executor is not sleeping.";
+    /** vllm/v1/executor/abstract.py, Executor.wake_up: a tag that does not sleep (commit not recorded). */
+    static final String TAG_NOT_SLEEPING = "Tag %s is not in sleeping tags %s";
+    /** vllm/entrypoints/serve/sleep/api_router.py, wake_up (@09cb327f; 0.10.1: entrypoints/openai/api_server.py). */
+    static final String WAKE_REQUESTED = "wake up the engine with tags: %s";
+
+    static final List<String> SLEEP_MODE = List.of(
+            CUMEM_SLEEP,
+            SLEEP_FREED,
+            FELL_ASLEEP,
+            WOKE_UP,
+            ALREADY_SLEEPING,
+            NOT_SLEEPING,
+            TAG_NOT_SLEEPING,
+            WAKE_REQUESTED);
+
     // --- an uncaught configuration error in the API server (config-error): Python's traceback, no logger header ---
 
     /** pydantic-core 2.x, ValidationError's title: {@code {count} validation error for {title}}. */
@@ -348,6 +379,64 @@ class VllmLinesTests {
         }
     }
 
+    /**
+     * Sleep mode's lines, each in its vLLM format, from the process vLLM writes it in: the allocator's and the worker's
+     * from each rank (the engine core itself with tensor parallel 1), the executor's from the engine core, the wake
+     * request from the API server (none in 0.10.1).
+     */
+    @Test
+    void sleepModeLinesAreVllmFormats() {
+        for (String formats : List.of("v0-31", "legacy")) {
+            List<Line> lines = driveSleep("deployment.formats=" + formats);
+            assertThat(lines).hasSize(8);
+            for (Line line : lines) {
+                assertThat(SLEEP_MODE.stream().anyMatch(format -> matches(format, line)))
+                        .as("a sleep-mode line in one of vLLM's formats: %s", line.text())
+                        .isTrue();
+            }
+            for (String format : SLEEP_MODE) {
+                assertThat(lines).as("written: " + format).anyMatch(line -> matches(format, line));
+            }
+            String core = formats.equals("v0-31") ? "EngineCore" : "EngineCore_0";
+            assertThat(lines)
+                    .filteredOn(line -> matches(WAKE_REQUESTED, line))
+                    .singleElement()
+                    .extracting(Line::process)
+                    .isEqualTo(formats.equals("v0-31") ? "APIServer" : "");
+            assertThat(lines)
+                    .filteredOn(line -> !matches(WAKE_REQUESTED, line))
+                    .allMatch(line -> line.process().equals(core), core);
+        }
+        List<Line> tensorParallel = driveSleep("deployment.tensor-parallel-size=2");
+        assertThat(tensorParallel)
+                .filteredOn(line -> matches(CUMEM_SLEEP, line) || matches(SLEEP_FREED, line))
+                .extracting(Line::process)
+                .containsExactly("Worker_TP0", "Worker_TP0", "Worker_TP1", "Worker_TP1");
+        assertThat(tensorParallel)
+                .filteredOn(line -> matches(FELL_ASLEEP, line))
+                .extracting(Line::process)
+                .containsExactly("EngineCore");
+    }
+
+    private List<Line> driveSleep(String... overrides) {
+        SimulatorProperties properties = RunningSimulator.properties(workDir, overrides);
+        Path file = workDir.resolve("vllm-sleep-lines-" + System.nanoTime() + ".log");
+        Clock clock = Clock.fixed(Instant.parse("2026-10-05T14:02:11Z"), ZoneOffset.UTC);
+        try (EngineLog log = new EngineLog(file, null, clock, properties.deployment(), "vllm-lines-test")) {
+            VllmLines lines = new VllmLines(properties.deployment(), log);
+            int pid = 4242;
+            int core = pid + 1;
+            lines.fellAsleep(core, 8.12, 1.12, 0.51, 0.139712);
+            lines.alreadySleeping(core);
+            lines.wakeRequested(pid, "['weights']");
+            lines.wokeUp(core, 0.107283, "['weights']");
+            lines.tagNotSleeping(core, "weights", "{'kv_cache'}");
+            lines.notSleeping(core);
+            log.flush();
+        }
+        return parseFile(file);
+    }
+
     @Test
     void daemonLinesAreVllmPreloadFormats() {
         running = RunningSimulator.serving(workDir.resolve("v0-31"));
@@ -492,6 +581,10 @@ class VllmLinesTests {
             lines.cacheUnusable(core + 20, "Weight cache daemon error: Weights were released");
             log.flush();
         }
+        return parseFile(file);
+    }
+
+    private static List<Line> parseFile(Path file) {
         try {
             return parse(Files.readString(file));
         } catch (IOException ex) {
