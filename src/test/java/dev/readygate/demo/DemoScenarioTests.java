@@ -59,13 +59,16 @@ class DemoScenarioTests {
     static final int WRONG_WEIGHTS = 6;
     static final int ROLLOUT_RESTART = 10;
     static final int CACHE_HIT_ON_NEW_REVISION = 12;
-    static final int GPU_FAULT = 14;
-    /** Users' clients stream long completions from here on. */
-    static final int TRAFFIC = 16;
-    /** The crash, with the users' requests in flight; the next step (at once) stops the clients. */
-    static final int CRASH = 17;
+    /** vLLM's sleep mode, level 1; the next step wakes the engine. */
+    static final int SLEEP = 14;
 
-    static final int LAST_STEP = 21;
+    static final int GPU_FAULT = 16;
+    /** Users' clients stream long completions from here on. */
+    static final int TRAFFIC = 18;
+    /** The crash, with the users' requests in flight; the next step (at once) stops the clients. */
+    static final int CRASH = 19;
+
+    static final int LAST_STEP = 23;
 
     @TempDir
     Path stateDir;
@@ -142,7 +145,7 @@ class DemoScenarioTests {
             List<Sample> samples = new ArrayList<>();
             long start = System.nanoTime();
             // One whole round, and the next round's second step, by which the last step's cold start is verified.
-            await().atMost(scaled(Duration.ofSeconds(216)).plus(Duration.ofSeconds(90)))
+            await().atMost(scaled(Duration.ofSeconds(224)).plus(Duration.ofSeconds(90)))
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> {
                         Sample sample =
@@ -197,6 +200,19 @@ class DemoScenarioTests {
                             s -> s.round() != 1 || s.step() < ROLLOUT_RESTART || s.step() > CACHE_HIT_ON_NEW_REVISION)
                     .as("stale_cache outside the rollout's steps:\n%s", seen)
                     .noneMatch(s -> s.signals().contains("stale_cache"));
+
+            // Asleep (issue 29): 503 `sleeping`, never a failure's reason; awake, verified again and ready before the
+            // GPU fault (asserted below: ready when it began).
+            List<Sample> asleep = inStep(samples, 1, SLEEP);
+            assertThat(asleep)
+                    .as("while the engine sleeps:\n%s", seen)
+                    .anyMatch(s -> s.readyz() == 503 && "sleeping".equals(s.reason()));
+            assertThat(asleep.subList(firstIndex(asleep, s -> s.readyz() == 503), asleep.size()))
+                    .as("asleep: sleeping, nothing else")
+                    .allMatch(s -> s.readyz() == 503 && "sleeping".equals(s.reason()));
+            assertThat(inStep(samples, 1, SLEEP + 1))
+                    .as("after the wake:\n%s", seen)
+                    .anyMatch(s -> s.readyz() == 200 && s.state().equals("ready"));
 
             // The GPU fault: /health stays 200, and the light generation checks see it within its 10 s (README,
             // "Watching the demo"): 503 generation_failed.
@@ -284,11 +300,11 @@ class DemoScenarioTests {
         for (Object step : (List<?>) scenario.get("steps")) {
             round = round.plus(DurationStyle.detectAndParse(String.valueOf(((Map<?, ?>) step).get("after"))));
         }
-        assertThat(round).isEqualTo(Duration.ofSeconds(216));
+        assertThat(round).isEqualTo(Duration.ofSeconds(224));
         // Said twice: where the README says what the demo shows, and in "Watching the demo".
         assertThat(readme.replaceAll("\\s+", " "))
-                .contains("A round takes 3 min 36 s, then it repeats")
-                .contains("One round of its scenario takes 3 min 36 s, then it repeats");
+                .contains("A round takes 3 min 44 s, then it repeats")
+                .contains("One round of its scenario takes 3 min 44 s, then it repeats");
     }
 
     /** {@code /status} → {@code restarts.history}: every start of the round, its path, evidence, phases and memory. */
