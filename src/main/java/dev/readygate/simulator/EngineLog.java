@@ -104,6 +104,15 @@ final class EngineLog implements AutoCloseable {
         write(clock.instant(), line);
     }
 
+    /**
+     * The process name of {@code inner}'s lines as {@code outer} (pid {@code outerPid}) forwards them, so that {@link
+     * #info} writes both prefixes, {@code (outer pid=N) (inner pid=M) }: Ray's workers' lines come through the engine
+     * core's output.
+     */
+    static String forwardedBy(String outer, int outerPid, String inner) {
+        return outer + " pid=" + outerPid + ") (" + inner;
+    }
+
     private static String processPrefix(String process, int pid) {
         return process.isEmpty() ? "" : "(" + process + " pid=" + pid + ") ";
     }

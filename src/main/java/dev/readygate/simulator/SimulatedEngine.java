@@ -348,6 +348,11 @@ final class SimulatedEngine implements AutoCloseable {
             args.append(", 'served_model_name': ['").append(m.servedModelName()).append("']");
         }
         SimulatorProperties.Deployment deployment = properties.deployment();
+        if (deployment.distributedExecutorBackend() != SimulatorProperties.Deployment.ExecutorBackend.MP) {
+            args.append(", 'distributed_executor_backend': '")
+                    .append(deployment.distributedExecutorBackend().vllmName())
+                    .append("'");
+        }
         if (deployment.pipelineParallelSize() > 1) {
             args.append(", 'pipeline_parallel_size': ").append(deployment.pipelineParallelSize());
         }

@@ -509,6 +509,9 @@ public record SimulatorProperties(
      * @param pipelineParallelSize pipeline stages per engine core ({@code --pipeline-parallel-size}, 1 to 8): above 1
      *     the core's workers are one per stage and tensor-parallel rank ({@code Worker_PP<p>}, {@code Worker_PP<p>_TP<t>}
      *     as vLLM's multiproc executor names them), each loading its stage's layers; in 0.31's formats only
+     * @param distributedExecutorBackend how the engine core runs its workers ({@code --distributed-executor-backend}):
+     *     {@code mp} (processes of their own, each with its own prefix) or {@code ray} (Ray actors, whose lines come
+     *     through the engine core's output: {@code (EngineCore pid=N) (RayWorkerWrapper pid=M)}); 0.31's formats only
      * @param speculativeDecoding whether a speculative-decoding drafter is loaded after the model (a second {@code
      *     Loading weights took} line)
      * @param loadFormat {@code auto}, or a loader that logs no {@code Loading weights took}: {@code runai-streamer},
@@ -523,6 +526,7 @@ public record SimulatorProperties(
             @DefaultValue("1") int dataParallelSize,
             @DefaultValue("1") int tensorParallelSize,
             @DefaultValue("1") int pipelineParallelSize,
+            @DefaultValue("mp") ExecutorBackend distributedExecutorBackend,
             @DefaultValue("false") boolean speculativeDecoding,
             @DefaultValue("auto") LoadFormat loadFormat,
             @DefaultValue("UTC") String timeZone) {
@@ -549,6 +553,10 @@ public record SimulatorProperties(
                 throw new IllegalArgumentException(
                         "readygate.simulator.deployment.pipeline-parallel-size must be between 1 and 8 (was "
                                 + pipelineParallelSize + ")");
+            }
+            if (distributedExecutorBackend == ExecutorBackend.RAY && formats == Formats.LEGACY) {
+                throw new IllegalArgumentException("readygate.simulator.deployment.distributed-executor-backend ray is"
+                        + " modelled in vLLM 0.31's formats only (readygate.simulator.deployment.formats: v0-31)");
             }
             if (pipelineParallelSize > 1 && formats == Formats.LEGACY) {
                 throw new IllegalArgumentException("readygate.simulator.deployment.pipeline-parallel-size above 1 is"
@@ -580,6 +588,19 @@ public record SimulatorProperties(
             ISO_BRACKET,
             DOCKER_DESKTOP,
             CRI
+        }
+
+        /** The engine's {@code --distributed-executor-backend}. */
+        public enum ExecutorBackend {
+            /** Worker processes of the engine core's own (vLLM's multiproc executor). */
+            MP,
+            /** Ray actors ({@code RayWorkerWrapper}), their output forwarded through the engine core's. */
+            RAY;
+
+            /** As vLLM names it in its arguments. */
+            public String vllmName() {
+                return name().toLowerCase(Locale.ROOT);
+            }
         }
 
         /** The engine's {@code --load-format}. */

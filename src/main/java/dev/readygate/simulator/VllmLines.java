@@ -69,12 +69,18 @@ final class VllmLines {
     /**
      * A worker's process name: vLLM's {@code Worker} with {@code _DP<dp_rank>}, {@code _PP<pp_rank>} and {@code
      * _TP<tp_rank>} appended where that size is above 1 (v1/executor/multiproc_executor.py, WorkerProc's {@code
-     * setup_proc_title_and_log_prefix}); 0.10.1's {@code VllmWorker TP<tp_rank>}. {@code rank} is the worker's rank in
-     * its engine core, stage by stage ({@code pp_rank * tensor_parallel_size + tp_rank}).
+     * setup_proc_title_and_log_prefix}); 0.10.1's {@code VllmWorker TP<tp_rank>}; Ray's actor {@code RayWorkerWrapper}
+     * behind its engine core's prefix. {@code rank} is the worker's rank in its engine core, stage by stage ({@code
+     * pp_rank * tensor_parallel_size + tp_rank}); {@code core} the first engine core's pid.
      */
-    String worker(int index, int rank) {
+    String worker(int core, int index, int rank) {
         if (!v031()) {
             return "VllmWorker TP" + rank;
+        }
+        if (deployment.distributedExecutorBackend() == SimulatorProperties.Deployment.ExecutorBackend.RAY) {
+            // Ray prefixes an actor's lines with its class and pid; the engine core, its driver, prints them behind
+            // its own prefix (vllm/v1/executor/ray_distributed_executor.py, RayWorkerWrapper).
+            return EngineLog.forwardedBy(core(index), core + index, "RayWorkerWrapper");
         }
         int tp = deployment.tensorParallelSize();
         return "Worker" + (deployment.dataParallelSize() > 1 ? "_DP" + index : "")
@@ -625,7 +631,7 @@ final class VllmLines {
             return;
         }
         for (int rank = 0; rank < (firstRankOnly ? 1 : size); rank++) {
-            line.write(worker(index, rank), workerPid(core, index, rank), rank);
+            line.write(worker(core, index, rank), workerPid(core, index, rank), rank);
         }
     }
 

@@ -146,6 +146,23 @@ class SimulatedDeploymentLogTests {
         assertThat(findings.otherEngine()).isNull();
     }
 
+    @Test
+    void rayPipelineParallelColdStartIsColdAndItsWeightsTookAsLongAsTheSlowestActor() throws Exception {
+        running = RunningSimulator.serving(
+                workDir,
+                "preload.enabled=false",
+                "deployment.pipeline-parallel-size=2",
+                "deployment.distributed-executor-backend=ray");
+        follow();
+
+        LogFindings findings = findingsOnce(f -> f.engineInitSeconds() != null);
+        assertThat(attribute(findings).path()).isEqualTo(RestartPath.COLD);
+        assertThat(findings.engineArgs()).contains("'distributed_executor_backend': 'ray'");
+        // Both actors are RayWorkerWrapper, each its own pid: ranks of one engine, never another engine.
+        assertThat(findings.loadingWeightsSeconds()).isEqualTo(slowestLoadingWeights("(EngineCore pid=4243) (Ray"));
+        assertThat(findings.otherEngine()).isNull();
+    }
+
     /** The longest {@code Loading weights took} of the workers whose prefix starts with {@code worker}. */
     double slowestLoadingWeights(String worker) throws java.io.IOException {
         return java.nio.file.Files.readString(workDir.resolve("engine.log"))

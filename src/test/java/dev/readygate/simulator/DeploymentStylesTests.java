@@ -217,6 +217,27 @@ class DeploymentStylesTests {
     }
 
     @Test
+    void rayWorkersLinesComeThroughTheEngineCoresOutputBehindBothPrefixes() {
+        running = RunningSimulator.serving(
+                workDir,
+                "preload.enabled=false",
+                "deployment.pipeline-parallel-size=2",
+                "deployment.distributed-executor-backend=ray");
+        String log = running.engineLog();
+        // Ray prefixes an actor's lines with its class and pid; vLLM's engine core prints them behind its own, as the
+        // fixture v0.16-ray-pipeline-parallel.log shows (one node here: no ip).
+        assertThat(log)
+                .contains(
+                        "'distributed_executor_backend': 'ray', 'pipeline_parallel_size': 2",
+                        "(EngineCore pid=4243) (RayWorkerWrapper pid=4244) INFO ",
+                        "(EngineCore pid=4243) (RayWorkerWrapper pid=4245) INFO ")
+                .doesNotContain("(Worker_PP");
+        assertThat(log.lines()
+                        .filter(line -> line.contains("RayWorkerWrapper") && line.contains("Loading weights took")))
+                .hasSize(2);
+    }
+
+    @Test
     void speculativeDecodingLoadsTheDrafterAfterTheModel() {
         running = RunningSimulator.serving(workDir, "preload.enabled=false", "deployment.speculative-decoding=true");
 
