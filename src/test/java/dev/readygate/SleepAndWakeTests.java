@@ -40,7 +40,10 @@ class SleepAndWakeTests {
                 "--readygate.probe.representative.prompt-tokens=100",
                 "--readygate.probe.representative.output-tokens=4",
                 "--readygate.restart.loop-hold=0s",
-                "--readygate.node.name=node-a"));
+                "--readygate.node.name=node-a",
+                "--readygate.gpu.nvidia-smi=" + engine.nvidiaSmi(),
+                "--readygate.gpu.interval=500ms",
+                "--readygate.gpu.timeout=500ms"));
         return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
     }
 
@@ -75,38 +78,87 @@ class SleepAndWakeTests {
         return failures;
     }
 
+    /** The history, newest first, once it holds {@code count} records whose memory at readiness was read. */
+    static JsonNode awaitRecords(WebTestClient client, int count) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            JsonNode history = status(client).at("/restarts/history");
+            return history.size() >= count
+                    && history.valueStream()
+                            .allMatch(r -> !"ready".equals(r.path("outcome").asString(null))
+                                    || r.at("/memory/atReady").isObject());
+        });
+        return status(client).at("/restarts/history");
+    }
+
+    static long usedMiB(JsonNode moment) {
+        return moment.path("usedMiB").asLong();
+    }
+
     @Test
-    void asleepIsSleepingWithNothingProbedAndAWakeIsVerifiedAgainLevelTwoWithoutReloadIsCaught() throws Exception {
+    void asleepIsSleepingWithNothingProbedAndAWakeIsVerifiedAndRecordedAsAStartLevelTwoWithoutReloadIsCaught()
+            throws Exception {
         try (RunningSimulator engine = sleepModeEngine(workDir.resolve("engine"));
                 ConfigurableApplicationContext readygate = readygate(engine)) {
             WebTestClient client = client(readygate);
             awaitReadyz(client, 200, null);
-            await().atMost(Duration.ofSeconds(20))
-                    .until(() -> status(client).at("/restarts/history").size() >= 1);
-            int records = status(client).at("/restarts/history").size();
+            JsonNode cold = awaitRecords(client, 1).get(0);
             List<String> failuresBefore = lastFailures(client);
 
             engine(engine, "/sleep?level=1");
             awaitReadyz(client, 503, "sleeping");
-            // Asleep for a while: still sleeping, no probe failed meanwhile, no restart recorded.
+            // Asleep for a while: still sleeping, no probe failed meanwhile, nothing new recorded.
             await().during(Duration.ofSeconds(5))
                     .atMost(Duration.ofSeconds(15))
                     .until(() -> readyz(client) == 503
                             && "sleeping".equals(status(client).path("reason").asString(null)));
             assertThat(lastFailures(client)).isEqualTo(failuresBefore);
-            assertThat(status(client).at("/restarts/history").size()).isEqualTo(records);
+            assertThat(status(client).at("/restarts/history").size()).isEqualTo(1);
+            // The start that served stopped when it fell asleep: the process lives on, its memory is not "held".
+            assertThat(status(client).at("/restarts/history/0/stop/how").asString())
+                    .isEqualTo("slept");
 
             engine(engine, "/wake_up");
             awaitReadyz(client, 200, null);
             assertThat(lastFailures(client)).isEqualTo(failuresBefore);
-            assertThat(status(client).at("/restarts/history").size()).isEqualTo(records);
+            JsonNode history = awaitRecords(client, 2);
+            JsonNode wake = history.get(0);
+            assertThat(wake.path("path").asString()).isEqualTo("wake");
+            assertThat(wake.path("outcome").asString()).isEqualTo("ready");
+            assertThat(wake.path("engineStartSource").asString()).isEqualTo("wake");
+            assertThat(wake.path("comparable").asBoolean()).isTrue();
+            assertThat(wake.at("/sleep/level").asInt()).isEqualTo(1);
+            assertThat(wake.at("/sleep/asleepSeconds").asDouble()).isGreaterThanOrEqualTo(5.0);
+            assertThat(wake.at("/recovery/kind").asString()).isEqualTo("woke");
+            assertThat(wake.path("readinessLatencyBound").asBoolean()).isFalse();
+            assertThat(wake.path("readinessLatencySeconds").asDouble()).isPositive();
+            // Verified as a start is: the representative probe and the canary passed after the wake.
+            assertThat(wake.at("/phaseOffsetsSeconds/canary_ok").isNumber()).isTrue();
+            assertThat(wake.path("engineArgs").asString()).contains("enable_sleep_mode");
+            // GPU memory: asleep (the wake's before-start moment) the engine held less than when it served, and as
+            // much again once awake; the start that slept reads the same moment after its stop.
+            long serving = usedMiB(cold.at("/memory/atReady"));
+            long asleep = usedMiB(wake.at("/memory/beforeStart"));
+            assertThat(asleep).isLessThan(serving);
+            assertThat(usedMiB(wake.at("/memory/atReady"))).isGreaterThan(asleep);
+            assertThat(history.get(1).at("/memory/afterStop")).isEqualTo(wake.at("/memory/beforeStart"));
+            assertThat(status(client).at("/memory/signals").valueStream().map(JsonNode::asString))
+                    .doesNotContain("held_after_stop");
+            assertThat(ReadygateClients.prometheus(client))
+                    .contains("readygate_engine_starts_total{path=\"wake\"} 1.0")
+                    .contains("readygate_readiness_latency_seconds_count{path=\"wake\"} 1")
+                    .contains("readygate_restart_loop 0.0");
 
             // Level 2 discards the weights: woken without reload_weights they are garbage, and the canary says so.
             engine(engine, "/sleep?level=2");
             awaitReadyz(client, 503, "sleeping");
             engine(engine, "/wake_up");
             awaitReadyz(client, 503, "canary_mismatch");
-            assertThat(status(client).at("/restarts/history").size()).isEqualTo(records);
+            JsonNode mismatched = awaitRecords(client, 3).get(0);
+            assertThat(mismatched.path("path").asString()).isEqualTo("wake");
+            assertThat(mismatched.at("/sleep/level").asInt()).isEqualTo(2);
+            assertThat(mismatched.path("notReadyReason").asString()).isEqualTo("canary_mismatch");
+            assertThat(ReadygateClients.prometheus(client))
+                    .contains("readygate_canary_mismatches_total{path=\"wake\"} 1.0");
         }
     }
 }

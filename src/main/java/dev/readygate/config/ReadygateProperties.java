@@ -386,7 +386,8 @@ public record ReadygateProperties(
      * @param loopHoldMax the longest hold: each start of the loop beyond {@code loop-starts} doubles the hold, up to
      *     this
      * @param readinessObjectives how soon an engine start should be verified ready, per restart path ({@code cold},
-     *     {@code preload-hit}, {@code preload-fallback}, {@code snapshot-restore}, {@code unknown}); exported as
+     *     {@code preload-hit}, {@code preload-fallback}, {@code snapshot-restore}, {@code wake}, {@code unknown});
+     *     exported as
      *     {@code readygate_readiness_objective_seconds{path}} for alerts and dashboards; none by default. Keys are
      *     held as the paths' metric labels ({@code preload_hit})
      */
@@ -405,6 +406,7 @@ public record ReadygateProperties(
                 "preloadhit", "preload_hit",
                 "preloadfallback", "preload_fallback",
                 "snapshotrestore", "snapshot_restore",
+                "wake", "wake",
                 "unknown", "unknown");
 
         public Restart {
@@ -425,8 +427,8 @@ public record ReadygateProperties(
                 String path = PATHS.get(key.replaceAll("[-_]", "").toLowerCase(java.util.Locale.ROOT));
                 if (path == null) {
                     throw new IllegalArgumentException("readygate.restart.readiness-objectives." + key
-                            + " is not a restart path: use cold, preload-hit, preload-fallback, snapshot-restore"
-                            + " or unknown");
+                            + " is not a restart path: use cold, preload-hit, preload-fallback, snapshot-restore,"
+                            + " wake or unknown");
                 }
                 requirePositive("readygate.restart.readiness-objectives." + key, objective);
                 byPath.put(path, objective);

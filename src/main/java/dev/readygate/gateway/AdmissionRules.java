@@ -235,9 +235,9 @@ public final class AdmissionRules {
                 false);
     }
 
-    /** The paths a start is short on: the weights are cached or the whole engine restored. */
+    /** The paths a start is short on: the weights are cached, the whole engine restored, or the engine woke. */
     static boolean shortPath(RestartPath path) {
-        return path == RestartPath.PRELOAD_HIT || path == RestartPath.SNAPSHOT_RESTORE;
+        return path == RestartPath.PRELOAD_HIT || path == RestartPath.SNAPSHOT_RESTORE || path == RestartPath.WAKE;
     }
 
     /**

@@ -38,14 +38,18 @@ final class StartExpectations {
      * The path the current start is expected to take: its provisional path once known; while the engine is down
      * between starts (a crash, a stop) and nothing of the next start is known, the path the latest recorded start took
      * (an engine restarts the way it last started: a preload daemon that served the last start holds the weights
-     * still). A request held on that expectation is decided again once the new start's path is known.
+     * still; a wake is not a way a process starts). A request held on that expectation is decided again once the new start's path is known.
      */
     RestartPath path(EngineState state, RestartPath provisional, Instant now) {
         if (provisional != RestartPath.UNKNOWN || !(state instanceof EngineState.Down)) {
             return provisional;
         }
-        List<RestartRecord> starts = recorded(now);
-        return starts.isEmpty() ? provisional : starts.getLast().pathEvidence().path();
+        // A wake is no way a new process starts: the latest start of a process says how the next one will.
+        return recorded(now).reversed().stream()
+                .map(record -> record.pathEvidence().path())
+                .filter(path -> path != RestartPath.WAKE)
+                .findFirst()
+                .orElse(provisional);
     }
 
     /** The recorded starts, as read at {@code readAt}. */

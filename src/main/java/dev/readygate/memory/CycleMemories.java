@@ -84,12 +84,14 @@ final class CycleMemories {
      * @param stoppedId the start that stopped
      * @param nextId the start that began after it, once one did
      * @param reading the GPU after the stop, once read
+     * @param asleep whether the start stopped by falling asleep: the reading shows its engine asleep, before its wake
      */
     private record Gap(
             long number,
             String stoppedId,
             @Nullable String nextId,
-            @Nullable MemoryMoment reading) {}
+            @Nullable MemoryMoment reading,
+            boolean asleep) {}
 
     public CycleMemories(
             MemoryMoments moments,
@@ -113,15 +115,23 @@ final class CycleMemories {
         EngineStart stopped = change.ended();
         EngineStart begun = change.start();
         synchronized (this) {
-            if (stopped != null && change.current() instanceof EngineState.Down) {
-                // The engine went away, or the log's header of the next start came first (that start is loading).
-                Gap opened = new Gap(++gaps, stopped.id(), begun == null ? null : begun.id(), null);
+            if (stopped != null
+                    && (change.current() instanceof EngineState.Down
+                            || change.current() instanceof EngineState.Sleeping)) {
+                // The engine went away, or the log's header of the next start came first (that start is loading); or
+                // it fell asleep: the reading shows what sleep freed, and is the wake's before-start moment.
+                Gap opened = new Gap(
+                        ++gaps,
+                        stopped.id(),
+                        begun == null ? null : begun.id(),
+                        null,
+                        change.current() instanceof EngineState.Sleeping);
                 gap = opened;
                 readAfterStop(opened);
             } else if (change.startBegan() && stopped == null && begun != null) {
                 Gap open = gap;
                 if (open != null && open.nextId() == null) {
-                    gap = new Gap(open.number(), open.stoppedId(), begun.id(), open.reading());
+                    gap = new Gap(open.number(), open.stoppedId(), begun.id(), open.reading(), open.asleep());
                 }
             } else if (stopped != null) {
                 // A new process nobody saw go away: no reading shows the GPU between the two.
@@ -178,7 +188,7 @@ final class CycleMemories {
             }
             Gap open = gap;
             if (open != null && open.number() == opened.number()) {
-                gap = new Gap(open.number(), open.stoppedId(), open.nextId(), moment);
+                gap = new Gap(open.number(), open.stoppedId(), open.nextId(), moment, open.asleep());
                 if (open.nextId() != null && matchBeforeStart(open.nextId())) {
                     changed.add(open.nextId());
                 }
@@ -221,8 +231,11 @@ final class CycleMemories {
                 || !cycle.atReadySettled()) {
             return false;
         }
-        MemoryMoment before =
-                beforeStart(open.reading(), cycle.memory().atReady(), cycle.engineStart(), afterStopDelay);
+        // A wake's engine held memory asleep, by design: the reading is its before-start moment if taken before it
+        // woke.
+        MemoryMoment before = open.asleep()
+                ? open.reading().at().isAfter(cycle.engineStart()) ? null : open.reading()
+                : beforeStart(open.reading(), cycle.memory().atReady(), cycle.engineStart(), afterStopDelay);
         if (before == null) {
             return false;
         }

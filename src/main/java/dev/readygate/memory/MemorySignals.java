@@ -7,6 +7,7 @@ import dev.readygate.restart.CycleMemory;
 import dev.readygate.restart.Outcome;
 import dev.readygate.restart.RestartPath;
 import dev.readygate.restart.RestartRecord;
+import dev.readygate.restart.Stop;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -32,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Held after stop</b>: after the latest stop, an engine process that was serving at readiness and still holds
  *       memory, a process of another owner that appeared with the engine and stayed, or a preload daemon holding more
  *       than before the start (by more than {@code tolerance}). A daemon holding what it held before is expected: that
- *       is what it is for.
+ *       is what it is for. A start that fell asleep (vLLM's sleep mode) is not judged: its engine lives on.
  *   <li><b>Stale cache</b>: the daemon's memory beyond the current checkpoint's weights and its own overhead, when the
  *       engine's log shows the daemon holds another checkpoint (see {@link DaemonCheckpoint}: the last preload hit was
  *       for another checkpoint, or a fingerprint mismatch), or, after a checkpoint switch, when it holds the current
@@ -164,7 +165,8 @@ public final class MemorySignals {
                 .max(Comparator.comparing(record ->
                         Objects.requireNonNull(record.memory().afterStop()).at()))
                 .orElse(null);
-        if (stopped == null) {
+        if (stopped == null || stopped.stop() != null && stopped.stop().how() == Stop.How.SLEPT) {
+            // A start that fell asleep lives on: its engine holds what sleep did not free, by design.
             return null;
         }
         CycleMemory memory = stopped.memory();

@@ -174,13 +174,14 @@ public final class EngineStateMachine {
         EngineState state = step.state();
         EngineStart nextStart = StartRules.next(start, previous.state(), state, observation, startIds);
         Current next;
-        if (nextStart == null || nextStart == start) {
+        if (nextStart == null || nextStart == start || nextStart.wake()) {
+            // A wake is the same process serving again: not a restart, not counted toward a restart loop.
             next = new Current(
                     state,
                     nextStart,
                     previous.loop(),
-                    nextStart == null ? null : previous.heldUntil(),
-                    nextStart == null ? null : previous.loopCounted(),
+                    nextStart == null || nextStart.wake() ? null : previous.heldUntil(),
+                    nextStart == null || nextStart.wake() ? null : previous.loopCounted(),
                     previous.news());
         } else {
             // A start began: counted toward the restart loop, and held if it began in one.

@@ -2,6 +2,7 @@ package dev.readygate.readiness;
 
 import dev.readygate.readiness.EngineState.Down;
 import dev.readygate.readiness.EngineState.ShuttingDown;
+import dev.readygate.readiness.EngineState.Sleeping;
 import dev.readygate.readiness.EngineState.Starting;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -20,7 +21,10 @@ import org.jspecify.annotations.Nullable;
  * see go away) ends the start and begins the next at once, dated by the new process's start time when the observation
  * carries it; so does a new process's header in the log while a start runs, and an engine that says it is loading its
  * model again ({@link Reason#ENGINE_LOADING}, llama.cpp's 503) after it had answered {@code /health}: a new process on
- * the port that readygate did not see go away. Any other change keeps the start.
+ * the port that readygate did not see go away. An engine that falls asleep (vLLM's sleep mode, {@link Sleeping}) ends
+ * its start, and none runs while it sleeps; its wake ({@link Observation.Awake}) begins one ({@link EngineStart#wake()},
+ * dated {@link StartSource#WAKE}): the same process, serving again only once verified. Any other change keeps the
+ * start.
  *
  * <p>A start that began before readygate's first look is first seen ({@link EngineStart#firstSeen()}): not an engine
  * restart, unless the engine says at that look that it is still loading its model (llama.cpp's 503), which is a start
@@ -76,6 +80,19 @@ final class StartRules {
                         : new EngineStart(ids.get(), restarted.processStart(), StartSource.PROCESS_START_TIME, false);
             }
             default -> {}
+        }
+        if (current instanceof Sleeping) {
+            // Falling asleep ends the start that served (its record's stop says it slept); nothing starts while asleep.
+            return null;
+        }
+        if (previous instanceof Sleeping sleeping && cause instanceof Observation.Awake awake) {
+            // The same process serves again: a wake, a start of its own, verified and recorded as one.
+            return new EngineStart(
+                    ids.get(),
+                    awake.at(),
+                    StartSource.WAKE,
+                    false,
+                    new EngineStart.Slept(sleeping.level(), sleeping.since(), awake.at()));
         }
         if (current instanceof Starting) {
             return null;

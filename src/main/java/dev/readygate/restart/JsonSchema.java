@@ -155,6 +155,16 @@ final class JsonSchema {
         }
     }
 
+    /**
+     * Writes a field only where it has a value: a field only some records have (a wake's sleep), left out of the others
+     * so that their lines stay as they were written before it existed.
+     */
+    static <T> void putPresent(ObjectNode object, Field<@Nullable T> field, @Nullable T value) {
+        if (value != null) {
+            field.put(object, value);
+        }
+    }
+
     /** {@code node}, when it is an array. */
     static JsonNode array(JsonNode node, String label) {
         if (!node.isArray()) {

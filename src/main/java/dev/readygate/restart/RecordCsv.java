@@ -2,6 +2,7 @@ package dev.readygate.restart;
 
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners;
+import dev.readygate.readiness.EngineStart;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,6 +54,8 @@ final class RecordCsv {
                 .split(",")));
         // The engine's phases of issue 28 that a cached restart saves beyond the weights; appended likewise.
         APPENDED_LOGGED.forEach(logged -> header.add(logged + (logged.endsWith("_gib") ? "" : "_seconds")));
+        // A wake's sleep (issue 29); appended likewise.
+        header.addAll(List.of("sleep_level", "fell_asleep", "asleep_seconds"));
         return List.copyOf(header);
     }
 
@@ -130,6 +133,10 @@ final class RecordCsv {
         for (String logged : APPENDED_LOGGED) {
             row.add(number(verdict.loggedDurations().get(logged)));
         }
+        EngineStart.Slept slept = when.slept();
+        row.add(slept == null ? "" : String.valueOf(slept.level()));
+        row.add(slept == null ? "" : slept.fellAsleep().toString());
+        row.add(slept == null ? "" : seconds(slept.asleep()));
         return row;
     }
 

@@ -14,6 +14,7 @@ import static dev.readygate.restart.JsonSchema.properties;
 
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners.Owner;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.StartSource;
 import dev.readygate.restart.JsonSchema.Codec;
 import dev.readygate.restart.JsonSchema.Field;
@@ -334,6 +335,8 @@ final class RecordJson {
     private static final Field<StartSource> ENGINE_START_SOURCE =
             Field.required("engineStartSource", TEXT.as(StartSource::value, (value, label) -> StartSource.of(value)));
     private static final Field<Boolean> FIRST_SEEN = Field.orElse("firstSeen", BOOLEAN, false);
+    private static final Field<@Nullable Integer> SLEEP_LEVEL = Field.optional("sleepLevel", INTEGER);
+    private static final Field<@Nullable Instant> FELL_ASLEEP = Field.optional("fellAsleep", INSTANT);
     /** Written for readers of the file ({@link RestartRecord.When#comparable()}); not read back. */
     private static final Field<Boolean> COMPARABLE = Field.orElse("comparable", BOOLEAN, true);
 
@@ -385,6 +388,10 @@ final class RecordJson {
         ENGINE_START_SOURCE.put(line, when.engineStartSource());
         FIRST_SEEN.put(line, when.firstSeen());
         COMPARABLE.put(line, when.comparable());
+        EngineStart.Slept slept = when.slept();
+        // Only a wake has them: every other line stays as it was written before wakes were recorded.
+        JsonSchema.putPresent(line, SLEEP_LEVEL, slept == null ? null : slept.level());
+        JsonSchema.putPresent(line, FELL_ASLEEP, slept == null ? null : slept.fellAsleep());
         RestartRecord.PathEvidence pathEvidence = record.pathEvidence();
         PATH.put(line, pathEvidence.path());
         EVIDENCE.put(line, pathEvidence.evidence());
@@ -427,7 +434,8 @@ final class RecordJson {
         }
         return new RestartRecord(
                 ID.get(line),
-                new RestartRecord.When(ENGINE_START.get(line), ENGINE_START_SOURCE.get(line), FIRST_SEEN.get(line)),
+                new RestartRecord.When(
+                        ENGINE_START.get(line), ENGINE_START_SOURCE.get(line), FIRST_SEEN.get(line), slept(line)),
                 new RestartRecord.PathEvidence(
                         PATH.get(line),
                         EVIDENCE.get(line),
@@ -456,6 +464,15 @@ final class RecordJson {
                 RECOVERY_FIELD.get(line),
                 STOP_FIELD.get(line),
                 SNAPSHOT_MISMATCHES.get(line));
+    }
+
+    /** The sleep a wake woke from: both its fields, or none (a start of an engine process). */
+    private static EngineStart.@Nullable Slept slept(JsonNode line) {
+        Integer level = SLEEP_LEVEL.get(line);
+        Instant fellAsleep = FELL_ASLEEP.get(line);
+        return level == null || fellAsleep == null
+                ? null
+                : new EngineStart.Slept(level, fellAsleep, ENGINE_START.get(line));
     }
 
     private static RestartPath path(String value) {

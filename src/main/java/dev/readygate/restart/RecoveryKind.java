@@ -23,6 +23,8 @@ public enum RecoveryKind {
     GPU_CHANGED("another GPU"),
     /** Another NVIDIA driver or CUDA version than the start before. */
     DRIVER_CHANGED("driver or CUDA changed"),
+    /** No restart: the same engine process woke from vLLM's sleep mode ({@link RestartPath#WAKE}). */
+    WOKE("the same engine process woke from sleep"),
     /** Nothing to compare with, or too little known. */
     UNKNOWN("unknown");
 

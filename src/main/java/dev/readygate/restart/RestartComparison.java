@@ -101,7 +101,7 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
      * @param memoryAtReadyMib the median GPU memory used at readiness (MiB), null when never read
      * @param memoryAfterStopMib the median GPU memory used after the engine stopped (MiB), null when never read
      * @param speedupOverCold the cold starts' median latency (same version, revision and configuration) over this
-     *     group's, null without both
+     *     group's, null without both, and for wakes (their latency runs from the engine awake, not from a start)
      * @param trafficAtStops the gateway's counts of the group's stops, summed (requests in flight at them, finished
      *     after, cut, and the tokens the cut ones had streamed); null when no stop of the group has one (gateway mode
      *     off)
@@ -261,7 +261,8 @@ public record RestartComparison(List<Group> groups, int compared, int excluded) 
                     loggedMedians.put(name, rounded(percentile(values, 0.5)));
                 }
             }
-            Double speedup = coldMedian == null || median == null || median <= 0
+            // A wake's latency runs from the engine awake, not from a start: no speed-up over a cold start's.
+            Double speedup = coldMedian == null || median == null || median <= 0 || key.path() == RestartPath.WAKE
                     ? null
                     : BigDecimal.valueOf(coldMedian / median)
                             .setScale(2, RoundingMode.HALF_UP)

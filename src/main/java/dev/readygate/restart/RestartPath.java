@@ -12,6 +12,11 @@ public enum RestartPath {
     PRELOAD_FALLBACK,
     /** A CRIU initialized-engine snapshot was restored. */
     SNAPSHOT_RESTORE,
+    /**
+     * The engine woke from vLLM's sleep mode: the same process, its weights back from CPU memory (sleep level 1) or
+     * reloaded (level 2); not an engine restart, and no weights from disk.
+     */
+    WAKE,
     /** No evidence either way. */
     UNKNOWN;
 

@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.StartSource;
 import dev.readygate.secret.SecretRedaction;
 import java.time.Duration;
@@ -58,8 +59,17 @@ public record RestartRecord(
      * @param firstSeen whether readygate did not see this start begin (it started while the engine already answered):
      *     not an engine restart; its path is {@code unknown} unless its own evidence says otherwise, it has no
      *     readiness latency and it is not {@link #comparable()}
+     * @param slept for a wake ({@link RestartPath#WAKE}: the same process serving again after vLLM's sleep mode), the
+     *     sleep it woke from: its level and when the engine fell asleep ({@code engineStart} is when it woke); null
+     *     for a start of an engine process
      */
-    public record When(Instant engineStart, StartSource engineStartSource, boolean firstSeen) {
+    public record When(
+            Instant engineStart, StartSource engineStartSource, boolean firstSeen, EngineStart.@Nullable Slept slept) {
+
+        /** When a start of an engine process began. */
+        public When(Instant engineStart, StartSource engineStartSource, boolean firstSeen) {
+            this(engineStart, engineStartSource, firstSeen, null);
+        }
 
         /**
          * Whether this start may be compared with others (readiness latency, phase durations, per-path figures): only

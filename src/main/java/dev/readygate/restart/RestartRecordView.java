@@ -1,6 +1,7 @@
 package dev.readygate.restart;
 
 import dev.readygate.gpu.MemoryMoment;
+import dev.readygate.readiness.EngineStart;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
@@ -105,6 +106,7 @@ public final class RestartRecordView {
         out.put("engineStartSource", record.when().engineStartSource().value());
         out.put("firstSeen", record.when().firstSeen());
         out.put("comparable", record.when().comparable());
+        out.put("sleep", statusSleep(record.when().slept()));
         out.put("path", record.pathEvidence().path().value());
         out.put("evidence", record.pathEvidence().evidence());
         out.put("fallbackReason", record.pathEvidence().fallbackReason());
@@ -150,6 +152,21 @@ public final class RestartRecordView {
                         .map(SnapshotMismatch::describe)
                         .toList());
         out.put("configuration", record.engine().arguments().configurationHash());
+        return out;
+    }
+
+    /**
+     * The sleep a wake woke from: its level, when the engine fell asleep and for how long; null for a start of an engine
+     * process. A wake's {@code memory.beforeStart} is the GPU while it slept.
+     */
+    private static @Nullable Map<String, Object> statusSleep(EngineStart.@Nullable Slept slept) {
+        if (slept == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("level", slept.level());
+        out.put("fellAsleep", slept.fellAsleep().toString());
+        out.put("asleepSeconds", millisecondSeconds(slept.asleep()));
         return out;
     }
 

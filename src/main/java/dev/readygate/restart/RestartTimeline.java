@@ -117,7 +117,9 @@ record RestartTimeline(
                 timeline = timeline.judge(Outcome.NOT_READY, true, verdicts);
             }
             // A start that never served had no work in flight to lose.
-            if (!neverServed && change.current() instanceof EngineState.Down) {
+            if (!neverServed && change.current() instanceof EngineState.Sleeping) {
+                verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.SLEPT));
+            } else if (!neverServed && change.current() instanceof EngineState.Down) {
                 verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.WENT_AWAY));
             } else if (!neverServed && change.start() != null) {
                 verdicts.add(new Verdict.Stopped(ended, change.current().since(), Stop.How.REPLACED));

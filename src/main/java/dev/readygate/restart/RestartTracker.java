@@ -73,8 +73,9 @@ public final class RestartTracker implements StartTrust {
         EngineStart before = timeline.start();
         timeline = step.timeline();
         EngineStart now = timeline.start();
-        if (now != null && (before == null || !before.id().equals(now.id()))) {
-            // Journaled before any verdict of it: a start readygate dies during is recorded after its restart.
+        if (now != null && !now.wake() && (before == null || !before.id().equals(now.id()))) {
+            // Journaled before any verdict of it: a start readygate dies during is recorded after its restart. Not a
+            // wake: a restarted readygate finds its process as a start first seen, and the journal keeps processes.
             recorder.begun(now);
         }
         step.verdicts().forEach(recorder::record);
@@ -90,7 +91,8 @@ public final class RestartTracker implements StartTrust {
     public Trust current() {
         return switch (provisionalPath()) {
             case COLD, PRELOAD_FALLBACK -> Trust.TRUSTED;
-            case PRELOAD_HIT, SNAPSHOT_RESTORE -> Trust.UNTRUSTED;
+            // A wake may serve weights sleep corrupted (reported in public): it verifies the canary, never teaches it.
+            case PRELOAD_HIT, SNAPSHOT_RESTORE, WAKE -> Trust.UNTRUSTED;
             case UNKNOWN -> Trust.UNKNOWN;
         };
     }

@@ -196,7 +196,8 @@ final class StartJournal {
                 !origin.isBefore(begun.since().minus(SAME_PROCESS))
                         && !origin.isAfter(begun.since().plus(SAME_PROCESS));
             case OBSERVED_DOWN -> !origin.isBefore(begun.since().minus(SAME_PROCESS));
-            case FIRST_OBSERVED -> !origin.isAfter(begun.since().plus(SAME_PROCESS));
+            // No wake is journaled (its process began before it); one an older file holds is a process seen running.
+            case FIRST_OBSERVED, WAKE -> !origin.isAfter(begun.since().plus(SAME_PROCESS));
         };
     }
 

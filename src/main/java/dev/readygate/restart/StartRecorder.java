@@ -144,6 +144,7 @@ final class StartRecorder {
                         case REPLACED -> "was replaced by a new engine process";
                         case POD_STOPPED -> "was stopped with the pod";
                         case WENT_AWAY -> "went away";
+                        case SLEPT -> "was put to sleep";
                     },
                     format(stop.requestsRunning()),
                     format(stop.requestsWaiting()),
@@ -309,7 +310,8 @@ final class StartRecorder {
 
     private static String verdictText(RestartRecord record) {
         if (record.verdict().readinessLatency() != null) {
-            return "verified ready " + record.verdict().readinessLatency().toMillis() + " ms after engine start"
+            return "verified ready " + record.verdict().readinessLatency().toMillis() + " ms after "
+                    + (record.when().slept() != null ? "the engine woke" : "engine start")
                     + (record.verdict().readinessLatencyBound() ? " (a bound, not a measurement)" : "");
         }
         if (record.verdict().outcome() == Outcome.FAILED) {
@@ -327,8 +329,14 @@ final class StartRecorder {
     /** When the engine process started, and how that is known. */
     record Dated(Instant at, StartSource source) {}
 
-    /** The best date of a start: its process start time, else its log's first line, else what readiness saw. */
+    /**
+     * The best date of a start: its process start time, else its log's first line, else what readiness saw; a wake's,
+     * when the engine said it is awake (its process started long before).
+     */
     static Dated dated(EngineStart start, @Nullable EngineMetricsSample first, LogFindings logged) {
+        if (start.wake()) {
+            return new Dated(start.since(), start.source());
+        }
         Instant processStart = processStart(start, first);
         if (processStart != null) {
             return new Dated(processStart, StartSource.PROCESS_START_TIME);
@@ -348,6 +356,10 @@ final class StartRecorder {
             Map<String, String> node,
             StartJournal.@Nullable Entry continues) {
         EngineStart start = verdict.start();
+        EngineStart.Slept slept = start.slept();
+        if (slept != null) {
+            return wake(verdict, known, f, slept, node);
+        }
         // A start an earlier readygate saw begin (it died before recording it) is an engine start, whoever sees it now,
         // dated by the engine's own time, else by when that readygate saw it begin.
         boolean firstSeen = start.firstSeen() && continues == null;
@@ -424,6 +436,76 @@ final class StartRecorder {
                 mismatches);
     }
 
+    /**
+     * The record of a wake: the same engine process serving again after vLLM's sleep mode. Its path is {@link
+     * RestartPath#WAKE} by what readiness saw, not by the log (whose lines are the process's start-up); its engine is the
+     * process's (its log's arguments and version); its phases are the wake's own, from the engine awake to verified
+     * ready, and it carries none of the process's logged load durations.
+     */
+    private RestartRecord wake(
+            RestartTimeline.Verdict.Judged verdict,
+            EngineFacts known,
+            LogFindings f,
+            EngineStart.Slept slept,
+            Map<String, String> node) {
+        EngineStart start = verdict.start();
+        Map<Phase, Instant> phases = new EnumMap<>(Phase.class);
+        phases.putAll(verdict.phases());
+        phases.put(Phase.ENGINE_START, start.since());
+        Instant ready = phases.get(Phase.READY);
+        Duration latency = ready == null ? null : Duration.between(start.since(), ready);
+        List<String> evidence = List.of(
+                "sleep: vllm:engine_sleep_state said asleep from " + slept.fellAsleep() + " ("
+                        + sleepLevel(slept.level()) + ") and awake at " + slept.wokeAt() + ": asleep "
+                        + slept.asleep().toMillis() + " ms",
+                "wake: the same engine process serving again (no new process, no start-up header): not an engine"
+                        + " restart; verified as a start is, the canary included");
+        RestartRecord previous = records.before(start.id());
+        ModelCard card = known.card();
+        EngineMetricsSample last = known.lastSample();
+        Long kvTokens =
+                last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
+        String engineArgs = f.engineArgs() != null || previous == null
+                ? f.engineArgs()
+                : previous.engine().engineArgs();
+        return new RestartRecord(
+                start.id(),
+                new RestartRecord.When(start.since(), start.source(), false, slept),
+                new RestartRecord.PathEvidence(RestartPath.WAKE, evidence, null, false),
+                new RestartRecord.Verdict(
+                        phases,
+                        Map.of(),
+                        verdict.outcome(),
+                        verdict.reason() == null ? null : verdict.reason().value(),
+                        null,
+                        latency,
+                        false),
+                new RestartRecord.Engine(
+                        known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion(),
+                        engineArgs,
+                        card == null ? null : card.id(),
+                        card == null ? null : card.root(),
+                        revision(engineArgs),
+                        card == null ? null : card.maxModelLen(),
+                        kvTokens),
+                stamp.probeConfigHash(),
+                stamp.readygateVersion(),
+                node(node),
+                CycleMemory.NONE,
+                new Recovery(RecoveryKind.WOKE, List.of()),
+                null,
+                List.of());
+    }
+
+    /** A sleep level in vLLM's words. */
+    private static String sleepLevel(int level) {
+        return switch (level) {
+            case 1 -> "level 1: weights offloaded to CPU memory, KV cache discarded";
+            case 2 -> "level 2: weights and KV cache discarded";
+            default -> "level not told";
+        };
+    }
+
     /** Where the start ran: its facts, and the configured ones it has not (a configured GPU name, ...). */
     private Map<String, String> node(Map<String, String> facts) {
         Map<String, String> node = new LinkedHashMap<>(stamp.node());
@@ -445,6 +527,9 @@ final class StartRecorder {
     }
 
     private RestartPath provisionalPath(EngineStart start, LogFindings findings, EngineFacts known) {
+        if (start.wake()) {
+            return RestartPath.WAKE;
+        }
         return RestartAttribution.attribute(evidence(start, findings, known, EvidenceSources.Reading.none()))
                 .path();
     }

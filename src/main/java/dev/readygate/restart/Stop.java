@@ -62,7 +62,12 @@ public record Stop(
          * readygate was told to stop (SIGTERM: the pod stopping) while the engine ran; recorded with gateway mode on, as
          * its drain begins.
          */
-        POD_STOPPED;
+        POD_STOPPED,
+        /**
+         * The engine was put to sleep (vLLM's sleep mode: {@code POST /sleep}): the process lives on and still holds
+         * the GPU memory sleep did not free; its wake is the next start ({@link RestartPath#WAKE}).
+         */
+        SLEPT;
 
         /** The snake_case name used in records, {@code /status} and the CSV. */
         public String value() {

@@ -362,6 +362,10 @@ final class SimulatedEngine implements AutoCloseable {
         if (deployment.dataParallelSize() > 1) {
             args.append(", 'data_parallel_size': ").append(deployment.dataParallelSize());
         }
+        if (properties.sleepMode()) {
+            // --enable-sleep-mode: EngineArgs.enable_sleep_mode, after the parallel sizes in the dataclass.
+            args.append(", 'enable_sleep_mode': True");
+        }
         if (deployment.speculativeDecoding()) {
             args.append(", 'speculative_config': {'method': 'eagle3', 'model': '")
                     .append(drafter())

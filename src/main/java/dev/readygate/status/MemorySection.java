@@ -38,7 +38,9 @@ final class MemorySection {
                         ? "fewer than " + leakCycles + " measured ready cycles with the same configuration and path"
                         : drift);
         MemoryAssessment.HeldAfterStop held = assessment.heldAfterStop();
-        out.put(MemorySignal.HELD_AFTER_STOP.value(), held == null ? "no stop measured yet" : held);
+        out.put(
+                MemorySignal.HELD_AFTER_STOP.value(),
+                held == null ? "no stop measured yet, or the latest stop was a sleep (its engine lives on)" : held);
         MemoryAssessment.StaleCache stale = assessment.staleCache();
         out.put(
                 MemorySignal.STALE_CACHE.value(),

@@ -265,7 +265,8 @@ class HelmChartTests {
                 .containsEntry("cold", Duration.ofMinutes(15))
                 .containsEntry("preload_hit", Duration.ofMinutes(2))
                 .containsEntry("snapshot_restore", Duration.ofMinutes(1))
-                .hasSize(5);
+                .containsEntry("wake", Duration.ofSeconds(30))
+                .hasSize(6);
 
         // The engine writes its log where readygate reads it, on one volume, read-only for readygate.
         var evidence = properties.evidence();

@@ -199,7 +199,7 @@ class SettingProblemsTests {
                 "--readygate.memory.window=2|readygate.memory.window: must be at least readygate.memory.leak-cycles"
                         + " (was 2; readygate.memory.leak-cycles is 3, the default)",
                 "--readygate.restart.readiness-objectives.warm=1m|readygate.restart.readiness-objectives.warm: is not a"
-                        + " restart path: use cold, preload-hit, preload-fallback, snapshot-restore or unknown",
+                        + " restart path: use cold, preload-hit, preload-fallback, snapshot-restore, wake or unknown",
                 "--readygate.restart.readiness-objectives.cold=0s|readygate.restart.readiness-objectives.cold: must be"
                         + " positive (was 0s)",
                 "--readygate.engine.base-url=localhost:8000|readygate.engine.base-url: must be an http(s) URL with a"

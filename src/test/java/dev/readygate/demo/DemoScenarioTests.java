@@ -327,9 +327,20 @@ class DemoScenarioTests {
                         "preload_fallback", // the rollout: fingerprint mismatch, disk load
                         "preload_hit", // the daemon re-cached the new revision
                         "cold", // a cold start of the new revision: the comparison's reference
+                        "wake", // the engine woke from its level 1 sleep: the same process, verified again
                         "cold", // the container restarted the crashed engine (the last restart asked for cold)
                         "cold"); // the last step: a cold start again
-        assertThat(paths).contains("cold", "preload_hit", "preload_fallback", "snapshot_restore");
+        assertThat(paths).contains("cold", "preload_hit", "preload_fallback", "snapshot_restore", "wake");
+        // The wake (issue 29): its sleep's level and length, and the GPU asleep as its before-start moment; the start
+        // that fell asleep stopped by sleeping.
+        int woke = paths.indexOf("wake");
+        JsonNode wake = oldestFirst.get(woke);
+        assertThat(wake.at("/sleep/level").asInt()).as("the wake %s", wake).isEqualTo(1);
+        assertThat(wake.at("/sleep/asleepSeconds").asDouble())
+                .as("the wake %s", wake)
+                .isPositive();
+        assertThat(wake.at("/recovery/kind").asString()).isEqualTo("woke");
+        assertThat(oldestFirst.get(woke - 1).at("/stop/how").asString()).isEqualTo("slept");
         JsonNode wrong = oldestFirst.stream()
                 .filter(record -> record.path("wrongWeightsFromCache").asBoolean(false))
                 .findFirst()
@@ -376,7 +387,9 @@ class DemoScenarioTests {
         assertThat(oldestFirst.get(crashed + 1).at("/recovery/kind").asString()).isEqualTo("container_restarted");
         assertThat(oldestFirst.subList(1, crashed + 1))
                 .as("every restart of the round before the crash restarted the engine process in its container")
-                .allMatch(record -> record.at("/recovery/kind").asString().equals("process_restarted"));
+                .allMatch(record -> record.at("/recovery/kind")
+                        .asString()
+                        .equals(record.get("path").asString().equals("wake") ? "woke" : "process_restarted"));
         // Restarts compared: the new revision's cache hit against its own cold starts.
         List<JsonNode> groups = new ArrayList<>();
         status.at("/restarts/comparison/groups").forEach(groups::add);

@@ -229,6 +229,42 @@ class EngineStateMachineTests {
         assertThat(ignored).isEmpty();
     }
 
+    @Test
+    void wakesAreStartsOfTheirOwnNeverCountedTowardARestartLoopNorHeld() {
+        EngineStateMachine machine = holdingSecondStarts();
+        machine.apply(new Observation.HealthOk(t0.plusSeconds(1)));
+        machine.apply(new Observation.ModelListed(t0.plusSeconds(1), "m"));
+        assertThat(machine.apply(new Observation.Verified(t0.plusSeconds(2), "ok"))
+                        .kind())
+                .isEqualTo(EngineState.Kind.READY);
+        EngineStart process = machine.start();
+        List<EngineStart> wakes = new ArrayList<>();
+        // Four sleeps and wakes within a minute: a model switcher's rhythm, no restart loop.
+        for (int round = 0; round < 4; round++) {
+            Instant asleep = t0.plusSeconds(10 + 10L * round);
+            machine.apply(new Observation.Asleep(asleep, 1, "weights_offloaded"));
+            assertThat(machine.start()).isNull();
+            machine.apply(new Observation.Awake(asleep.plusSeconds(5), "awake"));
+            assertThat(machine.apply(new Observation.Verified(asleep.plusSeconds(6), "ok"))
+                            .kind())
+                    .isEqualTo(EngineState.Kind.READY);
+            wakes.add(machine.start());
+        }
+        assertThat(wakes)
+                .allSatisfy(wake -> {
+                    assertThat(wake.wake()).isTrue();
+                    assertThat(wake.source()).isEqualTo(StartSource.WAKE);
+                    assertThat(wake.slept().level()).isEqualTo(1);
+                    assertThat(wake.slept().asleep()).isEqualTo(java.time.Duration.ofSeconds(5));
+                })
+                .doesNotHaveDuplicates()
+                .doesNotContain(process);
+        assertThat(machine.restartLoop().recent()).hasSize(1);
+        assertThat(machine.heldUntil()).isNull();
+        // The sleep ended each start and its wake began the next, each published.
+        assertThat(events.stream().filter(EngineStateChanged::startBegan)).hasSize(5);
+    }
+
     /**
      * Three starts in ten minutes make a loop, held 60 s and backed off up to ten minutes; a second start is held for
      * 60 s when the first lived less.

@@ -9,6 +9,7 @@ import dev.readygate.readiness.EngineState.Listening;
 import dev.readygate.readiness.EngineState.ModelListed;
 import dev.readygate.readiness.EngineState.Ready;
 import dev.readygate.readiness.EngineState.ShuttingDown;
+import dev.readygate.readiness.EngineState.Sleeping;
 import dev.readygate.readiness.EngineState.Starting;
 import dev.readygate.readiness.EngineState.VerificationFailed;
 import java.time.Instant;
@@ -216,7 +217,34 @@ class StartRulesTests {
                         new Healthy(t(3), Reason.MODEL_NOT_LISTED, ""),
                         new Listening(t(9), Reason.HEALTH_FAILED, "timed out"),
                         new Observation.CheckFailed(t(9), Reason.HEALTH_FAILED, "timed out"),
-                        RUNNING));
+                        RUNNING),
+                // Falling asleep ends the start that served; nothing starts while the engine sleeps, at any level.
+                Arguments.of(
+                        RUNNING,
+                        new Ready(t(3), MODEL),
+                        new Sleeping(t(9), MODEL, 1, "weights_offloaded"),
+                        new Observation.Asleep(t(9), 1, "weights_offloaded"),
+                        null),
+                Arguments.of(
+                        null,
+                        new Sleeping(t(9), MODEL, 1, "weights_offloaded"),
+                        new Sleeping(t(9), MODEL, 2, "discard_all"),
+                        new Observation.Asleep(t(12), 2, "discard_all"),
+                        null),
+                // Its wake begins a start: the same process, dated when the engine said it is awake, with its sleep.
+                Arguments.of(
+                        null,
+                        new Sleeping(t(9), MODEL, 2, "discard_all"),
+                        new ModelListed(t(40), MODEL, Reason.NOT_VERIFIED),
+                        new Observation.Awake(t(40), "awake"),
+                        new EngineStart("s2", t(40), StartSource.WAKE, false, new EngineStart.Slept(2, t(9), t(40)))),
+                // A new process while it slept is a restart as any other.
+                Arguments.of(
+                        null,
+                        new Sleeping(t(9), MODEL, 1, "weights_offloaded"),
+                        new Healthy(t(12), Reason.ENGINE_RESTARTED, "process_start_time_seconds changed"),
+                        new Observation.Restarted(t(12), "process_start_time_seconds changed", t(10)),
+                        began(t(10), StartSource.PROCESS_START_TIME, false)));
     }
 
     @ParameterizedTest

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import dev.readygate.gpu.MemoryMoment;
 import dev.readygate.gpu.ProcessOwners.Owner;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.StartSource;
 import java.io.IOException;
 import java.io.InputStream;
@@ -186,6 +187,17 @@ class RecordJsonTests {
                         0.0,
                         START.plusSeconds(55),
                         new Stop.Traffic(3, 2, 1, 17)))
+                .build());
+        // A wake and the start that slept (issue 29): the sleep's level and when it began, written and read back.
+        records.add(TestRecords.record("woke")
+                .path(RestartPath.WAKE)
+                .engineStartSource(StartSource.WAKE)
+                .slept(new EngineStart.Slept(2, START.minusSeconds(600), START))
+                .recovery(new Recovery(RecoveryKind.WOKE, List.of()))
+                .readinessLatency(Duration.ofMillis(840))
+                .build());
+        records.add(TestRecords.record("slept")
+                .stop(new Stop(START.plusSeconds(60), Stop.How.SLEPT, 0.0, 0.0, START.plusSeconds(59)))
                 .build());
 
         assertThat(records)

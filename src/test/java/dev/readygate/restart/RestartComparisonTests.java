@@ -211,6 +211,24 @@ class RestartComparisonTests {
     }
 
     @Test
+    void aWakeIsAGroupOfItsOwnWithoutASpeedupOverCold() {
+        List<RestartRecord> records = new ArrayList<>(demoLikeHistory());
+        records.add(TestRecords.from(start(RestartPath.WAKE, PROCESS, "rev-1", 4096, 0.8, 0.2))
+                .recovery(new Recovery(RecoveryKind.WOKE, List.of()))
+                .build());
+
+        RestartComparison.Group wakes = RestartComparison.of(records).groups().stream()
+                .filter(group -> group.key().path() == RestartPath.WAKE)
+                .findFirst()
+                .orElseThrow();
+
+        assertThat(describe(wakes)).isEqualTo("rev-1 4096 wake woke 1/1");
+        assertThat(wakes.latency().p50()).isEqualTo(0.8);
+        // Its latency runs from the engine awake, not from a start: 12 s of cold over it would be no speed-up.
+        assertThat(wakes.speedupOverCold()).isNull();
+    }
+
+    @Test
     void ofWhenNothingIsRecordedHasNoGroups() {
         RestartComparison comparison = RestartComparison.of(List.of());
 

@@ -595,7 +595,10 @@ class RestartHistoryTests {
                         "compile_seconds",
                         "compilation_seconds",
                         "graph_capture_seconds",
-                        "graph_capture_gib");
+                        "graph_capture_gib",
+                        "sleep_level",
+                        "fell_asleep",
+                        "asleep_seconds");
         assertThat(rows.get(1))
                 .containsExactly(
                         "start-1",
@@ -662,7 +665,10 @@ class RestartHistoryTests {
                         "35.61",
                         "44.34",
                         "12.0",
-                        "0.62");
+                        "0.62",
+                        "",
+                        "",
+                        "");
         assertThat(rows.get(2)).hasSize(rows.getFirst().size()).contains("start-2", "not_ready", "unknown");
         assertThat(rows.get(2).get(10)).isEmpty();
         assertThat(rows.get(2).get(11)).isEmpty();
@@ -688,10 +694,27 @@ class RestartHistoryTests {
 
         int gateway = rows.getFirst().indexOf("gateway_in_flight_at_stop");
         assertThat(rows.get(1).subList(gateway, gateway + 4)).containsExactly("3", "2", "1", "41");
-        // Only the engine's phases of issue 28 come after it, appended later.
+        // Only the engine's phases of issue 28 and a wake's sleep (issue 29) come after it, appended later.
         assertThat(rows.getFirst().subList(gateway + 4, rows.getFirst().size()))
-                .allSatisfy(column -> assertThat(column).matches("(download|compil|graph_capture).*"));
+                .allSatisfy(
+                        column -> assertThat(column).matches("(download|compil|graph_capture|sleep|fell|asleep).*"));
         assertThat(rows.get(1)).contains("pod_stopped");
+    }
+
+    @Test
+    void toCsvEndsWithAWakesSleepLevelWhenItFellAsleepAndForHowLong() {
+        RestartRecord wake = TestRecords.record("wake-1")
+                .engineStart(START)
+                .engineStartSource(StartSource.WAKE)
+                .path(RestartPath.WAKE)
+                .slept(new dev.readygate.readiness.EngineStart.Slept(2, START.minusSeconds(90), START))
+                .build();
+
+        List<List<String>> rows = parseCsv(RestartRecordView.csv(List.of(wake)));
+
+        int level = rows.getFirst().indexOf("sleep_level");
+        assertThat(rows.get(1).subList(level, level + 3)).containsExactly("2", "2026-11-30T11:58:30Z", "90");
+        assertThat(rows.get(1)).contains("wake");
     }
 
     @Test

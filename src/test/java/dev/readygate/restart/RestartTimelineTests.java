@@ -93,10 +93,54 @@ class RestartTimelineTests {
                 .latch();
     }
 
+    static Observation asleep(int s, int level) {
+        return new Observation.Asleep(t(s), level, "vllm:engine_sleep_state");
+    }
+
+    static Observation awake(int s) {
+        return new Observation.Awake(t(s), "vllm:engine_sleep_state: awake");
+    }
+
     static Stream<Arguments> timelines() {
         ProbeKind rep = ProbeKind.REPRESENTATIVE;
         ProbeKind canary = ProbeKind.CANARY;
         return Stream.of(
+                Arguments.of(
+                        "a sleep stops the start that served; its wake is a start verified as one, from the engine"
+                                + " awake",
+                        List.of(
+                                ok(1),
+                                listed(1),
+                                verified(2),
+                                asleep(10, 1),
+                                asleep(11, 1),
+                                awake(40),
+                                passed(rep, 41),
+                                passed(canary, 42),
+                                verified(42)),
+                        List.of("s1 ready", "s1 slept@10", "s2 ready"),
+                        "port_listening@40 health_ok@40 model_listed@40 representative_ok@41 canary_ok@42 ready@42"),
+                Arguments.of(
+                        "a wake that serves other answers is judged not ready at its canary mismatch",
+                        List.of(
+                                ok(1),
+                                listed(1),
+                                verified(2),
+                                asleep(10, 2),
+                                awake(40),
+                                canaryMismatch(41),
+                                mismatched(41)),
+                        List.of(
+                                "s1 ready",
+                                "s1 slept@10",
+                                "s2 canary_mismatch",
+                                "s2 not_ready(canary_mismatch) for now"),
+                        "port_listening@40 health_ok@40 model_listed@40"),
+                Arguments.of(
+                        "an engine that dies asleep ends no start: its sleep ended it",
+                        List.of(ok(1), listed(1), verified(2), asleep(10, 1), down(20), ok(30)),
+                        List.of("s1 ready", "s1 slept@10"),
+                        "port_listening@30 health_ok@30"),
                 Arguments.of(
                         "a start verified ready is judged ready once, with every phase",
                         List.of(

@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.StartSource;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +34,7 @@ public final class TestRecords {
                 .engineStart(when.engineStart())
                 .engineStartSource(when.engineStartSource())
                 .firstSeen(when.firstSeen())
+                .slept(when.slept())
                 .path(pathEvidence.path())
                 .evidence(pathEvidence.evidence())
                 .fallbackReason(pathEvidence.fallbackReason())
@@ -67,6 +69,7 @@ public final class TestRecords {
         private Instant engineStart = START;
         private StartSource engineStartSource = StartSource.PROCESS_START_TIME;
         private boolean firstSeen;
+        private EngineStart.@Nullable Slept slept;
         private RestartPath path = RestartPath.UNKNOWN;
         private List<String> evidence = List.of();
         private @Nullable String fallbackReason;
@@ -114,6 +117,12 @@ public final class TestRecords {
 
         public Builder firstSeen(boolean firstSeen) {
             this.firstSeen = firstSeen;
+            return this;
+        }
+
+        /** A wake's sleep (the start's path should be {@link RestartPath#WAKE}). */
+        public Builder slept(EngineStart.@Nullable Slept slept) {
+            this.slept = slept;
             return this;
         }
 
@@ -249,7 +258,7 @@ public final class TestRecords {
         public RestartRecord build() {
             return new RestartRecord(
                     id,
-                    new RestartRecord.When(engineStart, engineStartSource, firstSeen),
+                    new RestartRecord.When(engineStart, engineStartSource, firstSeen, slept),
                     new RestartRecord.PathEvidence(path, evidence, fallbackReason, wrongWeightsFromCache),
                     new RestartRecord.Verdict(
                             phases,

@@ -109,7 +109,9 @@ class StatusSectionsTests {
                         entry(
                                 MemorySignal.LEAK_ACROSS_RESTARTS.value(),
                                 "fewer than 4 measured ready cycles with the same configuration and path"),
-                        entry(MemorySignal.HELD_AFTER_STOP.value(), "no stop measured yet"),
+                        entry(
+                                MemorySignal.HELD_AFTER_STOP.value(),
+                                "no stop measured yet, or the latest stop was a sleep (its engine lives on)"),
                         entry(
                                 MemorySignal.STALE_CACHE.value(),
                                 "nothing shows the preload daemon holds another checkpoint than the one served (no"
