@@ -356,7 +356,11 @@ public record LogFindings(
                     mapped = e.tensors();
                     mode = e.mode();
                 }
-                case LogEvent.CacheFallback e -> fallback = e.reason();
+                // SGLang's fallback warning follows the line that says why: the why stays the reason.
+                case LogEvent.CacheFallback e ->
+                    fallback = fallback != null && e.reason().startsWith(VllmLogParser.SGLANG_FALLBACK)
+                            ? fallback
+                            : e.reason();
                 case LogEvent.CacheWaitTimeout e -> fallback = e.detail();
                 case LogEvent.InitEngine e -> {
                     init = e.seconds();

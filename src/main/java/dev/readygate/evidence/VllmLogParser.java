@@ -101,6 +101,15 @@ final class VllmLogParser {
     /** The fraction of a second after a date's seconds. */
     private static final Pattern FRACTION = Pattern.compile("[.,](\\d{1,9})");
 
+    /**
+     * SGLang's own prefix ({@code configure_logger}, python/sglang/srt/utils/common.py @004f0c7a: {@code
+     * [%(asctime)s{ms}{prefix}] }, {@code %Y-%m-%d %H:%M:%S}, local time; the scheduler's rank tags {@code DP0 PP0
+     * ATTN_CP0 MOE_DP0 TP0 EP0}, any of them, in any order, from {@code configure_scheduler_process}).
+     */
+    private static final Pattern SGLANG_PREFIX =
+            Pattern.compile("\\[(\\d{4})-(\\d{2})-(\\d{2}) (\\d{2}):(\\d{2}):(\\d{2})"
+                    + "(?:\\.(\\d{3}))?(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\\d{1,5}){0,6}]\\s");
+
     /** A full date and time in a collector's prefix: the year vLLM's own timestamp lacks. */
     private static final Pattern PREFIX_DATE = Pattern.compile(
             "(\\d{4})-(\\d{2})-(\\d{2})[T ](\\d{2}):(\\d{2}):(\\d{2})(?:[.,]\\d{1,9})?(Z|[+-]\\d{2}:?\\d{2})?");
@@ -108,6 +117,12 @@ final class VllmLogParser {
     /** A Python exception's name at the start of a traceback's last line: {@code torch.OutOfMemoryError: ...}. */
     private static final String EXCEPTION =
             "(?:[A-Za-z_]\\w{0,60}\\.){0,10}[A-Z]\\w{0,80}?(?:Error|Exception)(?=:|\\s*$)";
+
+    /**
+     * How SGLang's fallback warning is kept as a reason: its own words follow. The warning comes after the line that
+     * says why (the socket missing, no daemon registered), which stays the reason ({@link LogFindings}).
+     */
+    static final String SGLANG_FALLBACK = "SGLang: ";
 
     private static final List<Rule> RULES = List.of(
             rule(
@@ -243,6 +258,79 @@ final class VllmLogParser {
             rule(
                     "startup",
                     "Application\\s+startup\\s+complete",
+                    (m, line, o) -> new LogEvent.ApplicationStartup(o.at(), o.process(), o.pid())),
+            // ---- SGLang's scheduler and server lines (its logger writes "[%(asctime)s TP0] %(message)s": the
+            // bracketed prefix is read as a collector's). Sources in docs/engines.md, "SGLang's weight cache".
+            // The main process's first line, "server_args=ServerArgs(model_path=..., ...)" (as real logs show it; later
+            // builds a dict): the engine's arguments, its secrets redacted as vLLM's are (LogEvent.NonDefaultArgs).
+            rule("server_args=", "server_args\\s*=\\s*", (m, line, o) -> {
+                String args = line.substring(m.end()).strip();
+                return args.isEmpty() ? null : new LogEvent.NonDefaultArgs(o.at(), o.process(), o.pid(), args);
+            }),
+            // model_runner.py @0005834c, ModelRunner.load_model: "Load weight end. elapsed=%.2f s, type=%s, ..." (the
+            // elapsed time since Dec 2025; a weight-cache hit passes through it too).
+            rule(
+                    "Load weight end",
+                    "Load\\s+weight\\s+end\\.\\s*elapsed=\\s*" + NUMBER + "\\s*s\\b",
+                    (m, line, o) -> new LogEvent.LoadingWeights(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
+            // weight_cache/ipc_loader.py @6512c36d: "[IpcModelLoader] Fetched %d IPC handles from daemon in %.2fs";
+            // @02f7ffb4: "[IpcModelLoader] Fetched %d tensors from daemon (transport=%s) in %.2fs".
+            rule(
+                    "[IpcModelLoader] Fetched",
+                    "\\[IpcModelLoader]\\s+Fetched\\s+(\\d[\\d,]{0,15})\\s+(?:IPC\\s+handles|tensors)\\s+from\\s+daemon",
+                    (m, line, o) -> {
+                        long tensors = integer(m.group(1));
+                        return tensors > Integer.MAX_VALUE
+                                ? null
+                                : new LogEvent.MappedFromCache(
+                                        o.at(), o.process(), o.pid(), (int) tensors, "sglang ipc");
+                    }),
+            // Its reason, logged before the fallback's warning (the registry-era ipc_loader.py): "[IpcModelLoader]
+            // Daemon socket not found at %s.", "[IpcModelLoader] No registered daemon matches config=%s ...".
+            rule(
+                    "[IpcModelLoader] Daemon socket not found",
+                    "\\[IpcModelLoader]\\s+(Daemon\\s+socket\\s+not\\s+found\\s+at\\s+\\S{1,300}?)\\.?\\s*$",
+                    (m, line, o) -> new LogEvent.CacheFallback(o.at(), o.process(), o.pid(), m.group(1))),
+            rule(
+                    "[IpcModelLoader] No registered daemon",
+                    "\\[IpcModelLoader]\\s+No\\s+registered\\s+daemon\\s+matches\\b",
+                    (m, line, o) -> new LogEvent.CacheFallback(
+                            o.at(), o.process(), o.pid(), "No registered daemon matches this GPU and config")),
+            // The warning itself: "[IpcModelLoader] Weight cache not available or config mismatch, falling back to
+            // disk load" (@6512c36d), "[IpcModelLoader] No weight cache is registered for this GPU and config;
+            // falling back to disk load" (registry era).
+            rule(
+                    "falling back to disk load",
+                    "\\[IpcModelLoader]\\s+(\\S.{0,200}?)[,;]?\\s*falling\\s+back\\s+to\\s+disk\\s+load\\b",
+                    (m, line, o) -> new LogEvent.CacheFallback(
+                            o.at(),
+                            o.process(),
+                            o.pid(),
+                            SGLANG_FALLBACK + m.group(1).strip())),
+            // mem_cache/memory_pool.py: "KV Cache is allocated. #tokens: %d, K size: ..." (2025), "KV Cache is
+            // allocated. dtype: %s, #tokens: %d, ..." (2026); hybrid models' "Full KV Cache is allocated. ...".
+            rule(
+                    "Cache is allocated",
+                    "(?:Full\\s+)?KV\\s+Cache\\s+is\\s+allocated\\.\\s*(?:dtype:\\s*[\\w.]{1,40},\\s*)?#tokens:\\s*"
+                            + "(\\d[\\d,]{0,30})",
+                    (m, line, o) -> {
+                        long tokens = integer(m.group(1));
+                        return tokens < 0 ? null : new LogEvent.KvCacheSize(o.at(), o.process(), o.pid(), tokens);
+                    }),
+            // cuda_graph_runner.py (to v0.5.10): "Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB.
+            // ..."; cuda_graph_setup.py @018cdcbe: "Capture %s %s end. elapsed=%.2f s, mem usage=%.2f GB, ...".
+            rule(
+                    "Capture",
+                    "Capture\\s+(?:cuda\\s+graph|[\\w ]{1,60}?\\s+(?:CUDA|CPU|NPU|XPU)\\s+graph)\\s+end\\.\\s*"
+                            + "(?:Time\\s+elapsed:|elapsed=)\\s*" + NUMBER + "\\s*s[.,]\\s*mem\\s+usage=\\s*" + NUMBER
+                            + "\\s*GB",
+                    (m, line, o) -> new LogEvent.GraphsCaptured(
+                            o.at(), o.process(), o.pid(), decimal(m.group(1)), decimal(m.group(2)))),
+            // http_server.py @0025436e, _wait_and_warmup: after the warmup request, "The server is fired up and
+            // ready to roll!".
+            rule(
+                    "fired up",
+                    "The\\s+server\\s+is\\s+fired\\s+up\\s+and\\s+ready\\s+to\\s+roll",
                     (m, line, o) -> new LogEvent.ApplicationStartup(o.at(), o.process(), o.pid())),
             rule(
                     "Engine",
@@ -468,19 +556,28 @@ final class VllmLogParser {
         return header.group("pid") != null || header.group("level") != null;
     }
 
-    /** The header {@code matcher} matched, vLLM's own line starting at {@code prefixEnd}. */
+    /**
+     * The header {@code matcher} matched, vLLM's own line starting at {@code prefixEnd}. A line with no vLLM timestamp
+     * after SGLang's own prefix ({@link #SGLANG_PREFIX}) is timed by it: SGLang's logger's local time, as vLLM's.
+     */
     private static Header header(String text, Matcher matcher, int prefixEnd) {
+        Matcher sglang = matcher.group("month") == null && prefixEnd > 0
+                ? SGLANG_PREFIX.matcher(text).region(0, prefixEnd)
+                : null;
+        if (sglang != null && !sglang.lookingAt()) {
+            sglang = null;
+        }
         return new Header(
                 skipSpaces(text, matcher.end()),
                 matcher.group("process"),
                 matcher.group("pid"),
                 matcher.group("level"),
-                matcher.group("month"),
-                matcher.group("day"),
-                matcher.group("hour"),
-                matcher.group("minute"),
-                matcher.group("second"),
-                matcher.group("fraction"),
+                sglang != null ? sglang.group(2) : matcher.group("month"),
+                sglang != null ? sglang.group(3) : matcher.group("day"),
+                sglang != null ? sglang.group(4) : matcher.group("hour"),
+                sglang != null ? sglang.group(5) : matcher.group("minute"),
+                sglang != null ? sglang.group(6) : matcher.group("second"),
+                sglang != null ? sglang.group(7) : matcher.group("fraction"),
                 prefixEnd > 0 ? prefixDate(text.substring(0, prefixEnd)) : null,
                 null);
     }

@@ -54,8 +54,11 @@ public final class ProcessOwners {
 
     private static final List<String> DAEMON_MODULE_PREFIXES = List.of("vllm.model_executor.model_loader.weight_cache");
 
-    private static final List<String> ENGINE_MODULES =
-            List.of("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server", "vllm.snapshot.server");
+    private static final List<String> ENGINE_MODULES = List.of(
+            "vllm.entrypoints.openai.api_server",
+            "vllm.entrypoints.api_server",
+            "vllm.snapshot.server",
+            "sglang.launch_server");
 
     private ProcessOwners() {}
 
@@ -72,8 +75,9 @@ public final class ProcessOwners {
     /**
      * Classifies a command line (arguments separated by spaces or NULs). The daemon is recognised first: {@code vllm
      * preload}, {@code -m vllm.model_executor.model_loader.weight_cache.daemon} or any {@code weight_cache} daemon
-     * script; the engine by {@code vllm serve}, {@code -m vllm.entrypoints.openai.api_server}, {@code -m
-     * vllm.snapshot.server} or a {@code VLLM::} / {@code EngineCore} process title.
+     * script (SGLang's {@code -m sglang.srt.weight_cache.daemon} too); the engine by {@code vllm serve}, {@code -m
+     * vllm.entrypoints.openai.api_server}, {@code -m vllm.snapshot.server}, SGLang's {@code -m sglang.launch_server}
+     * or a {@code VLLM::} / {@code EngineCore} / {@code sglang::} process title.
      */
     public static Owner classify(String commandLine) {
         List<String> args = List.of(commandLine.strip().split("[\\s\\x00]+"));
@@ -108,9 +112,10 @@ public final class ProcessOwners {
         if (module != null && ENGINE_MODULES.contains(module)) {
             return true;
         }
-        // vLLM names its processes with setproctitle: VLLM::EngineCore, VLLM::Worker_TP0, VLLM::APIServer.
+        // vLLM names its processes with setproctitle: VLLM::EngineCore, VLLM::Worker_TP0, VLLM::APIServer; SGLang
+        // its schedulers sglang::scheduler_TP0 (configure_scheduler_process) and sglang::detokenizer.
         String title = args.getFirst();
-        return title.startsWith("VLLM::") || title.contains("EngineCore");
+        return title.startsWith("VLLM::") || title.contains("EngineCore") || title.startsWith("sglang::");
     }
 
     /**

@@ -31,6 +31,14 @@ public enum FallbackReason {
             return UNKNOWN;
         }
         String r = reason.toLowerCase(Locale.ROOT);
+        // SGLang's client mode falls back to disk only when no daemon is there (ipc_loader.py @6512c36d: a config
+        // mismatch or a refused socket fails the start instead), whatever its warning's "or config mismatch" says.
+        if (r.startsWith("sglang: weight cache not available")
+                || r.contains("socket not found")
+                || r.contains("no registered daemon")
+                || r.contains("no weight cache is registered")) {
+            return DAEMON_UNAVAILABLE;
+        }
         if (r.contains("mismatch")) {
             return FINGERPRINT_MISMATCH;
         }

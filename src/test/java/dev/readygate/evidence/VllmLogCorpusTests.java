@@ -61,8 +61,13 @@ class VllmLogCorpusTests {
     }
 
     static List<String> lines(String file) {
+        return lines("vllm-logs", file);
+    }
+
+    /** A fixture's lines, after its header comment: {@code corpus} is its folder under the test resources. */
+    static List<String> lines(String corpus, String file) {
         try (InputStream in =
-                Objects.requireNonNull(VllmLogCorpusTests.class.getResourceAsStream("/vllm-logs/" + file), file)) {
+                Objects.requireNonNull(VllmLogCorpusTests.class.getResourceAsStream("/" + corpus + "/" + file), file)) {
             String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
             // The header comment is the file's description, not log.
             return text.lines().dropWhile(line -> line.startsWith("#")).toList();
@@ -72,6 +77,11 @@ class VllmLogCorpusTests {
     }
 
     Replay replay(String file, Clock clock, VllmLogParser parser) {
+        return replay(dir, lines(file), clock, parser);
+    }
+
+    /** {@code lines} read as readygate reads an engine log ({@code dir} for its unused tail), its start attributed. */
+    static Replay replay(Path dir, List<String> lines, Clock clock, VllmLogParser parser) {
         EngineLogEvidence log = new EngineLogEvidence(
                 new LogTail(
                         dir.resolve("unused.log"),
@@ -81,7 +91,7 @@ class VllmLogCorpusTests {
                 parser,
                 clock,
                 Duration.ofSeconds(1));
-        lines(file).forEach(log::line);
+        lines.forEach(log::line);
         LogFindings findings = log.current();
         // No traffic before the first scrape: the counters of a fresh engine are at zero.
         StartEvidence evidence = new StartEvidence(findings, 0.0, EvidenceSources.Reading.none());

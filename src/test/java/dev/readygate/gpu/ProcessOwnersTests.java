@@ -31,6 +31,11 @@ class ProcessOwnersTests {
             VLLM::EngineCore                                                                     | ENGINE
             VLLM::Worker_TP1                                                                     | ENGINE
             EngineCore_DP0                                                                       | ENGINE
+            python3 -m sglang.srt.weight_cache.daemon --model-path Qwen/Qwen3-8B --gpu-id 0       | PRELOAD_DAEMON
+            python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --weight-cache-mode client | ENGINE
+            sglang::scheduler_TP0                                                                | ENGINE
+            sglang::detokenizer                                                                  | ENGINE
+            python3 -m sglang.bench_serving --backend sglang                                     | OTHER
             python3                                                                              | OTHER
             /opt/torch/.venv/bin/python3                                                         | OTHER
             python3 train.py --epochs 3                                                          | OTHER
