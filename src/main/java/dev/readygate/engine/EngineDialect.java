@@ -1,6 +1,7 @@
 package dev.readygate.engine;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -55,6 +56,39 @@ public enum EngineDialect {
      */
     public boolean connectionsCostNoThread() {
         return this == VLLM || this == SGLANG || this == TGI;
+    }
+
+    /**
+     * What readygate cannot see of this engine, in words, as {@code /status} shows it ({@code engine.unseen}; the whole
+     * table in docs/engines.md): none for vLLM, whose surface readygate reads whole.
+     */
+    public List<String> unseen() {
+        return switch (this) {
+            case VLLM -> List.of();
+            case LLAMA_CPP ->
+                List.of(
+                        "restart paths: llama-server has no weight cache or snapshot; its starts are recorded as"
+                                + " unknown",
+                        "process start time: llama-server exports none, so a start is dated by what readygate saw (a"
+                                + " bound)");
+            case SGLANG ->
+                List.of(
+                        "restart paths only from SGLang's log (readygate.evidence.engine-log): a weight-cache hit"
+                                + " ([IpcModelLoader] Fetched ...) is preload_hit, its fallback to disk"
+                                + " preload_fallback; without the log they are unknown",
+                        "/health and /health_generate run a one-token generation in 2026 builds (503 until its warmup"
+                                + " passed): readygate's /health poll sends one each health-interval unless the engine"
+                                + " runs with SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false",
+                        "process start time: SGLang's /metrics exports only its multiprocess series; a restart is seen"
+                                + " by the port and the counters, a start dated by its log or by what readygate saw",
+                        "the weight-cache daemon's socket ping and own /metrics, and SGLang's parity gate (the canary"
+                                + " is readygate's), are not read",
+                        "/release_memory_occupation: an engine that released its memory is probed as any other");
+            case TGI, OPENAI ->
+                List.of(
+                        "restart paths: no evidence of how a start got its weights; recorded as unknown",
+                        "sleep or memory release: not read");
+        };
     }
 
     /** The name in {@code /status}, {@code readygate check} and docs: {@code vllm}, {@code llama.cpp}, ... */

@@ -41,6 +41,8 @@ final class EngineSection {
         EngineSurface surface = facts.capabilities().surface();
         engine.put("dialect", surface == null ? null : surface.dialect().value());
         engine.put("dialectEvidence", surface == null ? null : surface.dialectEvidence());
+        // What readygate cannot see of this engine (issue 29 item 6: SGLang's, and every dialect's).
+        engine.put("unseen", surface == null ? List.of() : surface.dialect().unseen());
         engine.put("model", card == null ? null : card.id());
         engine.put("root", card == null ? null : card.root());
         engine.put("maxModelLen", card == null ? null : card.maxModelLen());

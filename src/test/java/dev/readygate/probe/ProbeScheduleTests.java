@@ -13,6 +13,7 @@ import dev.readygate.engine.ModelCard;
 import dev.readygate.engine.ServerInfo;
 import dev.readygate.engine.SlotsSample;
 import dev.readygate.engine.StreamedCompletion;
+import dev.readygate.readiness.EngineStart;
 import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.EngineStateMachine;
 import dev.readygate.readiness.Observation;
@@ -1059,8 +1060,13 @@ class ProbeScheduleTests {
                 .extracting(EngineState::kind)
                 .containsExactly(EngineState.Kind.SLEEPING, EngineState.Kind.MODEL_LISTED, EngineState.Kind.READY);
         assertThat(engine.completionCalls.get()).isGreaterThan(probed);
-        // A sleep and a wake are no restart: the start goes on.
-        assertThat(java.util.Objects.requireNonNull(machine.start()).id()).isEqualTo(start);
+        // Issue 29 item 3: the wake is a start of its own (recorded as path wake), of the same process, no restart.
+        EngineStart wake = java.util.Objects.requireNonNull(machine.start());
+        assertThat(wake.id()).isNotEqualTo(start);
+        assertThat(wake.wake()).isTrue();
+        assertThat(wake.slept()).isNotNull();
+        assertThat(wake.slept().level()).isEqualTo(1);
+        assertThat(machine.restartLoop().recent()).hasSize(1);
     }
 
     /**
