@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -16,7 +17,8 @@ import reactor.core.scheduler.Scheduler;
  * process. Level 1 offloads the weights to CPU memory and discards the KV cache (the weights come back intact); level 2
  * discards both, so the weights woken before a {@code reload_weights} hold garbage and the engine answers other tokens.
  * While any tag sleeps the scheduler is paused: a completion sent meanwhile is queued and served once every tag is
- * awake.
+ * awake. The {@code wake-corrupts} fault makes any wake of the weights come back as garbage, as level 2's without a
+ * reload.
  */
 final class EngineSleep {
 
@@ -31,6 +33,8 @@ final class EngineSleep {
     private final EngineMetrics metrics;
     private final int pid;
     private final int kvTokens;
+    /** Whether the {@code wake-corrupts} fault is on: a wake of the weights brings them back corrupted. */
+    private final BooleanSupplier wakeCorrupts;
     // The scheduler runs (true) or is paused by a sleep (false): queued completions wait for true.
     private final Sinks.Many<Boolean> scheduling = Sinks.many().replay().latestOrDefault(true);
     private int level;
@@ -44,7 +48,8 @@ final class EngineSleep {
             Scheduler timer,
             EngineMetrics metrics,
             int pid,
-            int kvTokens) {
+            int kvTokens,
+            BooleanSupplier wakeCorrupts) {
         this.lines = lines;
         this.gpu = gpu;
         this.properties = properties;
@@ -52,6 +57,7 @@ final class EngineSleep {
         this.metrics = metrics;
         this.pid = pid;
         this.kvTokens = kvTokens;
+        this.wakeCorrupts = wakeCorrupts;
     }
 
     private int core() {
@@ -112,8 +118,9 @@ final class EngineSleep {
                 }
                 String printed = tags == null ? pythonSet(sleepingTags) : pythonList(tags);
                 sleepingTags.removeAll(waking);
-                if (waking.contains(WEIGHTS) && level == 2) {
-                    // Level 2 discarded the weights: the memory comes back holding whatever it holds.
+                if (waking.contains(WEIGHTS) && (level == 2 || wakeCorrupts.getAsBoolean())) {
+                    // Level 2 discarded the weights: the memory comes back holding whatever it holds. Under
+                    // wake-corrupts a level 1 wake does too, as the public reports say, and vLLM logs it as any wake.
                     garbage = true;
                 }
                 gpu.engineResident(!sleepingTags.contains(WEIGHTS), !sleepingTags.contains(KV_CACHE));

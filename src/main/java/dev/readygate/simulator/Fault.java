@@ -43,7 +43,13 @@ public enum Fault {
      * exists: pydantic's uncaught {@code ValidationError} for {@code VllmConfig} (an AWQ quantization the checkpoint has
      * no config for), the port never opens; with auto-restart the engine starts again, as a container would.
      */
-    CONFIG_ERROR(true);
+    CONFIG_ERROR(true),
+    /**
+     * With {@code sleep-mode}: the next wake of the weights brings them back corrupted, whatever the sleep level, as
+     * reported in public ({@code /health} 200, {@code is_sleeping} false, other answers); {@code reload_weights} or a
+     * restart restores them. Nothing changes while the engine is awake: it takes a sleep and a wake.
+     */
+    WAKE_CORRUPTS(false);
 
     private final boolean blocksServing;
 

@@ -610,7 +610,15 @@ final class SimulatedEngine implements AutoCloseable {
                 new AtomicInteger(),
                 new AtomicReference<>(),
                 new BatchSlots(properties.model().maxNumSeqs(), metrics.waiting),
-                new EngineSleep(lines, gpu, properties, timer, metrics, context.pid, context.kvTokens));
+                new EngineSleep(
+                        lines,
+                        gpu,
+                        properties,
+                        timer,
+                        metrics,
+                        context.pid,
+                        context.kvTokens,
+                        () -> faults.has(Fault.WAKE_CORRUPTS)));
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
             lines.serving(context.pid, "http://" + properties.host() + ":" + properties.port());

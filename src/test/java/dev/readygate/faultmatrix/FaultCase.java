@@ -1,5 +1,8 @@
 package dev.readygate.faultmatrix;
 
+import static org.awaitility.Awaitility.await;
+
+import dev.readygate.readiness.EngineState;
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
 import java.time.Duration;
@@ -70,7 +73,9 @@ enum FaultCase {
     STARTUP_FAILURE(
             "startup-failure, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE),
     // Like startup-failure, the API server's configuration check fails the next start, sooner (before any engine core).
-    CONFIG_ERROR("config-error, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE);
+    CONFIG_ERROR("config-error, then a crash", "engine_down", Set.of(), Seen.GOES_AWAY, Back.AFTER_STARTUP_FAILURE),
+    // The engine is put to sleep (level 1) and woken with its weights corrupted: the wake's own verification fails.
+    WAKE_CORRUPTS("wake-corrupts (a sleep, then a wake)", "canary_mismatch", Set.of(), Seen.WAKE, Back.AFTER_RESTART);
 
     /** How readygate sees a fault: this decides its bound (docs/readiness.md, "How fast readiness drops"). */
     enum Seen {
@@ -93,6 +98,12 @@ enum FaultCase {
         LIGHT_TIMES_OUT,
         /** Answers from other weights: the next canary among the light checks sees it, and one failure latches. */
         CANARY,
+        /**
+         * A wake that serves other answers: out of service since it fell asleep, the wake is seen within
+         * not-ready-interval and verified as a start is; its canary fails, and one failure latches. Timed from the
+         * wake.
+         */
+        WAKE,
         /**
          * Only a heavy probe sees it (it needs the representative prompt's size: a KV cache too small for it, a prompt
          * cut short); under load the heavy probe is deferred by at most another {@code heavy-interval}.
@@ -211,6 +222,7 @@ enum FaultCase {
             case LIGHT_TIMES_OUT ->
                 reason != null && lightReasons.contains(reason) ? lightTimesOut(s) : heavyInFlight(s);
             case CANARY -> nextCanary(s);
+            case WAKE -> s.notReadyInterval().plus(s.verification());
             case HEAVY_PROBE -> condition == Condition.LOAD ? heavyProbes(s).plus(s.heavyInterval()) : heavyProbes(s);
             case NEEDS_OBJECTIVE -> {
                 if (condition == Condition.LOAD || !seenWith(s)) {
@@ -256,6 +268,7 @@ enum FaultCase {
                                         : ": a heavy probe was running");
             }
             case CANARY -> "generation.canary-every × (generation.interval + health-interval)";
+            case WAKE -> "not-ready-interval + a verification: the wake's own, from the engine awake";
             case HEAVY_PROBE ->
                 condition == Condition.LOAD
                         ? "2 × heavy-interval + ready-interval + failure-threshold × (heavy-timeout"
@@ -324,8 +337,23 @@ enum FaultCase {
     }
 
     /** Injects the fault into a ready engine; returns when it took effect, on the simulator's clock. */
-    Instant inject(RunningSimulator engine) {
+    Instant inject(Lane lane) {
+        RunningSimulator engine = lane.engine;
         return switch (this) {
+            case WAKE_CORRUPTS -> {
+                // Nothing shows until a wake: a level 1 sleep, seen by readygate, then a wake, timed from its request.
+                engine.fault(simulatorFault(), false);
+                Instant asleep = lane.now();
+                engine.sleep(1);
+                await().atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(10))
+                        .until(() -> lane.changes.stream()
+                                .anyMatch(change ->
+                                        !change.at().isBefore(asleep) && change.kind() == EngineState.Kind.SLEEPING));
+                Instant wake = lane.now();
+                engine.wakeUp();
+                yield wake;
+            }
             case CRASH -> {
                 engine.crash();
                 yield dated(engine.stoppedAt());
@@ -364,7 +392,7 @@ enum FaultCase {
     Instant clear(RunningSimulator engine, java.time.Clock clock) {
         return switch (back) {
             case AFTER_RESTART -> {
-                if (this == WRONG_WEIGHTS) {
+                if (this == WRONG_WEIGHTS || this == WAKE_CORRUPTS) {
                     engine.clearFaults();
                     engine.restartAndAwait(StartupPath.COLD);
                 } else {

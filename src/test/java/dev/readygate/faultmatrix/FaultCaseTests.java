@@ -45,6 +45,9 @@ class FaultCaseTests {
             assertThat(FaultCase.HANG.toNotReady(s, c)).isEqualTo(Duration.ofMillis(92_800));
             assertThat(FaultCase.WRONG_WEIGHTS.toNotReady(s, c, "canary_mismatch"))
                     .isEqualTo(Duration.ofMillis(4400));
+            // A corrupted wake: the wake seen within not-ready-interval, then its own verification's canary.
+            assertThat(FaultCase.WAKE_CORRUPTS.toNotReady(s, c, "canary_mismatch"))
+                    .isEqualTo(Duration.ofMillis(1100));
             assertThat(FaultCase.SLOW.seenWith(s)).isFalse();
             assertThat(FaultCase.SLOW.toNotReady(s, c)).isNull();
         }

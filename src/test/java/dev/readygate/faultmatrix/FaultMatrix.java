@@ -185,29 +185,32 @@ final class FaultMatrix {
                     return problem(row, wait, backBound, "load alone took the engine out");
                 }
             }
-            Instant faultAt = fault.inject(lane.engine);
+            Instant faultAt = fault.inject(lane);
             boolean seenUnderLoad = false;
             Duration afterLoad = null;
             if (wait != null) {
-                awaitNotReady(lane, faultAt, limit(wait));
+                awaitNotReady(lane, fault, faultAt, limit(wait));
             } else if (row.condition() == Condition.LOAD && fault.seenWith(settings)) {
                 // No bound under load (slow is busy, not broken): is it seen while the load lasts, and within the idle
                 // bound once it stops?
-                awaitNotReady(lane, faultAt, settings.loadWindow());
-                seenUnderLoad = lane.firstNotReadyAfter(faultAt) != null;
+                awaitNotReady(lane, fault, faultAt, settings.loadWindow());
+                seenUnderLoad = out(lane, fault, faultAt) != null;
                 lane.stopLoad();
                 if (!seenUnderLoad) {
                     Instant stopped = lane.now();
                     awaitNotReady(
-                            lane, stopped, limit(Objects.requireNonNull(fault.toNotReady(settings, Condition.IDLE))));
-                    Lane.Change out = lane.firstNotReadyAfter(stopped);
+                            lane,
+                            fault,
+                            stopped,
+                            limit(Objects.requireNonNull(fault.toNotReady(settings, Condition.IDLE))));
+                    Lane.Change out = out(lane, fault, stopped);
                     afterLoad = out == null ? null : Duration.between(stopped, out.at());
                 }
             } else {
                 // Not seen with these settings (slow without a latency objective): watched for two heavy intervals.
-                awaitNotReady(lane, faultAt, settings.heavyInterval().multipliedBy(2));
+                awaitNotReady(lane, fault, faultAt, settings.heavyInterval().multipliedBy(2));
             }
-            Lane.Change out = lane.firstNotReadyAfter(faultAt);
+            Lane.Change out = out(lane, fault, faultAt);
             // A fault that breaks generation, which the light checks took the engine out for, lasts as a user's would
             // until the retried verifications have suspended the heavy probes (the breaker opened): the way back is
             // measured from there. (slow is not: its verifications fail as slow, which waits out the suspension.)
@@ -281,11 +284,19 @@ final class FaultMatrix {
         }
     }
 
-    private static void awaitNotReady(Lane lane, Instant from, Duration limit) {
+    /**
+     * The change that took the engine out for the fault, at or after {@code from}: the first to not ready; for a wake's
+     * fault, the first with its reason (the engine was out of service asleep, and verifying the wake before it failed).
+     */
+    private static Lane.@Nullable Change out(Lane lane, FaultCase fault, Instant from) {
+        return fault.seen == FaultCase.Seen.WAKE
+                ? lane.firstNotReadyAfter(from, fault::isItsReason)
+                : lane.firstNotReadyAfter(from);
+    }
+
+    private static void awaitNotReady(Lane lane, FaultCase fault, Instant from, Duration limit) {
         try {
-            await().atMost(limit)
-                    .pollInterval(Duration.ofMillis(10))
-                    .until(() -> lane.firstNotReadyAfter(from) != null);
+            await().atMost(limit).pollInterval(Duration.ofMillis(10)).until(() -> out(lane, fault, from) != null);
         } catch (org.awaitility.core.ConditionTimeoutException ex) {
             // Not seen within the wait: the result says so.
         }

@@ -96,8 +96,14 @@ final class Lane implements AutoCloseable {
     /** The first change to not ready at or after {@code from}, or null. */
     @Nullable
     Change firstNotReadyAfter(Instant from) {
+        return firstNotReadyAfter(from, reason -> true);
+    }
+
+    /** The first change to not ready at or after {@code from} whose reason is one {@code its} takes, or null. */
+    @Nullable
+    Change firstNotReadyAfter(Instant from, java.util.function.Predicate<@Nullable String> its) {
         return changes.stream()
-                .filter(change -> !change.ready() && !change.at().isBefore(from))
+                .filter(change -> !change.ready() && !change.at().isBefore(from) && its.test(change.reason()))
                 .findFirst()
                 .orElse(null);
     }

@@ -74,6 +74,8 @@ record MatrixSettings(
 
     private static final List<String> SIMULATOR = List.of(
             "preload.enabled=false",
+            // wake-corrupts takes a sleep and a wake; sleep mode changes nothing else of a ready engine.
+            "sleep-mode=true",
             "load-time=" + LOAD_TIME.toMillis() + "ms",
             "auto-restart-delay=" + AUTO_RESTART_DELAY.toMillis() + "ms",
             "faults.crash-loop-uptime=" + CRASH_LOOP_UPTIME.toMillis() + "ms",

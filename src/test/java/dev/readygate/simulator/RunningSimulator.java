@@ -212,6 +212,16 @@ public final class RunningSimulator implements AutoCloseable {
         simulator.setFault(Fault.fromValue(name), true, everywhere ? FaultSet.Scope.ALL : FaultSet.Scope.INFERENCE);
     }
 
+    /** {@code POST /sleep?level=N} on the engine port (vLLM's sleep mode; needs {@code sleep-mode}). */
+    public void sleep(int level) {
+        engine().post().uri("/sleep?level=" + level).exchange().expectStatus().isOk();
+    }
+
+    /** {@code POST /wake_up} on the engine port: every sleeping tag. */
+    public void wakeUp() {
+        engine().post().uri("/wake_up").exchange().expectStatus().isOk();
+    }
+
     public void clearFaults() {
         simulator.faults().clear();
     }

@@ -213,6 +213,27 @@ class SleepModeTests {
     }
 
     @Test
+    void wakeCorruptsChangesNothingAwakeAndMakesALevelOneWakeServeGarbageUntilReloadWeights() {
+        sleepMode();
+        String before = text(running.postJson("/v1/completions", COMPLETION));
+        running.fault("wake-corrupts", false);
+        // Awake, the fault shows nothing.
+        assertThat(text(running.postJson("/v1/completions", COMPLETION))).isEqualTo(before);
+        assertThat(running.ableToServe()).isTrue();
+
+        running.sleep(1);
+        running.wakeUp();
+        assertThat(isSleeping()).isEqualTo("{\"is_sleeping\":false}");
+        running.engine().get().uri("/health").exchange().expectStatus().isOk();
+        assertThat(text(running.postJson("/v1/completions", COMPLETION))).isNotEqualTo(before);
+        assertThat(running.ableToServe()).isFalse();
+
+        running.postJson("/collective_rpc", Map.of("method", "reload_weights"));
+        assertThat(text(running.postJson("/v1/completions", COMPLETION))).isEqualTo(before);
+        assertThat(running.ableToServe()).isTrue();
+    }
+
+    @Test
     void asleepTheEngineHoldsOnlyItsContextAndTheLogSaysWhatWasFreed() {
         sleepMode();
         GpuMemoryModel gpu = running.simulator.gpu();
