@@ -4,6 +4,7 @@ import static dev.readygate.ReadygateClients.client;
 import static dev.readygate.ReadygateClients.readyz;
 import static dev.readygate.ReadygateClients.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import dev.readygate.simulator.RunningSimulator;
@@ -134,6 +135,11 @@ class SleepAndWakeTests {
             // Verified as a start is: the representative probe and the canary passed after the wake.
             assertThat(wake.at("/phaseOffsetsSeconds/canary_ok").isNumber()).isTrue();
             assertThat(wake.path("engineArgs").asString()).contains("enable_sleep_mode");
+            // vLLM's own time to wake, from its log ("It took %.6f seconds to wake up tags ..."): the simulator's
+            // level 1 wake of its 1.12 GiB of weights, 0.04 s + 0.06 s per GiB.
+            assertThat(wake.at("/loggedDurations/wake_up").asDouble()).isCloseTo(0.1072, within(0.001));
+            // The start that slept kept none: its logged figures are its own start's.
+            assertThat(history.get(1).at("/loggedDurations").has("wake_up")).isFalse();
             // GPU memory: asleep (the wake's before-start moment) the engine held less than when it served, and as
             // much again once awake; the start that slept reads the same moment after its stop.
             long serving = usedMiB(cold.at("/memory/atReady"));

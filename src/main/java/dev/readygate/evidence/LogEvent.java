@@ -254,4 +254,14 @@ public sealed interface LogEvent {
             @Nullable String process,
             @Nullable Integer pid,
             int count) implements LogEvent {}
+
+    /**
+     * {@code It took X seconds to wake up tags {...}.}: vLLM's own time to wake from sleep mode (the executor's
+     * {@code wake_up}, {@code vllm/v1/executor/abstract.py}), before it says it is awake.
+     */
+    record WokeUp(
+            @Nullable Instant at,
+            @Nullable String process,
+            @Nullable Integer pid,
+            double seconds) implements LogEvent {}
 }

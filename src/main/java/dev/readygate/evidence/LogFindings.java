@@ -58,6 +58,8 @@ import org.jspecify.annotations.Nullable;
  *     null while the log is read or has too few lines to tell
  * @param otherEngine why some lines were kept out: another engine writes to the same log (a process of a name vLLM runs
  *     once per engine wrote again after another of its name had started), null when none did
+ * @param wakeUpSeconds the latest {@code It took X seconds to wake up}: vLLM's own time to wake from sleep mode (the
+ *     longest over the processes that logged it at once), null when the engine never woke
  */
 public record LogFindings(
         boolean configured,
@@ -88,7 +90,8 @@ public record LogFindings(
         @Nullable Double graphCaptureSeconds,
         @Nullable Double graphCaptureGib,
         @Nullable String unreadable,
-        @Nullable String otherEngine) {
+        @Nullable String otherEngine,
+        @Nullable Double wakeUpSeconds) {
 
     private static final Pattern GIB = Pattern.compile("(\\d{1,6}(?:\\.\\d{1,6})?)\\s*GiB");
 
@@ -101,7 +104,7 @@ public record LogFindings(
     public static LogFindings none() {
         return new LogFindings(
                 false, null, false, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                false, null, null, null, null, null, null, null, null, null, null, null);
+                false, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** These findings, their times read in {@code zone}. */
@@ -162,7 +165,8 @@ public record LogFindings(
                 graphCaptureSeconds,
                 graphCaptureGib,
                 unreadable,
-                otherEngine);
+                otherEngine,
+                wakeUpSeconds);
     }
 
     /** The {@code load_format} the arguments name ({@code ipc_cache}, {@code runai_streamer}, ...), or null. */
@@ -307,6 +311,8 @@ public record LogFindings(
         private @Nullable String fallback;
         private @Nullable Double init;
         private @Nullable Double compilation;
+        private @Nullable Double wakeUp;
+        private @Nullable Instant wakeUpAt;
         private final PerProcess download = new PerProcess();
         private final PerProcess cacheLoad = new PerProcess();
         private final PerProcess compile = new PerProcess();
@@ -383,6 +389,12 @@ public record LogFindings(
                     outsideGib = gib(e.detail());
                 }
                 case LogEvent.ApiServerCount e -> apiServers = e.count();
+                case LogEvent.WokeUp e -> {
+                    // Each engine core (data-parallel rank) logs its own wake at once: the latest wake, its longest.
+                    boolean sameWake = wakeUp != null && Objects.equals(wakeUpAt, e.at());
+                    wakeUp = sameWake ? Math.max(wakeUp, e.seconds()) : e.seconds();
+                    wakeUpAt = e.at();
+                }
                 case LogEvent.EngineFatal e -> {
                     if (fatal == null) {
                         fatal = e.detail();
@@ -499,7 +511,8 @@ public record LogFindings(
                     capture.longest(),
                     captureGib.longest(),
                     null,
-                    null);
+                    null,
+                    wakeUp);
         }
 
         /** The first {@code X GiB} of the line's detail: its wording after the colon is not pinned down (main docs). */

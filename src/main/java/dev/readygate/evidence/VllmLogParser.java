@@ -255,6 +255,11 @@ final class VllmLogParser {
                         String url = m.group(1) == null ? null : m.group(1).strip();
                         return new LogEvent.ServerStarting(o.at(), o.process(), o.pid(), url);
                     }),
+            // vllm/v1/executor/abstract.py, wake_up: "It took %.6f seconds to wake up tags %s." (@09cb327f).
+            rule(
+                    "to wake up",
+                    "It\\s+took\\s+" + NUMBER + SECONDS + "\\s+to\\s+wake\\s+up\\b",
+                    (m, line, o) -> new LogEvent.WokeUp(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
             rule(
                     "startup",
                     "Application\\s+startup\\s+complete",

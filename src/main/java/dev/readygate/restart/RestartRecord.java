@@ -109,7 +109,8 @@ public record RestartRecord(
      * @param loggedDurations durations the engine logged, in seconds: {@code weights_loading}, {@code model_loading}
      *     (without the download), {@code engine_init}, and the {@link EnginePhase}s a cached restart saves beyond the
      *     weights ({@code download}, {@code compilation}, {@code compile_cache_load}, {@code compile}, {@code
-     *     graph_capture}); and the memory it logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
+     *     graph_capture}), and a wake's {@code wake_up} (vLLM's {@code It took X seconds to wake up}); and the memory it
+     *     logged, in GiB: {@code model_loading_gib}, {@code available_kv_cache_gib},
      *     {@code weights_held_outside_gib}, {@code graph_capture_gib}
      * @param outcome ready, never ready (see {@code notReadyReason}), failed: died before serving, or unknown:
      *     readygate was killed during it and the engine the next readygate found was another process

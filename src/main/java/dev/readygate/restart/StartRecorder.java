@@ -39,6 +39,9 @@ final class StartRecorder {
     private static final Logger logger = LoggerFactory.getLogger(StartRecorder.class);
     private static final Pattern REVISION = Pattern.compile("'revision': '([^']+)'");
 
+    /** A wake's logged duration: vLLM's {@code It took X seconds to wake up}, in seconds. */
+    static final String WAKE_UP = "wake_up";
+
     /**
      * What every record says about readygate and the node.
      *
@@ -474,7 +477,8 @@ final class StartRecorder {
                 new RestartRecord.PathEvidence(RestartPath.WAKE, evidence, null, false),
                 new RestartRecord.Verdict(
                         phases,
-                        Map.of(),
+                        // vLLM's own time to wake (its log), before it said it is awake: the latency does not hold it.
+                        f.wakeUpSeconds() == null ? Map.of() : Map.of(WAKE_UP, f.wakeUpSeconds()),
                         verdict.outcome(),
                         verdict.reason() == null ? null : verdict.reason().value(),
                         null,

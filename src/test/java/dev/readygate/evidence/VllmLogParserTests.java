@@ -380,6 +380,11 @@ class VllmLogParserTests {
                         "INFO 11-30 12:05:20 [backends.py:319] Compiling a graph for compile range (1, 2048) takes "
                                 + "6.40 s",
                         new GraphCompiled(AT, null, null, 6.40)),
+                // vllm/v1/executor/abstract.py @09cb327f, wake_up (issue 29: a wake's own time, beside its record).
+                arguments(
+                        "(EngineCore pid=7) INFO 11-30 12:05:20 [abstract.py:330] It took 0.107284 seconds to wake up"
+                                + " tags {'weights', 'kv_cache'}.",
+                        new LogEvent.WokeUp(AT, "EngineCore", 7, 0.107284)),
                 arguments(
                         "INFO 11-30 12:05:20 [monitor.py:33] torch.compile takes 34.61 s in total",
                         new CompileTotal(AT, null, null, 34.61)),
