@@ -135,6 +135,11 @@ class SleepAndWakeTests {
             // Verified as a start is: the representative probe and the canary passed after the wake.
             assertThat(wake.at("/phaseOffsetsSeconds/canary_ok").isNumber()).isTrue();
             assertThat(wake.path("engineArgs").asString()).contains("enable_sleep_mode");
+            // The same engine and model as the start that slept: the comparison groups the wake with its release.
+            assertThat(wake.path("model").asString())
+                    .isEqualTo(cold.path("model").asString());
+            assertThat(wake.path("configuration").asString())
+                    .isEqualTo(cold.path("configuration").asString());
             // vLLM's own time to wake, from its log ("It took %.6f seconds to wake up tags ..."): the simulator's
             // level 1 wake of its 1.12 GiB of weights, 0.04 s + 0.06 s per GiB.
             assertThat(wake.at("/loggedDurations/wake_up").asDouble()).isCloseTo(0.1072, within(0.001));

@@ -78,7 +78,8 @@ public enum EngineDialect {
                                 + " preload_fallback; without the log they are unknown",
                         "/health and /health_generate run a one-token generation in 2026 builds (503 until its warmup"
                                 + " passed): readygate's /health poll sends one each health-interval unless the engine"
-                                + " runs with SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false",
+                                + " runs with SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false; its 503 (empty body)"
+                                + " means warming up or unhealthy alike, both read as engine_dead",
                         "process start time: SGLang's /metrics exports only its multiprocess series; a restart is seen"
                                 + " by the port and the counters, a start dated by its log or by what readygate saw",
                         "the weight-cache daemon's socket ping and own /metrics, and SGLang's parity gate (the canary"

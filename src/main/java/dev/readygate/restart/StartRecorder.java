@@ -468,9 +468,12 @@ final class StartRecorder {
         EngineMetricsSample last = known.lastSample();
         Long kvTokens =
                 last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
-        String engineArgs = f.engineArgs() != null || previous == null
-                ? f.engineArgs()
-                : previous.engine().engineArgs();
+        // The same process: what this wake's probes have not learned again is the start's before it.
+        RestartRecord.Engine before = previous == null ? RestartRecord.Engine.UNKNOWN : previous.engine();
+        String engineArgs = f.engineArgs() != null ? f.engineArgs() : before.engineArgs();
+        String version = known.vllmVersion() != null
+                ? known.vllmVersion()
+                : f.vllmVersion() != null ? f.vllmVersion() : before.vllmVersion();
         return new RestartRecord(
                 start.id(),
                 new RestartRecord.When(start.since(), start.source(), false, slept),
@@ -485,13 +488,13 @@ final class StartRecorder {
                         latency,
                         false),
                 new RestartRecord.Engine(
-                        known.vllmVersion() != null ? known.vllmVersion() : f.vllmVersion(),
+                        version,
                         engineArgs,
-                        card == null ? null : card.id(),
-                        card == null ? null : card.root(),
-                        revision(engineArgs),
-                        card == null ? null : card.maxModelLen(),
-                        kvTokens),
+                        card == null ? before.model() : card.id(),
+                        card == null ? before.modelRoot() : card.root(),
+                        revision(engineArgs) != null ? revision(engineArgs) : before.revision(),
+                        card == null ? before.maxModelLen() : card.maxModelLen(),
+                        kvTokens != null ? kvTokens : before.kvCacheSizeTokens()),
                 stamp.probeConfigHash(),
                 stamp.readygateVersion(),
                 node(node),

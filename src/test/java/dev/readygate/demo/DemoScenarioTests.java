@@ -340,6 +340,16 @@ class DemoScenarioTests {
                 .as("the wake %s", wake)
                 .isPositive();
         assertThat(wake.at("/recovery/kind").asString()).isEqualTo("woke");
+        // The GPU while it slept (its before-start moment, by owner) and after its wake; vLLM's own wake time.
+        assertThat(wake.at("/memory/beforeStart/byOwnerMiB").isObject())
+                .as("memory asleep of %s", wake)
+                .isTrue();
+        assertThat(wake.at("/memory/atReady/usedMiB").asLong())
+                .as("memory of %s", wake)
+                .isGreaterThan(wake.at("/memory/beforeStart/usedMiB").asLong());
+        assertThat(wake.at("/loggedDurations/wake_up").isNumber())
+                .as("vLLM's wake time of %s", wake)
+                .isTrue();
         assertThat(oldestFirst.get(woke - 1).at("/stop/how").asString()).isEqualTo("slept");
         JsonNode wrong = oldestFirst.stream()
                 .filter(record -> record.path("wrongWeightsFromCache").asBoolean(false))

@@ -99,7 +99,7 @@ class ScenarioTests {
                 .withMessage("scenario f.yaml step 2: unknown fault 'melt' (expected one of [hang, stall-stream, "
                         + "slow, error-5xx, busy-429, malformed-json, truncated-sse, reset, wrong-weights, "
                         + "truncate-prompt, kv-too-small, generation-fails, engine-dead, crash-loop, startup-failure, "
-                        + "config-error])");
+                        + "config-error, wake-corrupts])");
         assertThatIllegalArgumentException()
                 .isThrownBy(() ->
                         Scenario.parse(Map.of("steps", List.of(Map.of("restart", "cold", "crash", true))), "f.yaml"))
