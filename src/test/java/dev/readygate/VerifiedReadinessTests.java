@@ -134,6 +134,9 @@ class VerifiedReadinessTests {
         assertThat(status.at("/engine/vllmVersion").asString()).isEqualTo("0.31.0");
         assertThat(status.at("/engine/endpoints/tokenize").asString()).startsWith("usable: gave");
         assertThat(status.at("/engine/dialect").asString()).isEqualTo("vllm");
+        // vLLM's surface is read whole: nothing it cannot see.
+        assertThat(status.at("/engine/unseen").isArray()).isTrue();
+        assertThat(status.at("/engine/unseen").isEmpty()).isTrue();
         assertThat(status.at("/engine/capabilities/promptTokens").asString()).startsWith("exact:");
         assertThat(status.at("/probes/circuitBreaker/state").asString()).isEqualTo("closed");
         assertThat(status.at("/probes/tokenBudget/tokensPerMinute").intValue()).isPositive();

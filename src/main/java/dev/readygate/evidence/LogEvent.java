@@ -85,13 +85,23 @@ public sealed interface LogEvent {
     /**
      * The engine asked for the weight cache, could not use it and loads from disk: {@code Weight cache unusable
      * (REASON); falling back to disk loading}, or {@code Weight cache IPC loading failed; falling back to disk
-     * loading} (reason {@code Weight cache IPC loading failed}).
+     * loading} (reason {@code Weight cache IPC loading failed}); SGLang's {@code [IpcModelLoader] ... falling back to
+     * disk load}, whose words are no reason of their own ({@code warningOnly}: the line before it said why).
+     *
+     * @param warningOnly whether the line only says that it falls back: a reason logged before it stays the reason
      */
     record CacheFallback(
             @Nullable Instant at,
             @Nullable String process,
             @Nullable Integer pid,
-            String reason) implements LogEvent {}
+            String reason,
+            boolean warningOnly) implements LogEvent {
+
+        /** A fallback with its reason. */
+        public CacheFallback(@Nullable Instant at, @Nullable String process, @Nullable Integer pid, String reason) {
+            this(at, process, pid, reason, false);
+        }
+    }
 
     /**
      * {@code Weight cache daemon did not become ready within ...}: with {@code fallback: false} the engine gave up

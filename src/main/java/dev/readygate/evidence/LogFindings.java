@@ -362,11 +362,8 @@ public record LogFindings(
                     mapped = e.tensors();
                     mode = e.mode();
                 }
-                // SGLang's fallback warning follows the line that says why: the why stays the reason.
-                case LogEvent.CacheFallback e ->
-                    fallback = fallback != null && e.reason().startsWith(VllmLogParser.SGLANG_FALLBACK)
-                            ? fallback
-                            : e.reason();
+                // A warning that only says it falls back (SGLang's) keeps the reason logged before it.
+                case LogEvent.CacheFallback e -> fallback = fallback != null && e.warningOnly() ? fallback : e.reason();
                 case LogEvent.CacheWaitTimeout e -> fallback = e.detail();
                 case LogEvent.InitEngine e -> {
                     init = e.seconds();

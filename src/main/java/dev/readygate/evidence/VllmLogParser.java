@@ -118,11 +118,8 @@ final class VllmLogParser {
     private static final String EXCEPTION =
             "(?:[A-Za-z_]\\w{0,60}\\.){0,10}[A-Z]\\w{0,80}?(?:Error|Exception)(?=:|\\s*$)";
 
-    /**
-     * How SGLang's fallback warning is kept as a reason: its own words follow. The warning comes after the line that
-     * says why (the socket missing, no daemon registered), which stays the reason ({@link LogFindings}).
-     */
-    static final String SGLANG_FALLBACK = "SGLang: ";
+    /** How SGLang's fallback warning is kept as a reason, when no line before it said why: its own words follow. */
+    private static final String SGLANG_FALLBACK = "SGLang: ";
 
     private static final List<Rule> RULES = List.of(
             rule(
@@ -155,13 +152,7 @@ final class VllmLogParser {
                     "tensors",
                     "Mapped\\s+(\\d[\\d,]{0,15})\\s+tensors\\s+from\\s+the\\s+weight\\s+cache\\s+daemon"
                             + "(?:\\s*\\(\\s*([\\w-]{1,40})\\s+mode\\s*\\))?",
-                    (m, line, o) -> {
-                        long tensors = integer(m.group(1));
-                        String mode = m.group(2) != null ? m.group(2) : "unknown";
-                        return tensors > Integer.MAX_VALUE
-                                ? null
-                                : new LogEvent.MappedFromCache(o.at(), o.process(), o.pid(), (int) tensors, mode);
-                    }),
+                    (m, line, o) -> mapped(m.group(1), m.group(2) != null ? m.group(2) : "unknown", o)),
             rule(
                     "outside",
                     "Weights\\s+are\\s+held\\s+outside\\s+this\\s+process\\s*:?\\s*",
@@ -205,10 +196,10 @@ final class VllmLogParser {
                     "(?:Explicitly|Auto)\\s+set\\s+\\(\\s*" + NUMBER + "\\s*/\\s*" + NUMBER
                             + "\\s*\\)\\s*Gi?B\\s+for\\s+KV\\s+cache\\b",
                     (m, line, o) -> new LogEvent.AvailableKvCache(o.at(), o.process(), o.pid(), decimal(m.group(1)))),
-            rule("KV", "(?:GPU\\s+)?KV\\s+cache\\s+size\\s*:\\s*(\\d[\\d,]{0,30})\\s*tokens", (m, line, o) -> {
-                long tokens = integer(m.group(1));
-                return tokens < 0 ? null : new LogEvent.KvCacheSize(o.at(), o.process(), o.pid(), tokens);
-            }),
+            rule(
+                    "KV",
+                    "(?:GPU\\s+)?KV\\s+cache\\s+size\\s*:\\s*(\\d[\\d,]{0,30})\\s*tokens",
+                    (m, line, o) -> kvCacheSize(m.group(1), o)),
             rule(
                     "init",
                     "init\\s+engine\\s*\\([^)]{0,200}\\)\\s*took\\s+" + NUMBER + SECONDS
@@ -283,13 +274,7 @@ final class VllmLogParser {
             rule(
                     "[IpcModelLoader] Fetched",
                     "\\[IpcModelLoader]\\s+Fetched\\s+(\\d[\\d,]{0,15})\\s+(?:IPC\\s+handles|tensors)\\s+from\\s+daemon",
-                    (m, line, o) -> {
-                        long tensors = integer(m.group(1));
-                        return tensors > Integer.MAX_VALUE
-                                ? null
-                                : new LogEvent.MappedFromCache(
-                                        o.at(), o.process(), o.pid(), (int) tensors, "sglang ipc");
-                    }),
+                    (m, line, o) -> mapped(m.group(1), "sglang ipc", o)),
             // Its reason, logged before the fallback's warning (the registry-era ipc_loader.py): "[IpcModelLoader]
             // Daemon socket not found at %s.", "[IpcModelLoader] No registered daemon matches config=%s ...".
             rule(
@@ -311,17 +296,15 @@ final class VllmLogParser {
                             o.at(),
                             o.process(),
                             o.pid(),
-                            SGLANG_FALLBACK + m.group(1).strip())),
+                            SGLANG_FALLBACK + m.group(1).strip(),
+                            true)),
             // mem_cache/memory_pool.py: "KV Cache is allocated. #tokens: %d, K size: ..." (2025), "KV Cache is
             // allocated. dtype: %s, #tokens: %d, ..." (2026); hybrid models' "Full KV Cache is allocated. ...".
             rule(
                     "Cache is allocated",
                     "(?:Full\\s+)?KV\\s+Cache\\s+is\\s+allocated\\.\\s*(?:dtype:\\s*[\\w.]{1,40},\\s*)?#tokens:\\s*"
                             + "(\\d[\\d,]{0,30})",
-                    (m, line, o) -> {
-                        long tokens = integer(m.group(1));
-                        return tokens < 0 ? null : new LogEvent.KvCacheSize(o.at(), o.process(), o.pid(), tokens);
-                    }),
+                    (m, line, o) -> kvCacheSize(m.group(1), o)),
             // cuda_graph_runner.py (to v0.5.10): "Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB.
             // ..."; cuda_graph_setup.py @018cdcbe: "Capture %s %s end. elapsed=%.2f s, mem usage=%.2f GB, ...".
             rule(
@@ -637,6 +620,20 @@ final class VllmLogParser {
             end = line.length();
         }
         return line.substring(start, end).strip();
+    }
+
+    /** Tensors mapped from a weight cache daemon, in {@code mode}; none past an int's range. */
+    private static LogEvent.@Nullable MappedFromCache mapped(String count, String mode, Origin o) {
+        long tensors = integer(count);
+        return tensors > Integer.MAX_VALUE
+                ? null
+                : new LogEvent.MappedFromCache(o.at(), o.process(), o.pid(), (int) tensors, mode);
+    }
+
+    /** The KV cache's size in tokens; none past a long's range. */
+    private static LogEvent.@Nullable KvCacheSize kvCacheSize(String count, Origin o) {
+        long tokens = integer(count);
+        return tokens < 0 ? null : new LogEvent.KvCacheSize(o.at(), o.process(), o.pid(), tokens);
     }
 
     private static String version(String version) {

@@ -38,7 +38,8 @@ final class StartExpectations {
      * The path the current start is expected to take: its provisional path once known; while the engine is down
      * between starts (a crash, a stop) and nothing of the next start is known, the path the latest recorded start took
      * (an engine restarts the way it last started: a preload daemon that served the last start holds the weights
-     * still; a wake is not a way a process starts). A request held on that expectation is decided again once the new start's path is known.
+     * still; a wake is not a way a process starts). A request held on that expectation is decided again once the new
+     * start's path is known.
      */
     RestartPath path(EngineState state, RestartPath provisional, Instant now) {
         if (provisional != RestartPath.UNKNOWN || !(state instanceof EngineState.Down)) {

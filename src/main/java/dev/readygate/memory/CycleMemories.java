@@ -231,10 +231,8 @@ final class CycleMemories {
                 || !cycle.atReadySettled()) {
             return false;
         }
-        // A wake's engine held memory asleep, by design: the reading is its before-start moment if taken before it
-        // woke.
         MemoryMoment before = open.asleep()
-                ? open.reading().at().isAfter(cycle.engineStart()) ? null : open.reading()
+                ? asleep(open.reading(), cycle.engineStart())
                 : beforeStart(open.reading(), cycle.memory().atReady(), cycle.engineStart(), afterStopDelay);
         if (before == null) {
             return false;
@@ -260,6 +258,14 @@ final class CycleMemories {
             return clean && !stopped.at().isAfter(atReady.at()) ? stopped : null;
         }
         return stopped.at().isAfter(engineStart.plus(afterStopDelay)) ? null : stopped;
+    }
+
+    /**
+     * The memory read after the engine fell asleep, as its wake's before-start moment: when read before the wake (its
+     * engine holds memory asleep, by design, so no process list says more).
+     */
+    private static @Nullable MemoryMoment asleep(MemoryMoment slept, Instant wake) {
+        return slept.at().isAfter(wake) ? null : slept;
     }
 
     /** Writes the start's record again with its memory, when it is recorded and differs; the signals follow. */

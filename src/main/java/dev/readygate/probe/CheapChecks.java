@@ -185,9 +185,8 @@ final class CheapChecks {
 
     /** What a sleep level means, in vLLM's words ({@code sleep_state}). */
     static String sleepDetail(int level) {
-        return level == 1
-                ? "vllm:engine_sleep_state: weights_offloaded (sleep level 1: weights in CPU memory, KV cache freed)"
-                : "vllm:engine_sleep_state: discard_all (sleep level 2: weights and KV cache discarded)";
+        return "vllm:engine_sleep_state: " + (level == 1 ? "weights_offloaded" : "discard_all") + " (sleep "
+                + EngineState.Sleeping.levelWords(level == 1 ? 1 : 2) + ")";
     }
 
     /**

@@ -246,6 +246,15 @@ public sealed interface EngineState {
         public Kind kind() {
             return Kind.SLEEPING;
         }
+
+        /** What a sleep level means, in vLLM's words ({@code sleep_state}): {@code level 1: weights in CPU ...}. */
+        public static String levelWords(int level) {
+            return switch (level) {
+                case 1 -> "level 1: weights in CPU memory, KV cache freed";
+                case 2 -> "level 2: weights and KV cache discarded";
+                default -> "level not told";
+            };
+        }
     }
 
     /** readygate is stopping: never ready again. */

@@ -176,12 +176,13 @@ public final class EngineStateMachine {
         Current next;
         if (nextStart == null || nextStart == start || nextStart.wake()) {
             // A wake is the same process serving again: not a restart, not counted toward a restart loop.
+            boolean goesOn = nextStart != null && !nextStart.wake();
             next = new Current(
                     state,
                     nextStart,
                     previous.loop(),
-                    nextStart == null || nextStart.wake() ? null : previous.heldUntil(),
-                    nextStart == null || nextStart.wake() ? null : previous.loopCounted(),
+                    goesOn ? previous.heldUntil() : null,
+                    goesOn ? previous.loopCounted() : null,
                     previous.news());
         } else {
             // A start began: counted toward the restart loop, and held if it began in one.

@@ -9,6 +9,7 @@ import dev.readygate.evidence.StartLog;
 import dev.readygate.probe.EngineFacts;
 import dev.readygate.probe.EngineFactsHolder;
 import dev.readygate.readiness.EngineStart;
+import dev.readygate.readiness.EngineState;
 import dev.readygate.readiness.StartLedger;
 import dev.readygate.readiness.StartSource;
 import java.time.Duration;
@@ -399,9 +400,7 @@ final class StartRecorder {
         }
         Instant ready = phases.get(Phase.READY);
         ModelCard card = known.card();
-        EngineMetricsSample last = known.lastSample();
-        Long kvTokens =
-                last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
+        Long kvTokens = kvCacheSizeTokens(known, f);
         // Readiness latency only of a start readygate saw begin: else it would be the engine's uptime.
         Duration latency = ready == null || firstSeen ? null : Duration.between(origin.at(), ready);
         return new RestartRecord(
@@ -459,15 +458,14 @@ final class StartRecorder {
         Duration latency = ready == null ? null : Duration.between(start.since(), ready);
         List<String> evidence = List.of(
                 "sleep: vllm:engine_sleep_state said asleep from " + slept.fellAsleep() + " ("
-                        + sleepLevel(slept.level()) + ") and awake at " + slept.wokeAt() + ": asleep "
+                        + EngineState.Sleeping.levelWords(slept.level()) + ") and awake at " + slept.wokeAt()
+                        + ": asleep "
                         + slept.asleep().toMillis() + " ms",
                 "wake: the same engine process serving again (no new process, no start-up header): not an engine"
                         + " restart; verified as a start is, the canary included");
         RestartRecord previous = records.before(start.id());
         ModelCard card = known.card();
-        EngineMetricsSample last = known.lastSample();
-        Long kvTokens =
-                last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
+        Long kvTokens = kvCacheSizeTokens(known, f);
         // The same process: what this wake's probes have not learned again is the start's before it.
         RestartRecord.Engine before = previous == null ? RestartRecord.Engine.UNKNOWN : previous.engine();
         String engineArgs = f.engineArgs() != null ? f.engineArgs() : before.engineArgs();
@@ -504,13 +502,10 @@ final class StartRecorder {
                 List.of());
     }
 
-    /** A sleep level in vLLM's words. */
-    private static String sleepLevel(int level) {
-        return switch (level) {
-            case 1 -> "level 1: weights offloaded to CPU memory, KV cache discarded";
-            case 2 -> "level 2: weights and KV cache discarded";
-            default -> "level not told";
-        };
+    /** The KV cache size in tokens: the engine's last {@code /metrics}, else its log. */
+    private static @Nullable Long kvCacheSizeTokens(EngineFacts known, LogFindings f) {
+        EngineMetricsSample last = known.lastSample();
+        return last != null && last.kvCacheSizeTokens() != null ? last.kvCacheSizeTokens() : f.kvCacheSizeTokens();
     }
 
     /** Where the start ran: its facts, and the configured ones it has not (a configured GPU name, ...). */

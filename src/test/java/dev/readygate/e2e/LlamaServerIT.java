@@ -68,6 +68,9 @@ class LlamaServerIT {
         awaitReady(client, engine);
         JsonNode status = ReadygateClients.status(client);
         assertThat(status.at("/engine/dialect").asString()).isEqualTo("llama.cpp");
+        // What readygate cannot see of a llama-server: its dialect's gaps (issue 29 item 6).
+        assertThat(status.at("/engine/unseen").valueStream().map(JsonNode::asString))
+                .containsExactlyElementsOf(dev.readygate.engine.EngineDialect.LLAMA_CPP.unseen());
         assertThat(status.at("/engine/maxModelLen").intValue()).isEqualTo(2048);
         assertThat(status.at("/engine/maxModelLenSource").asString()).contains("/props");
         JsonNode measured = status.at("/probes/representative/last/measurement");
