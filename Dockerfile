@@ -37,12 +37,14 @@ COPY --from=extract /build/extracted/dependencies/ ./
 COPY --from=extract /build/extracted/snapshot-dependencies/ /build/extracted/application/ ./
 # JVM flags for a sidecar (docs/benchmarks.md, "Footprint"; the harness measures exactly these, FootprintStage.IMAGE):
 # Serial GC and C1 only; a heap from 16 MiB up to 128 MiB (the live set is about 15 to 25 MiB) that gives memory back
-# after a collection; compact object headers; smaller thread stacks, code cache and direct memory; no hsperfdata file;
+# after a collection; compact object headers; smaller thread stacks, code cache and direct memory; no full collection
+# to clean the code cache (C1's code settles at about 13 MiB; each such collection stopped readygate 32 to 58 ms, the
+# largest /readyz delays measured: docs/benchmarks.md); no hsperfdata file;
 # the C heap trimmed every 5 s (malloc_trim gives freed native memory back); an OutOfMemoryError ends the process, so
 # the kubelet restarts it rather than leaving a half-working sidecar; and
 # Spring's AOT-processed bean definitions (made by the build). Replace JDK_JAVA_OPTIONS whole to change them; the AOT
 # cache below is skipped (with a warning) when the GC or the object headers differ from these.
-ENV JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms16m -Xmx128m -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=20 -XX:+UseCompactObjectHeaders -Xss512k -XX:ReservedCodeCacheSize=32m -XX:MaxDirectMemorySize=64m -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 -XX:+ExitOnOutOfMemoryError -Dspring.aot.enabled=true" \
+ENV JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms16m -Xmx128m -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=20 -XX:+UseCompactObjectHeaders -Xss512k -XX:ReservedCodeCacheSize=32m -XX:-UseCodeCacheFlushing -XX:MaxDirectMemorySize=64m -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 -XX:+ExitOnOutOfMemoryError -Dspring.aot.enabled=true" \
     READYGATE_STATE_DIR=/var/lib/readygate
 # AOT cache (JEP 483/514): one training run up to a refreshed context, with the flags above, records the classes loaded
 # and linked; later starts map them. It must be made by this image's JVM with this class path, hence here and not in

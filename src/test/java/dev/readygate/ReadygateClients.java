@@ -1,5 +1,6 @@
 package dev.readygate;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -48,6 +49,30 @@ public final class ReadygateClients {
                 .expectBody(String.class)
                 .returnResult()
                 .getResponseBody();
+    }
+
+    /** A JSON body read as a tree. */
+    public static JsonNode json(byte[] body) {
+        return json.readTree(body);
+    }
+
+    /**
+     * Asserts that a probe route ({@code /readyz}, {@code /livez}, answered ahead of Spring's web stack) answers what
+     * Actuator's own health group answers the long way: status, body and media type.
+     *
+     * @return the status both answered
+     */
+    public static int assertProbeIsActuators(WebTestClient client, String probe, String actuatorPath) {
+        var fast = client.get().uri(probe).exchange().expectBody().returnResult();
+        var actuator = client.get().uri(actuatorPath).exchange().expectBody().returnResult();
+        assertThat(fast.getStatus().value())
+                .as(probe)
+                .isEqualTo(actuator.getStatus().value());
+        assertThat(json(fast.getResponseBody())).as(probe).isEqualTo(json(actuator.getResponseBody()));
+        assertThat(fast.getResponseHeaders().getContentType())
+                .as(probe)
+                .isEqualTo(actuator.getResponseHeaders().getContentType());
+        return fast.getStatus().value();
     }
 
     /** The status {@code /readyz} answers now. */

@@ -117,6 +117,9 @@ class VerifiedReadinessTests {
     @Test
     void readyOnlyAfterRepresentativeAndCanaryPassed() {
         awaitReady();
+        // /readyz (answered ahead of Spring's web stack) says what Actuator's own readiness group says.
+        assertThat(ReadygateClients.assertProbeIsActuators(client, "/readyz", "/actuator/health/readiness"))
+                .isEqualTo(200);
         JsonNode status = status();
         assertThat(status.get("ready").booleanValue()).isTrue();
         assertThat(status.get("state").asString()).isEqualTo("ready");

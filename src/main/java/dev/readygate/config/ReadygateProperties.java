@@ -164,7 +164,7 @@ public record ReadygateProperties(
             @DefaultValue("100ms") Duration notReadyInterval,
             @DefaultValue("10ms") Duration downInterval,
             @DefaultValue("1s") Duration readyInterval,
-            @DefaultValue("200ms") Duration healthInterval,
+            @DefaultValue("50ms") Duration healthInterval,
             @DefaultValue("5m") Duration heavyInterval,
             @DefaultValue("1s") Duration heavyRetryInterval,
             @DefaultValue("30s") Duration heavyTimeout,

@@ -59,6 +59,16 @@ public enum EngineDialect {
     }
 
     /**
+     * Whether its {@code /health} runs a generation: SGLang's, in 2026 builds, submits a one-token request unless the
+     * engine runs with {@code SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false}. readygate then checks it once per
+     * {@code ready-interval} (with the full cheap check), never every {@code health-interval} between. vLLM's and
+     * llama-server's answer from the process's own state.
+     */
+    public boolean healthGenerates() {
+        return this == SGLANG;
+    }
+
+    /**
      * What readygate cannot see of this engine, in words, as {@code /status} shows it ({@code engine.unseen}; the whole
      * table in docs/engines.md): none for vLLM, whose surface readygate reads whole.
      */
@@ -77,9 +87,10 @@ public enum EngineDialect {
                                 + " ([IpcModelLoader] Fetched ...) is preload_hit, its fallback to disk"
                                 + " preload_fallback; without the log they are unknown",
                         "/health and /health_generate run a one-token generation in 2026 builds (503 until its warmup"
-                                + " passed): readygate's /health poll sends one each health-interval unless the engine"
-                                + " runs with SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false; its 503 (empty body)"
-                                + " means warming up or unhealthy alike, both read as engine_dead",
+                                + " passed): readygate checks /health once per ready-interval (1 s), not every"
+                                + " health-interval, so a dead SGLang engine is seen within a second, not 50 ms (also"
+                                + " when SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false, which it cannot see); its 503"
+                                + " (empty body) means warming up or unhealthy alike, both read as engine_dead",
                         "process start time: SGLang's /metrics exports only its multiprocess series; a restart is seen"
                                 + " by the port and the counters, a start dated by its log or by what readygate saw",
                         "the weight-cache daemon's socket ping and own /metrics, and SGLang's parity gate (the canary"

@@ -1,6 +1,7 @@
 package dev.readygate.probe;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.SlotsSample;
@@ -137,13 +138,17 @@ final class DueNow {
     }
 
     /**
-     * The pause after a cycle: {@code health-interval} on an engine that serves; {@code down-interval} while nothing
-     * listens (a check is a refused connect, free for the engine, and it decides how soon a start is seen);
-     * {@code not-ready-interval} otherwise.
+     * The pause after a cycle: {@code health-interval} on an engine that serves ({@code ready-interval} when its
+     * {@code /health} runs a generation, {@link EngineDialect#healthGenerates}: then each cycle is a full one, and
+     * the engine gets one such request a {@code ready-interval}); {@code down-interval} while nothing listens (a check
+     * is a refused connect, free for the engine, and it decides how soon a start is seen); {@code not-ready-interval}
+     * otherwise.
+     *
+     * @param dialect the engine's dialect, once discovered; null before
      */
-    static Duration pause(EngineState state, Cadence cadence) {
+    static Duration pause(EngineState state, @Nullable EngineDialect dialect, Cadence cadence) {
         if (state.acceptsTraffic()) {
-            return cadence.healthInterval();
+            return dialect != null && dialect.healthGenerates() ? cadence.readyInterval() : cadence.healthInterval();
         }
         return state instanceof EngineState.Down down && down.cause() == Reason.ENGINE_DOWN
                 ? cadence.downInterval()

@@ -2,6 +2,7 @@ package dev.readygate.probe;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineClient;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
@@ -104,7 +105,7 @@ final class ProbeSchedule {
         // serves, when the idle connection readygate holds to its port closes: the engine may have exited, and the
         // check that follows (a refused connect) says so now rather than at the next health-interval.
         Mono<Observation> pause = Mono.defer(() -> Mono.firstWithSignal(
-                        Mono.delay(DueNow.pause(machine.current(), cadence), scheduler),
+                        Mono.delay(DueNow.pause(machine.current(), dialect(), cadence), scheduler),
                         wakeUps.asFlux().next(),
                         connectionClosed()))
                 .then(Mono.empty());
@@ -136,6 +137,11 @@ final class ProbeSchedule {
             return Mono.never();
         }
         return client.connectionClosed().publishOn(scheduler).thenReturn(true);
+    }
+
+    private @Nullable EngineDialect dialect() {
+        EngineSurface surface = facts.current().capabilities().surface();
+        return surface == null ? null : surface.dialect();
     }
 
     private Flux<Observation> cycle() {

@@ -80,8 +80,8 @@ final class Report {
                         + ms(f, "verification_lag_overhead_p50_ms") + ci(ci, "verification_lag_overhead_p50_ms") + ")",
                 ms(f, "baseline_verification_lag_p99_ms") + ci(ci, "baseline_verification_lag_p99_ms") + " ("
                         + ms(f, "baseline_verification_lag_p50_ms") + "), whole lag",
-                "≤ 50 ms",
-                verdict(h, "verification_lag_overhead_p99_ms <= 50"));
+                "≤ 20 ms",
+                verdict(h, "verification_lag_overhead_p99_ms <= 20"));
         row(
                 "False-ready time over the unservable conditions",
                 seconds(f, "false_ready_seconds"),
@@ -92,8 +92,8 @@ final class Report {
                 "Dead engine (crash, `/health` 503) to 503, p99",
                 ms(f, "dead_engine_detection_p99_ms") + ci(ci, "dead_engine_detection_p99_ms"),
                 ms(f, "baseline_dead_engine_detection_p99_ms"),
-                "≤ 250 ms",
-                verdict(h, "dead_engine_detection_p99_ms <= 250"));
+                "≤ 100 ms",
+                verdict(h, "dead_engine_detection_p99_ms <= 100"));
         row(
                 "Frozen engine to 503, p99",
                 ms(f, "hang_detection_p99_ms") + ci(ci, "hang_detection_p99_ms"),

@@ -240,8 +240,8 @@ final class Results {
             put(f, "baseline_verification_lag_p99_ms", lag.baselineAll.pooled().p99());
             put(f, "baseline_verification_lag_p50_ms", lag.baselineAll.pooled().p50());
             goals.put(
-                    "verification_lag_overhead_p99_ms <= 50",
-                    lag.overheadAll.pooled().p99() <= 50);
+                    "verification_lag_overhead_p99_ms <= 20",
+                    lag.overheadAll.pooled().p99() <= 20);
         }
         if (falseReady != null) {
             put(f, "false_ready_seconds", falseReady.readygateTotalSeconds());
@@ -266,7 +266,7 @@ final class Results {
             if (!inference.isEmpty()) {
                 put(f, "inference_hang_detection_max_ms", inference.max());
             }
-            goals.put("dead_engine_detection_p99_ms <= 250", dead.p99() <= 250);
+            goals.put("dead_engine_detection_p99_ms <= 100", dead.p99() <= 100);
             goals.put("hang_detection_p99_ms <= heavy-timeout (3 s here) + 500", hang.p99() <= 3500);
         }
         saturated(f, goals);

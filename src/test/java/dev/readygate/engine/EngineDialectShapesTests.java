@@ -443,8 +443,7 @@ class EngineDialectShapesTests {
         for (EngineDialect dialect : List.of(EngineDialect.LLAMA_CPP, EngineDialect.SGLANG, EngineDialect.TGI)) {
             assertThat(dialect.unseen()).as(dialect.value()).anyMatch(line -> line.startsWith("restart paths"));
         }
-        // SGLang's /health generates in 2026 builds: readygate's poll costs a generation unless the engine turns it
-        // off.
+        // SGLang's /health generates in 2026 builds: readygate polls it once per ready-interval, and says so.
         assertThat(EngineDialect.SGLANG.unseen())
                 .anyMatch(line -> line.contains("/health_generate") && line.contains("SGLANG_ENABLE_HEALTH_ENDPOINT"))
                 .anyMatch(line -> line.contains("readygate.evidence.engine-log"));

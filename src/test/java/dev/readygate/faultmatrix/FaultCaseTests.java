@@ -37,14 +37,14 @@ class FaultCaseTests {
         MatrixSettings s = MatrixSettings.defaults();
         for (FaultCase.Condition c : FaultCase.Condition.values()) {
             assertThat(FaultCase.ERROR_5XX.toNotReady(s, c, "generation_failed"))
-                    .isEqualTo(Duration.ofMillis(4400));
+                    .isEqualTo(Duration.ofMillis(4100));
             assertThat(FaultCase.GENERATION_FAILS.toNotReady(s, c, "error_event"))
-                    .isEqualTo(Duration.ofMillis(4400));
-            assertThat(FaultCase.HANG.toNotReady(s, c, "generation_timed_out")).isEqualTo(Duration.ofMillis(5050));
-            assertThat(FaultCase.HANG.toNotReady(s, c, "timed_out")).isEqualTo(Duration.ofMillis(92_800));
-            assertThat(FaultCase.HANG.toNotReady(s, c)).isEqualTo(Duration.ofMillis(92_800));
+                    .isEqualTo(Duration.ofMillis(4100));
+            assertThat(FaultCase.HANG.toNotReady(s, c, "generation_timed_out")).isEqualTo(Duration.ofMillis(4450));
+            assertThat(FaultCase.HANG.toNotReady(s, c, "timed_out")).isEqualTo(Duration.ofMillis(92_200));
+            assertThat(FaultCase.HANG.toNotReady(s, c)).isEqualTo(Duration.ofMillis(92_200));
             assertThat(FaultCase.WRONG_WEIGHTS.toNotReady(s, c, "canary_mismatch"))
-                    .isEqualTo(Duration.ofMillis(4400));
+                    .isEqualTo(Duration.ofMillis(4100));
             // A corrupted wake: the wake seen within not-ready-interval, then its own verification's canary.
             assertThat(FaultCase.WAKE_CORRUPTS.toNotReady(s, c, "canary_mismatch"))
                     .isEqualTo(Duration.ofMillis(1100));
@@ -52,10 +52,10 @@ class FaultCaseTests {
             assertThat(FaultCase.SLOW.toNotReady(s, c)).isNull();
         }
         assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.IDLE, "generation_stalled"))
-                .isEqualTo(Duration.ofMillis(5050));
+                .isEqualTo(Duration.ofMillis(4450));
         // Under load too: the running streams advance no more, whatever new requests are prefilled meanwhile.
         assertThat(FaultCase.STALL_STREAM.toNotReady(s, FaultCase.Condition.LOAD, "generation_stalled"))
-                .isEqualTo(Duration.ofMillis(5050));
+                .isEqualTo(Duration.ofMillis(4450));
         assertThat(FaultCase.KV_TOO_SMALL.toNotReady(s, FaultCase.Condition.IDLE))
                 .isEqualTo(Duration.ofSeconds(154));
         assertThat(FaultCase.KV_TOO_SMALL.toNotReady(s, FaultCase.Condition.LOAD))

@@ -91,7 +91,7 @@ record MatrixSettings(
         return new MatrixSettings(
                 "defaults",
                 Duration.ofMillis(800),
-                Duration.ofMillis(200),
+                Duration.ofMillis(50),
                 Duration.ofSeconds(1),
                 Duration.ofMillis(100),
                 Duration.ofMillis(20),
@@ -113,7 +113,7 @@ record MatrixSettings(
 
     /**
      * For CI: the light checks as shipped (they are seconds already), the heavy-probe cadence 30 times faster (heavy-interval 2 s), its timeout 20 times shorter (1.5 s),
-     * request-timeout 800 ms to 300 ms, health-interval 200 to 100 ms and ready-interval 1 s to 500 ms; thresholds,
+     * request-timeout 800 ms to 300 ms and ready-interval 1 s to 500 ms; thresholds, health-interval,
      * not-ready-interval and down-interval as shipped. A latency objective (500 ms to the first token) and a slow factor
      * of 40 (a light check then misses its 750 ms) let {@code slow} be seen; the token budget is opened wide so that
      * the many verifications of one run are never throttled (the defaults' 20,000 tokens a minute are not what is
@@ -126,7 +126,7 @@ record MatrixSettings(
         return new MatrixSettings(
                 "compressed",
                 Duration.ofMillis(300),
-                Duration.ofMillis(100),
+                Duration.ofMillis(50),
                 Duration.ofMillis(500),
                 Duration.ofMillis(100),
                 Duration.ofMillis(20),

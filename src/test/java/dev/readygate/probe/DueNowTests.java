@@ -207,19 +207,25 @@ class DueNowTests {
 
     static Stream<Arguments> pauses() {
         return Stream.of(
-                Arguments.of("ready: health-interval", READY, 200),
-                Arguments.of("degraded: health-interval", degraded(Check.GENERATION), 200),
-                Arguments.of("port refused: down-interval", DOWN, 10),
-                Arguments.of("connection reset: not-ready-interval", RESET, 100),
-                Arguments.of("starting: not-ready-interval", STARTING, 100),
-                Arguments.of("verifying: not-ready-interval", VERIFYING, 100),
-                Arguments.of("not ready: not-ready-interval", notReady(Reason.TIMED_OUT, false), 100));
+                Arguments.of("ready: health-interval", READY, null, 200),
+                Arguments.of("ready vLLM: health-interval", READY, EngineDialect.VLLM, 200),
+                Arguments.of("ready llama.cpp: health-interval", READY, EngineDialect.LLAMA_CPP, 200),
+                Arguments.of("ready SGLang (/health generates): ready-interval", READY, EngineDialect.SGLANG, 1000),
+                Arguments.of("degraded: health-interval", degraded(Check.GENERATION), null, 200),
+                Arguments.of("degraded SGLang: ready-interval", degraded(Check.GENERATION), EngineDialect.SGLANG, 1000),
+                Arguments.of("port refused: down-interval", DOWN, null, 10),
+                Arguments.of("port refused SGLang: down-interval", DOWN, EngineDialect.SGLANG, 10),
+                Arguments.of("connection reset: not-ready-interval", RESET, null, 100),
+                Arguments.of("starting: not-ready-interval", STARTING, null, 100),
+                Arguments.of("verifying: not-ready-interval", VERIFYING, null, 100),
+                Arguments.of("not ready: not-ready-interval", notReady(Reason.TIMED_OUT, false), null, 100));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("pauses")
-    void pauseFollowsTheState(String name, EngineState state, long millis) {
-        assertThat(DueNow.pause(state, CADENCE)).isEqualTo(Duration.ofMillis(millis));
+    void pauseFollowsTheStateAndWhatTheEnginesHealthCosts(
+            String name, EngineState state, @Nullable EngineDialect dialect, long millis) {
+        assertThat(DueNow.pause(state, dialect, CADENCE)).isEqualTo(Duration.ofMillis(millis));
     }
 
     // What a cycle starts: the heavy probes.

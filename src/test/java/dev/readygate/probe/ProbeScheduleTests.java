@@ -6,6 +6,7 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudget;
 import dev.readygate.engine.CompletionRequest;
 import dev.readygate.engine.EngineCall;
+import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineDiscovery;
 import dev.readygate.engine.EngineFailure;
 import dev.readygate.engine.EngineMetricsSample;
@@ -410,6 +411,20 @@ class ProbeScheduleTests {
         int metrics = engine.metricsCalls.get();
         advance(Duration.ofSeconds(10));
         assertThat(engine.healthCalls.get() - health).isEqualTo(50);
+        assertThat(engine.metricsCalls.get() - metrics).isEqualTo(10);
+    }
+
+    @Test
+    void readySglangEngineWhoseHealthGeneratesIsCheckedOncePerReadyIntervalOnly() {
+        // SGLang's /health runs a one-token generation (2026 builds): no poll between the full checks.
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "sglang"));
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(facts.current().capabilities().surface().dialect()).isEqualTo(EngineDialect.SGLANG);
+        int health = engine.healthCalls.get();
+        int metrics = engine.metricsCalls.get();
+        advance(Duration.ofSeconds(10));
+        assertThat(engine.healthCalls.get() - health).isEqualTo(10);
         assertThat(engine.metricsCalls.get() - metrics).isEqualTo(10);
     }
 

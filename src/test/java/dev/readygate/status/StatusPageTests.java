@@ -7,6 +7,7 @@ import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.readiness.Reason;
 import dev.readygate.simulator.RunningSimulator;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -227,6 +228,35 @@ class StatusPageTests {
                 .isEqualTo("OUT_OF_SERVICE")
                 .jsonPath("$.components.engine.status")
                 .isEqualTo("OUT_OF_SERVICE");
+    }
+
+    @Test
+    void probesAreAnsweredAheadOfSpringsWebStackWithActuatorsOwnBodies() {
+        assertThat(ReadygateClients.assertProbeIsActuators(client, "/readyz", "/actuator/health/readiness"))
+                .isEqualTo(503);
+        assertThat(ReadygateClients.assertProbeIsActuators(client, "/livez", "/actuator/health/liveness"))
+                .isEqualTo(200);
+        client.get()
+                .uri("/livez")
+                .header(HttpHeaders.ACCEPT, "application/json")
+                .exchange()
+                .expectHeader()
+                .contentType(MediaType.APPLICATION_JSON);
+        // HEAD: the status alone; another method takes the usual way to Actuator, which has no such operation.
+        client.head()
+                .uri("/readyz")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(503)
+                .expectBody()
+                .isEmpty();
+        client.post().uri("/readyz").exchange().expectStatus().isEqualTo(405);
+        // No exchange, no observation: Spring's web stack never saw the probes.
+        MeterRegistry registry = readygate.getBean(MeterRegistry.class);
+        assertThat(registry.find("http.server.requests").meters())
+                .extracting(meter -> meter.getId().getTag("uri"))
+                .isNotEmpty()
+                .doesNotContain("/readyz", "/livez");
     }
 
     static JsonNode json(WebTestClient.RequestHeadersSpec<?> request) {
