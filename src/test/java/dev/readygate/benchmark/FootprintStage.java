@@ -384,7 +384,20 @@ final class FootprintStage {
                         "readygate-benchmark-" + ProcessHandle.current().pid() + "-" + variant.name())
                 .orElse(null);
         List<String> command = command(variant, port, "profile-" + variant.name());
-        Process process = new ProcessBuilder(cgroup == null ? command : cgroup.wrap(command))
+        if (cgroup != null) {
+            command = cgroup.wrap(command);
+        }
+        // readygate on a core of its own while it is profiled: the tails measured are its own, not the machine's.
+        @Nullable CpuSplit split = CpuSplit.detect().orElse(null);
+        Process sim = simulator;
+        long[] apart = sim == null
+                ? new long[] {ProcessHandle.current().pid()}
+                : new long[] {ProcessHandle.current().pid(), sim.pid()};
+        if (split != null) {
+            split.apart(apart);
+            command = split.wrap(command);
+        }
+        Process process = new ProcessBuilder(command)
                 .directory(dir.toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
@@ -394,6 +407,11 @@ final class FootprintStage {
         out.put("variant", variant.name());
         out.put("jvm_flags", variant.jvm());
         out.put("app_args", variant.app());
+        out.put(
+                "cpus",
+                split == null
+                        ? "shared: readygate, the load generator and the simulator on every CPU (no taskset or one CPU)"
+                        : split.describe());
         out.put(
                 "memory_basis",
                 cgroup == null
@@ -458,6 +476,9 @@ final class FootprintStage {
             stop(process);
             if (cgroup != null) {
                 cgroup.close();
+            }
+            if (split != null) {
+                split.together(apart);
             }
             profiles.put(variant.name(), out);
         }

@@ -65,6 +65,16 @@ final class Report {
         return md.toString();
     }
 
+    /** Where each profiled readygate ran, as the stage recorded it (issue 30: readygate's tail, not the machine's). */
+    private static String cpus(FootprintStage fp) {
+        return fp.profiles.values().stream()
+                .map(profile -> profile.get("cpus"))
+                .filter(java.util.Objects::nonNull)
+                .findFirst()
+                .map(cpus -> " CPUs while profiled: " + cpus + ".")
+                .orElse("");
+    }
+
     private void summary(Results.Headline h) {
         FigureIntervals ci = r.intervals();
         line("## Summary");
@@ -391,7 +401,7 @@ final class Report {
         line("## 3. Failure detection");
         line();
         line("**What is measured.** A ready engine fails at a random moment (uniform over 0 to 1.2 s after it was"
-                + " ready, so every phase of readygate's 200 ms and 1 s cycles is hit); the time from the failure's own"
+                + " ready, so every phase of readygate's 50 ms and 1 s cycles is hit); the time from the failure's own"
                 + " timestamp in the simulator to `/readyz` 503 (the kubelet: not ready) is measured. The kubelet is"
                 + " waited for on a spread-out subset of the samples only, because it takes 10 to 16 s each.");
         line();
@@ -409,11 +419,11 @@ final class Report {
         line();
         line("- **crash**: the engine process dies (listener and connections gone). readygate holds an idle"
                 + " connection to the engine's port while it is ready; its close makes readygate check `/health` at"
-                + " once (not at the next `health-interval`, 200 ms), and the refused connection takes it out. For the"
+                + " once (not at the next `health-interval`, 50 ms), and the refused connection takes it out. For the"
                 + " kubelet a crash is a container exit: readiness fails at its next probe tick after its relist"
                 + " (every second) noticed, or after three failed probes.");
         line("- **engine-dead**: vLLM's `EngineDeadError`: the port stays open, `/health` says 503, so no"
-                + " connection closes; readygate sees it at its next `/health`, every `health-interval` (200 ms)."
+                + " connection closes; readygate sees it at its next `/health`, every `health-interval` (50 ms)."
                 + " (vLLM's server shuts itself down only after a request met the dead engine or its 5 s watchdog"
                 + " noticed, unless `VLLM_KEEP_ALIVE_ON_ENGINE_DEATH` is set: later than that `/health`.) The kubelet"
                 + " needs three failed probes 5 s apart.");
@@ -424,7 +434,7 @@ final class Report {
                 + " configures. The kubelet needs three 1 s timeouts, 5 s apart.");
         line("- **inference-hang** and **generation-fails-while-ready**: only inference breaks, `/health` stays 200,"
                 + " on a ready, idle engine (the fault at a random moment of the light checks' 2 s cycle). The light"
-                + " generation check sees it: every `generation.interval` (2 s), retried at the next 200 ms cycle"
+                + " generation check sees it: every `generation.interval` (2 s), retried at the next 50 ms cycle"
                 + " after a failure, out after `failure-threshold` (3) failures; a hang costs each check its budget"
                 + " (`generation.timeout`, 750 ms on an idle engine). The kubelet never sees either.");
         line();
@@ -755,13 +765,13 @@ final class Report {
                 + " start-up (1.00 s) and the same resident memory (166 MiB) as the context-refresh training, so the"
                 + " image keeps the simpler one.");
         line();
-        line(
-                "**Memory and load.** Each profile starts readygate, waits until it verified the engine, lets it settle,"
-                        + " watches it idle, then loads `/readyz` with 1000 requests/s and `/status` with 10/s (open loop:"
-                        + " latency from each request's intended send time, so a stall is charged to every request it delayed;"
-                        + " blocking keep-alive clients, 16 and 2 connections; the first seconds discarded). RSS is `VmRSS` from"
-                        + " `/proc/<pid>/status`, sampled every second, split into anonymous, file-backed and shared-memory"
-                        + " pages (`RssAnon`, `RssFile`, `RssShmem`; the AOT cache is a mapped file and counts as file-backed).");
+        line("**Memory and load.** Each profile starts readygate, waits until it verified the engine, lets it settle,"
+                + " watches it idle, then loads `/readyz` with 1000 requests/s and `/status` with 10/s (open loop:"
+                + " latency from each request's intended send time, so a stall is charged to every request it delayed;"
+                + " blocking keep-alive clients, 16 and 2 connections; the first seconds discarded). RSS is `VmRSS` from"
+                + " `/proc/<pid>/status`, sampled every second, split into anonymous, file-backed and shared-memory"
+                + " pages (`RssAnon`, `RssFile`, `RssShmem`; the AOT cache is a mapped file and counts as file-backed)."
+                + cpus(fp));
         line();
         line("<a name=\"memory\"></a>**Memory as the kubelet counts it.** The kubelet (through cAdvisor) does not"
                 + " read RSS: it reads the container's memory cgroup and calls its working set the usage less the"
@@ -819,7 +829,7 @@ final class Report {
                 + " is trimmed every 5 s (`-XX:TrimNativeHeapInterval=5000`, glibc's `malloc_trim`: about 4 to 5 MiB"
                 + " less idle RSS and working set, one process at a time on the same machine).");
         line();
-        line("Idle CPU is readygate's own work with the engine ready and idle: `/health` 5 times a second, the rest"
+        line("Idle CPU is readygate's own work with the engine ready and idle: `/health` 20 times a second, the rest"
                 + " of the cheap check once a second, a heavy verification a minute. Under load the two cores are"
                 + " shared by readygate, the load generator and the simulator.");
         line();
@@ -882,8 +892,8 @@ final class Report {
                 + " wanted. With traffic that succeeds, readygate runs no heavy probe at all (`vllm:request_success_total`"
                 + " rose, and the engine is not idle): the busy column.");
         line();
-        line("The cheap checks are not in these figures: `/health` 5 times and `/metrics` once a second while ready"
-                + " (18,000 and 3,600 an hour), no tokens, no GPU.");
+        line("The cheap checks are not in these figures: `/health` 20 times and `/metrics` once a second while ready"
+                + " (72,000 and 3,600 an hour), no tokens, no GPU.");
         line();
     }
 
