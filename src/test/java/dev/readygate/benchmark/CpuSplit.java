@@ -9,8 +9,8 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * readygate on a core of its own, apart from the load generator and the engine (issue 30, item 2): the tails measured
- * are then readygate's, not the machine's. The last CPU this harness may use goes to readygate ({@link #wrap}, {@code
+ * readygate (or the proxy measured beside it) on a core of its own, apart from the load generator and the engine
+ * (issue 30, item 2): the tails measured are then its own, not the machine's. The last CPU this harness may use goes to readygate ({@link #wrap}, {@code
  * taskset -c}); the harness's threads and the simulator's process are moved to the others for as long as readygate is
  * measured ({@link #apart}), and back after ({@link #together}). Threads created while apart inherit it (the load
  * generator's). Only where {@code taskset} (util-linux) runs and at least two CPUs are allowed.
@@ -78,9 +78,9 @@ record CpuSplit(int readygate, String others, String all) {
         move(all, pids);
     }
 
-    /** In words, for the report. */
-    String describe() {
-        return "readygate on CPU " + readygate + " alone; the load generator and the simulator on CPU " + others;
+    /** In words, for the report: what runs on the CPU of its own, and what on the others. */
+    String describe(String alone, String rest) {
+        return alone + " on CPU " + readygate + " alone; " + rest + " on CPU " + others;
     }
 
     private static void move(String cpus, long... pids) throws IOException, InterruptedException {

@@ -21,7 +21,7 @@ class CpuSplitTests {
 
         assertThat(split.wrap(List.of("java", "-jar", "readygate.jar")))
                 .containsExactly("taskset", "-c", "1", "java", "-jar", "readygate.jar");
-        assertThat(split.describe())
+        assertThat(split.describe("readygate", "the load generator and the simulator"))
                 .isEqualTo("readygate on CPU 1 alone; the load generator and the simulator on CPU 0");
     }
 }

@@ -411,7 +411,7 @@ final class FootprintStage {
                 "cpus",
                 split == null
                         ? "shared: readygate, the load generator and the simulator on every CPU (no taskset or one CPU)"
-                        : split.describe());
+                        : split.describe("readygate", "the load generator and the simulator"));
         out.put(
                 "memory_basis",
                 cgroup == null

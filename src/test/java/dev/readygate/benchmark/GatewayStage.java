@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The traffic path's cost (issue 27, item 9), side by side in one run: the same engine (the simulator as its own JVM,
@@ -87,9 +88,25 @@ final class GatewayStage {
         this.dir = dir;
     }
 
+    /** The CPUs split between the proxy measured and the rest, while the stage runs; null when not split. */
+    private @Nullable CpuSplit split;
+
     void run(NoiseMonitor noise) {
+        long harness = ProcessHandle.current().pid();
         try {
             Files.createDirectories(dir);
+            // Each proxy on a core of its own, the engine and the clients on the others: what a proxy adds is then
+            // its own work, not its share of a machine it competes for with the engine and the load.
+            CpuSplit detected = CpuSplit.detect().orElse(null);
+            split = detected;
+            if (detected != null) {
+                detected.apart(harness);
+                results.put(
+                        "cpus",
+                        detected.describe("each proxy (nginx, HAProxy, readygate)", "the simulator and the clients"));
+            } else {
+                results.put("cpus", "shared: every process on every CPU (no taskset or one CPU)");
+            }
             int engine = FootprintStage.freePort();
             start(noise, simulator(engine), "simulator.log");
             if (!Stack.await(
@@ -131,7 +148,28 @@ final class GatewayStage {
                 noise.ownEnding(process.pid());
                 FootprintStage.stop(process);
             });
+            together(harness);
         }
+    }
+
+    private void together(long harness) {
+        CpuSplit running = split;
+        if (running == null) {
+            return;
+        }
+        try {
+            running.together(harness);
+        } catch (IOException ex) {
+            failures.add(ex.toString());
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A proxy's command, on the CPU of its own when the CPUs are split. */
+    private List<String> proxy(List<String> command) {
+        CpuSplit running = split;
+        return running == null ? command : running.wrap(command);
     }
 
     private List<String> simulator(int port) {
@@ -167,7 +205,7 @@ final class GatewayStage {
                 Leg.NGINX,
                 start(
                         noise,
-                        List.of(nginx.get().toString(), "-p", prefix.toString(), "-c", "nginx.conf"),
+                        proxy(List.of(nginx.get().toString(), "-p", prefix.toString(), "-c", "nginx.conf")),
                         "nginx.log"));
         await(Leg.NGINX, port, "/health");
         results.put("nginx", version(nginx.get(), "-v"));
@@ -182,10 +220,12 @@ final class GatewayStage {
         int port = FootprintStage.freePort();
         Path config = dir.resolve("haproxy.cfg");
         Files.writeString(
-                config, ProxyConfigs.haproxy(port, engine, Runtime.getRuntime().availableProcessors()));
+                config,
+                ProxyConfigs.haproxy(
+                        port, engine, split != null ? 1 : Runtime.getRuntime().availableProcessors()));
         proxies.put(
                 Leg.HAPROXY,
-                start(noise, List.of(haproxy.get().toString(), "-db", "-f", config.toString()), "haproxy.log"));
+                start(noise, proxy(List.of(haproxy.get().toString(), "-db", "-f", config.toString())), "haproxy.log"));
         await(Leg.HAPROXY, port, "/health");
         results.put("haproxy", version(haproxy.get(), "-v").lines().findFirst().orElse(""));
     }
@@ -209,7 +249,7 @@ final class GatewayStage {
                 "--readygate.state-dir=" + dir.resolve("state"),
                 "--readygate.gateway.enabled=true",
                 "--readygate.gateway.port=" + traffic));
-        Process process = start(noise, command, "readygate.log");
+        Process process = start(noise, proxy(command), "readygate.log");
         boolean ready = Stack.await(
                 () -> !process.isAlive() || HttpConnection.status("127.0.0.1", admin, "/readyz", 1000) == 200,
                 Duration.ofSeconds(180));

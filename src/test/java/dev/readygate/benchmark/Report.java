@@ -653,7 +653,8 @@ final class Report {
                 + " directly, through nginx (" + v(f.get("nginx")) + "), through HAProxy (" + v(f.get("haproxy"))
                 + ") and through readygate's gateway (" + v(f.get("readygate")) + "). nginx and HAProxy are configured"
                 + " as streaming reverse proxies with their passive health on (`ProxyConfigs`). \"Added\" is the path's"
-                + " figure minus the direct path's at the same concurrency, in the same run.");
+                + " figure minus the direct path's at the same concurrency, in the same run."
+                + (f.get("cpus") == null ? "" : " CPUs: " + f.get("cpus") + "."));
         line();
         if (!stage.failures.isEmpty()) {
             line("**Failed**: " + stage.failures + ".");
