@@ -120,10 +120,19 @@ final class GatewayStage {
             results.put("legs", ports.keySet().stream().map(leg -> leg.label).toList());
             Duration window = plan.mode().equals("full") ? Duration.ofSeconds(45) : Duration.ofSeconds(12);
             results.put("window_s", window.toSeconds());
-            // Warm up every path (the JVMs' compilers, the proxies' connection pools), unmeasured.
+            // Warm up every path (the JVMs' compilers, the proxies' connection pools), unmeasured: short requests (one
+            // token each) from 16 streams, thousands of them, so that readygate's request path is compiled before it
+            // is measured (a few hundred requests, as before, left it adding about 6 ms to the first token where a
+            // warm one adds about 1.5: docs/benchmarks.md §3f), then the measured shape briefly.
+            Duration warmup = Duration.ofSeconds(plan.mode().equals("full") ? 60 : 25);
             for (Leg leg : ports.keySet()) {
-                load(leg, 8, Duration.ofSeconds(plan.mode().equals("full") ? 20 : 8), false);
+                load(leg, 16, warmup, false, 1);
+                load(leg, 8, Duration.ofSeconds(5), false, TOKENS);
             }
+            results.put(
+                    "warmup",
+                    "per path: " + warmup.toSeconds() + " s of one-token requests from 16 streams, then"
+                            + " 5 s of the measured requests from 8");
             noise.begin("gateway overhead");
             int turn = 0;
             for (int streams : CONCURRENCY) {
@@ -131,7 +140,7 @@ final class GatewayStage {
                 java.util.Collections.rotate(legs, turn++);
                 for (Leg leg : legs) {
                     figures.computeIfAbsent(leg, l -> new LinkedHashMap<>())
-                            .put(streams, load(leg, streams, window, true));
+                            .put(streams, load(leg, streams, window, true, TOKENS));
                 }
             }
             noise.end();
@@ -295,7 +304,7 @@ final class GatewayStage {
      * One window of load: {@code streams} clients (a process of their own) stream back to back through {@code leg};
      * returns the figures.
      */
-    private Map<String, Object> load(Leg leg, int streams, Duration window, boolean measured)
+    private Map<String, Object> load(Leg leg, int streams, Duration window, boolean measured, int maxTokens)
             throws IOException, InterruptedException {
         Path samples = dir.resolve("samples-" + leg.name().toLowerCase(java.util.Locale.ROOT) + "-" + streams
                 + (measured ? "" : "-warmup") + ".txt");
@@ -310,7 +319,8 @@ final class GatewayStage {
                         String.valueOf(ports.get(leg)),
                         String.valueOf(streams),
                         String.valueOf(window.toMillis()),
-                        samples.toString())
+                        samples.toString(),
+                        String.valueOf(maxTokens))
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("clients.log").toFile())
                 .start();
@@ -429,6 +439,7 @@ final class GatewayStage {
         int streams = Integer.parseInt(args[1]);
         long millis = Long.parseLong(args[2]);
         Path out = Path.of(args[3]);
+        int maxTokens = args.length > 4 ? Integer.parseInt(args[4]) : TOKENS;
         HttpClient client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(5))
@@ -440,7 +451,7 @@ final class GatewayStage {
                 .body();
         Matcher model = MODEL.matcher(models);
         String name = model.find() ? model.group(1) : "model";
-        String body = "{\"model\":\"" + name + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":" + TOKENS
+        String body = "{\"model\":\"" + name + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":" + maxTokens
                 + ",\"stream\":true}";
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong tokens = new AtomicLong();
