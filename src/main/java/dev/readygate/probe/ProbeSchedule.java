@@ -129,11 +129,10 @@ final class ProbeSchedule {
      * reason to check; the client bounds how often an engine that keeps closing it can cause one.
      */
     private Mono<Boolean> connectionClosed() {
-        EngineSurface surface = facts.current().capabilities().surface();
+        EngineDialect dialect = dialect();
         // A server that gives every open connection a thread of a small pool (llama-server) would lend one of them to
         // readygate's idle connection, taken from real traffic: such an engine is polled only.
-        if (!machine.current().acceptsTraffic()
-                || (surface != null && !surface.dialect().connectionsCostNoThread())) {
+        if (!machine.current().acceptsTraffic() || (dialect != null && !dialect.connectionsCostNoThread())) {
             return Mono.never();
         }
         return client.connectionClosed().publishOn(scheduler).thenReturn(true);

@@ -5,6 +5,7 @@ import org.springframework.boot.availability.LivenessState;
 import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import reactor.core.publisher.Mono;
@@ -25,13 +26,23 @@ class AvailabilityIndicators {
     private static final Mono<Health> OUT_OF_SERVICE =
             Mono.just(Health.outOfService().build());
 
+    /** Boot's mapping of its liveness state to a health status: {@code CORRECT} UP, {@code BROKEN} DOWN. */
+    static Status liveness(LivenessState state) {
+        return state == LivenessState.CORRECT ? Status.UP : Status.DOWN;
+    }
+
+    /** Boot's mapping of its readiness state: {@code ACCEPTING_TRAFFIC} UP, {@code REFUSING_TRAFFIC} OUT_OF_SERVICE. */
+    static Status readiness(ReadinessState state) {
+        return state == ReadinessState.ACCEPTING_TRAFFIC ? Status.UP : Status.OUT_OF_SERVICE;
+    }
+
     @Bean
     ReactiveHealthIndicator livenessStateHealthIndicator(ApplicationAvailability availability) {
-        return () -> availability.getLivenessState() == LivenessState.CORRECT ? UP : DOWN;
+        return () -> liveness(availability.getLivenessState()) == Status.UP ? UP : DOWN;
     }
 
     @Bean
     ReactiveHealthIndicator readinessStateHealthIndicator(ApplicationAvailability availability) {
-        return () -> availability.getReadinessState() == ReadinessState.ACCEPTING_TRAFFIC ? UP : OUT_OF_SERVICE;
+        return () -> readiness(availability.getReadinessState()) == Status.UP ? UP : OUT_OF_SERVICE;
     }
 }

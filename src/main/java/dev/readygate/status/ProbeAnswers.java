@@ -8,6 +8,10 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.availability.LivenessState;
 import org.springframework.boot.availability.ReadinessState;
+import org.springframework.boot.health.actuate.endpoint.HttpCodeStatusMapper;
+import org.springframework.boot.health.actuate.endpoint.StatusAggregator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -15,8 +19,9 @@ import tools.jackson.databind.json.JsonMapper;
  * probe reads the engine's state and Boot's availability (two reads from memory, no lock), and while both are the
  * ones the last answer was rendered for (the same objects: states are immutable) it gets that answer's bytes again.
  * The bodies are Spring Boot's health groups' as Actuator writes them as configured ({@code readiness}: the {@code
- * engine} and {@code readinessState} components, details shown; {@code liveness}: its status alone), their statuses
- * Actuator's mapping (UP 200, OUT_OF_SERVICE and DOWN 503). Thread-safe: two probes racing past a change may both
+ * engine} and {@code readinessState} components, details shown; {@code liveness}: its status alone), made from the
+ * same indicators' mappings ({@link EngineHealthIndicator#health}, {@link AvailabilityIndicators}) with Boot's own
+ * aggregation and status codes ({@link StatusAggregator#getDefault}, {@link HttpCodeStatusMapper#DEFAULT}). Thread-safe: two probes racing past a change may both
  * render it, each getting a right answer.
  */
 final class ProbeAnswers {
@@ -32,8 +37,8 @@ final class ProbeAnswers {
     /** The answer last rendered for {@code /readyz}, with the states it shows. */
     private record Rendered(EngineState engine, ReadinessState boot, Answer answer) {}
 
-    private static final Answer ALIVE = liveness("UP", 200);
-    private static final Answer BROKEN = liveness("DOWN", 503);
+    private static final Answer ALIVE = liveness(LivenessState.CORRECT);
+    private static final Answer BROKEN = liveness(LivenessState.BROKEN);
 
     private final Supplier<EngineState> engine;
     private final Supplier<ReadinessState> readiness;
@@ -75,24 +80,27 @@ final class ProbeAnswers {
         return liveness.get() == LivenessState.CORRECT ? ALIVE : BROKEN;
     }
 
+    /** The readiness group as Actuator renders it: each component's status, Boot's aggregate and status code. */
     private Answer render(EngineState state, ReadinessState boot) {
-        String engineStatus = state.acceptsTraffic() ? "UP" : "OUT_OF_SERVICE";
-        String bootStatus = boot == ReadinessState.ACCEPTING_TRAFFIC ? "UP" : "OUT_OF_SERVICE";
-        boolean up = engineStatus.equals("UP") && bootStatus.equals("UP");
+        Health engineHealth = EngineHealthIndicator.health(state);
+        Status bootStatus = AvailabilityIndicators.readiness(boot);
+        Status status = StatusAggregator.getDefault().getAggregateStatus(engineHealth.getStatus(), bootStatus);
         Map<String, Object> engineComponent = new LinkedHashMap<>();
-        engineComponent.put("status", engineStatus);
-        engineComponent.put("details", EngineHealthIndicator.details(state));
+        engineComponent.put("status", engineHealth.getStatus().getCode());
+        engineComponent.put("details", engineHealth.getDetails());
         Map<String, Object> components = new LinkedHashMap<>();
         components.put("engine", engineComponent);
-        components.put("readinessState", Map.of("status", bootStatus));
+        components.put("readinessState", Map.of("status", bootStatus.getCode()));
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("status", up ? "UP" : "OUT_OF_SERVICE");
+        body.put("status", status.getCode());
         body.put("components", components);
-        return new Answer(up ? 200 : 503, json.writeValueAsBytes(body));
+        return new Answer(HttpCodeStatusMapper.DEFAULT.getStatusCode(status), json.writeValueAsBytes(body));
     }
 
-    private static Answer liveness(String status, int code) {
-        String body = "{\"status\":\"" + status + "\"}";
-        return new Answer(code, body.getBytes(StandardCharsets.UTF_8));
+    /** The liveness group as configured: its status alone. */
+    private static Answer liveness(LivenessState state) {
+        Status status = AvailabilityIndicators.liveness(state);
+        String body = "{\"status\":\"" + status.getCode() + "\"}";
+        return new Answer(HttpCodeStatusMapper.DEFAULT.getStatusCode(status), body.getBytes(StandardCharsets.UTF_8));
     }
 }

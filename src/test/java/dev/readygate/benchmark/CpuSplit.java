@@ -25,7 +25,7 @@ record CpuSplit(int readygate, String others, String all) {
     static Optional<CpuSplit> detect() {
         try {
             List<Integer> cpus = allowed(Files.readAllLines(Path.of("/proc/self/status")));
-            if (cpus.size() < 2 || run(List.of("taskset", "-c", "0", "true")) != 0) {
+            if (cpus.size() < 2 || run(List.of("taskset", "-c", String.valueOf(cpus.getFirst()), "true")) != 0) {
                 return Optional.empty();
             }
             List<Integer> rest = cpus.subList(0, cpus.size() - 1);
