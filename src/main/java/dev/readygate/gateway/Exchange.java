@@ -113,6 +113,11 @@ final class Exchange {
         return answer;
     }
 
+    /** Whether the engine's answer, once begun, failed ({@link #failedAfterAnswer}): its failure, not the client's. */
+    boolean engineFailed() {
+        return failure != null;
+    }
+
     /** The answer began and then failed: the client's stream is cut (its connection closed). */
     void failedAfterAnswer(Throwable failure) {
         if (this.failure == null) {

@@ -293,11 +293,16 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         // The exchange's end is reported as the engine's answer ends, before the client has its last byte: a client
         // that sends its next request once it read the answer finds the verdict applied (a failed answer's successor is
         // refused once the failures took the engine out, not forwarded in the moment between).
+        // A failure the body did not bring is the write's to the client: the client went away (its connection closed or
+        // reset as an event was on its way), which is the client's doing, never the engine's.
         Flux<ByteBuf> passed = body.doOnNext(exchange::passed)
+                .doOnError(exchange::failedAfterAnswer)
                 .doOnCancel(exchange::clientWentAway)
                 .doOnComplete(() -> exchange.end(SignalType.ON_COMPLETE, ends));
         return response.send(passed, buffer -> true).then().onErrorResume(failure -> {
-            exchange.failedAfterAnswer(failure);
+            if (!exchange.engineFailed()) {
+                exchange.clientWentAway();
+            }
             exchange.end(SignalType.ON_ERROR, ends);
             response.withConnection(connection -> connection.channel().close());
             return Mono.empty();
