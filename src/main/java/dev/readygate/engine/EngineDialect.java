@@ -90,7 +90,8 @@ public enum EngineDialect {
                                 + " passed): readygate checks /health once per ready-interval (1 s), not every"
                                 + " health-interval, so a dead SGLang engine is seen within a second, not 50 ms (also"
                                 + " when SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false, which it cannot see); its 503"
-                                + " (empty body) means warming up or unhealthy alike, both read as engine_dead",
+                                + " (empty body) says warming up and unhealthy alike: before a start's first 200 it is"
+                                + " read as the warmup (engine_loading), after it as engine_dead",
                         "process start time: SGLang's /metrics exports only its multiprocess series; a restart is seen"
                                 + " by the port and the counters, a start dated by its log or by what readygate saw",
                         "the weight-cache daemon's socket ping and own /metrics, and SGLang's parity gate (the canary"

@@ -49,6 +49,11 @@ public final class EngineDiscovery {
             String evidence,
             @Nullable EngineCall<ServerInfo> info) {}
 
+    /** The dialect {@code readygate.engine.dialect} names; empty for {@code auto}. */
+    public Optional<EngineDialect> configured() {
+        return configured;
+    }
+
     /** Asks the engine that serves {@code card}; never fails (what could not be asked is {@code FAILED}). */
     public Mono<EngineSurface> discover(ModelCard card) {
         return dialect(card)

@@ -121,15 +121,52 @@ final class CheapChecks {
             case REFUSED -> new Observation.Unreachable(now, Reason.ENGINE_DOWN, detail);
             // The port answers, the model is not loaded yet (llama.cpp's 503 "Loading model"): listening, not dead.
             case LOADING -> new Observation.Loading(now, detail);
-            case HTTP_STATUS ->
-                Objects.equals(failure.httpStatus(), 503)
-                        ? new Observation.EngineDead(now, detail)
-                        : new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
+            case HTTP_STATUS -> {
+                if (!Objects.equals(failure.httpStatus(), 503)) {
+                    yield new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
+                }
+                yield warmingUp(machine.current(), knownDialect())
+                        ? new Observation.Loading(now, detail + WARMING_UP)
+                        : new Observation.EngineDead(now, detail);
+            }
             case RESET -> new Observation.CheckFailed(now, Reason.CONNECTION_RESET, detail);
             // TLS failed, the host did not resolve, another I/O error: not an answer of /health's.
             case IO_ERROR -> new Observation.CheckFailed(now, Reason.IO_ERROR, detail);
             default -> new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
         };
+    }
+
+    /** The dialect the last discovery found, kept across starts; written and read on the probe loop. */
+    private volatile @Nullable EngineDialect lastDialect;
+
+    private static final String WARMING_UP =
+            " before this start's first 200: SGLang's warmup (its /health is 503 until its warmup request passed)";
+
+    /**
+     * Whether a 503 from {@code /health} is a start warming up rather than a dead engine: SGLang answers 503 (an empty
+     * body, as for a dead engine) while its {@code server_status} is {@code Starting}, until its own warmup request
+     * passed (sglang {@code http_server.py}, {@code health_generate}, 2026 builds), so on a start whose {@code /health}
+     * never answered 200 (nothing seen yet, nothing listened, or still loading) from an engine that is SGLang or not
+     * known yet (the dialect is discovered once {@code /health} passes). vLLM's API server listens only once its engine
+     * is up, so its 503 is always a dead engine: a known vLLM, llama.cpp or TGI engine's 503 stays {@code engine_dead}.
+     */
+    static boolean warmingUp(EngineState state, @Nullable EngineDialect dialect) {
+        boolean neverHealthy = switch (state) {
+            case EngineState.Starting s -> true;
+            case EngineState.Down d -> d.cause() == Reason.ENGINE_DOWN;
+            case EngineState.Listening l -> true;
+            default -> false;
+        };
+        return neverHealthy && (dialect == null || dialect == EngineDialect.SGLANG);
+    }
+
+    /**
+     * The engine's dialect: the configured one, else the one discovered on this start or, before that, on the last
+     * start that got that far (a restart is the same container's engine); null while none is known.
+     */
+    private @Nullable EngineDialect knownDialect() {
+        EngineSurface surface = facts.current().capabilities().surface();
+        return discovery.configured().orElse(surface != null ? surface.dialect() : lastDialect);
     }
 
     /** Scrapes {@code /metrics}; a new {@code process_start_time_seconds} means the engine restarted unseen. */
@@ -371,6 +408,7 @@ final class CheapChecks {
         }
         String startId = current.startId();
         return discovery.discover(card).flatMap(surface -> {
+            lastDialect = surface.dialect();
             facts.learn(
                     startId,
                     f -> f.withCapabilities(f.capabilities().withSurface(surface))

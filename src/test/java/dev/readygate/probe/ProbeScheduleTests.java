@@ -504,6 +504,43 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void sglangWarmingUpIs503BeforeItsFirst200AndIsLoadingNotADeadEngine() {
+        // SGLang 2026 builds: /health is 503 (empty body) while server_status is Starting, until its warmup request
+        // passed; the dialect is not known yet (discovered once /health passes).
+        engine.model = ScriptedEngine.ok(new ModelCard("m", "root", 4096, "sglang"));
+        engine.health = ScriptedEngine.status(503);
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        advance(Duration.ofSeconds(2));
+        assertThat(machine.current().kind()).isEqualTo(EngineState.Kind.LISTENING);
+        assertThat(machine.current().reason()).isEqualTo(Reason.ENGINE_LOADING);
+        assertThat(states).extracting(EngineState::reason).doesNotContain(Reason.ENGINE_DEAD);
+
+        engine.health = ScriptedEngine.ok(null);
+        advance(Duration.ofSeconds(2));
+        assertThat(machine.current().acceptsTraffic()).isTrue();
+        assertThat(facts.current().capabilities().surface().dialect()).isEqualTo(EngineDialect.SGLANG);
+
+        // Once it served, its 503 is a dead (or unhealthy) engine again.
+        engine.health = ScriptedEngine.status(503);
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.ENGINE_DEAD);
+    }
+
+    @Test
+    void knownVllmEnginesRestartThatAnswers503IsADeadEngineNotAWarmup() {
+        // vLLM's API server listens only once its engine is up: no 503 phase at start (vllm-0.31 surface).
+        start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
+        advance(Duration.ofMillis(300));
+        assertThat(facts.current().capabilities().surface().dialect()).isEqualTo(EngineDialect.VLLM);
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        advance(Duration.ofMillis(300));
+        assertThat(machine.current().reason()).isEqualTo(Reason.ENGINE_DOWN);
+        engine.health = ScriptedEngine.status(503);
+        advance(Duration.ofSeconds(1));
+        assertThat(machine.current().reason()).isEqualTo(Reason.ENGINE_DEAD);
+    }
+
+    @Test
     void healthFailuresBetweenFullChecksCountTowardTheFailureThreshold() {
         start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
         engine.health = ScriptedEngine.status(500);
