@@ -45,6 +45,9 @@ final class CheapChecks {
     /** Cheap-check cycles between two reads of {@code /version} on the same engine. */
     private static final int VERSION_RECHECK_CYCLES = 30;
 
+    private static final String WARMING_UP =
+            " before this start's first 200: SGLang's warmup (its /health is 503 until its warmup request passed)";
+
     private final EngineClient client;
     private final EngineStateMachine machine;
     private final Verifier verifier;
@@ -53,6 +56,8 @@ final class CheapChecks {
     private final Clock clock;
     // A part of /metrics that comes and goes (a body just over max-body-size) is said once a minute, with a count.
     private final RateLimitedLog evidenceLost;
+    /** The dialect the last discovery found, kept across starts; written and read on the probe loop. */
+    private volatile @Nullable EngineDialect lastDialect;
 
     CheapChecks(
             EngineClient client,
@@ -135,12 +140,6 @@ final class CheapChecks {
             default -> new Observation.CheckFailed(now, Reason.HEALTH_FAILED, detail);
         };
     }
-
-    /** The dialect the last discovery found, kept across starts; written and read on the probe loop. */
-    private volatile @Nullable EngineDialect lastDialect;
-
-    private static final String WARMING_UP =
-            " before this start's first 200: SGLang's warmup (its /health is 503 until its warmup request passed)";
 
     /**
      * Whether a 503 from {@code /health} is a start warming up rather than a dead engine: SGLang answers 503 (an empty

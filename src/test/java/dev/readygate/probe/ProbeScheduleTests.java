@@ -528,7 +528,8 @@ class ProbeScheduleTests {
 
     @Test
     void knownVllmEnginesRestartThatAnswers503IsADeadEngineNotAWarmup() {
-        // vLLM's API server listens only once its engine is up: no 503 phase at start (vllm-0.31 surface).
+        // vLLM's API server builds its engine client before it listens, and its /health answers 503 only for
+        // EngineDeadError: no 503 phase at start.
         start(probe(1, 100_000, Duration.ofMillis(20), Duration.ofMillis(200)));
         advance(Duration.ofMillis(300));
         assertThat(facts.current().capabilities().surface().dialect()).isEqualTo(EngineDialect.VLLM);
