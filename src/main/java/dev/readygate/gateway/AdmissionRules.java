@@ -206,7 +206,10 @@ public final class AdmissionRules {
                 return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
             }
             Duration left = Duration.between(s.now(), waiting.until());
-            if (underWay && (waiting.why() == Why.RETRY || (s.hold() && expectedWithin(s, left, true)))) {
+            if (waiting.why() == Why.RETRY && mayServeAgain(s.state(), waiting.until())) {
+                return new Decision.Hold(Why.RETRY, waiting.until());
+            }
+            if (underWay && s.hold() && expectedWithin(s, left, true)) {
                 return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
             }
         } else if (serves && verifiedSince) {
@@ -274,6 +277,21 @@ public final class AdmissionRules {
             // It serves again only when someone wakes it.
             case EngineState.Sleeping s -> false;
             case EngineState.ShuttingDown s -> false;
+        };
+    }
+
+    /**
+     * Whether an engine out of service may serve again by {@code deadline} without anyone's doing: a start under way,
+     * an engine out by its checks and not latched (a crash is first seen as a refused or reset connection on the engine
+     * that served, before its port is found closed and its next start begins), a restart-loop hold that ends before the
+     * deadline. A retry waits through these for the next verified start; not for a failed start, a latched failure or
+     * a sleeping engine.
+     */
+    static boolean mayServeAgain(EngineState state, Instant deadline) {
+        return switch (state) {
+            case EngineState.NotReady n -> !n.latched();
+            case EngineState.Held h -> h.until().isBefore(deadline);
+            default -> startUnderWay(state);
         };
     }
 

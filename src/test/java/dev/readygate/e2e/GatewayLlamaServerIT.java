@@ -434,6 +434,99 @@ class GatewayLlamaServerIT {
     }
 
     /**
+     * Issue 27, item 3, on a real engine: an unannounced {@code kill -9} of llama-server through a readygate with
+     * {@code retry-before-first-byte} on. A stream that had begun is cut (a byte reached its client: never sent again);
+     * a request the engine had taken but not answered (a non-streamed completion waiting in llama-server's queue behind
+     * that stream: llama-server writes nothing before its result) fails before any byte of an answer, waits for the
+     * engine's next verified start, and is sent once more: its client gets the engine's 200, and the gateway counts its
+     * first attempt as sent again. A readygate of its own, started once the class's is closed (see
+     * {@link #anAnnouncedRestartWithHoldOnFailsAndRefusesNoClientRequest}).
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aRequestTheKilledEngineHadNotAnsweredIsSentOnceMoreAfterItsRestart() throws Exception {
+        exchanges.clear();
+        ConfigurableApplicationContext retrying = new SpringApplicationBuilder(
+                        ReadygateApplication.class, Listener.class)
+                .run(
+                        "--server.address=127.0.0.1",
+                        "--server.port=0",
+                        "--readygate.engine.base-url=" + engine.baseUrl(),
+                        "--readygate.engine.api-key-file=" + dir.resolve("api-key"),
+                        "--readygate.state-dir=" + dir.resolve("state-retry"),
+                        "--readygate.gateway.enabled=true",
+                        "--readygate.gateway.port=0",
+                        "--readygate.restart.loop-hold=0s",
+                        "--readygate.gateway.retry-before-first-byte=true");
+        List<String> streamed = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> streamEnded = new CompletableFuture<>();
+        CompletableFuture<String> queued;
+        try {
+            WebTestClient retryAdmin = ReadygateClients.client(retrying);
+            await().atMost(Duration.ofSeconds(90))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> ReadygateClients.readyz(retryAdmin) == 200);
+            WebTestClient retryTraffic = WebTestClient.bindToServer()
+                    .baseUrl("http://127.0.0.1:"
+                            + java.util.Objects.requireNonNull(
+                                            retrying.getBean(GatewayMode.class).server())
+                                    .port())
+                    .responseTimeout(Duration.ofSeconds(90))
+                    .build();
+            WorkInFlight work = retrying.getBean(WorkInFlight.class);
+            stream(retryTraffic, 1500)
+                    .subscribe(streamed::add, streamEnded::completeExceptionally, () -> streamEnded.complete(null));
+            await().atMost(Duration.ofSeconds(30)).until(() -> !streamed.isEmpty());
+            queued = CompletableFuture.supplyAsync(() -> {
+                var result = retryTraffic
+                        .post()
+                        .uri("/v1/completions")
+                        .header("Authorization", "Bearer " + KEY)
+                        .contentType(MediaType.APPLICATION_JSON)
+                        .bodyValue(Map.of("prompt", PROMPT, "max_tokens", 4, "ignore_eos", true, "temperature", 0))
+                        .exchange()
+                        .expectBody(String.class)
+                        .returnResult();
+                return result.getStatus().value() + " " + result.getResponseBody();
+            });
+            // Both forwarded: the stream holds the only slot, the completion waits in llama-server's queue.
+            await().atMost(Duration.ofSeconds(10)).until(() -> work.inFlight() == 2);
+            Instant killed = Instant.now();
+            engine.kill();
+            engine.restart();
+            assertThat(queued)
+                    .as("the queued request, sent once more after the restart")
+                    .succeedsWithin(Duration.ofSeconds(90));
+            String answer = queued.get();
+            String story = "answer %s; exchanges %s"
+                    .formatted(
+                            answer.length() > 80 ? answer.substring(0, 80) : answer,
+                            exchanges.stream()
+                                    .map(e -> e.ending() + "/" + e.status() + (e.sentAgain() ? "/sent-again" : ""))
+                                    .toList());
+            System.out.println("[gateway-llama] after kill -9 with retry: " + story);
+            assertThat(answer).as(story).startsWith("200 ").contains("\"text\"");
+            assertThat(exchanges.stream().filter(ProxiedExchange::sentAgain))
+                    .as("the queued request's first attempt, failed before any answer: " + story)
+                    .singleElement()
+                    .satisfies(first -> {
+                        assertThat(first.streamed()).isFalse();
+                        assertThat(first.bytes()).isZero();
+                        assertThat(first.startedAt()).isBefore(killed);
+                    });
+            assertThat(streamEnded)
+                    .as("the stream that had begun is cut, not sent again")
+                    .failsWithin(Duration.ofSeconds(30));
+            assertThat(streamed).doesNotContain("[DONE]");
+        } finally {
+            retrying.close();
+            if (!engine.alive()) {
+                engine.restart();
+            }
+        }
+    }
+
+    /**
      * Issue 27, item 4, on a real engine: readygate is stopped (its context closed, as SIGTERM does) while a stream is
      * in flight through its gateway; the stream still reaches its client whole (the engine keeps serving, as its preStop
      * lets it in the pod), and the start's stop records the gateway's count: 1 in flight, 1 finished, 0 cut.
@@ -484,7 +577,11 @@ class GatewayLlamaServerIT {
     }
 
     private static Flux<String> stream(int tokens) {
-        return traffic.post()
+        return stream(traffic, tokens);
+    }
+
+    private static Flux<String> stream(WebTestClient through, int tokens) {
+        return through.post()
                 .uri("/v1/completions")
                 .header("Authorization", "Bearer " + KEY)
                 .contentType(MediaType.APPLICATION_JSON)

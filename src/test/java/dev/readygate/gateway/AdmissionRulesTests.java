@@ -355,6 +355,40 @@ class AdmissionRulesTests {
                         "s1",
                         reject(OpenAiError.ENGINE_UNREACHABLE, 1, false)),
                 Arguments.of(
+                        "retry: the engine it failed on out by a reset connection (a crash, before its port is seen"
+                                + " closed)",
+                        starting(
+                                new EngineState.NotReady(NOW, "m", 0, Reason.CONNECTION_RESET, "reset"),
+                                RestartPath.COLD,
+                                FOUR_SECONDS,
+                                1),
+                        RETRY_ON_S1,
+                        "s1",
+                        new Decision.Hold(AdmissionRules.Why.RETRY, RETRY_ON_S1.until())),
+                Arguments.of(
+                        "retry: a restart-loop hold that ends before the deadline",
+                        starting(
+                                new EngineState.Held(
+                                        NOW, "m", RETRY_ON_S1.until().minusSeconds(1), "loop"),
+                                RestartPath.COLD,
+                                FOUR_SECONDS,
+                                1),
+                        RETRY_ON_S1,
+                        "s1",
+                        new Decision.Hold(AdmissionRules.Why.RETRY, RETRY_ON_S1.until())),
+                Arguments.of(
+                        "retry: a restart-loop hold that ends after the deadline",
+                        starting(HELD, RestartPath.COLD, FOUR_SECONDS, 1),
+                        RETRY_ON_S1,
+                        "s1",
+                        reject(OpenAiError.ENGINE_NOT_READY, 25, false)),
+                Arguments.of(
+                        "retry: a latched failure",
+                        starting(LATCHED, RestartPath.COLD, FOUR_SECONDS, 1),
+                        RETRY_ON_S1,
+                        "s1",
+                        reject(OpenAiError.ENGINE_NOT_READY, RetryAfter.MAX_SECONDS, false)),
+                Arguments.of(
                         "retry: a start that failed",
                         starting(START_FAILED, RestartPath.COLD, FOUR_SECONDS, 1),
                         RETRY_ON_S1,
