@@ -374,18 +374,8 @@ class GatewayLlamaServerIT {
     @Test
     @Order(Integer.MAX_VALUE)
     void anAnnouncedRestartWithHoldOnFailsAndRefusesNoClientRequest() {
-        ConfigurableApplicationContext holding = new SpringApplicationBuilder(ReadygateApplication.class)
-                .run(
-                        "--server.address=127.0.0.1",
-                        "--server.port=0",
-                        "--readygate.engine.base-url=" + engine.baseUrl(),
-                        "--readygate.engine.api-key-file=" + dir.resolve("api-key"),
-                        "--readygate.state-dir=" + dir.resolve("state-hold"),
-                        "--readygate.gateway.enabled=true",
-                        "--readygate.gateway.port=0",
-                        "--readygate.restart.loop-hold=0s",
-                        "--readygate.gateway.hold=true",
-                        "--readygate.gateway.retry-before-first-byte=true");
+        ConfigurableApplicationContext holding = ownReadygate(
+                "state-hold", "--readygate.gateway.hold=true", "--readygate.gateway.retry-before-first-byte=true");
         List<StreamingClients.Request> requests;
         Instant announced;
         String drain;
@@ -446,18 +436,8 @@ class GatewayLlamaServerIT {
     @Order(Integer.MAX_VALUE)
     void aRequestTheKilledEngineHadNotAnsweredIsSentOnceMoreAfterItsRestart() throws Exception {
         exchanges.clear();
-        ConfigurableApplicationContext retrying = new SpringApplicationBuilder(
-                        ReadygateApplication.class, Listener.class)
-                .run(
-                        "--server.address=127.0.0.1",
-                        "--server.port=0",
-                        "--readygate.engine.base-url=" + engine.baseUrl(),
-                        "--readygate.engine.api-key-file=" + dir.resolve("api-key"),
-                        "--readygate.state-dir=" + dir.resolve("state-retry"),
-                        "--readygate.gateway.enabled=true",
-                        "--readygate.gateway.port=0",
-                        "--readygate.restart.loop-hold=0s",
-                        "--readygate.gateway.retry-before-first-byte=true");
+        ConfigurableApplicationContext retrying =
+                ownReadygate("state-retry", "--readygate.gateway.retry-before-first-byte=true");
         List<String> streamed = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> streamEnded = new CompletableFuture<>();
         CompletableFuture<String> queued;
@@ -557,6 +537,25 @@ class GatewayLlamaServerIT {
                 .stop());
         assertThat(stop.how()).isEqualTo(Stop.How.POD_STOPPED);
         assertThat(stop.traffic()).isEqualTo(new Stop.Traffic(1, 1, 0, 0));
+    }
+
+    /**
+     * A readygate of a test's own in front of the class's llama-server, gateway on, its exchanges recorded in
+     * {@link #exchanges}: started only once the class's is closed (two share Reactor Netty's global resources).
+     */
+    private static ConfigurableApplicationContext ownReadygate(String stateDir, String... settings) {
+        List<String> args = new java.util.ArrayList<>(List.of(
+                "--server.address=127.0.0.1",
+                "--server.port=0",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.engine.api-key-file=" + dir.resolve("api-key"),
+                "--readygate.state-dir=" + dir.resolve(stateDir),
+                "--readygate.gateway.enabled=true",
+                "--readygate.gateway.port=0",
+                "--readygate.restart.loop-hold=0s"));
+        args.addAll(List.of(settings));
+        return new SpringApplicationBuilder(ReadygateApplication.class, Listener.class)
+                .run(args.toArray(String[]::new));
     }
 
     /** The status and body of a one-token completion sent with {@code authorization}. */
