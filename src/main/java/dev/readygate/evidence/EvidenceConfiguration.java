@@ -95,9 +95,13 @@ class EvidenceConfiguration {
                 evidence.daemonSocketDir(),
                 daemonLog,
                 evidence.engineContainerFile(),
-                HttpClient.newBuilder()
-                        .connectTimeout(evidence.daemonHealthTimeout())
-                        .build(),
+                // Only with a daemon to ask: the JDK's client initializes TLS as it is built (about 60 ms of start-up
+                // and some hundreds of classes) and keeps a selector thread.
+                evidence.daemonHealthUrl() == null
+                        ? null
+                        : HttpClient.newBuilder()
+                                .connectTimeout(evidence.daemonHealthTimeout())
+                                .build(),
                 JsonMapper.builder().build(),
                 Schedulers.boundedElastic(),
                 evidence.daemonHealthTimeout(),

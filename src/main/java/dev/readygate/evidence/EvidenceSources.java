@@ -70,7 +70,7 @@ public final class EvidenceSources {
     private final @Nullable Path daemonSocketDir;
     private final @Nullable DaemonLog daemonLog;
     private final @Nullable Path engineContainerFile;
-    private final HttpClient http;
+    private final @Nullable HttpClient http;
     private final JsonMapper json;
     private final Scheduler blocking;
     private final Duration healthTimeout;
@@ -82,11 +82,14 @@ public final class EvidenceSources {
             @Nullable Path daemonSocketDir,
             @Nullable DaemonLog daemonLog,
             @Nullable Path engineContainerFile,
-            HttpClient http,
+            @Nullable HttpClient http,
             JsonMapper json,
             Scheduler blocking,
             Duration healthTimeout,
             Scheduler timer) {
+        if (daemonHealthUrl != null && http == null) {
+            throw new IllegalArgumentException("a daemon health URL needs a client to ask it with");
+        }
         this.snapshotDir = snapshotDir;
         this.daemonHealthUrl = daemonHealthUrl;
         this.daemonSocketDir = daemonSocketDir;
@@ -186,14 +189,15 @@ public final class EvidenceSources {
 
     private Mono<Boolean> daemonHealth() {
         URI url = daemonHealthUrl;
-        if (url == null) {
+        HttpClient client = http;
+        if (url == null || client == null) {
             return Mono.empty();
         }
         // The JDK's client, asynchronous: an occasional check needs no share of the web server's event loops.
         HttpRequest request =
                 HttpRequest.newBuilder(url).timeout(healthTimeout).GET().build();
         // The client's connect timeout and the request's bound each step; this bounds both, on readygate's timers.
-        return Mono.fromFuture(() -> http.sendAsync(request, HttpResponse.BodyHandlers.discarding()))
+        return Mono.fromFuture(() -> client.sendAsync(request, HttpResponse.BodyHandlers.discarding()))
                 .map(response -> response.statusCode() == 200)
                 .timeout(healthTimeout.multipliedBy(2), timer)
                 .onErrorReturn(false);
