@@ -209,8 +209,9 @@ public final class AdmissionRules {
             if (waiting.why() == Why.RETRY && mayServeAgain(s.state(), waiting.until())) {
                 return new Decision.Hold(Why.RETRY, waiting.until());
             }
+            // A retry is decided above (a start under way is one the engine may serve again from).
             if (underWay && s.hold() && expectedWithin(s, left, true)) {
-                return new Decision.Hold(waiting.why() == Why.RETRY ? Why.RETRY : Why.START, waiting.until());
+                return new Decision.Hold(Why.START, waiting.until());
             }
         } else if (serves && verifiedSince) {
             return new Decision.Reject(

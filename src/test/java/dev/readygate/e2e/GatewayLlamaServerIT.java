@@ -122,13 +122,7 @@ class GatewayLlamaServerIT {
                         "--readygate.gateway.between-events-timeout=2s");
         admin = ReadygateClients.client(readygate);
         awaitReady();
-        traffic = WebTestClient.bindToServer()
-                .baseUrl("http://127.0.0.1:"
-                        + java.util.Objects.requireNonNull(
-                                        readygate.getBean(GatewayMode.class).server())
-                                .port())
-                .responseTimeout(Duration.ofSeconds(30))
-                .build();
+        traffic = trafficClient(readygate, Duration.ofSeconds(30));
         direct = WebTestClient.bindToServer()
                 .baseUrl(engine.baseUrl())
                 .defaultHeader("Authorization", "Bearer " + KEY)
@@ -310,9 +304,7 @@ class GatewayLlamaServerIT {
 
     /** {@link #CLIENTS} clients streaming back to back through {@code gateway}'s traffic port. */
     private static StreamingClients clients(ConfigurableApplicationContext gateway) {
-        int port = java.util.Objects.requireNonNull(
-                        gateway.getBean(GatewayMode.class).server())
-                .port();
+        int port = trafficPort(gateway);
         String body = "{\"prompt\":\"" + PROMPT + "\",\"max_tokens\":16,\"ignore_eos\":true,\"temperature\":0,"
                 + "\"stream\":true}";
         return StreamingClients.start(
@@ -446,13 +438,7 @@ class GatewayLlamaServerIT {
             await().atMost(Duration.ofSeconds(90))
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> ReadygateClients.readyz(retryAdmin) == 200);
-            WebTestClient retryTraffic = WebTestClient.bindToServer()
-                    .baseUrl("http://127.0.0.1:"
-                            + java.util.Objects.requireNonNull(
-                                            retrying.getBean(GatewayMode.class).server())
-                                    .port())
-                    .responseTimeout(Duration.ofSeconds(90))
-                    .build();
+            WebTestClient retryTraffic = trafficClient(retrying, Duration.ofSeconds(90));
             WorkInFlight work = retrying.getBean(WorkInFlight.class);
             stream(retryTraffic, 1500)
                     .subscribe(streamed::add, streamEnded::completeExceptionally, () -> streamEnded.complete(null));
@@ -556,6 +542,21 @@ class GatewayLlamaServerIT {
         args.addAll(List.of(settings));
         return new SpringApplicationBuilder(ReadygateApplication.class, Listener.class)
                 .run(args.toArray(String[]::new));
+    }
+
+    /** {@code gateway}'s traffic port. */
+    private static int trafficPort(ConfigurableApplicationContext gateway) {
+        return java.util.Objects.requireNonNull(
+                        gateway.getBean(GatewayMode.class).server())
+                .port();
+    }
+
+    /** A client of {@code gateway}'s traffic port, waiting at most {@code timeout} for an answer. */
+    private static WebTestClient trafficClient(ConfigurableApplicationContext gateway, Duration timeout) {
+        return WebTestClient.bindToServer()
+                .baseUrl("http://127.0.0.1:" + trafficPort(gateway))
+                .responseTimeout(timeout)
+                .build();
     }
 
     /** The status and body of a one-token completion sent with {@code authorization}. */
