@@ -46,10 +46,11 @@ COPY --from=extract /build/extracted/snapshot-dependencies/ /build/extracted/app
 # cache below is skipped (with a warning) when the GC or the object headers differ from these.
 ENV JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms16m -Xmx128m -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=20 -XX:+UseCompactObjectHeaders -Xss512k -XX:ReservedCodeCacheSize=32m -XX:-UseCodeCacheFlushing -XX:MaxDirectMemorySize=64m -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 -XX:+ExitOnOutOfMemoryError -Dspring.aot.enabled=true" \
     READYGATE_STATE_DIR=/var/lib/readygate
-# AOT cache (JEP 483/514): one training run up to a refreshed context, with the flags above, records the classes loaded
-# and linked; later starts map them. It must be made by this image's JVM with this class path, hence here and not in
-# the first stage.
-RUN java -XX:AOTCacheOutput=/app/readygate.aot -Dspring.context.exit=onRefresh -jar readygate.jar \
+# AOT cache (JEP 483/514): one training run with the flags above records the classes loaded and linked; later starts
+# map them. The run (`aot-training`) starts the sidecar with its web server, lets its probe loop fail against no engine
+# for 2 s, asks /livez and /readyz as the kubelet does, and exits. It must be made by this image's JVM with this class
+# path, hence here and not in the first stage.
+RUN java -XX:AOTCacheOutput=/app/readygate.aot -jar readygate.jar aot-training \
         --readygate.engine.base-url=http://127.0.0.1:1 --readygate.state-dir=/tmp/aot-training --server.port=0 \
         >/tmp/aot-training.log 2>&1 \
     || { cat /tmp/aot-training.log; exit 1; } \

@@ -15,7 +15,8 @@ import org.springframework.context.annotation.FilterType;
 /**
  * readygate's entry point: the verified-readiness sidecar; with {@code simulate} as first argument, the standalone vLLM
  * engine simulator; with {@code check}, the one-shot check of an engine ({@link CheckLauncher}); with
- * {@code accept-model}, the operator's acceptance of the model the engine serves now ({@link AcceptLauncher}).
+ * {@code accept-model}, the operator's acceptance of the model the engine serves now ({@link AcceptLauncher}); with
+ * {@code aot-training}, the image build's training run for the JDK's AOT cache ({@link AotTraining}).
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan(basePackages = "dev.readygate.config")
@@ -44,6 +45,10 @@ public class ReadygateApplication {
         }
         SpringApplication application = new SpringApplication(ReadygateApplication.class);
         application.addListeners(new DemoBuiltAtRunTime());
+        if (args.length > 0 && args[0].equals(AotTraining.COMMAND)) {
+            System.exit(AotTraining.run(application, Arrays.copyOfRange(args, 1, args.length))
+                    .exitCode());
+        }
         application.run(args);
     }
 }

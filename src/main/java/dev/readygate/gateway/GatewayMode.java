@@ -47,6 +47,8 @@ public final class GatewayMode implements SmartLifecycle {
     private final TrafficEvents events;
     private @Nullable Running running;
     private boolean draining;
+    /** Whether the traffic port is open and not draining; read by the kubelet's probe without the lock. */
+    private volatile boolean takesTraffic;
 
     /** What runs while the traffic port is open; disposed together. */
     private record Running(TrafficResources resources, TrafficServer server) {}
@@ -118,6 +120,7 @@ public final class GatewayMode implements SmartLifecycle {
             throw e;
         }
         running = new Running(resources, server);
+        takesTraffic = true;
     }
 
     /** Closes the traffic port at once, cutting the exchanges in flight (no drain). */
@@ -140,6 +143,7 @@ public final class GatewayMode implements SmartLifecycle {
         synchronized (this) {
             open = draining ? null : running;
             draining = open != null;
+            takesTraffic = false;
         }
         if (open == null) {
             callback.run();
@@ -186,7 +190,17 @@ public final class GatewayMode implements SmartLifecycle {
         Running open = running;
         running = null;
         draining = false;
+        takesTraffic = false;
         return open;
+    }
+
+    /**
+     * Whether the traffic port is open and not draining: every request that reaches it is answered by readygate
+     * (forwarded, held, or refused with {@code Retry-After}), whatever the engine's state. What
+     * {@code /readyz/gateway} says. Never blocks.
+     */
+    public boolean takesTraffic() {
+        return takesTraffic;
     }
 
     @Override

@@ -9,6 +9,7 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import org.springframework.http.client.ReactorResourceFactory;
 import reactor.core.scheduler.Scheduler;
 import reactor.netty.NettyPipeline;
 import reactor.netty.resources.LoopResources;
@@ -32,29 +33,38 @@ public class ServerConfiguration {
     }
 
     /**
-     * The server's event loops, with a thread of its own that accepts connections: a new connection, the kubelet's
-     * probe among them, is taken at once even while the loops that read and answer requests are busy (a flood of
-     * clients reconnecting would otherwise queue it behind them). As many of those as Reactor Netty's default.
+     * The server's event loops, readygate's own, with a thread of its own that accepts connections: a new connection,
+     * the kubelet's probe among them, is taken at once even while the loops that read and answer requests are busy (a
+     * flood of clients reconnecting would otherwise queue it behind them). As many of those as Reactor Netty's default.
+     * Given through the resource factory, not a server customizer: Spring Boot's web server runs on its resource
+     * factory's loops whatever a customizer chose, and Boot's own factory's are Reactor Netty's global loops, shared with
+     * anything else in the JVM and disposed when any context that uses them closes.
      */
-    @Bean(destroyMethod = "dispose")
-    LoopResources readygateServerLoops() {
-        return LoopResources.create("readygate-http", 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true);
+    @Bean
+    ReactorResourceFactory reactorResourceFactory() {
+        ReactorResourceFactory factory = new ReactorResourceFactory();
+        factory.setUseGlobalResources(false);
+        factory.setLoopResourcesSupplier(
+                () -> LoopResources.create(LOOPS, 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true));
+        return factory;
     }
+
+    /** The server's event loops' thread name prefix. */
+    static final String LOOPS = "readygate-http";
 
     @Bean
     WebServerFactoryCustomizer<NettyReactiveWebServerFactory> readygateServerCustomizer(
-            ReadygateProperties properties, ConnectionGuard guard, LoopResources readygateServerLoops) {
-        return new Customizer(properties.server(), guard, readygateServerLoops);
+            ReadygateProperties properties, ConnectionGuard guard) {
+        return new Customizer(properties.server(), guard);
     }
 
     /** An ordered customizer: last, after Spring Boot's. */
-    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard, LoopResources loops)
+    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard)
             implements WebServerFactoryCustomizer<NettyReactiveWebServerFactory>, Ordered {
 
         @Override
         public void customize(NettyReactiveWebServerFactory factory) {
-            factory.addServerCustomizers(http -> http.runOn(loops)
-                    .idleTimeout(server.idleTimeout())
+            factory.addServerCustomizers(http -> http.idleTimeout(server.idleTimeout())
                     .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard)));
         }
 

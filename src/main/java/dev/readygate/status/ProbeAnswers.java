@@ -39,6 +39,9 @@ final class ProbeAnswers {
 
     private static final Answer ALIVE = liveness(LivenessState.CORRECT);
     private static final Answer BROKEN = liveness(LivenessState.BROKEN);
+    private static final Answer GATEWAY_TAKES_TRAFFIC = gateway(200, "UP", null);
+    private static final Answer GATEWAY_CLOSED = gateway(503, "OUT_OF_SERVICE", "traffic_port_closed");
+    private static final Answer GATEWAY_OFF = gateway(503, "OUT_OF_SERVICE", "gateway_off");
 
     private final Supplier<EngineState> engine;
     private final Supplier<ReadinessState> readiness;
@@ -78,6 +81,24 @@ final class ProbeAnswers {
     /** {@code /livez} now: never the engine's. */
     Answer liveness() {
         return liveness.get() == LivenessState.CORRECT ? ALIVE : BROKEN;
+    }
+
+    /**
+     * {@code /readyz/gateway} now: 200 while gateway mode's traffic port is open and not draining, whatever the
+     * engine's state (readygate answers each request itself: forwarded, held, or refused with {@code Retry-After});
+     * 503 with {@code traffic_port_closed} before it opens, while it drains and after, or with {@code gateway_off}.
+     */
+    static Answer gateway(boolean enabled, boolean takesTraffic) {
+        if (!enabled) {
+            return GATEWAY_OFF;
+        }
+        return takesTraffic ? GATEWAY_TAKES_TRAFFIC : GATEWAY_CLOSED;
+    }
+
+    private static Answer gateway(int status, String code, @Nullable String reason) {
+        String body = "{\"status\":\"" + code + "\""
+                + (reason == null ? "" : ",\"details\":{\"reason\":\"" + reason + "\"}") + "}";
+        return new Answer(status, body.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The readiness group as Actuator renders it: each component's status, Boot's aggregate and status code. */

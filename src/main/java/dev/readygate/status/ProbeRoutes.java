@@ -1,5 +1,7 @@
 package dev.readygate.status;
 
+import dev.readygate.config.ReadygateProperties;
+import dev.readygate.gateway.GatewayMode;
 import dev.readygate.readiness.EngineStateMachine;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
@@ -16,7 +18,8 @@ import reactor.netty.http.server.HttpServerResponse;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The kubelet's probes ({@code GET} and {@code HEAD} of {@code /readyz} and {@code /livez}) answered by Reactor Netty
+ * The kubelet's probes ({@code GET} and {@code HEAD} of {@code /readyz}, {@code /livez} and, for a pod whose
+ * readiness is gateway mode's traffic port, {@code /readyz/gateway}) answered by Reactor Netty
  * itself, as routes ahead of Spring's web stack on readygate's server: no exchange, no filter, no observation, no
  * health aggregation, only the bytes {@link ProbeAnswers} keeps, written on the event loop that read the request. A
  * probe so never waits behind Spring's work for other requests on its loop, and costs no allocation burst to the
@@ -28,6 +31,7 @@ class ProbeRoutes {
 
     static final String READYZ = "/readyz";
     static final String LIVEZ = "/livez";
+    static final String READYZ_GATEWAY = "/readyz/gateway";
 
     /** Actuator's own media type, what it answers unless the client asks for plain JSON. */
     static final String ACTUATOR_JSON = "application/vnd.spring-boot.actuator.v3+json";
@@ -39,13 +43,19 @@ class ProbeRoutes {
     }
 
     @Bean
-    WebServerFactoryCustomizer<NettyReactiveWebServerFactory> probeRoutesCustomizer(ProbeAnswers answers) {
+    WebServerFactoryCustomizer<NettyReactiveWebServerFactory> probeRoutesCustomizer(
+            ProbeAnswers answers, ReadygateProperties properties, GatewayMode gateway) {
+        boolean gatewayEnabled = properties.gateway().enabled();
         return factory -> factory.addRouteProviders(routes -> routes.route(
                         request -> probe(request, READYZ),
                         (request, response) -> answer(request, response, answers.readiness()))
                 .route(
                         request -> probe(request, LIVEZ),
-                        (request, response) -> answer(request, response, answers.liveness())));
+                        (request, response) -> answer(request, response, answers.liveness()))
+                .route(
+                        request -> probe(request, READYZ_GATEWAY),
+                        (request, response) -> answer(
+                                request, response, ProbeAnswers.gateway(gatewayEnabled, gateway.takesTraffic()))));
     }
 
     private static boolean probe(HttpServerRequest request, String path) {

@@ -31,7 +31,7 @@ class DockerfileFlagsTests {
         String dockerfile = Files.readString(Path.of("Dockerfile"));
 
         assertThat(dockerfile)
-                .contains("-XX:AOTCacheOutput=/app/readygate.aot -Dspring.context.exit=onRefresh")
+                .contains("-XX:AOTCacheOutput=/app/readygate.aot -jar readygate.jar aot-training")
                 .contains(
                         "ENTRYPOINT [\"java\", \"-XX:AOTCache=/app/readygate.aot\", \"-jar\", \"/app/readygate.jar\"]");
     }

@@ -19,9 +19,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -36,13 +40,21 @@ import org.springframework.context.ConfigurableApplicationContext;
  *       with no endpoint a request fails at once, as a connection to a Service without one is refused);
  *   <li><b>nginx</b> and <b>HAProxy</b> in front of the same engine, with their passive health on ({@link ProxyConfigs});
  *   <li><b>readygate's gateway</b> in front of an engine of its own (the pod with readygate), on which the same script
- *       runs at the same moments; its rollout is readygate's own stop (what SIGTERM does: the context closes, draining
- *       where drain exists), then the engine's, then a new readygate and engine.
+ *       runs at the same moments, reached through a modelled Service too: the pod's readiness is the kubelet's verdict
+ *       on readygate's {@code /readyz} as charts/readygate probes it (period 1 s, failure threshold 2), so a pod whose
+ *       engine is out long enough drops out of the Service as it would in a cluster. Its in-place rollout is the
+ *       chart's stop: the endpoint goes, readygate forwards as before for {@value #GATEWAY_PRE_STOP_MS} ms (its preStop)
+ *       and then stops (its context closes: the drain), then the engine's restart, then a new readygate.
  * </ul>
  *
- * One replica, replaced in place (a GPU pod with no spare GPU to surge onto). The engines are in-process simulators at
- * {@value #DECODE_MS} ms a token; the GPU fault lasts {@value #GPU_FAULT_S} s, then the engine is restarted (as a person
- * or a generation-aware liveness check would). Each client request is counted in the fault during whose window it ended.
+ * Steps one to four keep one replica, replaced in place (a GPU pod with no spare GPU to surge onto). The fifth, a
+ * rollout that surges, runs on the two paths a Service routes (no gateway, readygate): a new pod starts beside the old
+ * one, and once the Service sends it requests the old pod is deleted and stops as charts/readygate stops a pod
+ * (readygate's preStop, then its drain; the engine serves through its own preStop of {@value #ENGINE_PRE_STOP_MS} ms,
+ * the no-gateway pod's engine too). nginx and HAProxy stand for a proxy with one upstream, which has no second pod to
+ * go to; their clients stop before it. The engines are in-process simulators at {@value #DECODE_MS} ms a token; the GPU
+ * fault lasts {@value #GPU_FAULT_S} s, then the engine is restarted (as a person or a generation-aware liveness check
+ * would). Each client request is counted in the step during whose window it ended.
  */
 final class FailureCycleStage {
 
@@ -51,6 +63,10 @@ final class FailureCycleStage {
     static final long PROPAGATION_MS = 2_000;
     static final int GPU_FAULT_S = 8;
     static final Duration PAUSE_AFTER_FAILURE = Duration.ofMillis(500);
+    /** charts/readygate's {@code gateway.preStopSeconds}: readygate forwards as before this long after its pod ends. */
+    static final long GATEWAY_PRE_STOP_MS = 2_000;
+    /** charts/readygate's {@code engine.drainSeconds}: the engine's preStop, through which it still serves. */
+    static final long ENGINE_PRE_STOP_MS = 10_000;
 
     /** The cycle's steps, in order; {@code STEADY} is the window before the first fault. */
     enum Step {
@@ -58,7 +74,8 @@ final class FailureCycleStage {
         CRASH("crash"),
         GPU_FAULT("GPU fault"),
         CACHED_RESTART("cached restart"),
-        ROLLOUT("rollout");
+        ROLLOUT("rollout"),
+        SURGE_ROLLOUT("rollout with a surge");
 
         final String label;
 
@@ -92,21 +109,35 @@ final class FailureCycleStage {
     private final Clock clock = Clock.systemUTC();
     final Map<String, Object> results = new LinkedHashMap<>();
     final List<String> failures = new ArrayList<>();
+    /** Per leg: the steps it took part in (nginx and HAProxy stop before the surge). */
+    final Map<Leg, List<Step>> stepsTaken = new EnumMap<>(Leg.class);
     /** Per leg and step: the client requests' outcomes. */
     final Map<Leg, Map<Step, Map<Outcome, Long>>> counts = new EnumMap<>(Leg.class);
+    /** Per leg and step: why its requests failed or were cut (the status, 0 for none, and what the client saw). */
+    final Map<Leg, Map<Step, Map<String, Long>>> why = new EnumMap<>(Leg.class);
+    /** readygate's state changes, each pod's, as "pod N ms kind reason" (ms since the cycle began). */
+    final List<String> states = new CopyOnWriteArrayList<>();
     /** When each step began. */
     final Map<Step, Instant> began = new EnumMap<>(Step.class);
 
     private final List<Process> processes = new ArrayList<>();
     private final Map<Leg, StreamingClients> clients = new EnumMap<>(Leg.class);
-    private @Nullable RunningSimulator shared;
-    private @Nullable RunningSimulator own;
-    private @Nullable KubeletProber kubelet;
-    private volatile @Nullable ConfigurableApplicationContext readygate;
-    /** Whether the no-gateway pod serves as the Service sees it now (before propagation): kubelet ready, not ending. */
-    private final Timeline endpoint = new Timeline(false);
+    private final Map<Leg, StreamingClients> stopped = new EnumMap<>(Leg.class);
+    /** Every engine still running, closed at the end. */
+    private final List<RunningSimulator> engines = new CopyOnWriteArrayList<>();
 
-    private volatile boolean terminating;
+    private final List<KubeletProber> probers = new CopyOnWriteArrayList<>();
+    /** The no-gateway pod's kubelet (engine a's). */
+    private @Nullable KubeletProber kubelet;
+
+    /** The Service in front of the no-gateway pods. */
+    private final Service direct = new Service();
+
+    /** readygate's two paths: the pod's readiness on the engine (the chart's default), and on the traffic port. */
+    private final List<GatewayLeg> gateways = List.of(
+            new GatewayLeg(Leg.READYGATE, KubeletProber.Probe.READYGATE_READYZ, "b"),
+            new GatewayLeg(Leg.READYGATE_ON_GATEWAY, KubeletProber.Probe.READYGATE_GATEWAY, "c"));
+
     private volatile boolean closed;
     /** When the cycle ended: requests that end later are not counted. */
     private Instant end = Instant.MAX;
@@ -118,7 +149,44 @@ final class FailureCycleStage {
 
     /** A path's name here: the direct one goes through the modelled kubelet and Service. */
     static String label(Leg leg) {
-        return leg == Leg.DIRECT ? "no gateway (kubelet + Service)" : leg.label;
+        return switch (leg) {
+            case DIRECT -> "no gateway (kubelet + Service)";
+            case READYGATE -> "readygate gateway, pod readiness `/readyz` (engine)";
+            case READYGATE_ON_GATEWAY -> "readygate gateway, pod readiness `/readyz/gateway`";
+            default -> leg.label;
+        };
+    }
+
+    /**
+     * One path through readygate's gateway: its Service, the pod's engine and the readygate in front of it, and what
+     * the kubelet asks for the pod's readiness.
+     */
+    private final class GatewayLeg {
+        final Leg leg;
+        final KubeletProber.Probe probe;
+        final String name;
+        final Service service = new Service();
+        volatile @Nullable RunningSimulator engine;
+        volatile @Nullable ConfigurableApplicationContext readygate;
+        int traffic;
+
+        GatewayLeg(Leg leg, KubeletProber.Probe probe, String name) {
+            this.leg = leg;
+            this.probe = probe;
+            this.name = name;
+        }
+
+        RunningSimulator engine() {
+            return Objects.requireNonNull(engine);
+        }
+    }
+
+    /** Runs {@code action} for each of readygate's paths at once, and waits for all. */
+    private void eachGateway(java.util.function.Consumer<GatewayLeg> action) {
+        List<Thread> threads = gateways.stream()
+                .map(g -> Thread.ofPlatform().name("cycle-" + g.name).start(() -> action.accept(g)))
+                .toList();
+        threads.forEach(FailureCycleStage::join);
     }
 
     int clientsPerLeg() {
@@ -128,34 +196,44 @@ final class FailureCycleStage {
     void run(NoiseMonitor noise) {
         try {
             Files.createDirectories(dir);
-            RunningSimulator a = RunningSimulator.serving(dir.resolve("engine-a"), engineSettings());
-            shared = a;
-            RunningSimulator b = RunningSimulator.serving(dir.resolve("engine-b"), engineSettings());
-            own = b;
-            KubeletProber prober = new KubeletProber("127.0.0.1", a.port(), clock, 27);
-            kubelet = prober;
-            Thread.ofPlatform().daemon().name("service-endpoint").start(this::followEndpoint);
-            int traffic = FootprintStage.freePort();
-            startReadygate(b, traffic, true);
+            RunningSimulator a = engine("engine-a");
+            for (GatewayLeg g : gateways) {
+                g.engine = engine("engine-" + g.name);
+                g.traffic = FootprintStage.freePort();
+            }
+            Pod podA = new Pod(url(a.port()), prober(a.port(), KubeletProber.Probe.VLLM_HEALTH));
+            kubelet = podA.kubelet;
+            direct.pods.add(podA);
+            Thread.ofPlatform().daemon().name("service-endpoint").start(this::followEndpoints);
+            for (GatewayLeg g : gateways) {
+                startReadygate(g, g.engine(), g.traffic, "readygate-state-" + g.name, true);
+            }
             String body = StreamingClients.completion("Qwen/Qwen3-0.6B", TOKENS);
             Optional<Integer> nginx = nginx(noise, a.port());
             Optional<Integer> haproxy = haproxy(noise, a.port());
-            if (!Stack.await(() -> endpoint.current(), Duration.ofSeconds(30))) {
+            if (!Stack.await(
+                    () -> direct.reachable(clock.instant())
+                            && gateways.stream().allMatch(g -> g.service.reachable(clock.instant())),
+                    Duration.ofSeconds(30))) {
                 throw new IOException("the kubelet model never said ready");
             }
             noise.begin("failure cycle");
-            start(Leg.DIRECT, a.port(), body);
+            start(Leg.DIRECT, direct, body);
             nginx.ifPresent(port -> start(Leg.NGINX, port, body));
             haproxy.ifPresent(port -> start(Leg.HAPROXY, port, body));
-            start(Leg.READYGATE, traffic, body);
+            gateways.forEach(g -> start(g.leg, g.service, body));
             results.put(
                     "legs",
                     clients.keySet().stream().map(FailureCycleStage::label).toList());
             results.put("clients_per_leg", clientsPerLeg());
-            cycle(a, b, traffic);
+            cycle(a);
             noise.end();
             tally();
             Benchmark.progress("failure cycle: %s", counts);
+            Benchmark.progress("failure cycle, why: %s", why);
+            results.put("endpoints_ms", endpointChanges());
+            Benchmark.progress("failure cycle, endpoints: %s", results.get("endpoints_ms"));
+            results.put("readygate_states", List.copyOf(states));
         } catch (IOException | RuntimeException ex) {
             failures.add(ex.toString());
             Benchmark.progress("failure cycle failed: %s", ex);
@@ -166,20 +244,31 @@ final class FailureCycleStage {
                 noise.ownEnding(process.pid());
                 FootprintStage.stop(process);
             });
-            ConfigurableApplicationContext context = readygate;
-            if (context != null) {
-                context.close();
-            }
-            if (kubelet != null) {
-                kubelet.close();
-            }
-            if (shared != null) {
-                shared.close();
-            }
-            if (own != null) {
-                own.close();
-            }
+            gateways.forEach(g -> {
+                ConfigurableApplicationContext context = g.readygate;
+                if (context != null) {
+                    context.close();
+                }
+            });
+            probers.forEach(KubeletProber::close);
+            engines.forEach(RunningSimulator::close);
         }
+    }
+
+    private RunningSimulator engine(String name) {
+        RunningSimulator engine = RunningSimulator.serving(dir.resolve(name), engineSettings());
+        engines.add(engine);
+        return engine;
+    }
+
+    private KubeletProber prober(int port, KubeletProber.Probe probe) {
+        KubeletProber prober = new KubeletProber("127.0.0.1", port, probe, clock, 27 + probers.size());
+        probers.add(prober);
+        return prober;
+    }
+
+    private static URI url(int port) {
+        return URI.create("http://127.0.0.1:" + port + "/v1/completions");
     }
 
     /** The simulator of each pod: a start of a few seconds, a preload hit of about one, one rate per stream. */
@@ -196,69 +285,146 @@ final class FailureCycleStage {
         };
     }
 
-    /** The script, on both pods at once; each step waits until every path serves again, then a little more. */
-    private void cycle(RunningSimulator a, RunningSimulator b, int traffic) throws IOException {
+    /** The script, on every pod at once; each step waits until every path serves again, then a little more. */
+    private void cycle(RunningSimulator a) {
         began.put(Step.STEADY, clock.instant());
         Stack.pause(Duration.ofSeconds(5));
 
         step(Step.CRASH, () -> {
             int startA = a.latestStartNumber();
             a.crash();
+            gateways.forEach(g -> g.engine().crash());
             kubeletSees(a, startA);
-            b.crash();
         });
 
         step(Step.GPU_FAULT, () -> {
             a.fault("generation-fails", false);
-            b.fault("generation-fails", false);
+            gateways.forEach(g -> g.engine().fault("generation-fails", false));
             Stack.pause(Duration.ofSeconds(GPU_FAULT_S));
             a.clearFaults();
-            b.clearFaults();
+            gateways.forEach(g -> g.engine().clearFaults());
             int startA = a.latestStartNumber();
             kubeletTerminated();
             a.restart(StartupPath.COLD);
+            gateways.forEach(g -> g.engine().restart(StartupPath.COLD));
             kubeletSees(a, startA);
-            b.restart(StartupPath.COLD);
         });
 
         step(Step.CACHED_RESTART, () -> {
-            int startA = a.latestStartNumber();
-            kubeletTerminated();
-            a.restart(StartupPath.PRELOAD_HIT);
-            kubeletSees(a, startA);
-            // A planned restart: the operator's script announces it to readygate first (POST /gateway/drain answers
-            // once nothing is in flight), as the chart's docs say; nginx and HAProxy have no such thing.
-            announceEngineStop();
-            b.restart(StartupPath.PRELOAD_HIT);
-        });
-
-        step(Step.ROLLOUT, () -> {
-            // The pod without readygate: SIGTERM ends the engine at once; its endpoint goes when the Service hears.
             Thread podA = Thread.ofPlatform().start(() -> {
-                terminating = true;
                 int startA = a.latestStartNumber();
                 kubeletTerminated();
                 a.restart(StartupPath.PRELOAD_HIT);
                 kubeletSees(a, startA);
-                terminating = false;
             });
-            // The pod with readygate: readygate's own stop first (a drain, where it exists), then the engine's, then
-            // the new pod's readygate and engine.
-            ConfigurableApplicationContext old = readygate;
-            long stopping = System.nanoTime();
-            if (old != null) {
-                old.close();
+            // A planned restart: the operator's script announces it to readygate first (POST /gateway/drain answers
+            // once nothing is in flight), as the chart's docs say; nginx and HAProxy have no such thing.
+            eachGateway(g -> {
+                announceEngineStop(g);
+                g.engine().restart(StartupPath.PRELOAD_HIT);
+            });
+            join(podA);
+        });
+
+        step(Step.ROLLOUT, () -> {
+            // The pod without readygate: SIGTERM ends the engine at once; its endpoint goes when the Service hears.
+            Pod oldA = direct.pods.getFirst();
+            Thread podA = Thread.ofPlatform().start(() -> {
+                oldA.terminating = true;
+                int startA = a.latestStartNumber();
+                kubeletTerminated();
+                a.restart(StartupPath.PRELOAD_HIT);
+                kubeletSees(a, startA);
+                oldA.terminating = false;
+            });
+            // The pods with readygate: the endpoint goes; readygate forwards through its preStop, then stops (the
+            // drain), then the engine's restart, then the new pod's readygate.
+            eachGateway(g -> {
+                stopReadygate(g.service.pods.getLast(), g.readygate, "readygate_stop_ms_" + g.name);
+                g.engine().restart(StartupPath.PRELOAD_HIT);
+                startReadygate(g, g.engine(), g.traffic, "readygate-state-" + g.name, false);
+            });
+            join(podA);
+        });
+
+        // The surge: a new pod on each path a Service routes; nginx and HAProxy (one upstream) have nowhere to go.
+        for (Leg leg : List.of(Leg.NGINX, Leg.HAPROXY)) {
+            StreamingClients leaving = clients.remove(leg);
+            if (leaving != null) {
+                leaving.close();
+                stopped.put(leg, leaving);
             }
-            results.put("readygate_stop_ms", (System.nanoTime() - stopping) / 1_000_000);
-            b.restart(StartupPath.PRELOAD_HIT);
-            try {
-                startReadygate(b, traffic, false);
-            } catch (IOException ex) {
-                throw new java.io.UncheckedIOException(ex);
-            }
+        }
+        step(Step.SURGE_ROLLOUT, () -> {
+            Thread podA = Thread.ofPlatform().start(() -> surge(a));
+            eachGateway(this::surge);
             join(podA);
         });
         end = clock.instant();
+    }
+
+    /**
+     * A rollout that surges, on the no-gateway path: a new pod starts beside the old one; once the Service sends it
+     * requests, the old pod is deleted: its endpoint goes (learned late), and its engine serves through the preStop of
+     * charts/readygate's engine container, then stops.
+     */
+    private void surge(RunningSimulator a) {
+        long starting = System.nanoTime();
+        RunningSimulator fresh = engine("engine-a2");
+        Pod next = new Pod(url(fresh.port()), prober(fresh.port(), KubeletProber.Probe.VLLM_HEALTH));
+        direct.pods.add(next);
+        awaitReachable(next, starting, "a");
+        direct.pods.getFirst().terminating = true;
+        long deleted = System.nanoTime();
+        pauseUntil(deleted, ENGINE_PRE_STOP_MS);
+        a.close();
+        engines.remove(a);
+    }
+
+    /**
+     * A rollout that surges, on one of readygate's paths: a new pod (engine and readygate) starts beside the old one;
+     * once the Service sends it requests, the old pod is deleted and stops as charts/readygate stops a pod: readygate's
+     * preStop, then its drain; the engine serves through its own preStop, then stops.
+     */
+    private void surge(GatewayLeg g) {
+        long starting = System.nanoTime();
+        RunningSimulator old = g.engine();
+        Pod oldPod = g.service.pods.getLast();
+        ConfigurableApplicationContext oldReadygate = g.readygate;
+        RunningSimulator fresh = engine("engine-" + g.name + "2");
+        startReadygate(g, fresh, FootprintStage.freePort(), "readygate-state-" + g.name + "-surge", false);
+        awaitReachable(g.service.pods.getLast(), starting, g.name);
+        long deleted = System.nanoTime();
+        stopReadygate(oldPod, oldReadygate, "readygate_surge_stop_ms_" + g.name);
+        pauseUntil(deleted, ENGINE_PRE_STOP_MS);
+        old.close();
+        engines.remove(old);
+    }
+
+    private void awaitReachable(Pod pod, long starting, String name) {
+        if (!Stack.await(() -> pod.reachable(clock.instant()), Duration.ofSeconds(60))) {
+            failures.add(Step.SURGE_ROLLOUT.label + ": the new pod " + name + " was not in its Service within 60 s");
+        }
+        results.put("surge_new_pod_reachable_ms_" + name, (System.nanoTime() - starting) / 1_000_000);
+    }
+
+    private static void pauseUntil(long since, long millis) {
+        long left = since + millis * 1_000_000 - System.nanoTime();
+        if (left > 0) {
+            Stack.pause(Duration.ofNanos(left));
+        }
+    }
+
+    /** readygate's pod ends: its endpoint goes, readygate forwards through its preStop, then stops (the drain). */
+    private void stopReadygate(Pod pod, @Nullable ConfigurableApplicationContext context, String figure) {
+        pod.terminating = true;
+        Stack.pause(Duration.ofMillis(GATEWAY_PRE_STOP_MS));
+        long stopping = System.nanoTime();
+        if (context != null) {
+            context.close();
+        }
+        results.put(figure, (System.nanoTime() - stopping) / 1_000_000);
+        pod.kubelet.close();
     }
 
     private void step(Step step, Runnable action) {
@@ -266,12 +432,14 @@ final class FailureCycleStage {
         began.put(step, at);
         Benchmark.progress("failure cycle: %s", step.label);
         action.run();
-        // Every path serves again: a request sent after the action completed on each.
+        // Every path serves again: a request sent after the action completed on each (one sent after the step began
+        // may have been served through a preStop, before the pod's endpoint went).
+        Instant done = clock.instant();
         boolean back = Stack.await(
                 () -> clients.values().stream()
                         .allMatch(c -> c.requests().stream()
                                 .anyMatch(r -> r.outcome() == Outcome.COMPLETED
-                                        && r.sent().isAfter(at))),
+                                        && r.sent().isAfter(done))),
                 Duration.ofSeconds(90));
         if (!back) {
             failures.add(step.label + ": not every path served again within 90 s");
@@ -297,41 +465,110 @@ final class FailureCycleStage {
         }
     }
 
-    /** The Service's view: the kubelet's verdict, and no endpoint for a pod that is terminating. */
-    private void followEndpoint() {
+    /**
+     * Each pod's endpoint as its Service saw it (before propagation): the milliseconds since the cycle began at which it
+     * came and went, and when each step began.
+     */
+    private Map<String, Object> endpointChanges() {
+        Instant zero = began.getOrDefault(Step.STEADY, Instant.EPOCH);
+        Map<String, Object> out = new LinkedHashMap<>();
+        began.forEach(
+                (step, at) -> out.put(step.label, Duration.between(zero, at).toMillis()));
+        Map<String, Service> services = new LinkedHashMap<>();
+        services.put("no gateway", direct);
+        gateways.forEach(g -> services.put("readygate " + g.name, g.service));
+        for (Map.Entry<String, Service> service : services.entrySet()) {
+            for (int i = 0; i < service.getValue().pods.size(); i++) {
+                out.put(
+                        service.getKey() + " pod " + i,
+                        service.getValue().pods.get(i).endpoint.changes().stream()
+                                .map(change -> (change.value() ? "+" : "-")
+                                        + Duration.between(zero, change.at()).toMillis())
+                                .toList());
+            }
+        }
+        return out;
+    }
+
+    /** The Services' view, every 5 ms: each pod's kubelet verdict, and no endpoint for a pod that is terminating. */
+    private void followEndpoints() {
         while (!closed) {
-            KubeletProber prober = kubelet;
-            boolean serving = prober != null && prober.ready().current() && !terminating;
-            endpoint.set(clock.instant(), serving);
+            Instant now = clock.instant();
+            direct.pods.forEach(pod -> pod.follow(now));
+            gateways.forEach(g -> g.service.pods.forEach(pod -> pod.follow(now)));
             LockSupport.parkNanos(5_000_000);
         }
     }
 
-    /** Whether a client reaches the pod at {@code at}: the Service's view {@value #PROPAGATION_MS} ms ago. */
-    private boolean reachable(Instant at) {
-        return endpoint.valueAt(at.minusMillis(PROPAGATION_MS));
+    /**
+     * One pod as a Service sees it: an endpoint while its kubelet says ready and it is not terminating, learned
+     * {@value #PROPAGATION_MS} ms late (until then clients still reach it).
+     */
+    private static final class Pod {
+        final URI url;
+        final KubeletProber kubelet;
+        final Timeline endpoint = new Timeline(false);
+        volatile boolean terminating;
+
+        Pod(URI url, KubeletProber kubelet) {
+            this.url = url;
+            this.kubelet = kubelet;
+        }
+
+        void follow(Instant now) {
+            endpoint.set(now, kubelet.ready().current() && !terminating);
+        }
+
+        boolean reachable(Instant at) {
+            return endpoint.valueAt(at.minusMillis(PROPAGATION_MS));
+        }
     }
 
-    private void start(Leg leg, int port, String body) {
-        URI url = URI.create("http://127.0.0.1:" + port + "/v1/completions");
+    /** A Service: each request goes to one of the pods reachable when it is sent, in turn; with none it fails at once. */
+    private static final class Service {
+        final List<Pod> pods = new CopyOnWriteArrayList<>();
+        private final AtomicInteger turn = new AtomicInteger();
+
+        boolean reachable(Instant at) {
+            return pods.stream().anyMatch(pod -> pod.reachable(at));
+        }
+
+        URI pick(Instant at) {
+            List<Pod> reachable = pods.stream().filter(pod -> pod.reachable(at)).toList();
+            List<Pod> from = reachable.isEmpty() ? pods : reachable;
+            return from.get(Math.floorMod(turn.getAndIncrement(), from.size())).url;
+        }
+    }
+
+    private void start(Leg leg, Service service, String body) {
+        stepsTaken.put(leg, List.of(Step.values()));
         clients.put(
                 leg,
                 StreamingClients.start(
-                        () -> url,
+                        () -> service.pick(clock.instant()),
                         clientsPerLeg(),
                         body,
                         Map.of(),
                         PAUSE_AFTER_FAILURE,
-                        leg == Leg.DIRECT ? this::reachable : at -> true));
+                        service::reachable));
+    }
+
+    /** A leg straight to a proxy's port: always reachable, taking every step but the surge. */
+    private void start(Leg leg, int port, String body) {
+        URI url = url(port);
+        stepsTaken.put(leg, List.of(Step.STEADY, Step.CRASH, Step.GPU_FAULT, Step.CACHED_RESTART, Step.ROLLOUT));
+        clients.put(
+                leg,
+                StreamingClients.start(() -> url, clientsPerLeg(), body, Map.of(), PAUSE_AFTER_FAILURE, at -> true));
     }
 
     /** {@code POST /gateway/drain} to the pod's readygate, from the pod itself: answered once nothing is in flight. */
-    private void announceEngineStop() {
-        ConfigurableApplicationContext running = readygate;
+    private void announceEngineStop(GatewayLeg g) {
+        ConfigurableApplicationContext running = g.readygate;
         if (running == null) {
             return;
         }
-        String port = running.getEnvironment().getProperty("local.server.port");
+        int port = adminPort(running);
         long announcing = System.nanoTime();
         try {
             java.net.http.HttpResponse<String> answer = java.net.http.HttpClient.newHttpClient()
@@ -352,25 +589,49 @@ final class FailureCycleStage {
             Thread.currentThread().interrupt();
             failures.add("cached restart: interrupted while announcing");
         }
-        results.put("readygate_announced_drain_ms", (System.nanoTime() - announcing) / 1_000_000);
+        results.put("readygate_announced_drain_ms_" + g.name, (System.nanoTime() - announcing) / 1_000_000);
     }
 
-    /** Starts a readygate (in this JVM, as the pod's new container) and, when asked to, waits until it says ready. */
-    private void startReadygate(RunningSimulator engine, int traffic, boolean awaitReady) throws IOException {
+    /**
+     * Starts a readygate in front of {@code engine} (in this JVM, as a pod's new container) and its pod in the path's
+     * Service, the kubelet asking what the path's pod readiness follows; when asked to, waits until it says ready.
+     */
+    private void startReadygate(
+            GatewayLeg g, RunningSimulator engine, int traffic, String stateDir, boolean awaitReady) {
         Timeline ready = new Timeline(false);
-        ConfigurableApplicationContext context = Stack.readygate(
-                readygateSettings(engine, dir.resolve("readygate-state"), traffic),
-                state -> ready.set(state.since(), state.acceptsTraffic()));
-        readygate = context;
+        String pod = g.name + g.service.pods.size();
+        ConfigurableApplicationContext context =
+                Stack.readygate(readygateSettings(engine, dir.resolve(stateDir), traffic), state -> {
+                    ready.set(state.since(), state.acceptsTraffic());
+                    Instant zero = began.get(Step.STEADY);
+                    states.add(pod + " "
+                            + (zero == null
+                                    ? "-"
+                                    : Duration.between(zero, state.since()).toMillis()) + " " + state.kind()
+                            + (state.reason() == null
+                                    ? ""
+                                    : " " + state.reason().value()));
+                });
+        g.readygate = context;
+        g.engine = engine;
+        g.service.pods.add(new Pod(url(traffic), prober(adminPort(context), g.probe)));
         if (awaitReady && !Stack.await(ready::current, Duration.ofSeconds(60))) {
-            throw new IOException("readygate did not say ready within 60 s");
+            throw new IllegalStateException("readygate did not say ready within 60 s");
         }
+    }
+
+    /** readygate's own port (its web server's), where the kubelet and the operator reach it. */
+    private static int adminPort(ConfigurableApplicationContext context) {
+        return ((WebServerApplicationContext) context).getWebServer().getPort();
     }
 
     /** Each leg's requests, by the step in whose window they ended. */
     private void tally() {
         List<Map.Entry<Step, Instant>> windows = new ArrayList<>(began.entrySet());
-        clients.forEach((leg, traffic) -> {
+        Map<Leg, StreamingClients> all = new EnumMap<>(Leg.class);
+        all.putAll(stopped);
+        all.putAll(clients);
+        all.forEach((leg, traffic) -> {
             Map<Step, Map<Outcome, Long>> byStep = new EnumMap<>(Step.class);
             for (Step step : Step.values()) {
                 Map<Outcome, Long> zero = new EnumMap<>(Outcome.class);
@@ -379,6 +640,7 @@ final class FailureCycleStage {
                 }
                 byStep.put(step, zero);
             }
+            Map<Step, Map<String, Long>> whyByStep = new EnumMap<>(Step.class);
             for (StreamingClients.Request request : traffic.requests()) {
                 if (request.ended().isAfter(end)) {
                     continue;
@@ -391,9 +653,15 @@ final class FailureCycleStage {
                 }
                 if (step != null) {
                     byStep.get(step).merge(request.outcome(), 1L, Long::sum);
+                    if (request.outcome() == Outcome.FAILED || request.outcome() == Outcome.CUT) {
+                        whyByStep
+                                .computeIfAbsent(step, s -> new LinkedHashMap<>())
+                                .merge(request.status() + " " + request.detail(), 1L, Long::sum);
+                    }
                 }
             }
             counts.put(leg, byStep);
+            why.put(leg, whyByStep);
         });
     }
 
@@ -453,6 +721,7 @@ final class FailureCycleStage {
             bySteps.forEach((step, byOutcome) -> {
                 Map<String, Object> row = new LinkedHashMap<>();
                 byOutcome.forEach((outcome, n) -> row.put(outcome.name().toLowerCase(Locale.ROOT), n));
+                row.put("why", why.getOrDefault(leg, Map.of()).getOrDefault(step, Map.of()));
                 steps.put(step.label, row);
             });
             out.put(label(leg), steps);

@@ -243,9 +243,9 @@ final class FootprintStage {
     }
 
     /**
-     * Training runs: readygate starts with {@code -Dspring.context.exit=onRefresh} (the context refreshes, then the
-     * JVM exits) and writes the archive, as the Dockerfile does; each AOT cache is trained with the flags it is used
-     * with.
+     * Training runs: readygate starts with {@code aot-training} (it serves, is asked {@code /livez} and
+     * {@code /readyz}, then exits) and writes the archive, as the Dockerfile does; each AOT cache is trained with the
+     * flags it is used with.
      */
     private void train() throws IOException, InterruptedException {
         Path aot = dir.resolve("aot");
@@ -267,9 +267,9 @@ final class FootprintStage {
         List<String> command = new ArrayList<>();
         command.add(java());
         command.addAll(jvm);
-        command.add("-Dspring.context.exit=onRefresh");
         command.add("-jar");
         command.add(dir.resolve("app").resolve("readygate.jar").toString());
+        command.add("aot-training");
         command.addAll(readygateArgs(freePort(), "train-" + name));
         command.addAll(app);
         run(command, dir.resolve("train-" + name + ".log"), Duration.ofMinutes(3));

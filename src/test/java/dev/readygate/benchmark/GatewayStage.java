@@ -52,7 +52,9 @@ final class GatewayStage {
         DIRECT("direct"),
         NGINX("nginx"),
         HAPROXY("HAProxy"),
-        READYGATE("readygate gateway");
+        READYGATE("readygate gateway"),
+        /** The failure cycle's second readygate path: the pod's readiness on the traffic port. */
+        READYGATE_ON_GATEWAY("readygate gateway, pod readiness on the traffic port");
 
         final String label;
 

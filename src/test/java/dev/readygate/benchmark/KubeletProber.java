@@ -13,9 +13,10 @@ import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The baseline: the kubelet's readiness prober on vLLM's {@code /health}, as the vLLM production-stack chart configures
- * it (period 5 s, timeout 1 s, success threshold 1, failure threshold 3, initial delay 0), with the kubelet's own
- * semantics (pkg/kubelet/prober/worker.go):
+ * The kubelet's readiness prober: by default the baseline, on vLLM's {@code /health} as the vLLM production-stack chart
+ * configures it ({@link Probe#VLLM_HEALTH}: period 5 s, timeout 1 s, success threshold 1, failure threshold 3, initial
+ * delay 0); or on readygate's {@code /readyz} as this project's chart configures it ({@link Probe#READYGATE_READYZ}),
+ * with the kubelet's own semantics (pkg/kubelet/prober/worker.go):
  *
  * <ul>
  *   <li>a new container starts not ready (a readiness worker's initial value is Failure);
@@ -34,14 +35,26 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class KubeletProber implements AutoCloseable {
 
-    static final Duration PERIOD = Duration.ofSeconds(5);
     static final Duration TIMEOUT = Duration.ofSeconds(1);
     static final int SUCCESS_THRESHOLD = 1;
-    static final int FAILURE_THRESHOLD = 3;
     static final Duration PLEG_RELIST = Duration.ofSeconds(1);
+
+    /** What the kubelet probes, how often, and how many failures in a row take the pod out. */
+    record Probe(String path, Duration period, int failureThreshold) {
+
+        /** vLLM's {@code /health}, as the vLLM production-stack chart probes it. */
+        static final Probe VLLM_HEALTH = new Probe("/health", Duration.ofSeconds(5), 3);
+
+        /** readygate's {@code /readyz}, as charts/readygate's {@code readygate.readinessProbe} sets it. */
+        static final Probe READYGATE_READYZ = new Probe("/readyz", Duration.ofSeconds(1), 2);
+
+        /** readygate's {@code /readyz/gateway}, with {@code gateway.podReadiness: gateway}, at the same settings. */
+        static final Probe READYGATE_GATEWAY = new Probe("/readyz/gateway", Duration.ofSeconds(1), 2);
+    }
 
     private final String host;
     private final int port;
+    private final Probe probe;
     private final Clock clock;
     private final SplittableRandom random;
     private final Timeline ready = new Timeline(false);
@@ -58,8 +71,13 @@ final class KubeletProber implements AutoCloseable {
     private long probes;
 
     KubeletProber(String host, int port, Clock clock, long seed) {
+        this(host, port, Probe.VLLM_HEALTH, clock, seed);
+    }
+
+    KubeletProber(String host, int port, Probe probe, Clock clock, long seed) {
         this.host = host;
         this.port = port;
+        this.probe = probe;
         this.clock = clock;
         this.random = new SplittableRandom(seed);
         this.nextProbeNanos = System.nanoTime() + randomPhase();
@@ -95,7 +113,7 @@ final class KubeletProber implements AutoCloseable {
     }
 
     private long randomPhase() {
-        return (long) (random.nextDouble() * PERIOD.toNanos());
+        return (long) (random.nextDouble() * probe.period().toNanos());
     }
 
     private void run() {
@@ -131,7 +149,7 @@ final class KubeletProber implements AutoCloseable {
                     long now = System.nanoTime();
                     // A Go ticker drops ticks it could not deliver: the next tick is the next multiple of the period.
                     while (nextProbeNanos <= now) {
-                        nextProbeNanos += PERIOD.toNanos();
+                        nextProbeNanos += probe.period().toNanos();
                     }
                 }
             }
@@ -146,13 +164,13 @@ final class KubeletProber implements AutoCloseable {
             haveLastResult = true;
             resultRun = 1;
         }
-        if ((!result && resultRun < FAILURE_THRESHOLD) || (result && resultRun < SUCCESS_THRESHOLD)) {
+        if ((!result && resultRun < probe.failureThreshold()) || (result && resultRun < SUCCESS_THRESHOLD)) {
             return;
         }
         ready.set(at, result);
     }
 
-    /** One HTTP probe: GET /health on a new connection, success on 2xx/3xx within the timeout. */
+    /** One HTTP probe: GET of the probe's path on a new connection, success on 2xx/3xx within the timeout. */
     private boolean probeOnce() {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         try (Socket socket = new Socket()) {
@@ -160,7 +178,7 @@ final class KubeletProber implements AutoCloseable {
             int left = (int) Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
             socket.setSoTimeout(left);
             OutputStream out = socket.getOutputStream();
-            out.write(("GET /health HTTP/1.1\r\nHost: " + host + ":" + port
+            out.write(("GET " + probe.path() + " HTTP/1.1\r\nHost: " + host + ":" + port
                             + "\r\nUser-Agent: kube-probe/1.33\r\nAccept: */*\r\nConnection: close\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();

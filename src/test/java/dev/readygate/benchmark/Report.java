@@ -682,15 +682,22 @@ final class Report {
         line("## 3g. Failed client requests over one failure cycle");
         line();
         line("One scripted cycle (a crash, a GPU fault of " + FailureCycleStage.GPU_FAULT_S + " s, a cached restart, a"
-                + " rollout) under steady load (" + stage.clientsPerLeg() + " clients per path streaming "
+                + " rollout in place, a rollout with a surge) under steady load (" + stage.clientsPerLeg()
+                + " clients per path streaming "
                 + FailureCycleStage.TOKENS + " tokens at " + FailureCycleStage.DECODE_MS + " ms a token back to back,"
                 + " pausing " + FailureCycleStage.PAUSE_AFTER_FAILURE.toMillis() + " ms after a request that did not"
                 + " complete), all paths at once: no gateway (the kubelet model on `/health` and a Service endpoint"
                 + " delay of " + FailureCycleStage.PROPAGATION_MS + " ms), nginx and HAProxy in front of the same"
-                + " engine, readygate's gateway in front of an engine of its own that gets the same script. A request"
-                + " counts in the step in whose window it ended. Failed = cut mid-stream + failed otherwise; refused ="
-                + " 503 with `Retry-After`. readygate's own stop in the rollout took "
-                + v(stage.results.get("readygate_stop_ms")) + " ms.");
+                + " engine, and readygate's gateway twice, each in front of an engine of its own that gets the same"
+                + " script, behind a modelled Service too: the kubelet on `/readyz` (the engine verified; charts/readygate's"
+                + " default) or on `/readyz/gateway` (the traffic port open; `gateway.podReadiness: gateway`). The surge"
+                + " starts a new pod beside the old on the paths a Service routes, then stops the old one as"
+                + " charts/readygate does (readygate's preStop of " + FailureCycleStage.GATEWAY_PRE_STOP_MS + " ms, its"
+                + " drain; the engines' preStop of " + FailureCycleStage.ENGINE_PRE_STOP_MS + " ms); nginx and HAProxy,"
+                + " with one upstream, are not in it. A request counts in the step in whose window it ended. Failed ="
+                + " cut mid-stream + failed otherwise; refused = 503 with `Retry-After`. readygate's own stop (its"
+                + " drain) took " + v(stage.results.get("readygate_stop_ms_b")) + " ms in the rollout in place and "
+                + v(stage.results.get("readygate_surge_stop_ms_b")) + " ms in the surge.");
         line();
         if (!stage.failures.isEmpty()) {
             line("**Failed**: " + stage.failures + ".");
@@ -706,15 +713,21 @@ final class Report {
         line(rule.toString());
         stage.counts.forEach((leg, bySteps) -> {
             StringBuilder row = new StringBuilder("| " + FailureCycleStage.label(leg) + " |");
-            bySteps.forEach((step, c) -> row.append(' ')
-                    .append(c.get(StreamingClients.Outcome.CUT) + c.get(StreamingClients.Outcome.FAILED))
-                    .append(" (")
-                    .append(c.get(StreamingClients.Outcome.CUT))
-                    .append(") / ")
-                    .append(c.get(StreamingClients.Outcome.REFUSED))
-                    .append(" / ")
-                    .append(c.get(StreamingClients.Outcome.COMPLETED))
-                    .append(" |"));
+            bySteps.forEach((step, c) -> {
+                if (!stage.stepsTaken.getOrDefault(leg, List.of()).contains(step)) {
+                    row.append(" not modelled |");
+                    return;
+                }
+                row.append(' ')
+                        .append(c.get(StreamingClients.Outcome.CUT) + c.get(StreamingClients.Outcome.FAILED))
+                        .append(" (")
+                        .append(c.get(StreamingClients.Outcome.CUT))
+                        .append(") / ")
+                        .append(c.get(StreamingClients.Outcome.REFUSED))
+                        .append(" / ")
+                        .append(c.get(StreamingClients.Outcome.COMPLETED))
+                        .append(" |");
+            });
             line(row.toString());
         });
         line();
@@ -753,7 +766,8 @@ final class Report {
                 + " Spring's AOT-processed bean definitions (`process-aot`: the context's beans are decided at build"
                 + " time, not by evaluating conditions and reflecting at start); the image extracts the jar (the layout"
                 + " the JDK's AOT cache can hold application classes for), makes one training run with its own flags"
-                + " (`-XX:AOTCacheOutput`, `-Dspring.context.exit=onRefresh`: the context refreshes and the JVM exits; no"
+                + " (`-XX:AOTCacheOutput` and `aot-training`: the sidecar starts, its web server serves, its probe loop"
+                + " fails against no engine for 2 s, `/livez` and `/readyz` are asked once, and the JVM exits; no"
                 + " engine needed) and starts with the cache and these flags in `JDK_JAVA_OPTIONS`:");
         line();
         line("```");

@@ -494,6 +494,33 @@ class HelmChartTests {
     }
 
     /**
+     * With the gateway on, the pod's readiness follows the engine by default ({@code /readyz}), or, with
+     * {@code gateway.podReadiness: gateway}, readygate's traffic port ({@code /readyz/gateway}), on readygate's own port
+     * either way; the latter without the gateway is refused, naming both values.
+     */
+    @Test
+    void thePodsReadinessFollowsTheEngineOrWithGatewayPodReadinessTheTrafficPort() throws IOException {
+        Probe byDefault = container(
+                        pod(StrictManifests.read(Chart.template(workDir, "gateway:\n  enabled: true\n"))), "readygate")
+                .getReadinessProbe();
+        assertThat(byDefault.getHttpGet().getPath()).isEqualTo("/readyz");
+
+        Probe onTheGateway = container(
+                        pod(StrictManifests.read(
+                                Chart.template(workDir, "gateway:\n  enabled: true\n  podReadiness: gateway\n"))),
+                        "readygate")
+                .getReadinessProbe();
+        assertThat(onTheGateway.getHttpGet().getPath()).isEqualTo("/readyz/gateway");
+        assertThat(onTheGateway.getHttpGet().getPort().getStrVal()).isEqualTo("readygate");
+        assertThat(onTheGateway.getPeriodSeconds()).isEqualTo(byDefault.getPeriodSeconds());
+
+        assertThat(catchThrowable(() -> Chart.template(workDir, "gateway:\n  podReadiness: gateway\n")))
+                .hasMessageContaining("gateway.podReadiness gateway needs gateway.enabled");
+        assertThat(catchThrowable(() -> Chart.template(workDir, "gateway:\n  enabled: true\n  podReadiness: pod\n")))
+                .hasMessageContaining("podReadiness");
+    }
+
+    /**
      * Gateway mode's stop (issue 27, item 4) fits the pod's: readygate forwards as before through its preStop sleep
      * ({@code gateway.preStopSeconds}, while endpoints and clients forget the pod), then on SIGTERM drains for
      * {@code readygate.gateway.drain-timeout}; the two together are shorter than the engine's preStop, during which the

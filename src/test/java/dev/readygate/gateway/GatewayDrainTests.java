@@ -99,6 +99,15 @@ class GatewayDrainTests {
      * The simulator at 20 ms a token, and readygate with its gateway in front of it, draining for 3 s; returns once the
      * engine is verified ready and its start recorded.
      */
+    private static int status(WebTestClient client, String path) {
+        return client.get()
+                .uri(path)
+                .exchange()
+                .returnResult(String.class)
+                .getStatus()
+                .value();
+    }
+
     private void start() {
         gateway = GatewayReadygate.start(
                 RunningSimulator.serving(
@@ -130,10 +139,20 @@ class GatewayDrainTests {
                 .until(() -> shortStreams.stream().allMatch(s -> s.tokenEvents() > 0) && longStream.tokenEvents() > 0);
         assertThat(shortStreams).noneMatch(ClientStream::whole);
 
+        assertThat(status(admin, "/readyz/gateway")).isEqualTo(200);
         CompletableFuture<Void> closed = CompletableFuture.runAsync(readygate::close);
 
-        // Draining: readiness says 503 on readygate's own port, and the traffic port refuses new requests.
+        // Draining: readiness says 503 on readygate's own port, the gateway's too (the pod readiness that
+        // gateway.podReadiness: gateway chooses), and the traffic port refuses new requests.
         await().atMost(Duration.ofSeconds(3)).until(() -> ReadygateClients.readyz(admin) == 503);
+        admin.get()
+                .uri("/readyz/gateway")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(503)
+                .expectBody()
+                .jsonPath("$.details.reason")
+                .isEqualTo("traffic_port_closed");
         WebTestClient.bindToServer()
                 .baseUrl("http://127.0.0.1:" + port)
                 .build()
@@ -190,6 +209,10 @@ class GatewayDrainTests {
 
         engine.crash();
 
+        // The engine is down, so /readyz says 503; the traffic port still takes requests (and refuses them with
+        // Retry-After), so /readyz/gateway stays 200.
+        await().atMost(Duration.ofSeconds(5)).until(() -> ReadygateClients.readyz(admin) == 503);
+        assertThat(status(admin, "/readyz/gateway")).isEqualTo(200);
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> records.history().stream()
                         .anyMatch(r -> r.id().equals(startId)

@@ -92,4 +92,17 @@ class ProbeAnswersTests {
         assertThat(ProbeRoutes.contentType("application/vnd.spring-boot.actuator.v3+json, application/json"))
                 .isEqualTo(ProbeRoutes.ACTUATOR_JSON);
     }
+
+    @Test
+    void theGatewaysReadinessIsItsTrafficPortNotTheEngine() {
+        assertThat(ProbeAnswers.gateway(true, true).status()).isEqualTo(200);
+        assertThat(new String(ProbeAnswers.gateway(true, true).json(), java.nio.charset.StandardCharsets.UTF_8))
+                .isEqualTo("{\"status\":\"UP\"}");
+        assertThat(ProbeAnswers.gateway(true, false).status()).isEqualTo(503);
+        assertThat(new String(ProbeAnswers.gateway(true, false).json(), java.nio.charset.StandardCharsets.UTF_8))
+                .contains("traffic_port_closed");
+        assertThat(ProbeAnswers.gateway(false, true).status()).isEqualTo(503);
+        assertThat(new String(ProbeAnswers.gateway(false, false).json(), java.nio.charset.StandardCharsets.UTF_8))
+                .contains("gateway_off");
+    }
 }
