@@ -134,6 +134,15 @@ final class CanaryProbe {
                             "the canary stream carried an error event: " + error)
                     .withMeasurement(measurement));
         }
+        if (ProbeReport.ABORTED.equals(answer.finishReason())) {
+            // Cut short by the engine, not answered: comparing what came would latch a correct engine out.
+            return Mono.fromSupplier(() -> ProbeReport.failed(
+                            ProbeKind.CANARY,
+                            clock.instant(),
+                            Reason.ENGINE_ABORTED,
+                            ProbeReport.abortedDetail("canary"))
+                    .withMeasurement(measurement));
+        }
         CanaryAnswer actual = new CanaryAnswer(
                 answer.tokenIds(),
                 answer.text(),

@@ -31,6 +31,15 @@ public record ProbeReport(
         @Nullable Measurement measurement,
         @Nullable CanaryComparison canary) {
 
+    /** The {@code finish_reason} of a request the engine ended itself (vLLM's {@code FinishReason.ABORT}). */
+    static final String ABORTED = "abort";
+
+    /** What a probe the engine aborted says: whose, and why it is no verdict. */
+    static String abortedDetail(String probe) {
+        return "the engine aborted the " + probe + " (finish_reason abort: vLLM's sleep and pause abort the requests in"
+                + " flight by default); no verdict on what it generates";
+    }
+
     /** The reasons a probe fails with (the metrics count each from the start). */
     public static final Set<Reason> FAILURE_REASONS = Set.copyOf(EnumSet.of(
             Reason.ENGINE_DOWN,
@@ -48,6 +57,7 @@ public record ProbeReport(
             Reason.PROMPT_TOKENS_UNPROVEN,
             Reason.COMPLETION_TOKENS_MISMATCH,
             Reason.UNEXPECTED_FINISH_REASON,
+            Reason.ENGINE_ABORTED,
             Reason.SLOW,
             Reason.CANARY_MISMATCH,
             Reason.PROBE_EXCEEDS_CONTEXT,

@@ -199,6 +199,9 @@ final class RepresentativeProbe {
                             .latch()
                     : fail(Reason.ERROR_EVENT, "the stream carried an error event: " + error);
         }
+        if (ProbeReport.ABORTED.equals(answer.finishReason())) {
+            return fail(Reason.ENGINE_ABORTED, ProbeReport.abortedDetail("representative probe"));
+        }
         Integer promptTokens = answer.promptTokens();
         Integer completionTokens = answer.completionTokens();
         if (promptTokens == null || completionTokens == null) {

@@ -60,6 +60,11 @@ public enum Reason {
     COMPLETION_TOKENS_MISMATCH,
     /** The probe finished for another reason than {@code length}. */
     UNEXPECTED_FINISH_REASON,
+    /**
+     * The engine ended the probe itself ({@code finish_reason} {@code abort}): vLLM's sleep and pause abort the
+     * requests in flight by default. No verdict on what the engine generates: never a canary mismatch.
+     */
+    ENGINE_ABORTED,
     /** The probe was correct but slower than the configured objective. */
     SLOW,
     /** The canary's answer differs from the expected one: wrong weights, or a broken engine. */

@@ -149,26 +149,32 @@ final class EngineApi {
     }
 
     /**
-     * {@code POST /sleep?level=N} (default 1; the query string only, a body is not read): an empty 200 once asleep. A
-     * level that is not an integer fails {@code int()} in the handler: Starlette's plain 500; levels other than 1 and
-     * 2 the same (the simulator's choice).
+     * {@code POST /sleep?level=N&mode=M} (level 1 and mode {@code abort} by default; the query string only, a body is
+     * not read): an empty 200 once asleep. {@code mode} says what happens to the requests in flight
+     * ({@link EngineSleep.Mode}): by default they end at once with {@code finish_reason} {@code abort}. A level that is
+     * not an integer fails {@code int()} in the handler: Starlette's plain 500; levels other than 1 and 2, and an unknown
+     * mode, the same (the simulator's choice).
      */
     private Publisher<Void> sleep(HttpServerRequest request, HttpServerResponse response) {
-        List<String> levels = query(request).getOrDefault("level", List.of("1"));
+        Map<String, List<String>> query = query(request);
+        List<String> levels = query.getOrDefault("level", List.of("1"));
         int level;
         try {
             level = Integer.parseInt(levels.getFirst().strip());
         } catch (NumberFormatException ex) {
             level = -1;
         }
-        if (level != 1 && level != 2) {
+        EngineSleep.Mode mode =
+                EngineSleep.Mode.of(query.getOrDefault("mode", List.of("abort")).getFirst());
+        if ((level != 1 && level != 2) || mode == null) {
             return response.status(HttpResponseStatus.INTERNAL_SERVER_ERROR)
                     .header(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
                     .sendString(Mono.just("Internal Server Error"));
         }
         return request.receive()
                 .then()
-                .then(instance.sleep().sleep(level))
+                .then(instance.sleep()
+                        .sleep(level, mode, () -> instance.metrics().running.get()))
                 .then(Mono.defer(() -> Mono.from(emptyOk(response))));
     }
 
@@ -451,7 +457,13 @@ final class EngineApi {
         return latency.interTokenLatency(instance.metrics().running.get(), plan.slowFactor());
     }
 
-    /** The tokens of one generation, paced like an engine: TTFT, then one token per inter-token latency. */
+    /** Marks the end of a request a sleep aborted, after its last token; never sent as a token. */
+    private static final SimulatedModel.Token ABORTED = new SimulatedModel.Token(-1, "", 0.0, List.of());
+
+    /**
+     * The tokens of one generation, paced like an engine: TTFT, then one token per inter-token latency; ended early,
+     * with {@link #ABORTED} last, by a sleep with mode=abort.
+     */
     private Flux<SimulatedModel.Token> generate(Plan plan) {
         InferenceRequest request = plan.request();
         boolean kvTooSmall = faults.has(Fault.KV_TOO_SMALL)
@@ -484,33 +496,40 @@ final class EngineApi {
         long startNanos = System.nanoTime();
         long[] firstTokenNanos = {0};
         String[] finish = {null};
+        EngineSleep sleep = instance.sleep();
         Flux<SimulatedModel.Token> tokens = Flux.range(0, plan.maxTokens())
                 .concatMap(
-                        i -> Mono.delay(i == 0 ? plan.ttft() : itl(plan), timer).map(tick -> {
-                            if (faults.has(Fault.GENERATION_FAILS) || faults.has(Fault.ENGINE_DEAD)) {
-                                throw new EngineError(
-                                        HttpResponseStatus.INTERNAL_SERVER_ERROR,
-                                        "InternalServerError",
-                                        "EngineCore encountered an issue. See stack trace (above) for the root cause.",
-                                        null);
-                            }
-                            long now = System.nanoTime();
-                            if (i == 0) {
-                                firstTokenNanos[0] = now;
-                                metrics.prefillDone(plan.prompt().size(), (now - startNanos) / 1e9);
-                                metrics.tokenGenerated(-1);
-                            } else {
-                                metrics.tokenGenerated(itl(plan).toNanos() / 1e9);
-                            }
-                            // Other sequences in the batch: vLLM's output is not batch-invariant by default.
-                            SimulatedModel.Token token = generation.next(metrics.running.get() - 1);
-                            if (generation.finished()) {
-                                finish[0] = generation.finishReason();
-                            }
-                            return token;
-                        }),
+                        i -> sleep.inFlightMayRun()
+                                .then(Mono.delay(i == 0 ? plan.ttft() : itl(plan), timer))
+                                .map(tick -> {
+                                    if (faults.has(Fault.GENERATION_FAILS) || faults.has(Fault.ENGINE_DEAD)) {
+                                        throw new EngineError(
+                                                HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                                                "InternalServerError",
+                                                "EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                                                null);
+                                    }
+                                    long now = System.nanoTime();
+                                    if (i == 0) {
+                                        firstTokenNanos[0] = now;
+                                        metrics.prefillDone(plan.prompt().size(), (now - startNanos) / 1e9);
+                                        metrics.tokenGenerated(-1);
+                                    } else {
+                                        metrics.tokenGenerated(itl(plan).toNanos() / 1e9);
+                                    }
+                                    // Other sequences in the batch: vLLM's output is not batch-invariant by default.
+                                    SimulatedModel.Token token = generation.next(metrics.running.get() - 1);
+                                    if (generation.finished()) {
+                                        finish[0] = generation.finishReason();
+                                    }
+                                    return token;
+                                }),
                         0)
                 .takeUntil(token -> generation.finished());
+        // A sleep with mode=abort ends the request where it is: vLLM's last output says finish_reason abort.
+        boolean[] aborted = {false};
+        tokens = tokens.takeUntilOther(sleep.aborts().doOnNext(signal -> aborted[0] = true))
+                .concatWith(Mono.fromSupplier(() -> aborted[0] ? ABORTED : null));
         if (faults.has(Fault.STALL_STREAM)) {
             tokens = tokens.take(properties.faults().stallAfterTokens()).concatWith(Flux.never());
         }
@@ -550,8 +569,10 @@ final class EngineApi {
     }
 
     private Publisher<Void> respond(HttpServerResponse response, Plan plan) {
-        return generate(plan).collectList().flatMap(tokens -> {
-            String body = json.writeValueAsString(completionBody(plan, tokens));
+        return generate(plan).collectList().flatMap(generated -> {
+            boolean aborted = !generated.isEmpty() && generated.getLast() == ABORTED;
+            List<SimulatedModel.Token> tokens = aborted ? generated.subList(0, generated.size() - 1) : generated;
+            String body = json.writeValueAsString(completionBody(plan, tokens, aborted));
             if (faults.has(Fault.MALFORMED_JSON)) {
                 body = body.substring(0, body.length() / 2) + "<!-- upstream error -->";
             }
@@ -571,11 +592,11 @@ final class EngineApi {
                 .then(closeConnection(response, false));
     }
 
-    private Map<String, Object> completionBody(Plan plan, List<SimulatedModel.Token> tokens) {
+    private Map<String, Object> completionBody(Plan plan, List<SimulatedModel.Token> tokens, boolean aborted) {
         InferenceRequest request = plan.request();
         String text =
                 String.join("", tokens.stream().map(SimulatedModel.Token::text).toList());
-        String finish = finishReason(plan, tokens);
+        String finish = aborted ? "abort" : finishReason(plan, tokens);
         Map<String, Object> choice = new LinkedHashMap<>();
         choice.put("index", 0);
         if (request.chat()) {
@@ -689,6 +710,9 @@ final class EngineApi {
         List<SimulatedModel.Token> all = new ArrayList<>();
         Flux<String> chunks = generate(plan)
                 .map(token -> {
+                    if (token == ABORTED) {
+                        return event(json.writeValueAsString(abortedChunk(plan)));
+                    }
                     all.add(token);
                     String chunk = chunk(plan, token, index[0]++, textOffset[0], all);
                     textOffset[0] += token.text().length();
@@ -717,6 +741,25 @@ final class EngineApi {
                     .then(closeConnection(response, false));
         }
         return headers.send(events.map(EngineApi::buffer), buf -> true);
+    }
+
+    /** The last chunk of a request a sleep aborted: no new text, {@code finish_reason} {@code abort}. */
+    private Map<String, Object> abortedChunk(Plan plan) {
+        boolean chat = plan.request().chat();
+        Map<String, Object> choice = new LinkedHashMap<>();
+        choice.put("index", 0);
+        if (chat) {
+            choice.put("delta", Map.of("content", ""));
+        } else {
+            choice.put("text", "");
+        }
+        choice.put("logprobs", null);
+        choice.put("finish_reason", "abort");
+        choice.put("stop_reason", null);
+        Map<String, Object> body = envelope(plan, chat ? "chat.completion.chunk" : "text_completion");
+        body.put("choices", List.of(choice));
+        body.put("usage", null);
+        return body;
     }
 
     private Map<String, Object> chatRoleChunk(Plan plan) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
@@ -37,6 +38,35 @@ final class EngineSleep {
     private final BooleanSupplier wakeCorrupts;
     // The scheduler runs (true) or is paused by a sleep (false): queued completions wait for true.
     private final Sinks.Many<Boolean> scheduling = Sinks.many().replay().latestOrDefault(true);
+    // The requests in flight run (true) or are frozen by a sleep with mode=keep (false) until the wake.
+    private final Sinks.Many<Boolean> inFlightRuns = Sinks.many().replay().latestOrDefault(true);
+    // A sleep with mode=abort (the default) ends every request in flight.
+    private final Sinks.Many<Boolean> aborts = Sinks.many().multicast().directBestEffort();
+
+    /**
+     * What a sleep does with the requests in flight: vLLM's {@code PauseMode}, {@code POST /sleep?mode=} (vLLM main at
+     * e7a47b8, vllm/entrypoints/serve/dev/sleep/api_router.py; {@code AsyncLLM.sleep(level, mode="abort")} at 00080ee,
+     * vllm/v1/engine/async_llm.py).
+     */
+    enum Mode {
+        /** Every request in flight ends at once, {@code finish_reason} {@code abort} (the default). */
+        ABORT,
+        /** New requests wait; the sleep begins once those in flight have finished. */
+        WAIT,
+        /** The requests in flight are frozen where they are and go on after the wake. */
+        KEEP;
+
+        /** The mode {@code /sleep?mode=} names, or null for one vLLM does not know. */
+        static @Nullable Mode of(String name) {
+            for (Mode mode : values()) {
+                if (mode.name().toLowerCase(java.util.Locale.ROOT).equals(name)) {
+                    return mode;
+                }
+            }
+            return null;
+        }
+    }
+
     private int level;
     private final Set<String> sleepingTags = new LinkedHashSet<>();
     private boolean garbage;
@@ -77,24 +107,43 @@ final class EngineSleep {
      * pauses the scheduler; answers once done. A second sleep changes nothing (vLLM warns).
      */
     Mono<Void> sleep(int level) {
+        return sleep(level, Mode.ABORT, () -> 0);
+    }
+
+    /**
+     * As {@link #sleep(int)}, with the requests in flight ({@code inFlight} counts them) treated as {@code mode} says
+     * first.
+     */
+    Mono<Void> sleep(int level, Mode mode, java.util.function.IntSupplier inFlight) {
+        Mono<Void> first = switch (mode) {
+            case ABORT -> Mono.fromRunnable(() -> aborts.tryEmitNext(true));
+            case WAIT ->
+                Mono.<Void>fromRunnable(() -> scheduling.tryEmitNext(false))
+                        .then(Flux.interval(Duration.ZERO, Duration.ofMillis(10), timer)
+                                .filter(tick -> inFlight.getAsInt() == 0)
+                                .next()
+                                .then());
+            case KEEP -> Mono.fromRunnable(() -> inFlightRuns.tryEmitNext(false));
+        };
         double seconds = level == 1 ? 0.05 + weightsGib() * 0.08 : 0.03;
-        return Mono.delay(Duration.ofNanos((long) (seconds * 1e9)), timer).then(Mono.fromRunnable(() -> {
-            synchronized (this) {
-                if (this.level > 0) {
-                    lines.alreadySleeping(core());
-                    return;
-                }
-                this.level = level;
-                metrics.sleepLevel = level;
-                sleepingTags.clear();
-                sleepingTags.addAll(TAGS);
-                scheduling.tryEmitNext(false);
-                double freed = weightsGib() + kvGib();
-                double backedUp = level == 1 ? weightsGib() : 0;
-                gpu.engineResident(false, false);
-                lines.fellAsleep(core(), freed, backedUp, gpu.usedGib(), seconds);
-            }
-        }));
+        return first.then(Mono.delay(Duration.ofNanos((long) (seconds * 1e9)), timer))
+                .then(Mono.fromRunnable(() -> {
+                    synchronized (this) {
+                        if (this.level > 0) {
+                            lines.alreadySleeping(core());
+                            return;
+                        }
+                        this.level = level;
+                        metrics.sleepLevel = level;
+                        sleepingTags.clear();
+                        sleepingTags.addAll(TAGS);
+                        scheduling.tryEmitNext(false);
+                        double freed = weightsGib() + kvGib();
+                        double backedUp = level == 1 ? weightsGib() : 0;
+                        gpu.engineResident(false, false);
+                        lines.fellAsleep(core(), freed, backedUp, gpu.usedGib(), seconds);
+                    }
+                }));
     }
 
     /**
@@ -130,6 +179,7 @@ final class EngineSleep {
                     level = 0;
                     metrics.sleepLevel = 0;
                     scheduling.tryEmitNext(true);
+                    inFlightRuns.tryEmitNext(true);
                 }
             }
         });
@@ -145,6 +195,16 @@ final class EngineSleep {
     /** Completes once the scheduler runs (at once while awake): a completion sent while asleep waits here. */
     Mono<Void> awake() {
         return scheduling.asFlux().filter(running -> running).next().then();
+    }
+
+    /** Completes once a request in flight may take its next step: at once, but after a sleep with mode=keep. */
+    Mono<Void> inFlightMayRun() {
+        return inFlightRuns.asFlux().filter(running -> running).next().then();
+    }
+
+    /** Signals when a sleep with mode=abort begins: the requests in flight end. */
+    Flux<Boolean> aborts() {
+        return aborts.asFlux();
     }
 
     synchronized boolean sleeping() {

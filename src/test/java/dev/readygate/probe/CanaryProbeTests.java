@@ -141,6 +141,31 @@ class CanaryProbeTests {
                 .isEqualTo("expected [12095] \" Paris\" (-0.4243) (configuration), got [3920] \" ralo\" (-1.9612)");
     }
 
+    /**
+     * vLLM's sleep (and pause) abort the requests in flight by default: a canary cut short ends with finish_reason
+     * abort and no token, or another one. That is no verdict on the weights: a failure of its own, never latched.
+     */
+    @Test
+    void aCanaryTheEngineAbortedIsNoMismatch() {
+        engine.completions = request -> Mono.just(ScriptedEngine.ok(new StreamedCompletion(
+                0,
+                "",
+                List.of(),
+                List.of(),
+                "abort",
+                5,
+                0,
+                null,
+                Duration.ofMillis(3),
+                Duration.ZERO,
+                Duration.ZERO,
+                Duration.ofMillis(4))));
+        ProbeReport report = run(probe(canary(List.of(12095), " Paris", -0.4243), null, StartTrust.Trust.TRUSTED));
+        assertThat(report.reason()).isEqualTo(Reason.ENGINE_ABORTED);
+        assertThat(report.latched()).isFalse();
+        assertThat(report.detail()).startsWith("the engine aborted the canary (finish_reason abort");
+    }
+
     @Test
     void logprobWithinTheToleranceMatches() {
         answers(12095, " Paris", -0.4291);

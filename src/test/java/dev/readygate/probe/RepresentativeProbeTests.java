@@ -129,6 +129,11 @@ class RepresentativeProbeTests {
                                 a -> with(a, 300, 16, "stop", null, a.timeToFirstToken()))
                         .reason())
                 .isEqualTo(Reason.UNEXPECTED_FINISH_REASON);
+        // Ended by the engine (vLLM's sleep and pause abort what is in flight): its own reason, before the counts.
+        ProbeReport aborted =
+                run(probe(new TokenBudget(300, null), null), a -> with(a, 300, 5, "abort", null, a.timeToFirstToken()));
+        assertThat(aborted.reason()).isEqualTo(Reason.ENGINE_ABORTED);
+        assertThat(aborted.latched()).isFalse();
     }
 
     @Test

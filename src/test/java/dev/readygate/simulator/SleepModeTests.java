@@ -258,18 +258,85 @@ class SleepModeTests {
                 .containsPattern("\\(EngineCore pid=\\d+\\) INFO .* It took \\d+\\.\\d{6} seconds to fall asleep\\.");
     }
 
+    /**
+     * What a sleep does with the requests in flight, as vLLM's {@code /sleep?mode=} says ({@code AsyncLLM.sleep(level,
+     * mode="abort")}): by default a stream under way ends at once with {@code finish_reason} {@code abort} and
+     * {@code [DONE]}; with {@code mode=wait} the sleep waits for it to finish whole; with {@code mode=keep} it is frozen
+     * and finishes whole after the wake. An unknown mode is a 500.
+     */
+    @Test
+    void aSleepAbortsTheRequestsInFlightByDefaultWaitsForThemOrKeepsThemAsAsked() {
+        sleepMode("timing.decode-per-token=50ms");
+        Map<String, Object> stream = Map.of(
+                "model",
+                "Qwen/Qwen3-0.6B",
+                "prompt",
+                "Tell me about the sea.",
+                "max_tokens",
+                40,
+                "ignore_eos",
+                true,
+                "stream",
+                true);
+
+        CompletableFuture<HttpResponse<String>> aborted = inFlight(stream);
+        post("/sleep?level=1");
+        String abortedBody = aborted.orTimeout(10, java.util.concurrent.TimeUnit.SECONDS)
+                .join()
+                .body();
+        assertThat(abortedBody).contains("\"finish_reason\":\"abort\"").endsWith("data: [DONE]\n\n");
+        assertThat(abortedBody.split("\"finish_reason\":null").length - 1).isBetween(1, 39);
+        post("/wake_up");
+
+        CompletableFuture<HttpResponse<String>> waited = inFlight(stream);
+        post("/sleep?level=1&mode=wait");
+        assertThat(waited).isDone();
+        assertThat(waited.join().body())
+                .contains("\"finish_reason\":\"length\"")
+                .doesNotContain("abort");
+        post("/wake_up");
+
+        CompletableFuture<HttpResponse<String>> kept = inFlight(stream);
+        post("/sleep?level=1&mode=keep");
+        assertThat(kept).isNotDone();
+        post("/wake_up");
+        assertThat(kept.orTimeout(10, java.util.concurrent.TimeUnit.SECONDS)
+                        .join()
+                        .body())
+                .contains("\"finish_reason\":\"length\"")
+                .doesNotContain("abort");
+
+        running.engine()
+                .post()
+                .uri("/sleep?level=1&mode=later")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(500);
+    }
+
+    /** Sends {@code body} and waits until the engine counts it as running. */
+    private CompletableFuture<HttpResponse<String>> inFlight(Map<String, Object> body) {
+        CompletableFuture<HttpResponse<String>> sent = send(body);
+        await().atMost(Duration.ofSeconds(10)).until(() -> running.requestsRunning() == 1.0);
+        return sent;
+    }
+
     /** Sends a completion and waits until the engine counts it as waiting. */
     private CompletableFuture<HttpResponse<String>> queuedCompletion() {
-        CompletableFuture<HttpResponse<String>> queued = http.sendAsync(
-                HttpRequest.newBuilder(URI.create(running.baseUrl() + "/v1/completions"))
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(Sse.JSON.writeValueAsString(COMPLETION)))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> queued = send(COMPLETION);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> running.metricsText()
                         .contains("vllm:num_requests_waiting{engine=\"0\",model_name=\"Qwen/Qwen3-0.6B\"} 1.0"));
         return queued;
+    }
+
+    private CompletableFuture<HttpResponse<String>> send(Map<String, Object> body) {
+        return http.sendAsync(
+                HttpRequest.newBuilder(URI.create(running.baseUrl() + "/v1/completions"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(Sse.JSON.writeValueAsString(body)))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     private void post(String uri) {
