@@ -53,15 +53,20 @@ class GatewayDrainController {
             return Mono.just(refused);
         }
         RulesAdmission.Announced announced = admission.announceStop();
-        // Drained once every request in flight has its answer's last byte written to its client.
-        Mono<Boolean> drained = work.idle().thenReturn(true).timeout(settings.maxWait(), Mono.just(false), timer);
+        // Drained once every request admitted before the announcement has ended (one admitted an instant before it may
+        // not have reached the engine yet) and every answer's last byte is written to its client.
+        Mono<Boolean> drained = admission
+                .idle()
+                .then(work.idle())
+                .thenReturn(true)
+                .timeout(settings.maxWait(), Mono.just(false), timer);
         return drained.map(done -> {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("announced", true);
             body.put("startId", announced.startId());
             body.put("lapsesAt", announced.until().toString());
             body.put("drained", done);
-            body.put("inFlight", work.inFlight());
+            body.put("inFlight", Math.max(work.inFlight(), admission.inFlight()));
             body.put("waiting", admission.queued());
             return ResponseEntity.status(done ? HttpStatus.OK : HttpStatus.GATEWAY_TIMEOUT)
                     .body(body);

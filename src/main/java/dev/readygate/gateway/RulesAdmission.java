@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.event.EventListener;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -67,6 +68,8 @@ final class RulesAdmission implements TrafficAdmission {
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
     private int inFlight;
     private @Nullable Announced announced;
+    /** Who waits for no request to be in flight ({@link #idle}). */
+    private final List<Sinks.Empty<Void>> idle = new ArrayList<>();
 
     /**
      * The operator's announcement that the engine's current start is about to stop ({@code POST /gateway/drain}).
@@ -255,10 +258,31 @@ final class RulesAdmission implements TrafficAdmission {
     }
 
     private void ended() {
+        List<Sinks.Empty<Void>> done = List.of();
         synchronized (this) {
             inFlight--;
+            if (inFlight == 0 && !idle.isEmpty()) {
+                done = List.copyOf(idle);
+                idle.clear();
+            }
         }
+        done.forEach(Sinks.Empty::tryEmitEmpty);
         reconsider();
+    }
+
+    /**
+     * Completes once no admitted request is in flight: counted from the admission, so a request admitted and not yet
+     * sent to the engine (or not yet counted by {@link WorkInFlight}) is waited for too. At once when none is.
+     */
+    Mono<Void> idle() {
+        synchronized (this) {
+            if (inFlight == 0) {
+                return Mono.empty();
+            }
+            Sinks.Empty<Void> sink = Sinks.empty();
+            idle.add(sink);
+            return sink.asMono();
+        }
     }
 
     /** What a decision reads: the state, the start, the time, and (for a refusal) the path and its latencies. */

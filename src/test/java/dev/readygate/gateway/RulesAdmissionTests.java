@@ -347,6 +347,26 @@ class RulesAdmissionTests {
         assertThat(historyReads).hasValue(2);
     }
 
+    /**
+     * The drain that an announcement answers waits for what the admission let through, not only for what reached the
+     * engine: a request admitted an instant before the announcement, not yet sent, is in flight too (found on
+     * llama-server: the drain answered with nothing in flight, and the restart cut that request).
+     */
+    @Test
+    void idleWaitsForEveryAdmittedRequestIncludingOneNotYetSent() {
+        verified();
+        RulesAdmission admission = queued(8, 8, true, false);
+        assertThat(admission.idle().toFuture()).as("nothing admitted").isDone();
+        Admission.Admitted admitted = admitted(admission.admit().block());
+        admission.announceStop();
+
+        java.util.concurrent.CompletableFuture<Void> idle = admission.idle().toFuture();
+        assertThat(idle).as("admitted, not yet ended").isNotDone();
+
+        admitted.ticket().close();
+        assertThat(idle).isDone();
+    }
+
     @Test
     void anAnnouncedStopHoldsNewRequestsWhileTheEngineIsDownAndLapsesOnceTheNextStartServes() {
         verified();
