@@ -85,6 +85,18 @@ public final class ReadygateClients {
                 .value();
     }
 
+    /** Asserts that {@code /readyz/gateway} answers 503 now, for {@code reason}. */
+    public static void gatewayNotReady(WebTestClient client, String reason) {
+        client.get()
+                .uri("/readyz/gateway")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(503)
+                .expectBody()
+                .jsonPath("$.details.reason")
+                .isEqualTo(reason);
+    }
+
     /** Waits until {@code /readyz} answers 200. */
     public static void awaitReady(WebTestClient client) {
         await().atMost(Duration.ofSeconds(15)).until(() -> readyz(client) == 200);

@@ -1,6 +1,7 @@
 package dev.readygate.gateway;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.readiness.EngineStateChanged;
 import io.netty.channel.ChannelOption;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -11,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.context.event.EventListener;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.netty.http.client.HttpClient;
@@ -49,6 +51,8 @@ public final class GatewayMode implements SmartLifecycle {
     private boolean draining;
     /** Whether the traffic port is open and not draining; read by the kubelet's probe without the lock. */
     private volatile boolean takesTraffic;
+    /** Whether the engine has been verified ready once since readygate started. */
+    private volatile boolean engineVerified;
 
     /** What runs while the traffic port is open; disposed together. */
     private record Running(TrafficResources resources, TrafficServer server) {}
@@ -196,11 +200,25 @@ public final class GatewayMode implements SmartLifecycle {
 
     /**
      * Whether the traffic port is open and not draining: every request that reaches it is answered by readygate
-     * (forwarded, held, or refused with {@code Retry-After}), whatever the engine's state. What
-     * {@code /readyz/gateway} says. Never blocks.
+     * (forwarded, held, or refused with {@code Retry-After}), whatever the engine's state. Never blocks.
      */
     public boolean takesTraffic() {
         return takesTraffic;
+    }
+
+    /**
+     * Whether the engine has been verified ready at least once since readygate started: a new pod is not Ready on its
+     * traffic port alone, or a rollout would replace a serving pod by one whose engine is still loading. Never blocks.
+     */
+    public boolean engineVerifiedOnce() {
+        return engineVerified;
+    }
+
+    @EventListener
+    void onEngineStateChanged(EngineStateChanged change) {
+        if (change.current().acceptsTraffic()) {
+            engineVerified = true;
+        }
     }
 
     @Override

@@ -41,6 +41,7 @@ final class ProbeAnswers {
     private static final Answer BROKEN = liveness(LivenessState.BROKEN);
     private static final Answer GATEWAY_TAKES_TRAFFIC = gateway(200, "UP", null);
     private static final Answer GATEWAY_CLOSED = gateway(503, "OUT_OF_SERVICE", "traffic_port_closed");
+    private static final Answer GATEWAY_NEVER_VERIFIED = gateway(503, "OUT_OF_SERVICE", "engine_never_verified");
     private static final Answer GATEWAY_OFF = gateway(503, "OUT_OF_SERVICE", "gateway_off");
 
     private final Supplier<EngineState> engine;
@@ -84,15 +85,20 @@ final class ProbeAnswers {
     }
 
     /**
-     * {@code /readyz/gateway} now: 200 while gateway mode's traffic port is open and not draining, whatever the
-     * engine's state (readygate answers each request itself: forwarded, held, or refused with {@code Retry-After});
-     * 503 with {@code traffic_port_closed} before it opens, while it drains and after, or with {@code gateway_off}.
+     * {@code /readyz/gateway} now: 200 while gateway mode's traffic port is open and not draining, once the engine has
+     * been verified ready (since readygate started), whatever the engine's state after that (readygate answers each
+     * request itself: forwarded, held, or refused with {@code Retry-After}); 503 with {@code traffic_port_closed}
+     * before the port opens, while it drains and after, with {@code engine_never_verified} until the engine's first
+     * verified start (a new pod of a rollout is not Ready while its engine loads), or with {@code gateway_off}.
      */
-    static Answer gateway(boolean enabled, boolean takesTraffic) {
+    static Answer gateway(boolean enabled, boolean takesTraffic, boolean engineVerifiedOnce) {
         if (!enabled) {
             return GATEWAY_OFF;
         }
-        return takesTraffic ? GATEWAY_TAKES_TRAFFIC : GATEWAY_CLOSED;
+        if (!takesTraffic) {
+            return GATEWAY_CLOSED;
+        }
+        return engineVerifiedOnce ? GATEWAY_TAKES_TRAFFIC : GATEWAY_NEVER_VERIFIED;
     }
 
     private static Answer gateway(int status, String code, @Nullable String reason) {

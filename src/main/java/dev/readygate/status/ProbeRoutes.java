@@ -55,7 +55,10 @@ class ProbeRoutes {
                 .route(
                         request -> probe(request, READYZ_GATEWAY),
                         (request, response) -> answer(
-                                request, response, ProbeAnswers.gateway(gatewayEnabled, gateway.takesTraffic()))));
+                                request,
+                                response,
+                                ProbeAnswers.gateway(
+                                        gatewayEnabled, gateway.takesTraffic(), gateway.engineVerifiedOnce()))));
     }
 
     private static boolean probe(HttpServerRequest request, String path) {

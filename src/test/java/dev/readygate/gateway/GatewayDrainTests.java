@@ -145,14 +145,7 @@ class GatewayDrainTests {
         // Draining: readiness says 503 on readygate's own port, the gateway's too (the pod readiness that
         // gateway.podReadiness: gateway chooses), and the traffic port refuses new requests.
         await().atMost(Duration.ofSeconds(3)).until(() -> ReadygateClients.readyz(admin) == 503);
-        admin.get()
-                .uri("/readyz/gateway")
-                .exchange()
-                .expectStatus()
-                .isEqualTo(503)
-                .expectBody()
-                .jsonPath("$.details.reason")
-                .isEqualTo("traffic_port_closed");
+        ReadygateClients.gatewayNotReady(admin, "traffic_port_closed");
         WebTestClient.bindToServer()
                 .baseUrl("http://127.0.0.1:" + port)
                 .build()

@@ -77,6 +77,9 @@ class GatewayModeTests {
     void requestIsRefusedWhileNotReadyAndForwardedOnceReadyOnTheGatewaysOwnLoops() {
         WebTestClient client = ReadygateClients.client(readygate);
         assertThat(ReadygateClients.readyz(client)).isEqualTo(503);
+        // Never verified yet: not Ready on the traffic port either (gateway.podReadiness: gateway), so a rollout does
+        // not replace a serving pod by this one while its engine cannot serve.
+        ReadygateClients.gatewayNotReady(client, "engine_never_verified");
 
         traffic()
                 .get()
@@ -96,6 +99,7 @@ class GatewayModeTests {
 
         gateway.engine.clearFaults();
         await().atMost(Duration.ofSeconds(30)).until(() -> ReadygateClients.readyz(client) == 200);
+        client.get().uri("/readyz/gateway").exchange().expectStatus().isOk();
 
         traffic()
                 .get()

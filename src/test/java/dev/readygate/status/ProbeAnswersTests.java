@@ -94,15 +94,18 @@ class ProbeAnswersTests {
     }
 
     @Test
-    void theGatewaysReadinessIsItsTrafficPortNotTheEngine() {
-        assertThat(ProbeAnswers.gateway(true, true).status()).isEqualTo(200);
-        assertThat(new String(ProbeAnswers.gateway(true, true).json(), java.nio.charset.StandardCharsets.UTF_8))
-                .isEqualTo("{\"status\":\"UP\"}");
-        assertThat(ProbeAnswers.gateway(true, false).status()).isEqualTo(503);
-        assertThat(new String(ProbeAnswers.gateway(true, false).json(), java.nio.charset.StandardCharsets.UTF_8))
-                .contains("traffic_port_closed");
-        assertThat(ProbeAnswers.gateway(false, true).status()).isEqualTo(503);
-        assertThat(new String(ProbeAnswers.gateway(false, false).json(), java.nio.charset.StandardCharsets.UTF_8))
-                .contains("gateway_off");
+    void theGatewaysReadinessIsItsTrafficPortOnceTheEngineWasVerified() {
+        assertThat(ProbeAnswers.gateway(true, true, true).status()).isEqualTo(200);
+        assertThat(body(ProbeAnswers.gateway(true, true, true))).isEqualTo("{\"status\":\"UP\"}");
+        assertThat(ProbeAnswers.gateway(true, true, false).status()).isEqualTo(503);
+        assertThat(body(ProbeAnswers.gateway(true, true, false))).contains("engine_never_verified");
+        assertThat(ProbeAnswers.gateway(true, false, true).status()).isEqualTo(503);
+        assertThat(body(ProbeAnswers.gateway(true, false, true))).contains("traffic_port_closed");
+        assertThat(ProbeAnswers.gateway(false, true, true).status()).isEqualTo(503);
+        assertThat(body(ProbeAnswers.gateway(false, false, false))).contains("gateway_off");
+    }
+
+    private static String body(ProbeAnswers.Answer answer) {
+        return new String(answer.json(), java.nio.charset.StandardCharsets.UTF_8);
     }
 }
