@@ -173,8 +173,7 @@ final class EngineApi {
         }
         return request.receive()
                 .then()
-                .then(instance.sleep()
-                        .sleep(level, mode, () -> instance.metrics().running.get()))
+                .then(instance.sleep().sleep(level, mode))
                 .then(Mono.defer(() -> Mono.from(emptyOk(response))));
     }
 

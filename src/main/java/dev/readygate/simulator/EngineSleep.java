@@ -107,20 +107,17 @@ final class EngineSleep {
      * pauses the scheduler; answers once done. A second sleep changes nothing (vLLM warns).
      */
     Mono<Void> sleep(int level) {
-        return sleep(level, Mode.ABORT, () -> 0);
+        return sleep(level, Mode.ABORT);
     }
 
-    /**
-     * As {@link #sleep(int)}, with the requests in flight ({@code inFlight} counts them) treated as {@code mode} says
-     * first.
-     */
-    Mono<Void> sleep(int level, Mode mode, java.util.function.IntSupplier inFlight) {
+    /** As {@link #sleep(int)}, with the requests in flight treated as {@code mode} says first. */
+    Mono<Void> sleep(int level, Mode mode) {
         Mono<Void> first = switch (mode) {
             case ABORT -> Mono.fromRunnable(() -> aborts.tryEmitNext(true));
             case WAIT ->
                 Mono.<Void>fromRunnable(() -> scheduling.tryEmitNext(false))
                         .then(Flux.interval(Duration.ZERO, Duration.ofMillis(10), timer)
-                                .filter(tick -> inFlight.getAsInt() == 0)
+                                .filter(tick -> metrics.running.get() == 0)
                                 .next()
                                 .then());
             case KEEP -> Mono.fromRunnable(() -> inFlightRuns.tryEmitNext(false));

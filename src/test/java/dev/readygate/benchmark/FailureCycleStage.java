@@ -107,8 +107,9 @@ final class FailureCycleStage {
     private final Plan plan;
     private final Path dir;
     private final Clock clock = Clock.systemUTC();
-    final Map<String, Object> results = new LinkedHashMap<>();
-    final List<String> failures = new ArrayList<>();
+    // Written by the cycle's threads at once (each pod's stop and surge runs on its own): thread-safe.
+    final Map<String, Object> results = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
+    final List<String> failures = new CopyOnWriteArrayList<>();
     /** Per leg: the steps it took part in (nginx and HAProxy stop before the surge). */
     final Map<Leg, List<Step>> stepsTaken = new EnumMap<>(Leg.class);
     /** Per leg and step: the client requests' outcomes. */

@@ -205,7 +205,7 @@ final class FootprintStage {
                 List.of()));
         variants.add(new Variant(
                 "image",
-                "the image's: Spring AOT, the AOT cache (training run: context refresh only) and the small-footprint"
+                "the image's: Spring AOT, the AOT cache (training run: `aot-training`, through the server's start) and the small-footprint"
                         + " flags, as the Dockerfile runs it",
                 concat(IMAGE, List.of("-XX:AOTCache=" + aot.resolve("image.aot"))),
                 true,
