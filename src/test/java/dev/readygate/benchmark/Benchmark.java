@@ -24,7 +24,7 @@ import java.util.Map;
  * System properties: {@code benchmark.mode} ({@code quick}: CI-sized, writes to {@code target/benchmarks};
  * {@code full}: what the docs report, writes {@code docs/benchmarks.md} and {@code docs/benchmarks/}),
  * {@code benchmark.out} (where to write instead), {@code benchmark.stages} (a comma-separated subset of
- * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,footprint}; {@code killed-readygate},
+ * {@code lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,failure-cycle-replicas,footprint}; {@code killed-readygate},
  * not among the defaults, only when named), {@code benchmark.jar} (default
  * {@code target/readygate.jar}), {@code benchmark.mid-run-samples} (to try the minute-long mid-run failures in quick
  * mode), {@code readygate-test.llama-server} (llama.cpp's {@code llama-server} for {@code llama-saturated}, as the
@@ -46,7 +46,7 @@ public final class Benchmark {
                         : outProperty);
         List<String> stages = Arrays.asList(System.getProperty(
                         "benchmark.stages",
-                        "lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,footprint")
+                        "lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,failure-cycle-replicas,footprint")
                 .split(","));
         Path jar = Path.of(System.getProperty("benchmark.jar", "target/readygate.jar"));
         Path work = Files.createTempDirectory("readygate-benchmark-");
@@ -95,7 +95,12 @@ public final class Benchmark {
                 results.gateway(gateway);
             }
             if (stages.contains("failure-cycle")) {
-                FailureCycleStage cycle = new FailureCycleStage(plan, work.resolve("failure-cycle"));
+                FailureCycleStage cycle = new FailureCycleStage(plan, work.resolve("failure-cycle"), 1);
+                cycle.run(noise);
+                results.failureCycle(cycle);
+            }
+            if (stages.contains("failure-cycle-replicas")) {
+                FailureCycleStage cycle = new FailureCycleStage(plan, work.resolve("failure-cycle-replicas"), 2);
                 cycle.run(noise);
                 results.failureCycle(cycle);
             }

@@ -55,6 +55,13 @@ import org.springframework.context.ConfigurableApplicationContext;
  * go to; their clients stop before it. The engines are in-process simulators at {@value #DECODE_MS} ms a token; the GPU
  * fault lasts {@value #GPU_FAULT_S} s, then the engine is restarted (as a person or a generation-aware liveness check
  * would). Each client request is counted in the step during whose window it ended.
+ *
+ * <p>With two replicas ({@code failure-cycle-replicas}), every path has a second pod (its own engine; for readygate's
+ * paths its own readygate too) that serves steadily through the whole cycle, while the script runs on the first pod
+ * only; nginx and HAProxy have both engines as upstreams; the clients are twice as many, so each engine carries the same
+ * load as with one. This is where a pod whose engine cannot serve should leave the Service (readygate's {@code /readyz}
+ * as the pod's readiness) rather than stay in it and refuse ({@code /readyz/gateway}). The surge is left out: with a
+ * second replica serving it shows nothing the rollout in place does not.
  */
 final class FailureCycleStage {
 
@@ -106,6 +113,11 @@ final class FailureCycleStage {
 
     private final Plan plan;
     private final Path dir;
+    /** Pods per path: 1, or 2 with the script on the first only. */
+    final int replicas;
+    /** The no-gateway path's scripted engine (nginx's and HAProxy's first upstream). */
+    private @Nullable RunningSimulator scripted;
+
     private final Clock clock = Clock.systemUTC();
     // Written by the cycle's threads at once (each pod's stop and surge runs on its own): thread-safe.
     final Map<String, Object> results = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
@@ -143,9 +155,13 @@ final class FailureCycleStage {
     /** When the cycle ended: requests that end later are not counted. */
     private Instant end = Instant.MAX;
 
-    FailureCycleStage(Plan plan, Path dir) {
+    FailureCycleStage(Plan plan, Path dir, int replicas) {
+        if (replicas < 1 || replicas > 2) {
+            throw new IllegalArgumentException("the failure cycle models 1 or 2 replicas, not " + replicas);
+        }
         this.plan = plan;
         this.dir = dir;
+        this.replicas = replicas;
     }
 
     /** A path's name here: the direct one goes through the modelled kubelet and Service. */
@@ -167,6 +183,9 @@ final class FailureCycleStage {
         final KubeletProber.Probe probe;
         final String name;
         final Service service = new Service();
+        /** The readygates of the pods the script leaves alone (with two replicas). */
+        final List<ConfigurableApplicationContext> steady = new CopyOnWriteArrayList<>();
+
         volatile @Nullable RunningSimulator engine;
         volatile @Nullable ConfigurableApplicationContext readygate;
         int traffic;
@@ -191,13 +210,16 @@ final class FailureCycleStage {
     }
 
     int clientsPerLeg() {
-        return plan.mode().equals("full") ? 8 : 4;
+        return (plan.mode().equals("full") ? 8 : 4) * replicas;
     }
 
     void run(NoiseMonitor noise) {
         try {
             Files.createDirectories(dir);
             RunningSimulator a = engine("engine-a");
+            scripted = a;
+            int[] upstreams = new int[replicas];
+            upstreams[0] = a.port();
             for (GatewayLeg g : gateways) {
                 g.engine = engine("engine-" + g.name);
                 g.traffic = FootprintStage.freePort();
@@ -205,16 +227,30 @@ final class FailureCycleStage {
             Pod podA = new Pod(url(a.port()), prober(a.port(), KubeletProber.Probe.VLLM_HEALTH));
             kubelet = podA.kubelet;
             direct.pods.add(podA);
+            for (int i = 1; i < replicas; i++) {
+                RunningSimulator other = engine("engine-a-replica" + i);
+                upstreams[i] = other.port();
+                direct.pods.add(new Pod(url(other.port()), prober(other.port(), KubeletProber.Probe.VLLM_HEALTH)));
+            }
             Thread.ofPlatform().daemon().name("service-endpoint").start(this::followEndpoints);
             for (GatewayLeg g : gateways) {
+                // The steady pods first: the scripted pod is always the Service's last.
+                for (int i = 1; i < replicas; i++) {
+                    g.steady.add(podWithReadygate(
+                            g,
+                            engine("engine-" + g.name + "-replica" + i),
+                            FootprintStage.freePort(),
+                            "readygate-state-" + g.name + "-replica" + i,
+                            true));
+                }
                 startReadygate(g, g.engine(), g.traffic, "readygate-state-" + g.name, true);
             }
             String body = StreamingClients.completion("Qwen/Qwen3-0.6B", TOKENS);
-            Optional<Integer> nginx = nginx(noise, a.port());
-            Optional<Integer> haproxy = haproxy(noise, a.port());
+            Optional<Integer> nginx = nginx(noise, upstreams);
+            Optional<Integer> haproxy = haproxy(noise, upstreams);
             if (!Stack.await(
-                    () -> direct.reachable(clock.instant())
-                            && gateways.stream().allMatch(g -> g.service.reachable(clock.instant())),
+                    () -> direct.everyPodReachable(clock.instant())
+                            && gateways.stream().allMatch(g -> g.service.everyPodReachable(clock.instant())),
                     Duration.ofSeconds(30))) {
                 throw new IOException("the kubelet model never said ready");
             }
@@ -227,6 +263,7 @@ final class FailureCycleStage {
                     "legs",
                     clients.keySet().stream().map(FailureCycleStage::label).toList());
             results.put("clients_per_leg", clientsPerLeg());
+            results.put("replicas", replicas);
             cycle(a);
             noise.end();
             tally();
@@ -250,6 +287,7 @@ final class FailureCycleStage {
                 if (context != null) {
                     context.close();
                 }
+                g.steady.forEach(ConfigurableApplicationContext::close);
             });
             probers.forEach(KubeletProber::close);
             engines.forEach(RunningSimulator::close);
@@ -348,6 +386,10 @@ final class FailureCycleStage {
             join(podA);
         });
 
+        if (replicas > 1) {
+            end = clock.instant();
+            return;
+        }
         // The surge: a new pod on each path a Service routes; nginx and HAProxy (one upstream) have nowhere to go.
         for (Leg leg : List.of(Leg.NGINX, Leg.HAPROXY)) {
             StreamingClients leaving = clients.remove(leg);
@@ -436,6 +478,10 @@ final class FailureCycleStage {
         // Every path serves again: a request sent after the action completed on each (one sent after the step began
         // may have been served through a preStop, before the pod's endpoint went).
         Instant done = clock.instant();
+        // With a second replica every path serves again at once: wait for the scripted pod itself.
+        if (replicas > 1 && !Stack.await(this::scriptedPodsServe, Duration.ofSeconds(90))) {
+            failures.add(step.label + ": the scripted pods did not serve again within 90 s");
+        }
         boolean back = Stack.await(
                 () -> clients.values().stream()
                         .allMatch(c -> c.requests().stream()
@@ -446,6 +492,23 @@ final class FailureCycleStage {
             failures.add(step.label + ": not every path served again within 90 s");
         }
         Stack.pause(Duration.ofSeconds(3));
+    }
+
+    /**
+     * Each path's scripted pod serves again: the no-gateway pod and each readygate pod in their Services, the scripted
+     * engine's {@code /health} 200 (nginx's and HAProxy's first upstream), each scripted readygate's {@code /readyz} 200.
+     */
+    private boolean scriptedPodsServe() {
+        Instant now = clock.instant();
+        RunningSimulator a = Objects.requireNonNull(scripted);
+        return direct.pods.getFirst().reachable(now)
+                && HttpConnection.status("127.0.0.1", a.port(), "/health", 1000) == 200
+                && gateways.stream().allMatch(g -> {
+                    ConfigurableApplicationContext running = g.readygate;
+                    return g.service.pods.getLast().reachable(now)
+                            && running != null
+                            && HttpConnection.status("127.0.0.1", adminPort(running), "/readyz", 1000) == 200;
+                });
     }
 
     /** The kubelet learns the engine's container ended. */
@@ -534,6 +597,10 @@ final class FailureCycleStage {
             return pods.stream().anyMatch(pod -> pod.reachable(at));
         }
 
+        boolean everyPodReachable(Instant at) {
+            return pods.stream().allMatch(pod -> pod.reachable(at));
+        }
+
         URI pick(Instant at) {
             List<Pod> reachable = pods.stream().filter(pod -> pod.reachable(at)).toList();
             List<Pod> from = reachable.isEmpty() ? pods : reachable;
@@ -542,7 +609,11 @@ final class FailureCycleStage {
     }
 
     private void start(Leg leg, Service service, String body) {
-        stepsTaken.put(leg, List.of(Step.values()));
+        stepsTaken.put(
+                leg,
+                replicas == 1
+                        ? List.of(Step.values())
+                        : List.of(Step.STEADY, Step.CRASH, Step.GPU_FAULT, Step.CACHED_RESTART, Step.ROLLOUT));
         clients.put(
                 leg,
                 StreamingClients.start(
@@ -599,6 +670,13 @@ final class FailureCycleStage {
      */
     private void startReadygate(
             GatewayLeg g, RunningSimulator engine, int traffic, String stateDir, boolean awaitReady) {
+        g.readygate = podWithReadygate(g, engine, traffic, stateDir, awaitReady);
+        g.engine = engine;
+    }
+
+    /** A new pod on the path: a readygate in front of {@code engine}, in the path's Service. */
+    private ConfigurableApplicationContext podWithReadygate(
+            GatewayLeg g, RunningSimulator engine, int traffic, String stateDir, boolean awaitReady) {
         Timeline ready = new Timeline(false);
         String pod = g.name + g.service.pods.size();
         ConfigurableApplicationContext context =
@@ -613,12 +691,11 @@ final class FailureCycleStage {
                                     ? ""
                                     : " " + state.reason().value()));
                 });
-        g.readygate = context;
-        g.engine = engine;
         g.service.pods.add(new Pod(url(traffic), prober(adminPort(context), g.probe)));
         if (awaitReady && !Stack.await(ready::current, Duration.ofSeconds(60))) {
             throw new IllegalStateException("readygate did not say ready within 60 s");
         }
+        return context;
     }
 
     /** readygate's own port (its web server's), where the kubelet and the operator reach it. */
@@ -666,7 +743,7 @@ final class FailureCycleStage {
         });
     }
 
-    private Optional<Integer> nginx(NoiseMonitor noise, int engine) throws IOException {
+    private Optional<Integer> nginx(NoiseMonitor noise, int... engines) throws IOException {
         Optional<Path> nginx = ExternalTool.NGINX.find();
         if (nginx.isEmpty()) {
             results.put("nginx", "skipped: no nginx (Debian's nginx package)");
@@ -674,12 +751,12 @@ final class FailureCycleStage {
         }
         Path prefix = Files.createDirectories(dir.resolve("nginx"));
         int port = FootprintStage.freePort();
-        Files.writeString(prefix.resolve("nginx.conf"), ProxyConfigs.nginx(prefix.toString(), port, engine));
+        Files.writeString(prefix.resolve("nginx.conf"), ProxyConfigs.nginx(prefix.toString(), port, engines));
         launch(noise, List.of(nginx.get().toString(), "-p", prefix.toString(), "-c", "nginx.conf"), "nginx.log");
         return awaitProxy("nginx", port);
     }
 
-    private Optional<Integer> haproxy(NoiseMonitor noise, int engine) throws IOException {
+    private Optional<Integer> haproxy(NoiseMonitor noise, int... engines) throws IOException {
         Optional<Path> haproxy = ExternalTool.HAPROXY.find();
         if (haproxy.isEmpty()) {
             results.put("haproxy", "skipped: no haproxy (Debian's haproxy package)");
@@ -688,7 +765,7 @@ final class FailureCycleStage {
         int port = FootprintStage.freePort();
         Path config = dir.resolve("haproxy.cfg");
         Files.writeString(
-                config, ProxyConfigs.haproxy(port, engine, Runtime.getRuntime().availableProcessors()));
+                config, ProxyConfigs.haproxy(port, Runtime.getRuntime().availableProcessors(), engines));
         launch(noise, List.of(haproxy.get().toString(), "-db", "-f", config.toString()), "haproxy.log");
         return awaitProxy("haproxy", port);
     }

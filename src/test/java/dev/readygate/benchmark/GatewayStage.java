@@ -233,7 +233,7 @@ final class GatewayStage {
         Files.writeString(
                 config,
                 ProxyConfigs.haproxy(
-                        port, engine, split != null ? 1 : Runtime.getRuntime().availableProcessors()));
+                        port, split != null ? 1 : Runtime.getRuntime().availableProcessors(), engine));
         proxies.put(
                 Leg.HAPROXY,
                 start(noise, proxy(List.of(haproxy.get().toString(), "-db", "-f", config.toString())), "haproxy.log"));

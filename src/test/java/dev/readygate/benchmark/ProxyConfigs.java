@@ -1,6 +1,8 @@
 package dev.readygate.benchmark;
 
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 /**
  * nginx and HAProxy as the streaming reverse proxies users already run in front of an engine, configured as such a user
@@ -16,9 +18,13 @@ final class ProxyConfigs {
      * nginx in the foreground, its files under {@code prefix}: one worker per core, no access log, buffering off both
      * ways, HTTP/1.1 keep-alive to the engine, passive health ({@code max_fails=3 fail_timeout=10s}: three failed
      * attempts take the engine out for 10 s; nginx counts connection errors and timeouts, and the statuses
-     * {@code proxy_next_upstream} names, never an error inside a 200 stream).
+     * {@code proxy_next_upstream} names, never an error inside a 200 stream). With several engines (replicas), requests
+     * take turns, and a failed attempt is tried once more on the next engine ({@code proxy_next_upstream}).
      */
-    static String nginx(String prefix, int listen, int engine) {
+    static String nginx(String prefix, int listen, int... engines) {
+        String servers = Arrays.stream(engines)
+                .mapToObj(engine -> "        server 127.0.0.1:" + engine + " max_fails=3 fail_timeout=10s;")
+                .collect(Collectors.joining("\n"));
         return String.format(Locale.ROOT, """
                 daemon off;
                 worker_processes auto;
@@ -35,7 +41,7 @@ final class ProxyConfigs {
                     uwsgi_temp_path %1$s/uwsgi;
                     scgi_temp_path %1$s/scgi;
                     upstream engine {
-                        server 127.0.0.1:%3$d max_fails=3 fail_timeout=10s;
+                %3$s
                         keepalive 128;
                     }
                     server {
@@ -54,7 +60,7 @@ final class ProxyConfigs {
                         }
                     }
                 }
-                """, prefix, listen, engine);
+                """, prefix, listen, servers);
     }
 
     /**
@@ -63,9 +69,20 @@ final class ProxyConfigs {
      * tokens arrived in bursts about 220 ms apart; it buffers a request only with {@code option http-buffer-request}),
      * and passive health on
      * ({@code observe layer7 error-limit 3 on-error mark-down}: three 5xx answers take the engine out; statuses only).
+     * With several engines (replicas), requests take turns ({@code balance roundrobin}), and one whose connection failed
+     * is tried again on another ({@code option redispatch}; HAProxy's default {@code retries 3}).
      */
-    static String haproxy(int listen, int engine, int threads) {
-        return String.format(Locale.ROOT, """
+    static String haproxy(int listen, int threads, int... engines) {
+        StringBuilder servers = new StringBuilder();
+        for (int i = 0; i < engines.length; i++) {
+            servers.append(String.format(
+                    Locale.ROOT,
+                    "    server engine%d 127.0.0.1:%d check inter 2s observe layer7 error-limit 3 on-error mark-down%n",
+                    i,
+                    engines[i]));
+        }
+        return String.format(
+                Locale.ROOT, """
                 global
                     nbthread %3$d
                     maxconn 4096
@@ -73,7 +90,7 @@ final class ProxyConfigs {
                     mode http
                     option http-keep-alive
                     option http-no-delay
-                    timeout connect 5s
+                %4$s    timeout connect 5s
                     timeout client 60s
                     timeout server 60s
                     timeout http-keep-alive 60s
@@ -81,8 +98,8 @@ final class ProxyConfigs {
                     bind 127.0.0.1:%1$d
                     default_backend engine
                 backend engine
+                    balance roundrobin
                     http-reuse always
-                    server engine 127.0.0.1:%2$d check inter 2s observe layer7 error-limit 3 on-error mark-down
-                """, listen, engine, threads);
+                %2$s""", listen, servers, threads, engines.length > 1 ? "    option redispatch\n" : "");
     }
 }

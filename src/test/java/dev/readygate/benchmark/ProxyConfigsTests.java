@@ -42,7 +42,7 @@ class ProxyConfigsTests {
     @Test
     void haproxyAcceptsItsConfigurationAndItWatchesAnswersOfTheEngine() throws Exception {
         Path file = dir.resolve("haproxy.cfg");
-        String config = ProxyConfigs.haproxy(18081, 18000, 2);
+        String config = ProxyConfigs.haproxy(18081, 2, 18000);
         Files.writeString(file, config);
 
         String out = run(List.of(ExternalTool.HAPROXY.path().toString(), "-c", "-f", file.toString()));
@@ -52,6 +52,30 @@ class ProxyConfigsTests {
                 .contains("observe layer7")
                 .contains("option http-no-delay")
                 .doesNotContain("http-buffer-request");
+    }
+
+    @Test
+    void withTwoReplicasEachProxyTakesTurnsAndTriesAFailedConnectionOnTheOther() throws Exception {
+        Files.writeString(dir.resolve("nginx.conf"), ProxyConfigs.nginx(dir.toString(), 18080, 18000, 18001));
+        Path file = dir.resolve("haproxy.cfg");
+        String haproxy = ProxyConfigs.haproxy(18081, 2, 18000, 18001);
+        Files.writeString(file, haproxy);
+
+        String nginxOut =
+                run(List.of(ExternalTool.NGINX.path().toString(), "-t", "-p", dir.toString(), "-c", "nginx.conf"));
+        String haproxyOut = run(List.of(ExternalTool.HAPROXY.path().toString(), "-c", "-f", file.toString()));
+
+        assertThat(nginxOut).contains("test is successful");
+        assertThat(Files.readString(dir.resolve("nginx.conf")))
+                .contains("server 127.0.0.1:18000 max_fails=3")
+                .contains("server 127.0.0.1:18001 max_fails=3")
+                .contains("proxy_next_upstream error");
+        assertThat(haproxyOut).containsIgnoringCase("configuration file is valid");
+        assertThat(haproxy)
+                .contains("server engine0 127.0.0.1:18000 check")
+                .contains("server engine1 127.0.0.1:18001 check")
+                .contains("option redispatch");
+        assertThat(ProxyConfigs.haproxy(18081, 2, 18000)).doesNotContain("redispatch");
     }
 
     private static String run(List<String> command) throws IOException, InterruptedException {

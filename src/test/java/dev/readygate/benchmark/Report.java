@@ -40,7 +40,7 @@ final class Report {
         line();
         line("The profile builds the jar, skips the unit tests and runs `dev.readygate.benchmark.Benchmark` from the"
                 + " test classpath (the harness never ships in the jar and never runs in `./mvnw verify`)."
-                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,footprint`"
+                + " `-Dbenchmark.stages=lag,false-ready,detection,ready-engine,llama-saturated,status-flood,gateway,failure-cycle,failure-cycle-replicas,footprint`"
                 + " runs a subset"
                 + " (`killed-readygate`, readygate killed 20 times, about 15 minutes, runs only when named;"
                 + " `-Dbenchmark.killed-readygate.seed=N` repeats its random delays),"
@@ -58,7 +58,7 @@ final class Report {
         statusFlood();
         killedReadygate();
         gateway();
-        failureCycle();
+        failureCycles();
         footprint();
         probeCost();
         changes();
@@ -674,30 +674,43 @@ final class Report {
         line();
     }
 
-    private void failureCycle() {
-        FailureCycleStage stage = r.failureCycle;
-        if (stage == null) {
-            return;
-        }
-        line("## 3g. Failed client requests over one failure cycle");
+    private void failureCycles() {
+        r.failureCycles.forEach(this::failureCycle);
+    }
+
+    private void failureCycle(FailureCycleStage stage) {
+        line(
+                stage.replicas == 1
+                        ? "## 3g. Failed client requests over one failure cycle"
+                        : "## 3h. The failure cycle with " + stage.replicas + " replicas");
         line();
+        boolean one = stage.replicas == 1;
         line("One scripted cycle (a crash, a GPU fault of " + FailureCycleStage.GPU_FAULT_S + " s, a cached restart, a"
-                + " rollout in place, a rollout with a surge) under steady load (" + stage.clientsPerLeg()
-                + " clients per path streaming "
+                + " rollout in place" + (one ? ", a rollout with a surge" : "") + ") under steady load ("
+                + stage.clientsPerLeg() + " clients per path streaming "
                 + FailureCycleStage.TOKENS + " tokens at " + FailureCycleStage.DECODE_MS + " ms a token back to back,"
                 + " pausing " + FailureCycleStage.PAUSE_AFTER_FAILURE.toMillis() + " ms after a request that did not"
                 + " complete), all paths at once: no gateway (the kubelet model on `/health` and a Service endpoint"
                 + " delay of " + FailureCycleStage.PROPAGATION_MS + " ms), nginx and HAProxy in front of the same"
-                + " engine, and readygate's gateway twice, each in front of an engine of its own that gets the same"
-                + " script, behind a modelled Service too: the kubelet on `/readyz` (the engine verified; charts/readygate's"
-                + " default) or on `/readyz/gateway` (the traffic port open; `gateway.podReadiness: gateway`). The surge"
-                + " starts a new pod beside the old on the paths a Service routes, then stops the old one as"
-                + " charts/readygate does (readygate's preStop of " + FailureCycleStage.GATEWAY_PRE_STOP_MS + " ms, its"
-                + " drain; the engines' preStop of " + FailureCycleStage.ENGINE_PRE_STOP_MS + " ms); nginx and HAProxy,"
-                + " with one upstream, are not in it. A request counts in the step in whose window it ended. Failed ="
-                + " cut mid-stream + failed otherwise; refused = 503 with `Retry-After`. readygate's own stop (its"
-                + " drain) took " + v(stage.results.get("readygate_stop_ms_b")) + " ms in the rollout in place and "
-                + v(stage.results.get("readygate_surge_stop_ms_b")) + " ms in the surge.");
+                + (one ? " engine" : " engines") + ", and readygate's gateway twice, each in front of "
+                + (one ? "an engine" : "engines") + " of its own that"
+                + " get the same script, behind a modelled Service too: the kubelet on `/readyz` (the engine verified;"
+                + " charts/readygate's default) or on `/readyz/gateway` (the traffic port open;"
+                + " `gateway.podReadiness: gateway`).");
+        if (one) {
+            line("The surge starts a new pod beside the old on the paths a Service routes, then stops the old one as"
+                    + " charts/readygate does (readygate's preStop of " + FailureCycleStage.GATEWAY_PRE_STOP_MS
+                    + " ms, its drain; the engines' preStop of " + FailureCycleStage.ENGINE_PRE_STOP_MS + " ms); nginx"
+                    + " and HAProxy, with one upstream, are not in it.");
+        } else {
+            line("Each path has " + stage.replicas + " pods: the script runs on the first, the others serve"
+                    + " steadily; nginx and HAProxy have every engine as an upstream and take turns. The surge is left"
+                    + " out.");
+        }
+        line("A request counts in the step in whose window it ended. Failed = cut mid-stream + failed otherwise;"
+                + " refused = 503 with `Retry-After`. readygate's own stop (its drain) took "
+                + v(stage.results.get("readygate_stop_ms_b")) + " ms in the rollout in place"
+                + (one ? " and " + v(stage.results.get("readygate_surge_stop_ms_b")) + " ms in the surge." : "."));
         line();
         if (!stage.failures.isEmpty()) {
             line("**Failed**: " + stage.failures + ".");
@@ -705,7 +718,10 @@ final class Report {
         }
         StringBuilder header = new StringBuilder("| Path |");
         StringBuilder rule = new StringBuilder("|---|");
-        for (FailureCycleStage.Step step : FailureCycleStage.Step.values()) {
+        List<FailureCycleStage.Step> shown = java.util.Arrays.stream(FailureCycleStage.Step.values())
+                .filter(step -> stage.stepsTaken.values().stream().anyMatch(steps -> steps.contains(step)))
+                .toList();
+        for (FailureCycleStage.Step step : shown) {
             header.append(' ').append(step.label).append(": failed (cut) / refused / completed |");
             rule.append("---|");
         }
@@ -714,6 +730,9 @@ final class Report {
         stage.counts.forEach((leg, bySteps) -> {
             StringBuilder row = new StringBuilder("| " + FailureCycleStage.label(leg) + " |");
             bySteps.forEach((step, c) -> {
+                if (!shown.contains(step)) {
+                    return;
+                }
                 if (!stage.stepsTaken.getOrDefault(leg, List.of()).contains(step)) {
                     row.append(" not modelled |");
                     return;

@@ -49,7 +49,8 @@ final class Results {
     KilledReadygateStage killedReadygate;
 
     GatewayStage gateway;
-    FailureCycleStage failureCycle;
+    /** The failure cycle with one replica, then with two, as far as each ran. */
+    final List<FailureCycleStage> failureCycles = new ArrayList<>();
 
     List<Map<String, Object>> noise = List.of();
     Duration took = Duration.ZERO;
@@ -102,11 +103,11 @@ final class Results {
     }
 
     void failureCycle(FailureCycleStage stage) {
-        failureCycle = stage;
+        failureCycles.add(stage);
         Map<String, Object> out = new LinkedHashMap<>(stage.results);
         out.put("failed_client_requests", stage.figures());
         out.put("failures", stage.failures);
-        details.put("failure_cycle", out);
+        details.put(stage.replicas == 1 ? "failure_cycle" : "failure_cycle_" + stage.replicas + "_replicas", out);
     }
 
     void killedReadygate(KilledReadygateStage stage) {
