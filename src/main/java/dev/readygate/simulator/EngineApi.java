@@ -67,12 +67,52 @@ final class EngineApi {
         this.latency = new LatencyModel(properties.timing());
     }
 
+    /** The version an SGLang engine's {@code /get_server_info} reports (a 2026 build's; illustrative). */
+    static final String SGLANG_VERSION = "0.5.9";
+
+    private boolean sglang() {
+        return properties.engine() == SimulatorProperties.Engine.SGLANG;
+    }
+
     void routes(HttpServerRoutes routes) {
         routes.get("/health", guarded(false, this::health))
                 .get("/v1/models", guarded(false, this::models))
                 .post("/v1/completions", guarded(true, (req, res) -> inference(req, res, false)))
                 .post("/v1/chat/completions", guarded(true, (req, res) -> inference(req, res, true)));
-        if (!properties.openaiOnly()) {
+        if (sglang()) {
+            // SGLang's own endpoints beside the OpenAI routes (http_server.py): /health_generate (one handler with
+            // /health in 2026 builds), /get_server_info with its version, /get_model_info, a vLLM-shaped /tokenize.
+            routes.get("/health_generate", guarded(false, this::health))
+                    .get(
+                            "/get_server_info",
+                            guarded(
+                                    false,
+                                    (req, res) -> sendJson(
+                                            res,
+                                            Map.of(
+                                                    "version",
+                                                    SGLANG_VERSION,
+                                                    "model_path",
+                                                    properties.model().root(),
+                                                    "tp_size",
+                                                    properties.deployment().tensorParallelSize()))))
+                    .get(
+                            "/get_model_info",
+                            guarded(
+                                    false,
+                                    (req, res) -> sendJson(
+                                            res,
+                                            Map.of(
+                                                    "model_path",
+                                                    properties.model().root(),
+                                                    "tokenizer_path",
+                                                    properties.model().root(),
+                                                    "is_generation",
+                                                    true))))
+                    .get("/metrics", guarded(false, this::metrics))
+                    .post("/tokenize", guarded(false, this::tokenize))
+                    .post("/detokenize", guarded(false, this::detokenize));
+        } else if (!properties.openaiOnly()) {
             // vLLM's own endpoints; a plain OpenAI-compatible server has none of them.
             routes.get("/ping", guarded(false, this::health))
                     .post("/ping", guarded(false, this::health))
@@ -242,7 +282,9 @@ final class EngineApi {
 
     private Publisher<Void> metrics(HttpServerRequest request, HttpServerResponse response) {
         return response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
-                .sendString(Mono.fromSupplier(() -> instance.metrics().render()));
+                .sendString(Mono.fromSupplier(() -> sglang()
+                        ? instance.metrics().renderSglang()
+                        : instance.metrics().render()));
     }
 
     private Publisher<Void> models(HttpServerRequest request, HttpServerResponse response) {
@@ -267,7 +309,7 @@ final class EngineApi {
         card.put("id", m.servedModelName());
         card.put("object", "model");
         card.put("created", created);
-        card.put("owned_by", "vllm");
+        card.put("owned_by", sglang() ? "sglang" : "vllm");
         if (!properties.openaiOnly()) {
             card.put("root", m.root());
             card.put("parent", null);

@@ -41,6 +41,8 @@ final class EngineLog implements AutoCloseable {
     private final ExecutorService writer;
     /** vLLM's {@code %m-%d %H:%M:%S} in the engine's local time zone (collectors' prefixes stay in UTC). */
     private final DateTimeFormatter timestamp;
+    /** SGLang's {@code %Y-%m-%d %H:%M:%S}, in the engine's local time zone. */
+    private final DateTimeFormatter sglangTimestamp;
 
     EngineLog(
             @Nullable Path file,
@@ -53,6 +55,8 @@ final class EngineLog implements AutoCloseable {
         this.clock = clock;
         this.deployment = deployment;
         this.timestamp = DateTimeFormatter.ofPattern("MM-dd HH:mm:ss").withZone(deployment.zone());
+        this.sglangTimestamp =
+                DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(deployment.zone());
         this.writer = SerialExecutor.start(threadName);
         if (file != null) {
             writer.execute(() -> createParent(file));
@@ -97,6 +101,15 @@ final class EngineLog implements AutoCloseable {
         for (String line : lines) {
             write(now, processPrefix(process, pid) + line);
         }
+    }
+
+    /**
+     * A line as SGLang's logger writes it: {@code [%Y-%m-%d %H:%M:%S<tag>] message}, its local time, {@code tag} a
+     * scheduler's rank ({@code " TP0"}) or empty.
+     */
+    void sglang(String tag, String message) {
+        Instant now = clock.instant();
+        write(now, "[" + sglangTimestamp.format(now) + tag + "] " + message);
     }
 
     /** A line written as is, behind the collector's prefix only. */

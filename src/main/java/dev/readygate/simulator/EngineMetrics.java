@@ -159,6 +159,28 @@ final class EngineMetrics {
         return generationTokens.sum();
     }
 
+    /**
+     * SGLang's exposition of the same engine ({@code --enable-metrics}): the series SGLang's production metrics
+     * document (docs/references/production_metrics.md, python/sglang/srt/metrics/collector.py), labelled {@code
+     * model_name}; multiprocess only, so no {@code process_start_time_seconds}.
+     */
+    String renderSglang() {
+        StringBuilder out = new StringBuilder(2_048);
+        String model = "model_name=\"" + escape(modelName) + "\"";
+        double usage = Math.min(1.0, (double) Math.max(0, tokensInFlight.get()) / kvCacheSizeTokens);
+        header(out, "sglang:prompt_tokens_total", "Number of prefill tokens processed.", "counter");
+        sample(out, "sglang:prompt_tokens_total", model, promptTokens.sum());
+        header(out, "sglang:generation_tokens_total", "Number of generation tokens processed.", "counter");
+        sample(out, "sglang:generation_tokens_total", model, generationTokens.sum());
+        header(out, "sglang:num_running_reqs", "The number of running requests.", "gauge");
+        sample(out, "sglang:num_running_reqs", model, running.get());
+        header(out, "sglang:num_queue_reqs", "The number of requests in the waiting queue.", "gauge");
+        sample(out, "sglang:num_queue_reqs", model, waiting.get());
+        header(out, "sglang:token_usage", "The token usage.", "gauge");
+        sample(out, "sglang:token_usage", model, usage);
+        return out.toString();
+    }
+
     String render() {
         StringBuilder out = new StringBuilder(16_384);
         String model = "model_name=\"" + escape(modelName) + "\"";

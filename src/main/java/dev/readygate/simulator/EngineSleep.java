@@ -27,7 +27,7 @@ final class EngineSleep {
     static final String KV_CACHE = "kv_cache";
     static final List<String> TAGS = List.of(WEIGHTS, KV_CACHE);
 
-    private final VllmLines lines;
+    private final EngineLines lines;
     private final GpuMemoryModel gpu;
     private final SimulatorProperties properties;
     private final Scheduler timer;
@@ -72,7 +72,7 @@ final class EngineSleep {
     private boolean garbage;
 
     EngineSleep(
-            VllmLines lines,
+            EngineLines lines,
             GpuMemoryModel gpu,
             SimulatorProperties properties,
             Scheduler timer,

@@ -162,16 +162,21 @@ final class GpuMemoryModel implements AutoCloseable {
         List<String> apps = new ArrayList<>();
         List<String> appsUnits = new ArrayList<>();
         StringBuilder processes = new StringBuilder();
+        // SGLang's scheduler titles itself sglang::scheduler (configure_scheduler_process); its daemon runs as a
+        // module.
+        boolean sglang = properties.engine() == SimulatorProperties.Engine.SGLANG;
+        String daemonName = sglang ? "python3 -m sglang.srt.weight_cache.daemon" : "VLLM::weight_cache_daemon";
+        String engineName = sglang ? "sglang::scheduler" : "VLLM::EngineCore";
         if (daemonPid >= 0 || leakedMib > 0) {
             int pid = daemonPid >= 0 ? daemonPid : properties.pid() - 100;
-            apps.add("%d, VLLM::weight_cache_daemon, %s, %d".formatted(pid, uuid, daemonMib()));
-            appsUnits.add("%d, VLLM::weight_cache_daemon, %s, %d MiB".formatted(pid, uuid, daemonMib()));
-            processes.append(processXml(pid, "VLLM::weight_cache_daemon", daemonMib()));
+            apps.add("%d, %s, %s, %d".formatted(pid, daemonName, uuid, daemonMib()));
+            appsUnits.add("%d, %s, %s, %d MiB".formatted(pid, daemonName, uuid, daemonMib()));
+            processes.append(processXml(pid, daemonName, daemonMib()));
         }
         if (enginePid >= 0) {
-            apps.add("%d, VLLM::EngineCore, %s, %d".formatted(enginePid, uuid, engineMib));
-            appsUnits.add("%d, VLLM::EngineCore, %s, %d MiB".formatted(enginePid, uuid, engineMib));
-            processes.append(processXml(enginePid, "VLLM::EngineCore", engineMib));
+            apps.add("%d, %s, %s, %d".formatted(enginePid, engineName, uuid, engineMib));
+            appsUnits.add("%d, %s, %s, %d MiB".formatted(enginePid, engineName, uuid, engineMib));
+            processes.append(processXml(enginePid, engineName, engineMib));
         }
         long free = TOTAL_MIB - used - RESERVED_MIB;
         String xml = """

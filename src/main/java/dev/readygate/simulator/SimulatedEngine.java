@@ -60,7 +60,7 @@ final class SimulatedEngine implements AutoCloseable {
     private final WeightCacheDaemon daemon;
     private final SnapshotArtifacts snapshot;
     private final EngineLog log;
-    private final VllmLines lines;
+    private final EngineLines lines;
     private final JsonMapper json;
     private final Clock clock;
     private final Scheduler timer;
@@ -109,7 +109,9 @@ final class SimulatedEngine implements AutoCloseable {
         this.daemon = daemon;
         this.snapshot = snapshot;
         this.log = log;
-        this.lines = new VllmLines(properties.deployment(), log);
+        this.lines = properties.engine() == SimulatorProperties.Engine.SGLANG
+                ? new SglangLines(properties, log, () -> daemon.socketPath().toString())
+                : new VllmLines(properties.deployment(), log);
         this.json = json;
         this.clock = clock;
         this.timer = timer;

@@ -49,6 +49,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param memory the simulated GPU memory
  * @param deployment how vLLM is deployed (collector prefix, data parallel, speculative decoding, loader) and which
  *     vLLM's formats it writes
+ * @param engine which engine the simulator is: {@code vllm} (the default), or {@code sglang}: SGLang's log lines for a
+ *     start (cold, a weight-cache hit, a fallback to disk), its model card, {@code /get_server_info},
+ *     {@code /health_generate} and {@code sglang:*} metrics, over the same timeline (no sleep mode, snapshot restore,
+ *     data parallel or {@code openai-only})
  */
 @ConfigurationProperties("readygate.simulator")
 public record SimulatorProperties(
@@ -78,7 +82,8 @@ public record SimulatorProperties(
         @DefaultValue Snapshot snapshot,
         @DefaultValue Faults faults,
         @DefaultValue Memory memory,
-        @DefaultValue Deployment deployment) {
+        @DefaultValue Deployment deployment,
+        @DefaultValue("vllm") Engine engine) {
 
     public SimulatorProperties {
         requirePort("readygate.simulator.port", port);
@@ -102,6 +107,21 @@ public record SimulatorProperties(
         if (sleepMode && openaiOnly) {
             throw new IllegalArgumentException("readygate.simulator.sleep-mode needs vLLM's own endpoints: it cannot be"
                     + " true with readygate.simulator.openai-only=true");
+        }
+        if (engine == Engine.SGLANG) {
+            String without = sleepMode
+                    ? "readygate.simulator.sleep-mode=true"
+                    : openaiOnly
+                            ? "readygate.simulator.openai-only=true"
+                            : startup == StartupPath.SNAPSHOT_RESTORE
+                                    ? "readygate.simulator.startup=snapshot-restore"
+                                    : deployment.dataParallelSize() > 1
+                                            ? "readygate.simulator.deployment.data-parallel-size > 1"
+                                            : null;
+            if (without != null) {
+                throw new IllegalArgumentException("readygate.simulator.engine=sglang cannot be simulated with "
+                        + without + ": the simulator models SGLang's starts only (cold, weight-cache hit, fallback)");
+            }
         }
         if (!(timeScale > 0) || Double.isInfinite(timeScale)) {
             throw new IllegalArgumentException(
@@ -128,6 +148,12 @@ public record SimulatorProperties(
 
     public Path effectiveLogFile() {
         return logFile != null ? logFile : effectiveWorkDir().resolve("engine.log");
+    }
+
+    /** The engine the simulator is. */
+    public enum Engine {
+        VLLM,
+        SGLANG
     }
 
     /** Shape of vLLM's error JSON. */

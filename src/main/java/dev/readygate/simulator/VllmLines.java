@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * per-rank lines (model load, torch.compile, graph capture, and rank 0's {@code Available KV cache memory}); the core
  * keeps its header, the KV cache size and {@code init engine}.
  */
-final class VllmLines {
+final class VllmLines implements EngineLines {
 
     static final String API = "APIServer";
 
@@ -95,7 +95,8 @@ final class VllmLines {
     }
 
     /** How far apart two starts' API server pids are: ten, or enough for every core, API server and worker. */
-    int pidsPerStart() {
+    @Override
+    public int pidsPerStart() {
         int apiServers = deployment.apiServers() > 1 ? deployment.apiServers() : 0;
         int workers = deployment.ranksPerCore() > 1 ? deployment.dataParallelSize() * deployment.ranksPerCore() : 0;
         int used = 1 + deployment.dataParallelSize() + apiServers + workers;
@@ -103,12 +104,14 @@ final class VllmLines {
     }
 
     /** The API server's prefix: {@code (APIServer pid=N)} (0.31's {@code decorate_logs("APIServer")}), none in 0.10.1. */
-    String api() {
+    @Override
+    public String api() {
         return v031() ? API : "";
     }
 
     /** The API server's first lines: the version (0.31: the banner), its arguments, the API server count. */
-    void header(int pid, String version, String model, String args) {
+    @Override
+    public void header(int pid, String version, String model, String args) {
         if (v031()) {
             // log_version_and_model: vLLM's banner, as vLLM 0.16 on prints it.
             log.lines(
@@ -137,7 +140,8 @@ final class VllmLines {
     }
 
     /** Every engine core's header (the late core's, with data parallel, once the first core's weights are out). */
-    void initializing(int core, String version, String config) {
+    @Override
+    public void initializing(int core, String version, String config) {
         lateLines.clear();
         lateCoreWaits = deployment.dataParallelSize() > 1;
         eachCore(
@@ -152,7 +156,8 @@ final class VllmLines {
                                 + ", data_parallel_size=" + deployment.dataParallelSize()));
     }
 
-    void startingToLoad(int core, String model) {
+    @Override
+    public void startingToLoad(int core, String model) {
         eachRank(
                 core,
                 false,
@@ -167,7 +172,8 @@ final class VllmLines {
      * The weights read from disk: {@code Loading weights took} by the default loader (none by the Run:ai streamer or
      * tensorizer), then the drafter's with speculative decoding, then {@code Model loading took}.
      */
-    void loaded(int core, double totalLoadSeconds, double gib, double modelSeconds) {
+    @Override
+    public void loaded(int core, double totalLoadSeconds, double gib, double modelSeconds) {
         eachCoreLoading(core, (name, pid, rank) -> {
             // Each tensor-parallel rank reads its own shard: rank 0 takes longest here, and writes first.
             double loadSeconds = totalLoadSeconds * (1 - 0.03 * rank);
@@ -191,7 +197,9 @@ final class VllmLines {
     }
 
     /** A cache hit: the tensors mapped, the memory split, then {@code Model loading took}. */
-    void mapped(int core, int tensors, String mode, SimulatorProperties.Preload preload, double gib, double seconds) {
+    @Override
+    public void mapped(
+            int core, int tensors, String mode, SimulatorProperties.Preload preload, double gib, double seconds) {
         eachCoreLoading(core, (name, pid, rank) -> {
             log.info(
                     name,
@@ -207,7 +215,8 @@ final class VllmLines {
         });
     }
 
-    void cacheUnusable(int core, String reason) {
+    @Override
+    public void cacheUnusable(int core, String reason) {
         eachCoreLoading(
                 core,
                 (name, pid, rank) -> log.warning(
@@ -238,7 +247,8 @@ final class VllmLines {
      * cached) on the first start, or loaded from that cache on every later one (vllm/compilation/backends.py), and the
      * total (vllm/compilation/monitor.py).
      */
-    void compiling(int core, double dynamoSeconds, double graphSeconds) {
+    @Override
+    public void compiling(int core, double dynamoSeconds, double graphSeconds) {
         boolean cached = compileCached;
         compileCached = true;
         // 0.31 compiles one range of token counts, (1, max_num_batched_tokens); 0.10.1 one dynamic shape.
@@ -286,7 +296,8 @@ final class VllmLines {
     }
 
     /** CUDA graphs captured, after the KV cache is allocated (v1/worker/gpu_model_runner.py, capture_model). */
-    void graphsCaptured(int core, double seconds, double gib) {
+    @Override
+    public void graphsCaptured(int core, double seconds, double gib) {
         eachRank(
                 core,
                 false,
@@ -298,7 +309,8 @@ final class VllmLines {
                                 Locale.ROOT, "Graph capturing finished in %.0f secs, took %.2f GiB", seconds, gib)));
     }
 
-    void kvCache(int core, double kvGib, int kvTokens, int maxModelLen) {
+    @Override
+    public void kvCache(int core, double kvGib, int kvTokens, int maxModelLen) {
         String concurrency = String.format(
                 Locale.ROOT, "%,d tokens per request: %.2fx", maxModelLen, (double) kvTokens / maxModelLen);
         forCores(index -> {
@@ -332,7 +344,8 @@ final class VllmLines {
         });
     }
 
-    void initEngine(int core, double seconds, double compilationSeconds) {
+    @Override
+    public void initEngine(int core, double seconds, double compilationSeconds) {
         String took = v031()
                 ? String.format(Locale.ROOT, "%.2f s (compilation: %.2f s)", seconds, compilationSeconds)
                 : String.format(Locale.ROOT, "%.2f seconds", seconds);
@@ -350,7 +363,8 @@ final class VllmLines {
      * tasks} and {@code Starting vLLM server on}, uvicorn's lines behind the API server's prefix; 0.10.1: {@code
      * Supported_tasks}, {@code Starting vLLM API server 0 on} (its API server index), no prefix on any.
      */
-    void serving(int pid, String url) {
+    @Override
+    public void serving(int pid, String url) {
         int servers = deployment.apiServers();
         for (int i = 0; i < servers; i++) {
             String name = !v031() ? "" : servers == 1 ? API : "ApiServer_" + i;
@@ -373,7 +387,8 @@ final class VllmLines {
     }
 
     /** The API server stops serving (vllm/entrypoints/launcher.py, serve_http's shutdown). */
-    void shuttingDown(int pid) {
+    @Override
+    public void shuttingDown(int pid) {
         log.info(api(), pid, v031() ? "launcher.py:120" : "launcher.py:80", "Shutting down FastAPI HTTP server.");
     }
 
@@ -387,7 +402,8 @@ final class VllmLines {
      * multiprocessing prints it again, and the API server gives up with {@code RuntimeError: Engine core initialization
      * failed}.
      */
-    void startupFailure(int pid, String reason) {
+    @Override
+    public void startupFailure(int pid, String reason) {
         String exception = exceptionLine(reason);
         int core = pid + 1;
         log.lines(
@@ -434,7 +450,8 @@ final class VllmLines {
      * [type=..., input_value=..., input_type=...]}, the input's repr cut short in the middle (with {@code --hf-token},
      * the token shows, as in fixture {@code v0.31-api-server-validation-error.log}).
      */
-    void configError(int pid, @Nullable String hfToken) {
+    @Override
+    public void configError(int pid, @Nullable String hfToken) {
         String tail = hfToken != null ? "'hf_token': '" + hfToken + "'" : "'instance_id': ''";
         log.bare(
                 api(),
@@ -457,7 +474,8 @@ final class VllmLines {
      * server's output handler failing with {@code EngineDeadError}, and the launcher's {@code VLLM Engine failed,
      * terminating server.} (logger.fatal: CRITICAL).
      */
-    void fatalError(int pid, String reason) {
+    @Override
+    public void fatalError(int pid, String reason) {
         int core = pid + 1;
         log.lines(
                 core(0),
@@ -487,7 +505,8 @@ final class VllmLines {
      * {@code vllm snapshot restore} failed: the controller makes no log calls, so what shows is Python's traceback of
      * the uncaught error on its stderr (the module path is the simulator's guess).
      */
-    void restoreFailure(String error) {
+    @Override
+    public void restoreFailure(String error) {
         log.bare(
                 "",
                 0,
@@ -525,7 +544,8 @@ final class VllmLines {
      * CuMemAllocator.sleep), the worker reports what is left (vllm/v1/worker/gpu_worker.py, Worker.sleep), then the engine
      * core's executor (vllm/v1/executor/abstract.py; 0.10.1: executor_base.py) how long it took.
      */
-    void fellAsleep(int core, double freedGib, double backedUpGib, double stillInUseGib, double seconds) {
+    @Override
+    public void fellAsleep(int core, double freedGib, double backedUpGib, double stillInUseGib, double seconds) {
         int ranks = deployment.tensorParallelSize();
         eachRank(core, false, (name, pid) -> {
             log.info(
@@ -559,12 +579,14 @@ final class VllmLines {
     }
 
     /** A sleep while asleep: the executor warns and does nothing. */
-    void alreadySleeping(int core) {
+    @Override
+    public void alreadySleeping(int core) {
         eachCore(core, (name, pid) -> log.warning(name, pid, executor(302), "Executor is already sleeping."));
     }
 
     /** {@code POST /wake_up}: the API server's line (vllm/entrypoints/serve/sleep/api_router.py; 0.10.1: api_server.py). */
-    void wakeRequested(int pid, String tags) {
+    @Override
+    public void wakeRequested(int pid, String tags) {
         log.info(
                 api(),
                 pid,
@@ -573,7 +595,8 @@ final class VllmLines {
     }
 
     /** The executor woke the tags (its {@code %s}: the tags asked for, or the sleeping tags' set when none were). */
-    void wokeUp(int core, double seconds, String tags) {
+    @Override
+    public void wokeUp(int core, double seconds, String tags) {
         eachCore(
                 core,
                 (name, pid) -> log.info(
@@ -584,12 +607,14 @@ final class VllmLines {
     }
 
     /** A wake while awake: the executor warns and does nothing. */
-    void notSleeping(int core) {
+    @Override
+    public void notSleeping(int core) {
         eachCore(core, (name, pid) -> log.warning(name, pid, executor(318), "Executor is not sleeping."));
     }
 
     /** A wake of a tag that does not sleep: the executor warns and wakes nothing. */
-    void tagNotSleeping(int core, String tag, String sleepingTags) {
+    @Override
+    public void tagNotSleeping(int core, String tag, String sleepingTags) {
         eachCore(
                 core,
                 (name, pid) -> log.warning(

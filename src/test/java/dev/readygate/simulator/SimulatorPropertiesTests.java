@@ -139,6 +139,27 @@ class SimulatorPropertiesTests {
     }
 
     @Test
+    void sglangIsRefusedWithWhatItDoesNotSimulateNamingTheKey() {
+        runner.withPropertyValues("readygate.simulator.engine=sglang")
+                .run(context -> assertThat(
+                                context.getBean(SimulatorProperties.class).engine())
+                        .isEqualTo(SimulatorProperties.Engine.SGLANG));
+        runner.withPropertyValues("readygate.simulator.engine=sglang", "readygate.simulator.sleep-mode=true")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("readygate.simulator.engine=sglang")
+                        .hasMessageContaining("readygate.simulator.sleep-mode=true"));
+        runner.withPropertyValues("readygate.simulator.engine=sglang", "readygate.simulator.startup=snapshot-restore")
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .rootCause()
+                        .hasMessageContaining("readygate.simulator.startup=snapshot-restore"));
+    }
+
+    @Test
     void negativeDurationsFailNamingTheKey() {
         runner.withPropertyValues("readygate.simulator.timing.decode-per-token=-1ms")
                 .run(context -> assertThat(context)
