@@ -7,9 +7,17 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -29,24 +37,32 @@ class SglangStartsTests {
     @TempDir
     Path workDir;
 
+    /** readygate in front of the simulated SGLang engine, reading its log, the dialect left to find. */
+    private ConfigurableApplicationContext readygate(RunningSimulator engine, Path sim, String... extra) {
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--spring.reactor.netty.shutdown-quiet-period=0s",
+                "--readygate.engine.base-url=" + engine.baseUrl(),
+                "--readygate.state-dir=" + workDir.resolve("state"),
+                "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
+                "--readygate.probe.representative.prompt-tokens=100",
+                "--readygate.probe.representative.output-tokens=4"));
+        args.addAll(List.of(extra));
+        return new SpringApplicationBuilder(ReadygateApplication.class).run(args.toArray(String[]::new));
+    }
+
     @Test
     void everySglangStartIsAttributedFromItsOwnLogLines() throws Exception {
         Path sim = workDir.resolve("engine");
         try (RunningSimulator engine = RunningSimulator.serving(sim, "engine=sglang");
-                ConfigurableApplicationContext readygate = new SpringApplicationBuilder(ReadygateApplication.class)
-                        .run(
-                                "--server.port=0",
-                                "--spring.reactor.netty.shutdown-quiet-period=0s",
-                                "--readygate.engine.base-url=" + engine.baseUrl(),
-                                "--readygate.state-dir=" + workDir.resolve("state"),
-                                "--readygate.evidence.engine-log=" + sim.resolve("engine.log"),
-                                "--readygate.probe.representative.prompt-tokens=100",
-                                "--readygate.probe.representative.output-tokens=4",
-                                "--readygate.gpu.nvidia-smi=" + engine.nvidiaSmi(),
-                                "--readygate.gpu.interval=1s",
-                                "--readygate.gpu.timeout=1s",
-                                // Three starts in a row on purpose: not a restart loop to hold.
-                                "--readygate.restart.loop-hold=0s")) {
+                ConfigurableApplicationContext readygate = readygate(
+                        engine,
+                        sim,
+                        "--readygate.gpu.nvidia-smi=" + engine.nvidiaSmi(),
+                        "--readygate.gpu.interval=1s",
+                        "--readygate.gpu.timeout=1s",
+                        // Three starts in a row on purpose: not a restart loop to hold.
+                        "--readygate.restart.loop-hold=0s")) {
             WebTestClient client = client(readygate);
             JsonNode first = awaitRecords(client, 1).get(0);
             assertThat(first.get("path").asString()).isEqualTo("cold");
@@ -57,7 +73,7 @@ class SglangStartsTests {
 
             engine.restartAndAwait(StartupPath.PRELOAD_HIT);
             JsonNode hit = awaitRecords(client, 2).get(0);
-            assertThat(hit.get("path").asString()).isEqualTo("preload_hit");
+            assertThat(hit.get("path").asString()).as(hit.toString()).isEqualTo("preload_hit");
             assertThat(hit.get("outcome").asString()).isEqualTo("ready");
             // The daemon's process holds the cache, the scheduler its own share: told apart by SGLang's process names.
             await().atMost(Duration.ofSeconds(20))
@@ -96,6 +112,46 @@ class SglangStartsTests {
     }
 
     @Test
+    void sglangsWarmupIsLoadingNotADeadEngine() throws Exception {
+        Path sim = workDir.resolve("engine");
+        // SGLang's port is open while its own warmup request runs, and /health answers 503 until it came back.
+        try (RunningSimulator engine = RunningSimulator.serving(sim, "engine=sglang", "timing.sglang-warmup=12s");
+                ConfigurableApplicationContext readygate = readygate(engine, sim)) {
+            WebTestClient client = client(readygate);
+            List<String> seen = new CopyOnWriteArrayList<>();
+            try {
+                await().atMost(Duration.ofSeconds(12)).until(() -> {
+                    String now = reason(client);
+                    seen.add(now);
+                    return "engine_loading".equals(now);
+                });
+            } catch (ConditionTimeoutException ex) {
+                throw new AssertionError("reasons seen: " + new LinkedHashSet<>(seen), ex);
+            }
+            assertThat(ReadygateClients.readyz(client)).isEqualTo(503);
+            ReadygateClients.awaitReady(client);
+            assertThat(status(client).at("/engine/dialect").asString()).isEqualTo("sglang");
+            assertThat(Files.readString(sim.resolve("engine.log")))
+                    .contains("The server is fired up and ready to roll!");
+        }
+    }
+
+    private static final Pattern REASON = Pattern.compile("\"reason\"\\s*:\\s*\"([a-z_]+)\"");
+
+    /** The reason {@code /readyz} gives now, or its whole body in brackets when it gives none. */
+    private static String reason(WebTestClient client) {
+        byte[] body = client.get()
+                .uri("/readyz")
+                .exchange()
+                .expectBody()
+                .returnResult()
+                .getResponseBody();
+        String text = body == null ? "" : new String(body, StandardCharsets.UTF_8);
+        Matcher reason = Pattern.compile("\"reason\"\\s*:\\s*\"([a-z_]+)\"").matcher(text);
+        return reason.find() ? reason.group(1) : "(" + text + ")";
+    }
+
+    @Test
     void theSimulatorAnswersAsSglangDoes() throws Exception {
         try (RunningSimulator engine = RunningSimulator.serving(workDir.resolve("engine"), "engine=sglang")) {
             WebTestClient client =
@@ -116,7 +172,15 @@ class SglangStartsTests {
                     .expectBody()
                     .jsonPath("$.version")
                     .isNotEmpty();
-            client.get().uri("/health_generate").exchange().expectStatus().isOk();
+            // Its warmup first: 503 from the open port, then 200.
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> client.get()
+                                    .uri("/health_generate")
+                                    .exchange()
+                                    .returnResult(Void.class)
+                                    .getStatus()
+                                    .value()
+                            == 200);
             client.get().uri("/version").exchange().expectStatus().isNotFound();
             client.get()
                     .uri("/metrics")

@@ -510,11 +510,14 @@ record LogWindow(
         return events.stream().anyMatch(received -> received.event() instanceof LogEvent.ApplicationStartup);
     }
 
-    /** Whether the window shows a start of its own: a server's header, or serving. */
+    /**
+     * Whether the window shows a start of its own: a server's header. A serving line alone does not: read after the
+     * start that went away was verified, it is that start's last word (SGLang's "fired up" comes after its own warmup,
+     * with its {@code /health}'s first 200, so readygate may verify before the tail reads it; a restart within the lag
+     * then found it in the next start's window and took that start's own header for yet another process).
+     */
     private boolean windowStarted() {
-        return events.stream()
-                .map(Received::event)
-                .anyMatch(event -> startsProcess(event) || event instanceof LogEvent.ApplicationStartup);
+        return events.stream().map(Received::event).anyMatch(LogWindow::startsProcess);
     }
 
     private List<LogEvent> loggedEvents() {

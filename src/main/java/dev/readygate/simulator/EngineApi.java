@@ -181,8 +181,11 @@ final class EngineApi {
     }
 
     private Publisher<Void> health(HttpServerRequest request, HttpServerResponse response) {
+        // SGLang answers 503 (an empty body) from its open port until its own warmup request came back.
         HttpResponseStatus status =
-                faults.has(Fault.ENGINE_DEAD) ? HttpResponseStatus.SERVICE_UNAVAILABLE : HttpResponseStatus.OK;
+                faults.has(Fault.ENGINE_DEAD) || clock.instant().isBefore(instance.healthFrom())
+                        ? HttpResponseStatus.SERVICE_UNAVAILABLE
+                        : HttpResponseStatus.OK;
         return response.status(status)
                 .header(HttpHeaderNames.CONTENT_LENGTH, "0")
                 .send();

@@ -21,6 +21,7 @@ import org.jspecify.annotations.Nullable;
  *     then on a request pays no warm-up penalty
  * @param batch the sequences of the batch ({@code max-num-seqs}); requests beyond them wait
  * @param sleep sleep mode's state: asleep or awake, and whether the weights still answer as the checkpoint's
+ * @param healthFrom when {@code /health} answers 200 from (SGLang's warmup answers 503 before; a vLLM start at once)
  */
 record EngineInstance(
         int number,
@@ -35,7 +36,8 @@ record EngineInstance(
         AtomicInteger served,
         AtomicReference<@Nullable Instant> warmedUpAt,
         BatchSlots batch,
-        EngineSleep sleep) {
+        EngineSleep sleep,
+        Instant healthFrom) {
 
     /**
      * The checkpoint whose answers the engine gives now: the wrong-weights fault swaps in another one, and weights a

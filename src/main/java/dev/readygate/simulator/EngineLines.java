@@ -38,6 +38,9 @@ interface EngineLines {
 
     void serving(int pid, String url);
 
+    /** The engine's own warmup request came back ({@code timing.sglang-warmup} after it listens; vLLM writes none). */
+    void warmedUp();
+
     void shuttingDown(int pid);
 
     void startupFailure(int pid, String reason);

@@ -17,7 +17,8 @@ import org.jspecify.annotations.Nullable;
  * with the registry era's reason before it, {@code "Daemon socket not found at %s."}; {@code "KV Cache is allocated.
  * dtype: %s, #tokens: %d, K size: %.2f GB, V size: %.2f GB"}; {@code "Capture %s %s end. elapsed=%.2f s, mem
  * usage=%.2f GB, avail mem=%.2f GB."} (cuda_graph_setup.py @018cdcbe); uvicorn's lines; {@code "The server is fired up
- * and ready to roll!"} (http_server.py @0025436e, after its warmup request; here as soon as the port serves). SGLang
+ * and ready to roll!"} (http_server.py @0025436e, after its warmup request: {@code timing.sglang-warmup} after the port
+ * opens, while {@code /health} answers 503). SGLang
  * writes no engine-core header, no torch.compile and no {@code init engine} line: those phases write nothing. It has no
  * sleep mode or snapshot restore here ({@link SimulatorProperties} refuses them with SGLang).
  */
@@ -164,6 +165,10 @@ final class SglangLines implements EngineLines {
         log.sglang("", "INFO:     Waiting for application startup.");
         log.sglang("", "INFO:     Application startup complete.");
         log.sglang("", "INFO:     Uvicorn running on " + url + " (Press CTRL+C to quit)");
+    }
+
+    @Override
+    public void warmedUp() {
         log.sglang("", "The server is fired up and ready to roll!");
     }
 

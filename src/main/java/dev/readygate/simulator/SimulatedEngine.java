@@ -620,7 +620,8 @@ final class SimulatedEngine implements AutoCloseable {
                         metrics,
                         context.pid,
                         context.kvTokens,
-                        () -> faults.has(Fault.WAKE_CORRUPTS)));
+                        () -> faults.has(Fault.WAKE_CORRUPTS)),
+                sglang() ? clock.instant().plus(properties.timing().sglangWarmup()) : Instant.MIN);
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
             lines.serving(context.pid, "http://" + properties.host() + ":" + properties.port());
@@ -656,6 +657,10 @@ final class SimulatedEngine implements AutoCloseable {
                 .then();
     }
 
+    private boolean sglang() {
+        return properties.engine() == SimulatorProperties.Engine.SGLANG;
+    }
+
     /** Runs on the lifecycle scheduler: the listener is up and the engine serves. */
     private void serve(DisposableServer bound, StartContext context, EngineInstance instance, boolean restored) {
         server = bound;
@@ -666,6 +671,15 @@ final class SimulatedEngine implements AutoCloseable {
         gpu.engineLoaded(context.pid + 1, context.taken != StartupPath.PRELOAD_HIT, context.kvTokens);
         if (restored) {
             verifyRestore(context, instance);
+        }
+        if (sglang()) {
+            Mono.delay(properties.timing().sglangWarmup(), timer)
+                    .publishOn(lifecycle)
+                    .subscribe(done -> {
+                        if (current == instance) {
+                            lines.warmedUp();
+                        }
+                    });
         }
         if (faults.has(Fault.CRASH_LOOP)) {
             pending.update(Mono.delay(properties.faults().crashLoopUptime(), timer)

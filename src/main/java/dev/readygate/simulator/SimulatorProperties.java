@@ -255,6 +255,8 @@ public record SimulatorProperties(
      * @param snapshotRestoreTime start duration of a snapshot restore
      * @param shutdownTime time between a stop request and the listener going away
      * @param daemonLoadTime time the preload daemon needs to cache the weights
+     * @param sglangWarmup with {@code engine: sglang}: how long after its port opens SGLang's {@code /health} (and
+     *     {@code /health_generate}) still answer 503, while its own warmup request runs; then "fired up"
      */
     public record Timing(
             @DefaultValue("15ms") Duration ttftBase,
@@ -267,9 +269,11 @@ public record SimulatorProperties(
             @DefaultValue("300ms") Duration fallbackDetectTime,
             @DefaultValue("600ms") Duration snapshotRestoreTime,
             @DefaultValue("100ms") Duration shutdownTime,
-            @DefaultValue("2s") Duration daemonLoadTime) {
+            @DefaultValue("2s") Duration daemonLoadTime,
+            @DefaultValue("500ms") Duration sglangWarmup) {
 
         public Timing {
+            requireNonNegative("readygate.simulator.timing.sglang-warmup", sglangWarmup);
             requireNonNegative("readygate.simulator.timing.ttft-base", ttftBase);
             requireNonNegative("readygate.simulator.timing.prefill-per-token", prefillPerToken);
             requireNonNegative("readygate.simulator.timing.decode-per-token", decodePerToken);
@@ -297,7 +301,8 @@ public record SimulatorProperties(
                     SimulatorProperties.scaled(fallbackDetectTime, factor),
                     SimulatorProperties.scaled(snapshotRestoreTime, factor),
                     SimulatorProperties.scaled(shutdownTime, factor),
-                    SimulatorProperties.scaled(daemonLoadTime, factor));
+                    SimulatorProperties.scaled(daemonLoadTime, factor),
+                    SimulatorProperties.scaled(sglangWarmup, factor));
         }
     }
 

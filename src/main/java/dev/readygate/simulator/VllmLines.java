@@ -388,6 +388,11 @@ final class VllmLines implements EngineLines {
 
     /** The API server stops serving (vllm/entrypoints/launcher.py, serve_http's shutdown). */
     @Override
+    public void warmedUp() {
+        // vLLM's API server listens once its engine is up: no warmup of its own to log.
+    }
+
+    @Override
     public void shuttingDown(int pid) {
         log.info(api(), pid, v031() ? "launcher.py:120" : "launcher.py:80", "Shutting down FastAPI HTTP server.");
     }

@@ -84,6 +84,29 @@ class LogWindowTests {
                 S2);
     }
 
+    /**
+     * SGLang's fast restart: S1 served and was verified at 8 s; its "fired up" line (after its own warmup, with
+     * /health's first 200) was read at 9.5 s; it went away at 10 s, and S2 began at 10.2 s, before its header was read.
+     */
+    static LogWindow firedUpThenRestarted() {
+        LogWindow window = live(S1, banner(T0), loaded(T0.plusSeconds(5)), serving(T0.plusSeconds(7)));
+        window = window.next(
+                        new EngineStateChanged(
+                                new EngineState.Healthy(T0.plusSeconds(7), Reason.ENGINE_RESTARTED, ""),
+                                new EngineState.Ready(T0.plusSeconds(8), "m"),
+                                new Observation.Verified(T0.plusSeconds(8), ""),
+                                S1,
+                                S1),
+                        T0.plusSeconds(8),
+                        LAG)
+                .window();
+        window = line(window, serving(T0.plusMillis(9_500))).window();
+        window = window.next(wentAway(S1, T0.plusSeconds(10)), T0.plusSeconds(10), LAG)
+                .window();
+        EngineStart s2 = new EngineStart("s2", T0.plusMillis(10_200), StartSource.LOG, false);
+        return window.next(began(s2), T0.plusMillis(10_200), LAG).window();
+    }
+
     static EngineStateChanged wentAway(EngineStart start, Instant at) {
         return new EngineStateChanged(
                 new EngineState.Ready(T0, "m"),
@@ -110,6 +133,11 @@ class LogWindowTests {
                         "the header of the start readiness follows, its window empty, is its own",
                         (Function<LogWindow.Step, Object>) step -> step.news(),
                         line(live(S1), banner(T0)),
+                        List.of()),
+                Arguments.of(
+                        "a serving line read after the start was verified is its last word, not the next start's",
+                        (Function<LogWindow.Step, Object>) step -> step.news(),
+                        line(firedUpThenRestarted(), banner(T0.plusMillis(10_300))),
                         List.of()),
                 Arguments.of(
                         "a header after the start served ends it and tells the next",
