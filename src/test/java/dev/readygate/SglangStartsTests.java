@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.simulator.RunningSimulator;
 import dev.readygate.simulator.StartupPath;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,8 +14,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -136,9 +133,7 @@ class SglangStartsTests {
         }
     }
 
-    private static final Pattern REASON = Pattern.compile("\"reason\"\\s*:\\s*\"([a-z_]+)\"");
-
-    /** The reason {@code /readyz} gives now, or its whole body in brackets when it gives none. */
+    /** The reason {@code /readyz} gives now (its engine component's), or its whole body in brackets when none. */
     private static String reason(WebTestClient client) {
         byte[] body = client.get()
                 .uri("/readyz")
@@ -146,9 +141,9 @@ class SglangStartsTests {
                 .expectBody()
                 .returnResult()
                 .getResponseBody();
-        String text = body == null ? "" : new String(body, StandardCharsets.UTF_8);
-        Matcher reason = Pattern.compile("\"reason\"\\s*:\\s*\"([a-z_]+)\"").matcher(text);
-        return reason.find() ? reason.group(1) : "(" + text + ")";
+        JsonNode answer = ReadygateClients.json(body == null ? new byte[0] : body);
+        JsonNode reason = answer.at("/components/engine/details/reason");
+        return reason.isString() ? reason.asString() : "(" + answer + ")";
     }
 
     @Test
