@@ -379,7 +379,12 @@ class GatewayLlamaServerIT {
             try (StreamingClients clients = clients(holding)) {
                 await().atMost(Duration.ofSeconds(60)).until(() -> clients.count(Outcome.COMPLETED) >= 2L * CLIENTS);
                 announced = Instant.now();
+                // The drain answers once the streams in flight have ended: on a loaded machine 16 tokens of
+                // llama-server can take longer than the client's default 5 s (seen in CI), so wait up to max-wait.
                 drain = holdingAdmin
+                        .mutate()
+                        .responseTimeout(Duration.ofSeconds(35))
+                        .build()
                         .post()
                         .uri("/gateway/drain")
                         .exchange()
