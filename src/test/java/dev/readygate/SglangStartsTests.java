@@ -20,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.util.FileSystemUtils;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -51,11 +52,15 @@ class SglangStartsTests {
     @Test
     void everySglangStartIsAttributedFromItsOwnLogLines() throws Exception {
         Path sim = workDir.resolve("engine");
-        try (RunningSimulator engine = RunningSimulator.serving(sim, "engine=sglang");
+        // SGLang's socket and ready files, in a directory short enough for a Unix socket's path (108 bytes at most:
+        // the name holds the GPU's UUID).
+        Path sockets = Files.createTempDirectory("rg-sg");
+        try (RunningSimulator engine = RunningSimulator.serving(sim, "engine=sglang", "preload.socket-dir=" + sockets);
                 ConfigurableApplicationContext readygate = readygate(
                         engine,
                         sim,
                         "--readygate.gpu.nvidia-smi=" + engine.nvidiaSmi(),
+                        "--readygate.evidence.daemon-socket-dir=" + sockets,
                         "--readygate.gpu.interval=1s",
                         "--readygate.gpu.timeout=1s",
                         // Three starts in a row on purpose: not a restart loop to hold.
@@ -86,7 +91,17 @@ class SglangStartsTests {
                     .isPositive();
             assertThat(owners.get("engine").asLong()).as(owners.toString()).isPositive();
             assertThat(hit.get("evidence").valueStream().map(JsonNode::asString))
-                    .anyMatch(line -> line.startsWith("log: Mapped ") && line.contains("(sglang ipc mode)"));
+                    .anyMatch(line -> line.startsWith("log: Mapped ") && line.contains("(sglang ipc mode)"))
+                    // The daemon's own state: its ready file beside its socket, what it holds.
+                    .anyMatch(line -> line.startsWith("daemon: SGLang daemon ready file sglang_weight_cache_GPU-")
+                            && line.contains(
+                                    ", model Qwen/Qwen3-0.6B revision c1899de289a04d12100db370d81485cdf75e47ca,"
+                                            + " tp rank 0 of 1, socket present"));
+            assertThat(status(client)
+                            .at("/restarts/evidence/daemonReadyFilesNow")
+                            .size())
+                    .as(status(client).at("/restarts/evidence").toString())
+                    .isEqualTo(1);
 
             engine.restartAndAwait(StartupPath.PRELOAD_FALLBACK);
             JsonNode fallback = awaitRecords(client, 3).get(0);
@@ -97,6 +112,8 @@ class SglangStartsTests {
             assertThat(ReadygateClients.prometheus(client))
                     .contains("readygate_engine_starts_total{path=\"preload_hit\"}")
                     .contains("readygate_engine_starts_total{path=\"preload_fallback\"}");
+        } finally {
+            FileSystemUtils.deleteRecursively(sockets);
         }
         String log = Files.readString(sim.resolve("engine.log"));
         assertThat(log)
@@ -106,6 +123,11 @@ class SglangStartsTests {
                 .contains("falling back to disk load")
                 .contains("The server is fired up and ready to roll!")
                 .doesNotContain("EngineCore");
+        // The daemon's lines, in its own log and its own format (weight_cache/daemon.py @366325d6).
+        assertThat(Files.readString(sim.resolve("preload-daemon.log")))
+                .containsPattern(
+                        "(?m)^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d,\\d{3} \\[Daemon gpu=0 tp_rank=0] INFO"
+                                + " \\[WeightCacheDaemon gpu=0 tp_rank=0] Exported 339 tensors as IPC handles\\. Ready to serve\\.$");
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.readygate.engine.EngineDialect;
 import dev.readygate.engine.EngineMetricsSample;
 import dev.readygate.engine.EngineSurface;
 import dev.readygate.engine.ModelCard;
+import dev.readygate.evidence.DaemonReadyFile;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogSample;
 import dev.readygate.evidence.SnapshotManifest;
@@ -339,6 +340,9 @@ final class EngineCheck {
                 evidence.daemonSocketDir() == null
                         ? "not configured (readygate.evidence.daemon-socket-dir)"
                         : now.daemonSockets() + " weight-cache socket(s) in " + evidence.daemonSocketDir());
+        for (DaemonReadyFile ready : now.daemonReadyFiles()) {
+            report.line("daemon ready file", ready.describe());
+        }
         Path snapshotDir = evidence.snapshotDir();
         report.line(
                 "snapshot",

@@ -94,8 +94,10 @@ public enum EngineDialect {
                                 + " read as the warmup (engine_loading), after it as engine_dead",
                         "process start time: SGLang's /metrics exports only its multiprocess series; a restart is seen"
                                 + " by the port and the counters, a start dated by its log or by what readygate saw",
-                        "the weight-cache daemon's socket ping and own /metrics, and SGLang's parity gate (the canary"
-                                + " is readygate's), are not read",
+                        "the weight-cache daemon: its .ready files (pid, model, revision, rank; whether its process"
+                                + " still runs where readygate sees it) and sockets are read from"
+                                + " readygate.evidence.daemon-socket-dir; its socket's status request (pickled) and"
+                                + " its own /metrics are not, nor SGLang's parity gate (the canary is readygate's)",
                         "/release_memory_occupation: an engine that released its memory is probed as any other");
             case TGI, OPENAI ->
                 List.of(

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -19,7 +20,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The evidence sources besides the log: the snapshot directory ({@code release.json}, {@code manifest.json}), the
- * preload daemon's health URL and its socket directory, and the engine container's start id (written by the chart's
+ * preload daemon's health URL and its socket directory (vLLM's sockets, SGLang's sockets and ready files), and the engine container's start id (written by the chart's
  * engine entrypoint when the container starts). Each is optional; an unreadable source says nothing rather than
  * failing.
  */
@@ -33,13 +34,30 @@ public final class EvidenceSources {
      * @param daemonSockets how many daemon sockets there are (-1: not configured)
      * @param daemonReadyAt when the daemon's log said it is ready
      * @param manifest the snapshot's manifest, when there is one
+     * @param daemonReadyFiles the SGLang daemons' {@code .ready} files in the socket directory (empty: none, or not
+     *     configured)
      */
     public record Reading(
             @Nullable Instant snapshotReleasedAt,
             @Nullable Boolean daemonHealthy,
             int daemonSockets,
             @Nullable Instant daemonReadyAt,
-            @Nullable SnapshotManifest manifest) {
+            @Nullable SnapshotManifest manifest,
+            List<DaemonReadyFile> daemonReadyFiles) {
+
+        public Reading {
+            daemonReadyFiles = List.copyOf(daemonReadyFiles);
+        }
+
+        /** A reading without SGLang ready files. */
+        public Reading(
+                @Nullable Instant snapshotReleasedAt,
+                @Nullable Boolean daemonHealthy,
+                int daemonSockets,
+                @Nullable Instant daemonReadyAt,
+                @Nullable SnapshotManifest manifest) {
+            this(snapshotReleasedAt, daemonHealthy, daemonSockets, daemonReadyAt, manifest, List.of());
+        }
 
         /** A reading without a manifest. */
         public Reading(
@@ -64,6 +82,9 @@ public final class EvidenceSources {
      * @param writtenAt when the file was written
      */
     public record ContainerStart(String id, Instant writtenAt) {}
+
+    /** Where a daemon's pid is looked up. */
+    private static final Path PROC = Path.of("/proc");
 
     private final @Nullable Path snapshotDir;
     private final @Nullable URI daemonHealthUrl;
@@ -107,7 +128,8 @@ public final class EvidenceSources {
         Mono<Optional<Boolean>> health = daemonHealthUrl == null
                 ? Mono.just(Optional.empty())
                 : daemonHealth().map(Optional::of);
-        Mono<FileReading> files = Mono.fromCallable(() -> new FileReading(released(since), sockets(), manifest()))
+        Mono<FileReading> files = Mono.fromCallable(
+                        () -> new FileReading(released(since), sockets(), manifest(), readyFiles()))
                 .subscribeOn(blocking);
         return Mono.zip(files, health)
                 .map(both -> new Reading(
@@ -115,13 +137,15 @@ public final class EvidenceSources {
                         both.getT2().orElse(null),
                         both.getT1().sockets(),
                         daemonLog == null ? null : daemonLog.readyAt(),
-                        both.getT1().manifest()));
+                        both.getT1().manifest(),
+                        both.getT1().readyFiles()));
     }
 
     private record FileReading(
             @Nullable Instant released,
             int sockets,
-            @Nullable SnapshotManifest manifest) {}
+            @Nullable SnapshotManifest manifest,
+            List<DaemonReadyFile> readyFiles) {}
 
     /** Whether a snapshot directory is configured. */
     public boolean snapshotConfigured() {
@@ -222,12 +246,19 @@ public final class EvidenceSources {
         }
     }
 
+    /** The SGLang daemons' ready files in the socket directory; none when it is not configured. Blocking. */
+    private List<DaemonReadyFile> readyFiles() {
+        return daemonSocketDir == null ? List.of() : DaemonReadyFile.in(daemonSocketDir, PROC);
+    }
+
     private int sockets() {
         if (daemonSocketDir == null) {
             return -1;
         }
         int count = 0;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(daemonSocketDir, "vllm_weight_cache_*.sock")) {
+        // vLLM's (vllm_weight_cache_gpu0.sock, ..._<uuid>.sock) and SGLang's (sglang_weight_cache_<uuid>.sock).
+        try (DirectoryStream<Path> entries =
+                Files.newDirectoryStream(daemonSocketDir, "{vllm,sglang}_weight_cache_*.sock")) {
             for (Path ignored : entries) {
                 count++;
             }

@@ -185,6 +185,23 @@ final class VllmLogParser {
                     Pattern.compile("Weight\\s+cache\\s+daemon\\s+ready\\b", Pattern.CASE_INSENSITIVE),
                     true,
                     (m, line, o) -> new LogEvent.DaemonReady(o.at(), o.process(), o.pid())),
+            // SGLang's daemon (python/sglang/srt/weight_cache/daemon.py @366325d6, behind its own "%(asctime)s [Daemon
+            // gpu=%d tp_rank=%d] %(levelname)s " format): "[WeightCacheDaemon gpu=%d tp_rank=%d] Exported %d tensors
+            // as IPC handles. Ready to serve."; its launcher's "All %d weight cache daemons on node %d are ready".
+            new Rule(
+                    "Ready to serve",
+                    false,
+                    Pattern.compile(
+                            "Exported\\s+\\d[\\d,]{0,15}\\s+tensors\\s+as\\s+IPC\\s+handles\\.\\s+Ready\\s+to\\s+serve"),
+                    true,
+                    (m, line, o) -> new LogEvent.DaemonReady(o.at(), o.process(), o.pid())),
+            new Rule(
+                    "weight cache daemons on node",
+                    false,
+                    Pattern.compile(
+                            "All\\s+\\d{1,5}\\s+weight\\s+cache\\s+daemons\\s+on\\s+node\\s+\\d{1,5}\\s+are\\s+ready"),
+                    true,
+                    (m, line, o) -> new LogEvent.DaemonReady(o.at(), o.process(), o.pid())),
             rule(
                     "Available",
                     "Available\\s+KV\\s+cache\\s+memory\\s*:\\s*" + NUMBER + "\\s*Gi?B",

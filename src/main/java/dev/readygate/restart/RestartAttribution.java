@@ -1,5 +1,6 @@
 package dev.readygate.restart;
 
+import dev.readygate.evidence.DaemonReadyFile;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.LogFindings;
 import dev.readygate.evidence.LogTimeZone;
@@ -259,6 +260,9 @@ public final class RestartAttribution {
         }
         if (e.daemonReadyAt() != null) {
             evidence.add("daemon log: Weight cache daemon READY at " + e.daemonReadyAt());
+        }
+        for (DaemonReadyFile ready : e.daemonReadyFiles()) {
+            evidence.add("daemon: " + ready.describe());
         }
     }
 }

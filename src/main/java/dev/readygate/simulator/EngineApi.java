@@ -70,16 +70,12 @@ final class EngineApi {
     /** The version an SGLang engine's {@code /get_server_info} reports (a 2026 build's; illustrative). */
     static final String SGLANG_VERSION = "0.5.9";
 
-    private boolean sglang() {
-        return properties.engine() == SimulatorProperties.Engine.SGLANG;
-    }
-
     void routes(HttpServerRoutes routes) {
         routes.get("/health", guarded(false, this::health))
                 .get("/v1/models", guarded(false, this::models))
                 .post("/v1/completions", guarded(true, (req, res) -> inference(req, res, false)))
                 .post("/v1/chat/completions", guarded(true, (req, res) -> inference(req, res, true)));
-        if (sglang()) {
+        if (properties.sglang()) {
             // SGLang's own endpoints beside the OpenAI routes (http_server.py): /health_generate (one handler with
             // /health in 2026 builds), /get_server_info with its version, /get_model_info, a vLLM-shaped /tokenize.
             routes.get("/health_generate", guarded(false, this::health))
@@ -285,7 +281,7 @@ final class EngineApi {
 
     private Publisher<Void> metrics(HttpServerRequest request, HttpServerResponse response) {
         return response.header(HttpHeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
-                .sendString(Mono.fromSupplier(() -> sglang()
+                .sendString(Mono.fromSupplier(() -> properties.sglang()
                         ? instance.metrics().renderSglang()
                         : instance.metrics().render()));
     }
@@ -312,7 +308,7 @@ final class EngineApi {
         card.put("id", m.servedModelName());
         card.put("object", "model");
         card.put("created", created);
-        card.put("owned_by", sglang() ? "sglang" : "vllm");
+        card.put("owned_by", properties.sglang() ? "sglang" : "vllm");
         if (!properties.openaiOnly()) {
             card.put("root", m.root());
             card.put("parent", null);

@@ -43,6 +43,8 @@ final class EngineLog implements AutoCloseable {
     private final DateTimeFormatter timestamp;
     /** SGLang's {@code %Y-%m-%d %H:%M:%S}, in the engine's local time zone. */
     private final DateTimeFormatter sglangTimestamp;
+    /** Python logging's default {@code asctime}: {@code %Y-%m-%d %H:%M:%S,mmm}, local time. */
+    private final DateTimeFormatter pythonTimestamp;
 
     EngineLog(
             @Nullable Path file,
@@ -57,6 +59,8 @@ final class EngineLog implements AutoCloseable {
         this.timestamp = DateTimeFormatter.ofPattern("MM-dd HH:mm:ss").withZone(deployment.zone());
         this.sglangTimestamp =
                 DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss").withZone(deployment.zone());
+        this.pythonTimestamp =
+                DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss,SSS").withZone(deployment.zone());
         this.writer = SerialExecutor.start(threadName);
         if (file != null) {
             writer.execute(() -> createParent(file));
@@ -110,6 +114,15 @@ final class EngineLog implements AutoCloseable {
     void sglang(String tag, String message) {
         Instant now = clock.instant();
         write(now, "[" + sglangTimestamp.format(now) + tag + "] " + message);
+    }
+
+    /**
+     * A line as SGLang's weight-cache daemon's logger writes it: {@code %(asctime)s [Daemon gpu=0 tp_rank=0]
+     * %(levelname)s %(message)s}, Python's default {@code asctime} ({@code %Y-%m-%d %H:%M:%S,mmm}), its local time.
+     */
+    void sglangDaemon(String level, String message) {
+        Instant now = clock.instant();
+        write(now, pythonTimestamp.format(now) + " [Daemon gpu=0 tp_rank=0] " + level + " " + message);
     }
 
     /** A line written as is, behind the collector's prefix only. */

@@ -164,7 +164,7 @@ final class GpuMemoryModel implements AutoCloseable {
         StringBuilder processes = new StringBuilder();
         // SGLang's scheduler titles itself sglang::scheduler (configure_scheduler_process); its daemon runs as a
         // module.
-        boolean sglang = properties.engine() == SimulatorProperties.Engine.SGLANG;
+        boolean sglang = properties.sglang();
         String daemonName = sglang ? "python3 -m sglang.srt.weight_cache.daemon" : "VLLM::weight_cache_daemon";
         String engineName = sglang ? "sglang::scheduler" : "VLLM::EngineCore";
         if (daemonPid >= 0 || leakedMib > 0) {

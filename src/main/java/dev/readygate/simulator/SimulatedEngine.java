@@ -109,7 +109,7 @@ final class SimulatedEngine implements AutoCloseable {
         this.daemon = daemon;
         this.snapshot = snapshot;
         this.log = log;
-        this.lines = properties.engine() == SimulatorProperties.Engine.SGLANG
+        this.lines = properties.sglang()
                 ? new SglangLines(properties, log, () -> daemon.socketPath().toString())
                 : new VllmLines(properties.deployment(), log);
         this.json = json;
@@ -621,7 +621,7 @@ final class SimulatedEngine implements AutoCloseable {
                         context.pid,
                         context.kvTokens,
                         () -> faults.has(Fault.WAKE_CORRUPTS)),
-                sglang() ? clock.instant().plus(properties.timing().sglangWarmup()) : Instant.MIN);
+                properties.sglang() ? clock.instant().plus(properties.timing().sglangWarmup()) : Instant.MIN);
         boolean restored = context.requested == StartupPath.SNAPSHOT_RESTORE;
         if (!restored) {
             lines.serving(context.pid, "http://" + properties.host() + ":" + properties.port());
@@ -657,10 +657,6 @@ final class SimulatedEngine implements AutoCloseable {
                 .then();
     }
 
-    private boolean sglang() {
-        return properties.engine() == SimulatorProperties.Engine.SGLANG;
-    }
-
     /** Runs on the lifecycle scheduler: the listener is up and the engine serves. */
     private void serve(DisposableServer bound, StartContext context, EngineInstance instance, boolean restored) {
         server = bound;
@@ -672,7 +668,7 @@ final class SimulatedEngine implements AutoCloseable {
         if (restored) {
             verifyRestore(context, instance);
         }
-        if (sglang()) {
+        if (properties.sglang()) {
             Mono.delay(properties.timing().sglangWarmup(), timer)
                     .publishOn(lifecycle)
                     .subscribe(done -> {

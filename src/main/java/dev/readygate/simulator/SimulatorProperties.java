@@ -150,6 +150,11 @@ public record SimulatorProperties(
         return logFile != null ? logFile : effectiveWorkDir().resolve("engine.log");
     }
 
+    /** Whether the simulator is an SGLang engine (its lines, routes, process names and warmup), not vLLM. */
+    public boolean sglang() {
+        return engine == Engine.SGLANG;
+    }
+
     /** The engine the simulator is. */
     public enum Engine {
         VLLM,

@@ -148,6 +148,10 @@ final class WeightCacheDaemon implements AutoCloseable {
      * its spawned ranks decorate their logs.
      */
     private void becomeReady() {
+        if (properties.sglang()) {
+            becomeReadyAsSglang();
+            return;
+        }
         Duration took = properties.timing().daemonLoadTime();
         boolean v031 = properties.deployment().formats() == SimulatorProperties.Deployment.Formats.V0_31;
         log.info(
@@ -175,6 +179,58 @@ final class WeightCacheDaemon implements AutoCloseable {
                         properties.deployment().formats(),
                         // vLLM's words when no socket dir is configured (it uses a per-user temporary one).
                         properties.preload().socketDir() == null ? "the default socket dir" : socketDir.toString()));
+    }
+
+    /**
+     * SGLang's daemon (python -m sglang.srt.weight_cache.daemon, python/sglang/srt/weight_cache/daemon.py @366325d6):
+     * its lines behind its own logging format ({@code "%(asctime)s [Daemon gpu={gpu_id} tp_rank={tp_rank}]
+     * %(levelname)s %(message)s"}), "Model loaded from disk in {elapsed:.2f}s", "Exported {n} tensors as IPC handles.
+     * Ready to serve.", then {@code serve()}: the socket bound, the {@code .ready} file written ({@code pid=} and
+     * {@code config=} its CacheConfig as a Python dict), "Listening on {socket_path}". One rank: the simulator's
+     * SGLang is TP 1 per daemon.
+     */
+    private void becomeReadyAsSglang() {
+        Duration took = properties.timing().daemonLoadTime();
+        String tag = "[WeightCacheDaemon gpu=0 tp_rank=0] ";
+        log.sglangDaemon(
+                "INFO", tag + "Loading model from disk: " + properties.model().root());
+        log.sglangDaemon("INFO", tag + "Model loaded from disk in %.2fs".formatted(took.toMillis() / 1000.0 * 0.8));
+        log.sglangDaemon(
+                "INFO",
+                tag
+                        + "Exported %d tensors as IPC handles. Ready to serve."
+                                .formatted(properties.model().tensors()));
+        bindSockets();
+        if (Files.exists(socketPath())) {
+            // serve() writes the file once its socket listens; a socket it cannot bind ends the daemon there.
+            writeReadyFile();
+        }
+        log.sglangDaemon("INFO", "[WeightCacheDaemon gpu=0] Listening on " + socketPath());
+        gpu.daemonReady(pid);
+        servingSince = clock.instant();
+        phase.set(Phase.SERVING);
+    }
+
+    /** SGLang's {@code .ready} file, beside its socket: {@code pid=N} and {@code config={...}} (a Python dict). */
+    private void writeReadyFile() {
+        String config = ("{'model_path': '%s', 'model_arch': '%s', 'tp_size': 1, 'tp_rank': 0, 'pp_size': 1,"
+                        + " 'pp_rank': 0, 'dp_size': 1, 'ep_size': 1, 'moe_dp_size': 1, 'moe_dp_rank': 0,"
+                        + " 'moe_ep_rank': 0, 'attn_dp_size': 1, 'enable_dp_lm_head': False, 'attn_cp_size': 1,"
+                        + " 'moe_dense_tp_size': None, 'moe_a2a_backend': 'none', 'quant_method': '',"
+                        + " 'quant_config_hash': '', 'dtype': 'torch.bfloat16', 'revision': '%s',"
+                        + " 'device_capability': '9.0', 'torch_version': '2.9.1+cu129'}")
+                .formatted(properties.model().root(), layout.split("/", 2)[0], revision);
+        try {
+            Files.writeString(readyPath(), "pid=" + pid + "\nconfig=" + config + "\n");
+        } catch (IOException ex) {
+            log.sglangDaemon("ERROR", "[WeightCacheDaemon gpu=0] Cannot write " + readyPath() + ": " + ex.getMessage());
+        }
+    }
+
+    /** SGLang's ready file: its socket's name with {@code .ready} ({@code SGLANG_WEIGHT_CACHE_READY_TEMPLATE}). */
+    Path readyPath() {
+        String socket = socketPath().getFileName().toString();
+        return socketDir.resolve(socket.substring(0, socket.length() - ".sock".length()) + ".ready");
     }
 
     /** Stops the daemon (SIGTERM to {@code vllm preload}): sockets unlinked, health port closed. */
@@ -267,6 +323,10 @@ final class WeightCacheDaemon implements AutoCloseable {
     }
 
     Path socketPath() {
+        if (properties.sglang()) {
+            // SGLANG_WEIGHT_CACHE_SOCKET_TEMPLATE's default: /tmp/sglang_weight_cache_{device_uuid}.sock.
+            return socketDir.resolve("sglang_weight_cache_" + properties.model().gpuUuid() + ".sock");
+        }
         String name = switch (properties.preload().socketNaming()) {
             case GPU_INDEX -> "vllm_weight_cache_gpu0.sock";
             case GPU_UUID -> "vllm_weight_cache_" + properties.model().gpuUuid().toLowerCase(Locale.ROOT) + ".sock";
@@ -331,6 +391,8 @@ final class WeightCacheDaemon implements AutoCloseable {
         sockets.clear();
         try {
             Files.deleteIfExists(socketPath());
+            // SGLang's daemon unlinks its ready file with its socket on SIGTERM (serve()'s finally).
+            Files.deleteIfExists(readyPath());
         } catch (IOException ex) {
             log.warning(NO_PREFIX, pid, "daemon.py:318", "Cannot unlink weight cache socket: " + ex.getMessage());
         }

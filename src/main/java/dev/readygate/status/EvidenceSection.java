@@ -1,6 +1,7 @@
 package dev.readygate.status;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.evidence.DaemonReadyFile;
 import dev.readygate.evidence.EvidenceSources;
 import dev.readygate.evidence.StartLog;
 import dev.readygate.secret.SecretRedaction;
@@ -73,6 +74,14 @@ final class EvidenceSection {
         }
         if (now.daemonSockets() >= 0) {
             out.put("daemonSocketsNow", now.daemonSockets());
+        }
+        if (!now.daemonReadyFiles().isEmpty()) {
+            // SGLang's daemons' own word that they serve, and whether it still holds (its process, its socket).
+            out.put(
+                    "daemonReadyFilesNow",
+                    now.daemonReadyFiles().stream()
+                            .map(DaemonReadyFile::describe)
+                            .toList());
         }
         if (evidence.daemonLog() != null) {
             out.put(

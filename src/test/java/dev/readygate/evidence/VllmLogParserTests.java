@@ -154,6 +154,15 @@ class VllmLogParserTests {
                 arguments(
                         "INFO 11-30 12:05:20 [preload.py:201] Weight cache daemon ready: all 1 ranks serving in 3.2s",
                         new DaemonReady(AT, null, null)),
+                // SGLang's daemon, its own format (python/sglang/srt/weight_cache/daemon.py @366325d6). Python's
+                // default asctime is no collector prefix readygate dates lines by: dated when read, as vLLM's banner.
+                arguments(
+                        "2026-11-30 12:05:20,512 [Daemon gpu=0 tp_rank=0] INFO [WeightCacheDaemon gpu=0 tp_rank=0]"
+                                + " Exported 399 tensors as IPC handles. Ready to serve.",
+                        new DaemonReady(null, null, null)),
+                arguments(
+                        "2026-11-30 12:05:20,512 INFO All 2 weight cache daemons on node 0 are ready (12.3s)",
+                        new DaemonReady(null, null, null)),
                 arguments(
                         "(EngineCore_DP0 pid=7) ERROR 11-30 12:05:20 [core.py:1062] EngineCore encountered a fatal "
                                 + "error: CUDA error: an illegal memory access was encountered",
