@@ -52,7 +52,10 @@ public record DaemonReadyFile(
     /** The most of a file read: a ready file is two short lines; anything longer is not one. */
     static final int MAX_BYTES = 64 * 1024;
 
-    /** The most ready files read from one directory. */
+    /**
+     * The most {@code *.ready} entries looked at in one directory, a daemon's or not (SGLang's default directory is
+     * {@code /tmp}, where anything may lie): a directory full of them costs a bounded read.
+     */
     static final int MAX_FILES = 64;
 
     private static final Pattern PID = Pattern.compile("(?m)^pid=(\\d{1,10})\\s*$");
@@ -89,16 +92,17 @@ public record DaemonReadyFile(
     }
 
     /**
-     * The ready files in {@code dir}: each file whose content is a daemon's ({@code pid=} or {@code config=} lines);
-     * others, and unreadable ones, are skipped. Blocking.
+     * The ready files in {@code dir}: each regular file whose content is a daemon's ({@code pid=} or {@code config=}
+     * lines); others (a pipe, a device, another program's marker) and unreadable ones are skipped. Blocking.
      *
      * @param proc the process file system ({@code /proc}) the pids are looked up in
      */
     static List<DaemonReadyFile> in(Path dir, Path proc) {
         List<DaemonReadyFile> found = new ArrayList<>();
+        int seen = 0;
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "*.ready")) {
             for (Path entry : entries) {
-                if (found.size() >= MAX_FILES) {
+                if (++seen > MAX_FILES) {
                     break;
                 }
                 DaemonReadyFile file = read(entry, proc);

@@ -112,6 +112,23 @@ class DaemonReadyFileTests {
     }
 
     @Test
+    void aPipeOrADeviceIsNeverReadAndAFloodOfFilesIsBounded() throws Exception {
+        // A named pipe would block a read for ever; a link to a device would never end.
+        new ProcessBuilder("mkfifo", dir.resolve("pipe.ready").toString())
+                .start()
+                .waitFor();
+        Files.createSymbolicLink(dir.resolve("zero.ready"), Path.of("/dev/zero"));
+        for (int i = 0; i < 200; i++) {
+            Files.writeString(dir.resolve("d" + i + ".ready"), "pid=" + (1000 + i) + "\n");
+        }
+
+        List<DaemonReadyFile> files = DaemonReadyFile.in(dir, proc);
+
+        assertThat(files).hasSizeLessThanOrEqualTo(DaemonReadyFile.MAX_FILES);
+        assertThat(files).extracting(DaemonReadyFile::file).doesNotContain("pipe.ready", "zero.ready");
+    }
+
+    @Test
     void noDirectoryIsNoFiles() {
         assertThat(DaemonReadyFile.in(dir.resolve("absent"), proc)).isEmpty();
     }
