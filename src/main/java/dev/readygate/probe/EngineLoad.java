@@ -77,7 +77,9 @@ enum EngineLoad {
     private static EngineLoad judge(
             @Nullable EngineMetricsSample before, EngineMetricsSample after, OwnTokens own, boolean ownStreamStopped) {
         if (!working(after) && !working(before)) {
-            return IDLE;
+            // Nothing ran or waited when either scrape was taken, but short requests may have come and gone between
+            // them, beside the probe: their work beyond the probe's own is other work, not an idle engine.
+            return before != null && cameAndWent(before, after, own) ? BUSY : IDLE;
         }
         if (before == null) {
             return STALLED;
@@ -178,6 +180,27 @@ enum EngineLoad {
             }
         }
         return decoded;
+    }
+
+    /**
+     * Whether requests that neither scrape saw running did work between them, beyond the probe's own: more completions
+     * than the probe's one ({@code vllm:request_success_total}), on vLLM more generated tokens than the probe's output
+     * (counted at every step), on llama.cpp more decode steps than the probe takes, elsewhere more tokens than the
+     * probe's own (counted when a request ends).
+     */
+    private static boolean cameAndWent(EngineMetricsSample before, EngineMetricsSample after, OwnTokens own) {
+        if (before.requestSuccess() != null
+                && after.requestSuccess() != null
+                && delta(before.requestSuccess(), after.requestSuccess()) > (own.total() > 0 ? 1 : 0)) {
+            return true;
+        }
+        if (before.decodeSteps() != null && after.decodeSteps() != null) {
+            return delta(before.decodeSteps(), after.decodeSteps()) > own.total();
+        }
+        if (countsEveryStep(after)) {
+            return delta(before.generationTokens(), after.generationTokens()) > own.output();
+        }
+        return tokens(before, after) > own.total();
     }
 
     /** The progress from {@code before} to {@code after} in the engine's own terms, for an operator to read. */

@@ -51,9 +51,37 @@ class EngineLoadTests {
     static final EngineLoad.OwnTokens OWN = new EngineLoad.OwnTokens(8, 2);
 
     @Test
-    void nothingRunningOrWaitingIsIdleWhateverTheCounters() {
-        assertThat(EngineLoad.between(vllm(0, 0, 0, 0), vllm(0, 0, 500, 500), OWN))
+    void nothingRunningOrWaitingAndNoWorkBeyondTheProbesOwnIsIdle() {
+        // The probe's own two tokens (and its prompt, counted with its first token) are no one else's work.
+        assertThat(EngineLoad.between(vllm(0, 0, 100, 100), vllm(0, 0, 102, 108), OWN))
                 .isEqualTo(EngineLoad.IDLE);
+        assertThat(EngineLoad.between(sglang(0, 0, 100, 100), sglang(0, 0, 102, 108), OWN))
+                .isEqualTo(EngineLoad.IDLE);
+        assertThat(EngineLoad.between(llama(0, 0, 0, 100), llama(0, 0, 0, 103), OWN))
+                .isEqualTo(EngineLoad.IDLE);
+    }
+
+    @Test
+    void requestsThatCameAndWentBetweenTheScrapesAreOtherWork() {
+        // Found against the simulator under a trickle of 2-token requests, one at a time: neither scrape saw one
+        // running, one ran beside the canary (its logprob moved with the batch, as vLLM's does), and the canary was
+        // judged alone, with the strict tolerance: a healthy engine latched out as canary_mismatch. vLLM counts its
+        // tokens at every step: 500 generated beyond the probe's 2.
+        assertThat(EngineLoad.between(vllm(0, 0, 0, 0), vllm(0, 0, 500, 500), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.between(vllm(0, 0, 100, 100), vllm(0, 0, 103, 108), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        // Completions beyond the probe's own one.
+        EngineMetricsSample before =
+                new EngineMetricsSample(1.0, 0.0, 0.0, null, null, 10.0, Map.of(), Set.of("tgi_"), null, null);
+        EngineMetricsSample after =
+                new EngineMetricsSample(1.0, 0.0, 0.0, null, null, 12.0, Map.of(), Set.of("tgi_"), null, null);
+        assertThat(EngineLoad.between(before, after, OWN)).isEqualTo(EngineLoad.BUSY);
+        // SGLang counts tokens when a request ends; llama.cpp's decode steps beyond the probe's own.
+        assertThat(EngineLoad.between(sglang(0, 0, 100, 100), sglang(0, 0, 104, 112), OWN))
+                .isEqualTo(EngineLoad.BUSY);
+        assertThat(EngineLoad.between(llama(0, 0, 0, 100), llama(0, 0, 0, 140), OWN))
+                .isEqualTo(EngineLoad.BUSY);
     }
 
     @Test
