@@ -6,10 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.readygate.simulator.RunningSimulator;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import dev.readygate.support.Trickle;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,8 +14,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -65,61 +60,27 @@ class CanaryUnderTrafficTests {
                                     .at("/probes/canary/last/canary/expectedFrom")
                                     .asString("")));
 
-            AtomicBoolean trickling = new AtomicBoolean(true);
-            AtomicInteger sent = new AtomicInteger();
-            Thread trickle = Thread.ofPlatform().name("trickle").start(() -> trickle(engine, trickling, sent));
             Set<String> canaries = new LinkedHashSet<>();
             List<String> notReady = new ArrayList<>();
-            try {
+            int sent;
+            try (Trickle trickle = Trickle.of(engine.baseUrl(), "Qwen/Qwen3-0.6B", 2)) {
                 Instant end = Instant.now().plusSeconds(15);
                 while (Instant.now().isBefore(end)) {
-                    JsonNode canary = status(client).at("/probes/canary");
-                    canaries.add(canary.at("/last/detail").asString(""));
+                    canaries.add(status(client).at("/probes/canary/last/detail").asString(""));
                     if (ReadygateClients.readyz(client) != 200) {
-                        notReady.add(new String(
-                                client.get()
-                                        .uri("/readyz")
-                                        .exchange()
-                                        .expectBody()
-                                        .returnResult()
-                                        .getResponseBodyContent(),
-                                java.nio.charset.StandardCharsets.UTF_8));
+                        notReady.add(ReadygateClients.readyzBody(client));
                     }
                     Thread.sleep(50);
                 }
-            } finally {
-                trickling.set(false);
-                trickle.join(Duration.ofSeconds(10));
+                sent = trickle.sent();
             }
 
             JsonNode probes = status(client).at("/probes/canary");
             assertThat(notReady).as("readygate left ready under the trickle").isEmpty();
             assertThat(probes.get("lastFailure").isNull()).as(probes.toString()).isTrue();
-            assertThat(sent.get()).isGreaterThan(100);
+            assertThat(sent).isGreaterThan(100);
             // The case itself happened: canaries shared their batch with the trickle and were judged as such.
             assertThat(canaries).as("canary reports seen").anyMatch(detail -> detail.contains("under load"));
-        }
-    }
-
-    /** Two-token completions to the engine, one after the other, until told to stop. */
-    private static void trickle(RunningSimulator engine, AtomicBoolean trickling, AtomicInteger sent) {
-        HttpClient http = HttpClient.newHttpClient();
-        HttpRequest request = HttpRequest.newBuilder(URI.create(engine.baseUrl() + "/v1/completions"))
-                .header("Content-Type", "application/json")
-                .timeout(Duration.ofSeconds(5))
-                .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"model\":\"Qwen/Qwen3-0.6B\",\"prompt\":\"Hello there friend\",\"max_tokens\":2}"))
-                .build();
-        while (trickling.get()) {
-            try {
-                http.send(request, HttpResponse.BodyHandlers.discarding());
-                sent.incrementAndGet();
-            } catch (java.io.IOException e) {
-                // The engine is the simulator, here for the whole test: a failed request is only one fewer.
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
         }
     }
 }

@@ -97,6 +97,17 @@ public final class ReadygateClients {
                 .isEqualTo(reason);
     }
 
+    /** {@code /readyz}'s body, whatever its status. */
+    public static String readyzBody(WebTestClient client) {
+        byte[] body = client.get()
+                .uri("/readyz")
+                .exchange()
+                .expectBody()
+                .returnResult()
+                .getResponseBodyContent();
+        return body == null ? "" : new String(body, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** Waits until {@code /readyz} answers 200. */
     public static void awaitReady(WebTestClient client) {
         await().atMost(Duration.ofSeconds(15)).until(() -> readyz(client) == 200);

@@ -6,14 +6,17 @@ import static org.awaitility.Awaitility.await;
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
 import dev.readygate.support.KilledStateDir;
+import dev.readygate.support.Trickle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -79,6 +82,48 @@ class LlamaServerIT {
         assertThat(measured.get("completionTokens").intValue()).isEqualTo(64);
         assertThat(status.at("/engine/endpoints/tokenize").asString()).startsWith("usable");
         assertThat(status.at("/probes/representative/last/detail").asString()).contains("exact");
+    }
+
+    @Test
+    void shortRequestsBesideTheCanaryNeverTakeLlamaServerOut() throws Exception {
+        // Four slots of 2048 tokens, so that the trickle's requests share llama-server's batch with the canary; a
+        // canary every
+        // 150 ms.
+        LlamaServer engine = llama(smallModel, "-c", "8192", "--metrics", "-np", "4");
+        WebTestClient client = readygate(
+                engine.baseUrl(),
+                "--readygate.probe.generation.interval=150ms",
+                "--readygate.probe.generation.timeout=150ms",
+                "--readygate.probe.generation.canary-every=1");
+        awaitReady(client, engine);
+        await().atMost(READY_WITHIN)
+                .until(() -> "learned_baseline"
+                        .equals(ReadygateClients.status(client)
+                                .at("/probes/canary/last/canary/expectedFrom")
+                                .asString("")));
+
+        List<String> notReady = new ArrayList<>();
+        Set<String> canaries = new LinkedHashSet<>();
+        int sent;
+        try (Trickle trickle = Trickle.of(engine.baseUrl(), "small", 2)) {
+            Instant end = Instant.now().plusSeconds(15);
+            while (Instant.now().isBefore(end)) {
+                canaries.add(ReadygateClients.status(client)
+                        .at("/probes/canary/last/detail")
+                        .asString(""));
+                if (ReadygateClients.readyz(client) != 200) {
+                    notReady.add(ReadygateClients.readyzBody(client));
+                }
+                Thread.sleep(50);
+            }
+            sent = trickle.sent();
+        }
+
+        System.out.println("[llama-canary] " + sent + " requests; canary reports: " + canaries);
+        assertThat(notReady).as("readygate left ready under the trickle").isEmpty();
+        JsonNode canary = ReadygateClients.status(client).at("/probes/canary");
+        assertThat(canary.get("lastFailure").isNull()).as(canary.toString()).isTrue();
+        assertThat(sent).isGreaterThan(50);
     }
 
     @Test
