@@ -157,13 +157,8 @@ class SglangStartsTests {
 
     /** The reason {@code /readyz} gives now (its engine component's), or its whole body in brackets when none. */
     private static String reason(WebTestClient client) {
-        byte[] body = client.get()
-                .uri("/readyz")
-                .exchange()
-                .expectBody()
-                .returnResult()
-                .getResponseBody();
-        JsonNode answer = ReadygateClients.json(body == null ? new byte[0] : body);
+        JsonNode answer = ReadygateClients.json(
+                ReadygateClients.readyzBody(client).getBytes(java.nio.charset.StandardCharsets.UTF_8));
         JsonNode reason = answer.at("/components/engine/details/reason");
         return reason.isString() ? reason.asString() : "(" + answer + ")";
     }
