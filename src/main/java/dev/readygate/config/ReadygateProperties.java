@@ -335,8 +335,8 @@ public record ReadygateProperties(
      * @param logPollInterval how often the log file is checked for new lines
      * @param daemonHealthUrl the preload daemon's health URL ({@code --weight-cache-health-port}), e.g.
      *     {@code http://127.0.0.1:8001/health}
-     * @param daemonSocketDir the preload daemon's socket directory (vLLM's {@code --weight-cache-socket-dir}; SGLang's sockets and
-     *     {@code .ready} files, {@code /tmp} by default)
+     * @param daemonSocketDir the preload daemon's socket directory (vLLM's {@code --weight-cache-socket-dir}; SGLang's
+     *     sockets and {@code .ready} files, {@code /tmp} by default)
      * @param daemonLog the preload daemon's log file (its READY line)
      * @param daemonHealthTimeout how long connecting to the daemon's health URL, and then its answer, may each take
      * @param engineContainerFile the file the engine container writes when it starts ({@code {"container_start":

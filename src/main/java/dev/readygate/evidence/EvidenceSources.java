@@ -20,9 +20,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The evidence sources besides the log: the snapshot directory ({@code release.json}, {@code manifest.json}), the
- * preload daemon's health URL and its socket directory (vLLM's sockets, SGLang's sockets and ready files), and the engine container's start id (written by the chart's
- * engine entrypoint when the container starts). Each is optional; an unreadable source says nothing rather than
- * failing.
+ * preload daemon's health URL and its socket directory (vLLM's sockets, SGLang's sockets and ready files), and the
+ * engine container's start id (written by the chart's engine entrypoint when the container starts). Each is optional;
+ * an unreadable source says nothing rather than failing.
  */
 public final class EvidenceSources {
 
