@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,16 +109,40 @@ final class CanaryProbe {
                 config.seed(),
                 0,
                 true);
-        return completions.stream(request, timeout).flatMap(call -> switch (call) {
-            case EngineCall.Success<StreamedCompletion> success -> judge(card, vllmVersion, success.value(), before);
-            case EngineCall.Failure<StreamedCompletion> failure ->
-                failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
-                                || failure.failure().kind() == EngineFailure.Kind.STALLED
-                        ? timeouts.judge(
-                                ProbeKind.CANARY, failure.failure(), before, ownTokens(), TimeoutVerdict.Reasons.HEAVY)
-                        : Mono.fromSupplier(
-                                () -> ProbeFailures.report(ProbeKind.CANARY, failure.failure(), clock.instant()));
+        return justBefore(before).flatMap(scraped -> {
+            EngineMetricsSample last = scraped.orElse(null);
+            return completions.stream(request, timeout).flatMap(call -> switch (call) {
+                case EngineCall.Success<StreamedCompletion> success -> judge(card, vllmVersion, success.value(), last);
+                case EngineCall.Failure<StreamedCompletion> failure ->
+                    failure.failure().kind() == EngineFailure.Kind.TIMED_OUT
+                                    || failure.failure().kind() == EngineFailure.Kind.STALLED
+                            ? timeouts.judge(
+                                    ProbeKind.CANARY,
+                                    failure.failure(),
+                                    last,
+                                    ownTokens(),
+                                    TimeoutVerdict.Reasons.HEAVY)
+                            : Mono.fromSupplier(
+                                    () -> ProbeFailures.report(ProbeKind.CANARY, failure.failure(), clock.instant()));
+            });
         });
+    }
+
+    /**
+     * The engine's metrics right before the canary: the sample it was given may be a second old, its counters short of
+     * readygate's own probes since (the representative probe's tokens before a verification's canary), which would read
+     * as other work beside the canary. A sample given that shows other requests running or waiting is kept (the
+     * canary is taken as under load either way); so is it without {@code /metrics}, or when this scrape fails.
+     */
+    private Mono<Optional<EngineMetricsSample>> justBefore(@Nullable EngineMetricsSample given) {
+        if (given == null
+                || EngineLoad.working(given)
+                || !facts.current().capabilities().metrics()) {
+            return Mono.just(Optional.ofNullable(given));
+        }
+        return client.metrics()
+                .map(call -> Optional.of(
+                        call instanceof EngineCall.Success<EngineMetricsSample> fresh ? fresh.value() : given));
     }
 
     private Mono<ProbeReport> judge(
