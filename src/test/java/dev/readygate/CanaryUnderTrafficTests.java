@@ -3,17 +3,11 @@ package dev.readygate;
 import static dev.readygate.ReadygateClients.client;
 import static dev.readygate.ReadygateClients.status;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.readygate.simulator.RunningSimulator;
-import dev.readygate.support.Trickle;
+import dev.readygate.support.CanaryBesideTrickle;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -53,34 +47,19 @@ class CanaryUnderTrafficTests {
                                 "--readygate.probe.generation.canary-every=1")) {
             WebTestClient client = client(readygate);
             ReadygateClients.awaitReady(client);
-            // A baseline to compare with: learned from a canary alone in the batch, before the trickle begins.
-            await().atMost(Duration.ofSeconds(30))
-                    .until(() -> "learned_baseline"
-                            .equals(status(client)
-                                    .at("/probes/canary/last/canary/expectedFrom")
-                                    .asString("")));
 
-            Set<String> canaries = new LinkedHashSet<>();
-            List<String> notReady = new ArrayList<>();
-            int sent;
-            try (Trickle trickle = Trickle.of(engine.baseUrl(), "Qwen/Qwen3-0.6B", 2)) {
-                Instant end = Instant.now().plusSeconds(15);
-                while (Instant.now().isBefore(end)) {
-                    canaries.add(status(client).at("/probes/canary/last/detail").asString(""));
-                    if (ReadygateClients.readyz(client) != 200) {
-                        notReady.add(ReadygateClients.readyzBody(client));
-                    }
-                    Thread.sleep(50);
-                }
-                sent = trickle.sent();
-            }
+            CanaryBesideTrickle seen = CanaryBesideTrickle.watch(
+                    readygate, engine.baseUrl(), "Qwen/Qwen3-0.6B", 3000, Duration.ofSeconds(120));
 
+            assertThat(seen.outs())
+                    .as("readygate took the engine out under the trickle")
+                    .isEmpty();
             JsonNode probes = status(client).at("/probes/canary");
-            assertThat(notReady).as("readygate left ready under the trickle").isEmpty();
             assertThat(probes.get("lastFailure").isNull()).as(probes.toString()).isTrue();
-            assertThat(sent).isGreaterThan(100);
             // The case itself happened: canaries shared their batch with the trickle and were judged as such.
-            assertThat(canaries).as("canary reports seen").anyMatch(detail -> detail.contains("under load"));
+            assertThat(seen.canaryDetails())
+                    .as("canary reports seen")
+                    .anyMatch(detail -> detail.contains("under load"));
         }
     }
 }

@@ -31,8 +31,8 @@ import org.jspecify.annotations.Nullable;
  */
 enum EngineLoad {
     /**
-     * Nothing else runs or waits (on llama.cpp: nothing processed before the probe, and no more decode steps than its
-     * own).
+     * Nothing else runs or waits, and nothing came and went between the two scrapes beyond the probe's own work (on
+     * llama.cpp: nothing processed before the probe, and no more decode steps than its own).
      */
     IDLE,
     /** Other requests run or wait, and the engine made progress beyond the probe's own tokens. */

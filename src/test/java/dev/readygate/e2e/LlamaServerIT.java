@@ -5,18 +5,16 @@ import static org.awaitility.Awaitility.await;
 
 import dev.readygate.ReadygateApplication;
 import dev.readygate.ReadygateClients;
+import dev.readygate.support.CanaryBesideTrickle;
 import dev.readygate.support.KilledStateDir;
-import dev.readygate.support.Trickle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -85,45 +83,27 @@ class LlamaServerIT {
     }
 
     @Test
-    void shortRequestsBesideTheCanaryNeverTakeLlamaServerOut() throws Exception {
+    void shortRequestsBesideTheCanaryNeverTakeLlamaServerOut() {
         // Four slots of 2048 tokens, so that the trickle's requests share llama-server's batch with the canary; a
-        // canary every
-        // 150 ms.
+        // canary every 150 ms.
         LlamaServer engine = llama(smallModel, "-c", "8192", "--metrics", "-np", "4");
-        WebTestClient client = readygate(
+        ConfigurableApplicationContext readygate = readygateContext(
                 engine.baseUrl(),
+                dir.resolve("state"),
                 "--readygate.probe.generation.interval=150ms",
                 "--readygate.probe.generation.timeout=150ms",
                 "--readygate.probe.generation.canary-every=1");
+        WebTestClient client = ReadygateClients.client(readygate);
         awaitReady(client, engine);
-        await().atMost(READY_WITHIN)
-                .until(() -> "learned_baseline"
-                        .equals(ReadygateClients.status(client)
-                                .at("/probes/canary/last/canary/expectedFrom")
-                                .asString("")));
 
-        List<String> notReady = new ArrayList<>();
-        Set<String> canaries = new LinkedHashSet<>();
-        int sent;
-        try (Trickle trickle = Trickle.of(engine.baseUrl(), "small", 2)) {
-            Instant end = Instant.now().plusSeconds(15);
-            while (Instant.now().isBefore(end)) {
-                canaries.add(ReadygateClients.status(client)
-                        .at("/probes/canary/last/detail")
-                        .asString(""));
-                if (ReadygateClients.readyz(client) != 200) {
-                    notReady.add(ReadygateClients.readyzBody(client));
-                }
-                Thread.sleep(50);
-            }
-            sent = trickle.sent();
-        }
+        CanaryBesideTrickle seen = CanaryBesideTrickle.watch(readygate, engine.baseUrl(), "small", 300, READY_WITHIN);
 
-        System.out.println("[llama-canary] " + sent + " requests; canary reports: " + canaries);
-        assertThat(notReady).as("readygate left ready under the trickle").isEmpty();
+        System.out.println("[llama-canary] " + seen.sent() + " requests; canary reports: " + seen.canaryDetails());
+        assertThat(seen.outs())
+                .as("readygate took the engine out under the trickle")
+                .isEmpty();
         JsonNode canary = ReadygateClients.status(client).at("/probes/canary");
         assertThat(canary.get("lastFailure").isNull()).as(canary.toString()).isTrue();
-        assertThat(sent).isGreaterThan(50);
     }
 
     @Test

@@ -28,11 +28,14 @@ public final class StateChanges implements ApplicationListener<ApplicationEvent>
 
     /** The first time at or after {@code from} that readygate stopped accepting traffic, or null. */
     public @Nullable Instant outSince(Instant from) {
+        return outs(from).stream().map(EngineState::since).findFirst().orElse(null);
+    }
+
+    /** Every state at or after {@code from} in which readygate did not accept traffic, in order. */
+    public List<EngineState> outs(Instant from) {
         return states.stream()
                 .filter(s -> !s.since().isBefore(from) && !s.acceptsTraffic())
-                .map(EngineState::since)
-                .findFirst()
-                .orElse(null);
+                .toList();
     }
 
     /** The first time after {@code out} that readygate accepted traffic again; {@link Instant#MAX} while it has not. */
