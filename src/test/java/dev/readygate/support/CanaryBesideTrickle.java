@@ -13,10 +13,10 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
- * readygate's canary beside a {@link Trickle} of one-token requests to its engine: once the canary has a baseline learned
- * from an answer given alone, the trickle runs until the engine answered {@code requests} of them, and readygate is
- * watched meanwhile: every engine state change it made (from its own events, so none falls between two polls) and the
- * canary's report at each poll of {@code /status}.
+ * readygate's canary beside a {@link Trickle} of one-token requests to its engine: once the canary has a baseline
+ * learned from an answer given alone, the trickle runs until the engine answered {@code requests} of them, and
+ * readygate is watched meanwhile: every engine state change it made (from its own events, so none falls between two
+ * polls) and the canary's report at each poll of {@code /status}.
  *
  * @param sent the trickle's requests the engine answered
  * @param outs the states readygate took the engine out with while the trickle ran
