@@ -2,6 +2,7 @@ package dev.readygate.engine;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.logging.RateLimitedLog;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -99,15 +100,19 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
         // then never holds up the web server's.
         this.loops = LoopResources.create("readygate-engine", 1, true);
         int connectMillis = (int) Math.min(connectTimeout.toMillis(), Integer.MAX_VALUE);
-        HttpClient http =
-                HttpClient.create(connections).runOn(loops).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis);
+        // Unpooled buffers: a pool's arenas and caches cost memory a sidecar's few requests never repay.
+        HttpClient http = HttpClient.create(connections)
+                .runOn(loops)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
+                .option(ChannelOption.ALLOCATOR, UnpooledByteBufAllocator.DEFAULT);
         URI base = engine.requiredBaseUrl();
         this.held = new HeldConnection(
                 TcpClient.newConnection()
                         .runOn(loops)
                         .host(base.getHost())
                         .port(base.getPort() >= 0 ? base.getPort() : "https".equals(base.getScheme()) ? 443 : 80)
-                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis),
+                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectMillis)
+                        .option(ChannelOption.ALLOCATOR, UnpooledByteBufAllocator.DEFAULT),
                 ticker,
                 scheduler);
         String baseUrl = base.toString();

@@ -103,6 +103,7 @@ public final class GatewayMode implements SmartLifecycle {
                 .option(
                         ChannelOption.CONNECT_TIMEOUT_MILLIS,
                         Math.toIntExact(settings.connectTimeout().toMillis()))
+                .option(ChannelOption.ALLOCATOR, resources.buffers)
                 .followRedirect(false)
                 .compress(false);
         GatewayProxy proxy = new GatewayProxy(
@@ -116,7 +117,11 @@ public final class GatewayMode implements SmartLifecycle {
                 clock,
                 events);
         TrafficServer server = new TrafficServer(
-                new InetSocketAddress(host, settings.port()), settings.maxConnections(), resources.loops, proxy);
+                new InetSocketAddress(host, settings.port()),
+                settings.maxConnections(),
+                resources.loops,
+                resources.buffers,
+                proxy);
         try {
             server.start();
         } catch (RuntimeException e) {

@@ -1,5 +1,7 @@
 package dev.readygate.gateway;
 
+import io.netty.buffer.AdaptiveByteBufAllocator;
+import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;
 import reactor.core.publisher.Mono;
 import reactor.netty.resources.ConnectionProvider;
@@ -17,6 +19,11 @@ final class TrafficResources {
 
     final LoopResources loops;
     final ConnectionProvider connections;
+    /**
+     * The traffic's buffers, pooled whatever Netty's default: streams of events through a busy port reuse them, where
+     * readygate's own few requests run unpooled (the image sets {@code io.netty.allocator.type=unpooled}).
+     */
+    final ByteBufAllocator buffers = new AdaptiveByteBufAllocator();
 
     TrafficResources(int maxConnections) {
         this.loops = LoopResources.create(THREAD_PREFIX, 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true);

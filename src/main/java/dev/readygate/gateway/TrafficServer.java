@@ -1,5 +1,7 @@
 package dev.readygate.gateway;
 
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.ImmediateEventExecutor;
@@ -32,6 +34,7 @@ public final class TrafficServer {
     private final InetSocketAddress address;
     private final int maxConnections;
     private final LoopResources loops;
+    private final ByteBufAllocator buffers;
     private final BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler;
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
@@ -42,10 +45,12 @@ public final class TrafficServer {
             InetSocketAddress address,
             int maxConnections,
             LoopResources loops,
+            ByteBufAllocator buffers,
             BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler) {
         this.address = address;
         this.maxConnections = maxConnections;
         this.loops = loops;
+        this.buffers = buffers;
         this.handler = handler;
     }
 
@@ -55,6 +60,7 @@ public final class TrafficServer {
         }
         server = HttpServer.create()
                 .runOn(loops)
+                .childOption(ChannelOption.ALLOCATOR, buffers)
                 .bindAddress(() -> address)
                 .doOnChannelInit((observer, channel, remote) -> {
                     if (open.incrementAndGet() > maxConnections) {

@@ -34,8 +34,8 @@ final class FootprintStage {
      * compact object headers (JDK 25), smaller thread stacks, code cache and direct memory, no collection of the whole
      * heap to clean the code cache (with C1 alone readygate's code settles at about 13 MiB of the 32; each such collection
      * stopped it 32 to 58 ms, the largest {@code /readyz} delays measured), no {@code hsperfdata} file,
-     * the C heap trimmed every 5 s (glibc's {@code malloc_trim}: about 4 to 5 MiB less idle RSS, measured) and an exit
-     * on {@code OutOfMemoryError}.
+     * the C heap trimmed every 5 s (glibc's {@code malloc_trim}: about 4 to 5 MiB less idle RSS, measured), an exit
+     * on {@code OutOfMemoryError} and Netty's buffers unpooled.
      */
     static final List<String> SMALL = List.of(
             "-XX:+UseSerialGC",
@@ -54,7 +54,10 @@ final class FootprintStage {
             "-XX:MaxDirectMemorySize=64m",
             "-XX:-UsePerfData",
             "-XX:TrimNativeHeapInterval=5000",
-            "-XX:+ExitOnOutOfMemoryError");
+            "-XX:+ExitOnOutOfMemoryError",
+            // Netty's buffers allocated and freed, no pool kept: about 4 MiB less idle RSS, measured (the gateway's
+            // traffic keeps a pool of its own, TrafficResources).
+            "-Dio.netty.allocator.type=unpooled");
 
     /** Spring's AOT-processed bean definitions, which the build makes ({@code process-aot}). */
     static final List<String> SPRING_AOT = List.of("-Dspring.aot.enabled=true");

@@ -3,6 +3,7 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -681,7 +682,8 @@ class GatewayProxyTests {
                 exchanges::add,
                 Clock.systemUTC(),
                 events);
-        TrafficServer server = new TrafficServer(new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, proxy);
+        TrafficServer server = new TrafficServer(
+                new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, ByteBufAllocator.DEFAULT, proxy);
         server.start();
         running.add(server::stop);
         return server;
