@@ -21,17 +21,13 @@ final class TrafficResources {
     final ConnectionProvider connections;
     /**
      * The traffic's buffers, pooled whatever Netty's default: streams of events through a busy port reuse them, where
-     * readygate's own few requests run unpooled (the image sets {@code io.netty.allocator.type=unpooled}).
-     */
-    final ByteBufAllocator buffers = Buffers.POOL;
-
-    /**
-     * One pool for the process, made when a gateway first opens (a holder class), as Netty's default one would be: a
+     * readygate's own few requests run unpooled (the image sets {@code io.netty.allocator.type=unpooled}). One pool for
+     * the process, made when a gateway first opens (this class is first used then), as Netty's default one would be: a
      * pool per opening would leave the last one's memory behind each time a gateway closes and opens again.
      */
-    private static final class Buffers {
-        static final ByteBufAllocator POOL = new AdaptiveByteBufAllocator();
-    }
+    private static final ByteBufAllocator POOL = new AdaptiveByteBufAllocator();
+
+    final ByteBufAllocator buffers = POOL;
 
     TrafficResources(int maxConnections) {
         this.loops = LoopResources.create(THREAD_PREFIX, 1, LoopResources.DEFAULT_IO_WORKER_COUNT, true);

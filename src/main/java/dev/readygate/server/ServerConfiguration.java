@@ -2,6 +2,7 @@ package dev.readygate.server;
 
 import dev.readygate.config.ReadygateProperties;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import java.time.Clock;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -66,11 +67,9 @@ public class ServerConfiguration {
         @Override
         public void customize(NettyReactiveWebServerFactory factory) {
             factory.addServerCustomizers(http -> http.idleTimeout(server.idleTimeout())
-                    .doOnChannelInit((observer, channel, remote) -> {
-                        // Unpooled buffers: a pool's arenas and caches cost memory a sidecar's few answers never repay.
-                        channel.config().setAllocator(UnpooledByteBufAllocator.DEFAULT);
-                        install(channel.pipeline(), guard);
-                    }));
+                    // Unpooled buffers: a pool's arenas and caches cost memory a sidecar's few answers never repay.
+                    .childOption(ChannelOption.ALLOCATOR, UnpooledByteBufAllocator.DEFAULT)
+                    .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard)));
         }
 
         /**
