@@ -1,13 +1,18 @@
 package dev.readygate.benchmark;
 
+import dev.readygate.readiness.EngineState;
 import dev.readygate.simulator.StartupPath;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Verification lag: the engine is restarted along each path in turn; for every start, the instant it became able to
@@ -18,8 +23,39 @@ import java.util.Map;
  * canary); their durations, as readygate measured them (request sent to {@code [DONE]}), are subtracted to give the
  * overhead: the time readygate took to notice the engine and to start and judge the probes. Prompt planning
  * ({@code /tokenize}) is not subtracted: it counts as overhead.
+ *
+ * <p>Each start's overhead is also taken apart ({@link Part}), from readygate's own state changes and the probes'
+ * verdicts on one clock with the simulator's, and every start's parts go to {@code lag-starts.csv}: the
+ * figure's tail is then a tail of one part or another, not a guess.
  */
 final class LagStage {
+
+    /**
+     * The parts of a start from the engine's listening to readygate's {@code ready}. The overhead is the sum of the
+     * first five less {@link #WARM_UP} (the engine listens before it can serve; readygate's work in that time is not
+     * lag).
+     */
+    enum Part {
+        /**
+         * The engine listens → readygate's first state of a listening engine ({@code listening} or {@code healthy}):
+         * the refused connects every {@code down-interval}, then {@code /health}.
+         */
+        NOTICE,
+        /** → {@code model_listed} (or {@code verifying}): {@code /metrics}, {@code /v1/models}. */
+        CHEAP_CHECK,
+        /** → the first verifying probe sent: discovery and planning the prompt ({@code /tokenize}). */
+        PLAN,
+        /** The first probe's verdict → the second probe sent (the canary's {@code /metrics} scrape). */
+        BETWEEN_PROBES,
+        /** The second probe's verdict → {@code ready}. */
+        JUDGE,
+        /** The engine listens → it can serve (its own warm-up: not readygate's, subtracted). */
+        WARM_UP;
+
+        String value() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     /** Simulated start durations long enough that readygate's 200 ms health check always sees the engine go. */
     static final List<String> ENGINE = List.of(
@@ -42,6 +78,11 @@ final class LagStage {
     final Map<StartupPath, Series> baselineLag = new LinkedHashMap<>();
     final Series overheadAll = new Series("readygate verification overhead, all paths", "ms");
     final Series baselineAll = new Series("kubelet /health lag, all paths", "ms");
+    final Map<Part, Series> parts = new EnumMap<>(Part.class);
+    private final List<String> startRows = new ArrayList<>();
+    /** Measured starts in which a verifying probe failed before the one that passed (a second try). */
+    int retried;
+
     int starts;
     int timeouts;
     int wrongPath;
@@ -55,6 +96,9 @@ final class LagStage {
             lag.put(path, new Series("readygate lag " + path.value(), "ms"));
             probes.put(path, new Series("verifying probes " + path.value(), "ms"));
             baselineLag.put(path, new Series("kubelet lag " + path.value(), "ms"));
+        }
+        for (Part part : Part.values()) {
+            parts.put(part, new Series("overhead part " + part.value(), "ms"));
         }
     }
 
@@ -117,6 +161,86 @@ final class LagStage {
         double baseline = Timeline.millis(able, kubeletReady);
         baselineLag.get(path).add(repeat, baseline);
         baselineAll.add(repeat, baseline);
+        takeApart(stack, path, repeat, requested, able, ready, lagMs - probeMs);
+    }
+
+    /** Adds the start's parts ({@link Part}) and its row of {@code lag-starts.csv}; a start without them is left out. */
+    private void takeApart(
+            Stack stack,
+            StartupPath path,
+            int repeat,
+            Instant requested,
+            Instant able,
+            Stack.Transition ready,
+            double overheadMs) {
+        Instant listening = stack.engine.listeningSince();
+        Stack.Transition seen =
+                stack.firstTransitionAfter(requested, EngineState.Kind.LISTENING, EngineState.Kind.HEALTHY);
+        Stack.Transition verifying =
+                stack.firstTransitionAfter(requested, EngineState.Kind.MODEL_LISTED, EngineState.Kind.VERIFYING);
+        if (listening == null
+                || seen == null
+                || verifying == null
+                || ready.representativeAt() == null
+                || ready.canaryAt() == null) {
+            return;
+        }
+        Instant representativeSent = minus(ready.representativeAt(), ready.representativeMs());
+        Instant canarySent = minus(ready.canaryAt(), ready.canaryMs());
+        boolean representativeFirst = !canarySent.isBefore(representativeSent);
+        Instant firstSent = representativeFirst ? representativeSent : canarySent;
+        Instant firstDone = representativeFirst ? ready.representativeAt() : ready.canaryAt();
+        Instant secondSent = representativeFirst ? canarySent : representativeSent;
+        Instant secondDone = representativeFirst ? ready.canaryAt() : ready.representativeAt();
+        Map<Part, Double> values = new EnumMap<>(Part.class);
+        values.put(Part.NOTICE, Timeline.millis(listening, seen.at()));
+        values.put(Part.CHEAP_CHECK, Timeline.millis(seen.at(), verifying.at()));
+        values.put(Part.PLAN, Timeline.millis(verifying.at(), firstSent));
+        values.put(Part.BETWEEN_PROBES, Timeline.millis(firstDone, secondSent));
+        values.put(Part.JUDGE, Timeline.millis(secondDone, ready.at()));
+        values.put(Part.WARM_UP, Timeline.millis(listening, able));
+        values.forEach((part, ms) -> parts.get(part).add(repeat, ms));
+        boolean secondTry =
+                ready.lastFailedProbeAt() != null && ready.lastFailedProbeAt().isAfter(listening);
+        if (secondTry) {
+            retried++;
+        }
+        StringBuilder row = new StringBuilder()
+                .append(repeat + 1)
+                .append(',')
+                .append(path.value())
+                .append(',')
+                .append(format(overheadMs));
+        for (Part part : Part.values()) {
+            row.append(',').append(format(values.get(part)));
+        }
+        row.append(',').append(format(ready.representativeMs())).append(',').append(format(ready.canaryMs()));
+        row.append(',')
+                .append(representativeFirst ? "representative" : "canary")
+                .append(',')
+                .append(secondTry);
+        startRows.add(row.toString());
+    }
+
+    private static Instant minus(Instant at, double millis) {
+        return at.minusNanos(Math.round(millis * 1e6));
+    }
+
+    private static String format(@Nullable Double ms) {
+        return ms == null ? "" : String.format(Locale.ROOT, "%.3f", ms);
+    }
+
+    /** Every measured start's parts, one row each: {@code lag-starts.csv} beside {@code results.json}. */
+    List<String> startsCsv() {
+        List<String> lines = new ArrayList<>();
+        StringBuilder header = new StringBuilder("repeat,path,overhead_ms");
+        for (Part part : Part.values()) {
+            header.append(',').append(part.value()).append("_ms");
+        }
+        lines.add(header.append(",representative_ms,canary_ms,first_probe,second_try")
+                .toString());
+        lines.addAll(startRows);
+        return lines;
     }
 
     Map<String, Object> results() {
@@ -137,6 +261,10 @@ final class LagStage {
         out.put("paths", perPath);
         out.put("readygate_overhead_all_paths_ms", overheadAll.summary());
         out.put("baseline_lag_all_paths_ms", baselineAll.summary());
+        Map<String, Object> byPart = new LinkedHashMap<>();
+        parts.forEach((part, series) -> byPart.put(part.value(), series.summary()));
+        out.put("overhead_parts_ms", byPart);
+        out.put("starts_with_a_second_try", retried);
         return out;
     }
 }

@@ -299,6 +299,14 @@ final class Report {
         }
     }
 
+    private static final Map<LagStage.Part, String> PART_NAMES = Map.of(
+            LagStage.Part.NOTICE, "the engine listens → readygate: `healthy` (`down-interval` polls, `/health`)",
+            LagStage.Part.CHEAP_CHECK, "→ `model_listed` (`/metrics`, `/v1/models`)",
+            LagStage.Part.PLAN, "→ the first verifying probe sent (discovery, `/tokenize`)",
+            LagStage.Part.BETWEEN_PROBES, "its verdict → the second probe sent (the canary's `/metrics` scrape)",
+            LagStage.Part.JUDGE, "the second verdict → `/readyz` 200",
+            LagStage.Part.WARM_UP, "less: the engine listens → it can serve (its warm-up)");
+
     private void lag() {
         LagStage lag = r.lag;
         if (lag == null) {
@@ -340,6 +348,18 @@ final class Report {
         line();
         line("Starts that timed out: " + lag.timeouts + "; that took another path than asked: " + lag.wrongPath
                 + "; where readygate said ready before the engine could serve: " + lag.readyBeforeAble + ".");
+        line();
+        line("**Where the overhead goes.** Each start taken apart on one clock (readygate's state changes, its probes'"
+                + " verdicts less their durations, the simulator's listening and able-to-serve instants); the"
+                + " overhead is the first five parts less the engine's own warm-up. Every start's parts are in"
+                + " `lag-starts.csv` beside `results.json`. Starts where a verifying probe failed before the one that"
+                + " passed: " + lag.retried + ".");
+        line();
+        line("| Part | p50 / p99 / max |");
+        line("|---|---|");
+        for (LagStage.Part part : LagStage.Part.values()) {
+            line("| " + PART_NAMES.get(part) + " | " + three(lag.parts.get(part).pooled()) + " |");
+        }
         line();
         line("The kubelet's lag is the wait for its next probe after the engine listens: uniform over its 5 s"
                 + " period, whatever the path. readygate's overhead is the 10 ms `down-interval` poll (uniform over 0"

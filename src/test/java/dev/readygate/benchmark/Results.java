@@ -519,6 +519,9 @@ final class Results {
         }
         Files.writeString(dir.resolve("results.json"), json.writeValueAsString(json()) + "\n");
         Files.writeString(dir.resolve("latency.svg"), chart().svg(chartTitle()));
+        if (lag != null) {
+            Files.write(dir.resolve("lag-starts.csv"), lag.startsCsv());
+        }
         Files.writeString(out.resolve("benchmarks.md"), new Report(this).markdown());
     }
 

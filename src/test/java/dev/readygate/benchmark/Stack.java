@@ -34,14 +34,21 @@ import org.springframework.context.PayloadApplicationEvent;
  */
 final class Stack implements AutoCloseable {
 
-    /** One readygate state change, with the durations of the heavy probes that led to a {@code ready}. */
+    /**
+     * One readygate state change, with the heavy probes that led to a {@code ready}: their durations (request sent to
+     * {@code [DONE]}), the instants of their verdicts, and the last failure of each kind (to tell a start that needed
+     * a second try).
+     */
     record Transition(
             Instant at,
             EngineState.Kind kind,
             boolean acceptsTraffic,
             @Nullable String reason,
             double representativeMs,
-            double canaryMs) {}
+            double canaryMs,
+            @Nullable Instant representativeAt,
+            @Nullable Instant canaryAt,
+            @Nullable Instant lastFailedProbeAt) {}
 
     /** The readygate settings every benchmark stack uses, besides its defaults. */
     static final List<String> READYGATE_SETTINGS = List.of(
@@ -125,6 +132,18 @@ final class Stack implements AutoCloseable {
         return null;
     }
 
+    /** The first readygate transition to one of {@code kinds} at or after {@code from}, or null. */
+    @Nullable
+    Transition firstTransitionAfter(Instant from, EngineState.Kind... kinds) {
+        List<EngineState.Kind> wanted = List.of(kinds);
+        for (Transition transition : transitions) {
+            if (!transition.at().isBefore(from) && wanted.contains(transition.kind())) {
+                return transition;
+            }
+        }
+        return null;
+    }
+
     /** Waits (real time: this is a benchmark) until {@code condition} holds; false when {@code limit} passed first. */
     static boolean await(BooleanSupplier condition, Duration limit) {
         long deadline = System.nanoTime() + limit.toNanos();
@@ -178,20 +197,32 @@ final class Stack implements AutoCloseable {
 
     /** One state change, in the thread that made it (so the probe history is that verification's). */
     private void changed(EngineState state) {
-        double representative = Double.NaN;
-        double canary = Double.NaN;
+        ProbeReport representative = null;
+        ProbeReport canary = null;
+        Instant lastFailure = null;
         if (state.kind() == EngineState.Kind.READY) {
-            representative = totalMillis(history.last(ProbeKind.REPRESENTATIVE));
-            canary = totalMillis(history.last(ProbeKind.CANARY));
+            representative = history.last(ProbeKind.REPRESENTATIVE);
+            canary = history.last(ProbeKind.CANARY);
+            lastFailure = later(history.lastFailure(ProbeKind.REPRESENTATIVE), history.lastFailure(ProbeKind.CANARY));
         }
         transitions.add(new Transition(
                 state.since(),
                 state.kind(),
                 state.acceptsTraffic(),
                 state.reason() == null ? null : state.reason().value(),
-                representative,
-                canary));
+                totalMillis(representative),
+                totalMillis(canary),
+                representative == null ? null : representative.at(),
+                canary == null ? null : canary.at(),
+                lastFailure));
         readygateReady.set(state.since(), state.acceptsTraffic());
+    }
+
+    private static @Nullable Instant later(@Nullable ProbeReport a, @Nullable ProbeReport b) {
+        if (a == null || b == null) {
+            return a == null ? (b == null ? null : b.at()) : a.at();
+        }
+        return a.at().isAfter(b.at()) ? a.at() : b.at();
     }
 
     private static double totalMillis(@Nullable ProbeReport report) {
