@@ -65,6 +65,9 @@ final class LagStage {
             "timing.fallback-detect-time=50ms",
             "timing.shutdown-time=10ms");
 
+    /** How many measured starts count as the first ones, whose code is still being compiled. */
+    static final int EARLY_STARTS = 40;
+
     static final StartupPath[] PATHS = {
         StartupPath.COLD, StartupPath.PRELOAD_HIT, StartupPath.PRELOAD_FALLBACK, StartupPath.SNAPSHOT_RESTORE
     };
@@ -79,6 +82,9 @@ final class LagStage {
     final Series overheadAll = new Series("readygate verification overhead, all paths", "ms");
     final Series baselineAll = new Series("kubelet /health lag, all paths", "ms");
     final Map<Part, Series> parts = new EnumMap<>(Part.class);
+    /** The measured starts' overheads in the order they were made, every repeat, to see the code warm up. */
+    private final List<Double> overheadInOrder = new ArrayList<>();
+
     private final List<String> startRows = new ArrayList<>();
     /** Measured starts in which a verifying probe failed before the one that passed (a second try). */
     int retried;
@@ -158,6 +164,7 @@ final class LagStage {
         probes.get(path).add(repeat, probeMs);
         overhead.get(path).add(repeat, lagMs - probeMs);
         overheadAll.add(repeat, lagMs - probeMs);
+        overheadInOrder.add(lagMs - probeMs);
         double baseline = Timeline.millis(able, kubeletReady);
         baselineLag.get(path).add(repeat, baseline);
         baselineAll.add(repeat, baseline);
@@ -208,6 +215,8 @@ final class LagStage {
         StringBuilder row = new StringBuilder()
                 .append(repeat + 1)
                 .append(',')
+                .append(listening)
+                .append(',')
                 .append(path.value())
                 .append(',')
                 .append(format(overheadMs));
@@ -230,10 +239,27 @@ final class LagStage {
         return ms == null ? "" : String.format(Locale.ROOT, "%.3f", ms);
     }
 
+    /** The overheads of the first {@code count} measured starts. */
+    Samples earliest(int count) {
+        return samples("first starts' overhead", overheadInOrder.subList(0, Math.min(count, overheadInOrder.size())));
+    }
+
+    /** The overheads of the later half of the measured starts. */
+    Samples latestHalf() {
+        int from = overheadInOrder.size() / 2;
+        return samples("later starts' overhead", overheadInOrder.subList(from, overheadInOrder.size()));
+    }
+
+    private static Samples samples(String name, List<Double> values) {
+        Samples samples = new Samples(name, "ms");
+        values.forEach(samples::add);
+        return samples;
+    }
+
     /** Every measured start's parts, one row each: {@code lag-starts.csv} beside {@code results.json}. */
     List<String> startsCsv() {
         List<String> lines = new ArrayList<>();
-        StringBuilder header = new StringBuilder("repeat,path,overhead_ms");
+        StringBuilder header = new StringBuilder("repeat,listening_at,path,overhead_ms");
         for (Part part : Part.values()) {
             header.append(',').append(part.value()).append("_ms");
         }

@@ -363,9 +363,22 @@ final class Report {
         line();
         line("The kubelet's lag is the wait for its next probe after the engine listens: uniform over its 5 s"
                 + " period, whatever the path. readygate's overhead is the 10 ms `down-interval` poll (uniform over 0"
-                + " to 10 ms) plus a few milliseconds of cheap check; its tail is the machine (see the timer lateness"
-                + " above).");
+                + " to 10 ms) plus the round trips of the cheap check, discovery, planning and the canary's scrapes,"
+                + " each of them code that runs once per start.");
         line();
+        Samples first = lag.earliest(LagStage.EARLY_STARTS);
+        Samples last = lag.latestHalf();
+        if (lag.overheadAll.pooled().count() >= 2 * LagStage.EARLY_STARTS) {
+            line("**The starts in the order they were made.** readygate runs in the harness's JVM, and the code of a"
+                    + " start (discovery, planning, the probes' setup) runs once per start, so it is compiled only as"
+                    + " the starts go by: the first " + first.count() + " measured starts (after the warm-up's)"
+                    + " had an overhead of " + f(first.p50()) + " ms at the median and " + f(first.quantile(0.95))
+                    + " ms at p95, the last " + last.count() + " had " + f(last.p50()) + " and "
+                    + f(last.quantile(0.95)) + " ms. A sidecar verifies a start now and then, so its starts are"
+                    + " more like the first ones than the last; how they fare in the image's own JVM (C1 only, its"
+                    + " AOT cache) this stage does not measure.");
+            line();
+        }
     }
 
     private void falseReady() {
