@@ -1033,20 +1033,28 @@ final class Report {
                     + " from the AOT cache (about 12,400 classes: Spring Boot, Actuator, WebFlux, Netty, Micrometer,"
                     + " Jackson, Resilience4j; without the cache the same classes take as much metaspace), 25 to 30 MiB"
                     + " of heap, 12 MiB of compiled code, 9 MiB of metaspace, 3 MiB of thread stacks. Spring AOT took"
-                    + " off 11 MiB. What would close it: a GraalVM native image (Spring Boot supports it; no GraalVM is"
-                    + " installed on these machines, so it was not tried), or far fewer dependencies.";
+                    + " off 11 MiB, fewer auto-configurations about 2, Netty's buffers unpooled about 3; a runtime made"
+                    + " with `jlink` would take 3 more (measured by hand, not adopted). What would close it: a GraalVM"
+                    + " native image (Spring Boot supports it; these machines cannot build one for this JDK 25), or far"
+                    + " fewer dependencies.";
         }
         if (goal.startsWith("startup")) {
             return "Start-up on two cores is mostly class loading and Spring's context refresh, already cut by the AOT"
                     + " cache and Spring AOT (see the start-up table); what would close it: a GraalVM native image (not"
-                    + " available on these machines), or fewer auto-configurations.";
+                    + " available on these machines); fewer auto-configurations, a cache trained through the server's"
+                    + " start and no code-cache collection at start took off about 0.3 s between them.";
         }
         if (goal.startsWith("readyz")) {
-            return "The tail comes from sharing two cores between readygate, the load generator and the simulator"
-                    + " (see the noise table); the load generator on another machine would isolate readygate.";
+            return "readygate runs on a CPU of its own while profiled; one 60 s window's p99 still moves by more than"
+                    + " a millisecond between windows on this shared machine (by hand: 1.74 to 11.7 ms under the same"
+                    + " conditions), more than what is left of readygate's own path (young collections of 1 to 4 ms,"
+                    + " the probe loop on the same core): many windows per build, on cores nobody shares, would tell.";
         }
         if (goal.startsWith("verification_lag")) {
-            return "The tail follows the machine's timer lateness; `down-interval` (now 10 ms) moves the median.";
+            return "The tail is the first starts' (see the starts in order above): the code a start runs once is"
+                    + " not compiled yet, and every round trip on its way costs more. What would close it: fewer"
+                    + " round trips one after the other on a start's way, and that code compiled before the start"
+                    + " (an AOT cache trained through a verification), measured in readygate's own JVM.";
         }
         if (goal.startsWith("dead_engine")) {
             return "A crash is seen through the held connection's close; a 503 with the port open (engine-dead) waits"
