@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -84,15 +85,29 @@ final class CheapChecks {
             case EngineCall.Success<Void> ok ->
                 Flux.concat(
                         Mono.fromSupplier(() -> applied(new Observation.HealthOk(clock.instant()))),
-                        Mono.defer(this::scrape),
-                        Mono.defer(this::readSlots),
-                        Mono.defer(this::listModel),
+                        Flux.defer(this::scrapeAndListModel),
                         Mono.defer(this::accepted),
                         Mono.defer(this::discover),
                         Mono.defer(this::readVersion),
                         next);
             case EngineCall.Failure<Void> failure -> apply(healthFailed(failure.failure()));
         });
+    }
+
+    /**
+     * {@code /metrics} and, where {@link #listModel} will list it, {@code /v1/models}, asked at once (one round trip
+     * fewer on a start's way to ready); their answers are still judged one after the other, the scrape's first, then
+     * {@code /slots}, then the model's, each against the state the one before left. A model list the scrape made
+     * unwanted (it saw a restart) is dropped; one it made wanted is asked then.
+     */
+    private Flux<Observation> scrapeAndListModel() {
+        Mono<Optional<EngineCall<ModelCard>>> models =
+                listingWanted() ? client.model().map(Optional::of) : Mono.just(Optional.empty());
+        return Mono.zip(Mono.defer(this::scrape).map(Optional::of).defaultIfEmpty(Optional.empty()), models)
+                .flatMapMany(answers -> Flux.concat(
+                        Mono.justOrEmpty(answers.getT1()),
+                        Mono.defer(this::readSlots),
+                        Mono.defer(() -> listModel(answers.getT2().orElse(null)))));
     }
 
     /** Applies an observation now and hands it on. */
@@ -345,19 +360,26 @@ final class CheapChecks {
         });
     }
 
+    /** Whether {@link #listModel} lists {@code /v1/models} now: until the model is known, and while it serves. */
+    private boolean listingWanted() {
+        EngineState state = machine.current();
+        return facts.current().card() == null || state instanceof EngineState.Healthy || state.acceptsTraffic();
+    }
+
     /**
      * Lists {@code /v1/models} until the model is known, and again at every full cheap check of an engine that serves
      * ({@code ready-interval}): a served model that is no longer listed, or another one in its place, is a failing
-     * {@link Check#MODEL} check, cleared when it is listed again.
+     * {@link Check#MODEL} check, cleared when it is listed again. {@code asked} is the answer when it was asked beside
+     * the scrape (null: ask now).
      */
-    private Mono<Observation> listModel() {
+    private Mono<Observation> listModel(@Nullable EngineCall<ModelCard> asked) {
         EngineState state = machine.current();
         ModelCard known = facts.current().card();
         boolean serving = state.acceptsTraffic();
-        if (known != null && !(state instanceof EngineState.Healthy) && !serving) {
+        if (!listingWanted()) {
             return Mono.empty();
         }
-        return client.model().mapNotNull(call -> switch (call) {
+        return (asked != null ? Mono.just(asked) : client.model()).mapNotNull(call -> switch (call) {
             // An engine that serves may answer late when it is busy: no answer says nothing of its model (a hang is
             // /health's and the light checks' to see).
             case EngineCall.Failure<ModelCard> failure

@@ -267,6 +267,28 @@ class ProbeScheduleTests {
     }
 
     @Test
+    void metricsAndTheModelListAreAskedAtOnceOnAStartsWayToReady() {
+        engine.health = ScriptedEngine.failure(EngineFailure.Kind.REFUSED, "refused");
+        start(probe(1, 100_000));
+        advance(Duration.ofMillis(1000));
+        // Each answers 40 ms late: asked one after the other, the model is listed 80 ms after /health; at once, 40.
+        engine.slowOn = time;
+        engine.slowBy = Duration.ofMillis(40);
+        engine.health = ScriptedEngine.ok(null);
+        advance(Duration.ofMillis(1000));
+        assertThat(machine.current()).isInstanceOf(EngineState.Ready.class);
+        EngineState healthy = states.stream()
+                .filter(state -> state.kind() == EngineState.Kind.HEALTHY)
+                .findFirst()
+                .orElseThrow();
+        EngineState listed = states.stream()
+                .filter(state -> state.kind() == EngineState.Kind.MODEL_LISTED)
+                .findFirst()
+                .orElseThrow();
+        assertThat(Duration.between(healthy.since(), listed.since())).isEqualTo(Duration.ofMillis(40));
+    }
+
+    @Test
     void readyEngineIsCheckedCheaplyEverySecondAndVerifiedOnlyEveryHeavyInterval() {
         start(probe(1, 100_000));
         assertThat(machine.current().acceptsTraffic()).isTrue();

@@ -37,6 +37,11 @@ final class ScriptedEngine implements EngineClient {
     volatile double waiting;
     /** Tokens the engine's other work adds to {@code generated} at every scrape: progress of real traffic. */
     volatile double progressPerScrape;
+    /** When set, {@code /metrics} and {@code /v1/models} each answer {@link #slowBy} late, on this scheduler. */
+    volatile @Nullable Scheduler slowOn;
+
+    volatile Duration slowBy = Duration.ZERO;
+
     /** When set, every completion hangs: it times out after its timeout, on this scheduler. */
     volatile @Nullable Scheduler hangOn;
 
@@ -114,7 +119,12 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<ModelCard>> model() {
-        return Mono.fromSupplier(() -> model);
+        return slow(Mono.fromSupplier(() -> model));
+    }
+
+    private <T> Mono<T> slow(Mono<T> answer) {
+        Scheduler on = slowOn;
+        return on == null ? answer : answer.delayElement(slowBy, on);
     }
 
     @Override
@@ -164,6 +174,10 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<EngineMetricsSample>> metrics() {
+        return slow(Mono.defer(this::scripted));
+    }
+
+    private Mono<EngineCall<EngineMetricsSample>> scripted() {
         metricsCalls.incrementAndGet();
         generated += progressPerScrape;
         if (!metricsSupported) {
