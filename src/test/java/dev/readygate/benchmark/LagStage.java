@@ -40,17 +40,24 @@ final class LagStage {
          * The engine listens → readygate's first state of a listening engine ({@code listening} or {@code healthy}):
          * the refused connects every {@code down-interval}, then {@code /health}.
          */
-        NOTICE,
-        /** → {@code model_listed} (or {@code verifying}): {@code /metrics}, {@code /v1/models}. */
-        CHEAP_CHECK,
-        /** → the first verifying probe sent: discovery and planning the prompt ({@code /tokenize}). */
-        PLAN,
-        /** The first probe's verdict → the second probe sent (the canary's {@code /metrics} scrape). */
-        BETWEEN_PROBES,
-        /** The second probe's verdict → {@code ready}. */
-        JUDGE,
+        NOTICE("the engine listens → readygate: `healthy` (`down-interval` polls, `/health`)"),
+        /** → {@code model_listed} (or {@code verifying}): {@code /metrics} with {@code /v1/models}. */
+        CHEAP_CHECK("→ `model_listed` (`/metrics`, `/v1/models`)"),
+        /** → the representative probe sent: discovery and planning the prompt ({@code /tokenize}). */
+        PLAN("→ the representative probe sent (discovery, `/tokenize`)"),
+        /** The representative's verdict → the canary sent (the canary's {@code /metrics} scrapes). */
+        BETWEEN_PROBES("its verdict → the canary's verdict, less the canary's request (its `/metrics` scrapes)"),
+        /** The canary's verdict → {@code ready}. */
+        JUDGE("the canary's verdict → `/readyz` 200"),
         /** The engine listens → it can serve (its own warm-up: not readygate's, subtracted). */
-        WARM_UP;
+        WARM_UP("less: the engine listens → it can serve (its warm-up)");
+
+        /** What the report's table calls it. */
+        final String label;
+
+        Part(String label) {
+            this.label = label;
+        }
 
         String value() {
             return name().toLowerCase(Locale.ROOT);
@@ -82,9 +89,6 @@ final class LagStage {
     final Series overheadAll = new Series("readygate verification overhead, all paths", "ms");
     final Series baselineAll = new Series("kubelet /health lag, all paths", "ms");
     final Map<Part, Series> parts = new EnumMap<>(Part.class);
-    /** The measured starts' overheads in the order they were made, every repeat, to see the code warm up. */
-    private final List<Double> overheadInOrder = new ArrayList<>();
-
     private final List<String> startRows = new ArrayList<>();
     /** Measured starts in which a verifying probe failed before the one that passed (a second try). */
     int retried;
@@ -164,7 +168,6 @@ final class LagStage {
         probes.get(path).add(repeat, probeMs);
         overhead.get(path).add(repeat, lagMs - probeMs);
         overheadAll.add(repeat, lagMs - probeMs);
-        overheadInOrder.add(lagMs - probeMs);
         double baseline = Timeline.millis(able, kubeletReady);
         baselineLag.get(path).add(repeat, baseline);
         baselineAll.add(repeat, baseline);
@@ -192,19 +195,15 @@ final class LagStage {
                 || ready.canaryAt() == null) {
             return;
         }
-        Instant representativeSent = minus(ready.representativeAt(), ready.representativeMs());
+        // The verifier runs the representative probe, then the canary.
         Instant canarySent = minus(ready.canaryAt(), ready.canaryMs());
-        boolean representativeFirst = !canarySent.isBefore(representativeSent);
-        Instant firstSent = representativeFirst ? representativeSent : canarySent;
-        Instant firstDone = representativeFirst ? ready.representativeAt() : ready.canaryAt();
-        Instant secondSent = representativeFirst ? canarySent : representativeSent;
-        Instant secondDone = representativeFirst ? ready.canaryAt() : ready.representativeAt();
         Map<Part, Double> values = new EnumMap<>(Part.class);
         values.put(Part.NOTICE, Timeline.millis(listening, seen.at()));
         values.put(Part.CHEAP_CHECK, Timeline.millis(seen.at(), verifying.at()));
-        values.put(Part.PLAN, Timeline.millis(verifying.at(), firstSent));
-        values.put(Part.BETWEEN_PROBES, Timeline.millis(firstDone, secondSent));
-        values.put(Part.JUDGE, Timeline.millis(secondDone, ready.at()));
+        values.put(
+                Part.PLAN, Timeline.millis(verifying.at(), minus(ready.representativeAt(), ready.representativeMs())));
+        values.put(Part.BETWEEN_PROBES, Timeline.millis(ready.representativeAt(), canarySent));
+        values.put(Part.JUDGE, Timeline.millis(ready.canaryAt(), ready.at()));
         values.put(Part.WARM_UP, Timeline.millis(listening, able));
         values.forEach((part, ms) -> parts.get(part).add(repeat, ms));
         boolean secondTry =
@@ -224,10 +223,7 @@ final class LagStage {
             row.append(',').append(format(values.get(part)));
         }
         row.append(',').append(format(ready.representativeMs())).append(',').append(format(ready.canaryMs()));
-        row.append(',')
-                .append(representativeFirst ? "representative" : "canary")
-                .append(',')
-                .append(secondTry);
+        row.append(',').append(secondTry);
         startRows.add(row.toString());
     }
 
@@ -239,21 +235,16 @@ final class LagStage {
         return ms == null ? "" : String.format(Locale.ROOT, "%.3f", ms);
     }
 
-    /** The overheads of the first {@code count} measured starts. */
+    /** The overheads of the first {@code count} measured starts (every repeat's, in the order they were made). */
     Samples earliest(int count) {
-        return samples("first starts' overhead", overheadInOrder.subList(0, Math.min(count, overheadInOrder.size())));
+        Samples all = overheadAll.pooled();
+        return all.slice("first starts' overhead", 0, Math.min(count, all.count()));
     }
 
     /** The overheads of the later half of the measured starts. */
     Samples latestHalf() {
-        int from = overheadInOrder.size() / 2;
-        return samples("later starts' overhead", overheadInOrder.subList(from, overheadInOrder.size()));
-    }
-
-    private static Samples samples(String name, List<Double> values) {
-        Samples samples = new Samples(name, "ms");
-        values.forEach(samples::add);
-        return samples;
+        Samples all = overheadAll.pooled();
+        return all.slice("later starts' overhead", all.count() / 2, all.count());
     }
 
     /** Every measured start's parts, one row each: {@code lag-starts.csv} beside {@code results.json}. */
@@ -263,8 +254,7 @@ final class LagStage {
         for (Part part : Part.values()) {
             header.append(',').append(part.value()).append("_ms");
         }
-        lines.add(header.append(",representative_ms,canary_ms,first_probe,second_try")
-                .toString());
+        lines.add(header.append(",representative_ms,canary_ms,second_try").toString());
         lines.addAll(startRows);
         return lines;
     }

@@ -299,14 +299,6 @@ final class Report {
         }
     }
 
-    private static final Map<LagStage.Part, String> PART_NAMES = Map.of(
-            LagStage.Part.NOTICE, "the engine listens → readygate: `healthy` (`down-interval` polls, `/health`)",
-            LagStage.Part.CHEAP_CHECK, "→ `model_listed` (`/metrics`, `/v1/models`)",
-            LagStage.Part.PLAN, "→ the first verifying probe sent (discovery, `/tokenize`)",
-            LagStage.Part.BETWEEN_PROBES, "its verdict → the second probe sent (the canary's `/metrics` scrape)",
-            LagStage.Part.JUDGE, "the second verdict → `/readyz` 200",
-            LagStage.Part.WARM_UP, "less: the engine listens → it can serve (its warm-up)");
-
     private void lag() {
         LagStage lag = r.lag;
         if (lag == null) {
@@ -358,7 +350,7 @@ final class Report {
         line("| Part | p50 / p99 / max |");
         line("|---|---|");
         for (LagStage.Part part : LagStage.Part.values()) {
-            line("| " + PART_NAMES.get(part) + " | " + three(lag.parts.get(part).pooled()) + " |");
+            line("| " + part.label + " | " + three(lag.parts.get(part).pooled()) + " |");
         }
         line();
         line("The kubelet's lag is the wait for its next probe after the engine listens: uniform over its 5 s"
@@ -366,9 +358,9 @@ final class Report {
                 + " to 10 ms) plus the round trips of the cheap check, discovery, planning and the canary's scrapes,"
                 + " each of them code that runs once per start.");
         line();
-        Samples first = lag.earliest(LagStage.EARLY_STARTS);
-        Samples last = lag.latestHalf();
         if (lag.overheadAll.pooled().count() >= 2 * LagStage.EARLY_STARTS) {
+            Samples first = lag.earliest(LagStage.EARLY_STARTS);
+            Samples last = lag.latestHalf();
             line("**The starts in the order they were made.** readygate runs in the harness's JVM, and the code of a"
                     + " start (discovery, planning, the probes' setup) runs once per start, so it is compiled only as"
                     + " the starts go by: the first " + first.count() + " measured starts (after the warm-up's)"

@@ -38,6 +38,13 @@ final class Samples {
         return values.size();
     }
 
+    /** The samples from {@code from} (inclusive) to {@code to} (exclusive), in the order they were added. */
+    Samples slice(String name, int from, int to) {
+        Samples slice = new Samples(name, unit);
+        slice.values.addAll(values.subList(from, to));
+        return slice;
+    }
+
     boolean isEmpty() {
         return values.isEmpty();
     }

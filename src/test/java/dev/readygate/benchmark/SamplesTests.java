@@ -27,4 +27,17 @@ class SamplesTests {
         assertThat(samples.p99()).isEqualTo(20);
         assertThat(samples.p50()).isEqualTo(10);
     }
+
+    @Test
+    void aSliceKeepsTheSamplesInTheOrderTheyWereAdded() {
+        Samples samples = new Samples("x", "ms");
+        for (int i = 10; i >= 1; i--) {
+            samples.add(i);
+        }
+        Samples first = samples.slice("first", 0, 3);
+        assertThat(first.count()).isEqualTo(3);
+        assertThat(first.sorted()).containsExactly(8, 9, 10);
+        assertThat(first.unit()).isEqualTo("ms");
+        assertThat(samples.slice("last", 5, 10).sorted()).containsExactly(1, 2, 3, 4, 5);
+    }
 }

@@ -219,10 +219,11 @@ final class Stack implements AutoCloseable {
     }
 
     private static @Nullable Instant later(@Nullable ProbeReport a, @Nullable ProbeReport b) {
-        if (a == null || b == null) {
-            return a == null ? (b == null ? null : b.at()) : a.at();
-        }
-        return a.at().isAfter(b.at()) ? a.at() : b.at();
+        return java.util.stream.Stream.of(a, b)
+                .filter(java.util.Objects::nonNull)
+                .map(ProbeReport::at)
+                .max(Instant::compareTo)
+                .orElse(null);
     }
 
     private static double totalMillis(@Nullable ProbeReport report) {

@@ -174,10 +174,10 @@ final class ScriptedEngine implements EngineClient {
 
     @Override
     public Mono<EngineCall<EngineMetricsSample>> metrics() {
-        return slow(Mono.defer(this::scripted));
+        return slow(Mono.defer(this::scriptedMetrics));
     }
 
-    private Mono<EngineCall<EngineMetricsSample>> scripted() {
+    private Mono<EngineCall<EngineMetricsSample>> scriptedMetrics() {
         metricsCalls.incrementAndGet();
         generated += progressPerScrape;
         if (!metricsSupported) {
