@@ -8,14 +8,11 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.KeyManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,8 +21,6 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import reactor.netty.DisposableServer;
-import reactor.netty.http.Http11SslContextSpec;
-import reactor.netty.http.server.HttpServer;
 
 /**
  * Engines that fail every connection in the same way must not flood readygate's log: an engine behind a certificate
@@ -51,11 +46,7 @@ class LogFloodTests {
     @Test
     void engineWithAnUntrustedCertificateIsOneWarnLine(CapturedOutput output) throws Exception {
         AtomicInteger connections = new AtomicInteger();
-        Http11SslContextSpec tls = Http11SslContextSpec.forServer(selfSigned());
-        DisposableServer engine = HttpServer.create()
-                .host("127.0.0.1")
-                .port(0)
-                .secure(spec -> spec.sslContext((reactor.netty.tcp.SslProvider.GenericSslContextSpec<?>) tls))
+        DisposableServer engine = SelfSignedCertificates.tlsServer(workDir)
                 .doOnChannelInit((observer, channel, remote) -> connections.incrementAndGet())
                 .handle((request, response) -> response.sendString(reactor.core.publisher.Mono.just("{}")))
                 .bindNow();
@@ -109,44 +100,5 @@ class LogFloodTests {
 
     static List<String> warnings(CapturedOutput output) {
         return output.getAll().lines().filter(line -> line.contains(" WARN ")).toList();
-    }
-
-    /** A key manager for a self-signed certificate that {@code keytool} makes now (trusted by nobody). */
-    KeyManagerFactory selfSigned() throws Exception {
-        Path keystore = workDir.resolve("engine.p12");
-        Process keytool = new ProcessBuilder(
-                        Path.of(System.getProperty("java.home"), "bin", "keytool")
-                                .toString(),
-                        "-genkeypair",
-                        "-alias",
-                        "engine",
-                        "-keyalg",
-                        "EC",
-                        "-groupname",
-                        "secp256r1",
-                        "-dname",
-                        "CN=127.0.0.1",
-                        "-validity",
-                        "2",
-                        "-storetype",
-                        "PKCS12",
-                        "-keystore",
-                        keystore.toString(),
-                        "-storepass",
-                        "changeit",
-                        "-keypass",
-                        "changeit")
-                .redirectErrorStream(true)
-                .start();
-        String printed = new String(keytool.getInputStream().readAllBytes());
-        assertThat(keytool.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(keytool.exitValue()).as(printed).isZero();
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(keystore)) {
-            store.load(in, "changeit".toCharArray());
-        }
-        KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        factory.init(store, "changeit".toCharArray());
-        return factory;
     }
 }

@@ -3,6 +3,7 @@ package dev.readygate.gateway;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
 import java.net.ConnectException;
 import java.time.Clock;
 import java.time.Duration;
@@ -12,7 +13,6 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.SignalType;
-import reactor.netty.http.client.HttpClientResponse;
 
 /**
  * One forwarded exchange: what its answer showed ({@link StreamWatch}: counts, times, an error's message made safe,
@@ -26,7 +26,7 @@ final class Exchange {
     private final Clock clock;
     private final Instant started;
     private final AtomicBoolean reported = new AtomicBoolean();
-    volatile @Nullable HttpClientResponse head;
+    volatile @Nullable HttpResponse head;
     private @Nullable StreamWatch watch;
     private int status;
     private @Nullable Integer engineStatus;
@@ -51,19 +51,19 @@ final class Exchange {
         this.started = clock.instant();
     }
 
-    HttpClientResponse requireHead() {
-        HttpClientResponse known = head;
+    HttpResponse requireHead() {
+        HttpResponse known = head;
         if (known == null) {
             throw new IllegalStateException("the engine's answer began without a head");
         }
         return known;
     }
 
-    void answered(HttpClientResponse head) {
+    void answered(HttpResponse head) {
         status = head.status().code();
         engineStatus = status;
-        retryAfter = head.responseHeaders().contains(HttpHeaderNames.RETRY_AFTER);
-        String type = head.responseHeaders().get(HttpHeaderNames.CONTENT_TYPE);
+        retryAfter = head.headers().contains(HttpHeaderNames.RETRY_AFTER);
+        String type = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
         String lower = type == null ? "" : type.toLowerCase(Locale.ROOT);
         StreamWatch.Body body = lower.startsWith("text/event-stream")
                 ? StreamWatch.Body.EVENT_STREAM

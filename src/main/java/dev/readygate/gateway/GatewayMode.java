@@ -2,7 +2,6 @@ package dev.readygate.gateway;
 
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.readiness.EngineStateChanged;
-import io.netty.channel.ChannelOption;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -15,7 +14,6 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.context.event.EventListener;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
-import reactor.netty.http.client.HttpClient;
 
 /**
  * Gateway mode's switch, started and stopped with the application (the probe schedule's phase: last to start, first to
@@ -33,6 +31,13 @@ import reactor.netty.http.client.HttpClient;
 public final class GatewayMode implements SmartLifecycle {
 
     private static final Logger logger = LoggerFactory.getLogger(GatewayMode.class);
+
+    /**
+     * How long a connection to the engine is kept unused: below the engines' own keep-alive (5 s in vLLM's and SGLang's
+     * uvicorn and in llama-server), so the gateway closes it before the engine does, rather than sending a request on
+     * a connection the engine closes at that moment.
+     */
+    static final Duration ENGINE_IDLE = Duration.ofSeconds(4);
 
     /** After the drain's deadline cut the connections, how long their exchanges may take to report their ends. */
     static final Duration CUT_GRACE = Duration.ofSeconds(1);
@@ -55,7 +60,7 @@ public final class GatewayMode implements SmartLifecycle {
     private volatile boolean engineVerified;
 
     /** What runs while the traffic port is open; disposed together. */
-    private record Running(TrafficResources resources, TrafficServer server) {}
+    private record Running(TrafficResources resources, EngineConnections engine, TrafficServer server) {}
 
     /**
      * @param ends hears each exchange's start and end ({@code work} among them)
@@ -97,20 +102,13 @@ public final class GatewayMode implements SmartLifecycle {
         if (!settings.enabled() || running != null) {
             return;
         }
-        TrafficResources resources = new TrafficResources(settings.maxConnections());
-        HttpClient client = HttpClient.create(resources.connections)
-                .runOn(resources.loops)
-                .option(
-                        ChannelOption.CONNECT_TIMEOUT_MILLIS,
-                        Math.toIntExact(settings.connectTimeout().toMillis()))
-                .option(ChannelOption.ALLOCATOR, resources.buffers)
-                .followRedirect(false)
-                .compress(false);
+        TrafficResources resources = new TrafficResources();
+        EngineConnections engine = new EngineConnections(
+                engineBaseUrl, settings.connectTimeout(), ENGINE_IDLE, resources.loops, resources.buffers);
         GatewayProxy proxy = new GatewayProxy(
-                engineBaseUrl,
-                client,
+                engine,
                 settings.maxRequestSize().toBytes(),
-                new StreamTimeouts(settings.firstByteTimeout(), settings.betweenEventsTimeout(), timer),
+                new StreamTimeouts(settings.firstByteTimeout(), settings.betweenEventsTimeout(), resources.timer),
                 admission,
                 settings.retryBeforeFirstByte(),
                 ends,
@@ -128,7 +126,7 @@ public final class GatewayMode implements SmartLifecycle {
             resources.dispose();
             throw e;
         }
-        running = new Running(resources, server);
+        running = new Running(resources, engine, server);
         takesTraffic = true;
     }
 
@@ -138,6 +136,7 @@ public final class GatewayMode implements SmartLifecycle {
         Running open = take();
         if (open != null) {
             open.server().stop();
+            open.engine().close().block(Duration.ofSeconds(5));
             open.resources().dispose();
         }
     }
@@ -173,6 +172,7 @@ public final class GatewayMode implements SmartLifecycle {
                 .timeout(settings.drainTimeout(), Mono.defer(() -> cut(open)), timer)
                 .then(Mono.defer(() -> open.server().close()))
                 .publishOn(timer)
+                .then(Mono.defer(() -> open.engine().close()))
                 .then(Mono.defer(() -> open.resources().disposeLater()))
                 .doFinally(signal -> {
                     take();

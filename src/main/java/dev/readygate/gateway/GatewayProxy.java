@@ -2,10 +2,11 @@ package dev.readygate.gateway;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import java.net.URI;
+import io.netty.handler.codec.http.HttpResponse;
 import java.time.Clock;
 import java.util.List;
 import java.util.Locale;
@@ -17,8 +18,6 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
@@ -56,8 +55,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             "transfer-encoding",
             "upgrade");
 
-    private final String engineBase;
-    private final HttpClient client;
+    private final EngineConnections engine;
     private final long maxRequestBytes;
     private final StreamTimeouts timeouts;
     private final TrafficAdmission admission;
@@ -67,8 +65,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
     private final TrafficEvents events;
 
     GatewayProxy(
-            URI engineBaseUrl,
-            HttpClient client,
+            EngineConnections engine,
             long maxRequestBytes,
             StreamTimeouts timeouts,
             TrafficAdmission admission,
@@ -76,9 +73,7 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
             ExchangeEnds ends,
             Clock clock,
             TrafficEvents events) {
-        String base = engineBaseUrl.toString();
-        this.engineBase = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
-        this.client = client;
+        this.engine = engine;
         this.maxRequestBytes = maxRequestBytes;
         this.timeouts = timeouts;
         this.admission = admission;
@@ -214,28 +209,27 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
                 .map(java.io.ByteArrayOutputStream::toByteArray);
     }
 
-    /** The request to the engine; the answer's head is kept on the exchange, its body buffers are the flux. */
+    /**
+     * The request to the engine, on a connection of the client's own event loop, its body read whole first (at most
+     * max-request-size) and sent with its head in one write; the answer's head is kept on the exchange, its body
+     * buffers are the flux. An engine that answered 400 or more is not asked again on that connection: it may have
+     * answered before it read the body (llama-server checks the API key first), which would be read as the next head.
+     */
     private Flux<ByteBuf> send(HttpServerRequest request, Exchange exchange, byte @Nullable [] body) {
-        HttpClient.RequestSender sender = client.headers(headers -> {
-                    copy(request.requestHeaders(), headers);
-                    // The traffic server answers the client's 100-continue as it reads the body; the engine gets the
-                    // body without being asked.
-                    headers.remove(HttpHeaderNames.EXPECT);
-                })
-                .request(request.method())
-                .uri(engineBase + request.uri());
-        HttpClient.ResponseReceiver<?> receiver = body != null
-                ? sender.send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(body)))
-                : hasBody(request) ? sender.send(limited(request)) : sender;
-        return receiver.responseConnection((head, connection) -> {
-            exchange.head = head;
-            if (head.status().code() >= 400) {
-                // An engine may answer an error before it read the body (llama-server checks the API key first) and
-                // keep the connection: the unread body would be read as the next request's head. Not reused.
-                connection.markPersistent(false);
-            }
-            return connection.inbound().receive().retain();
-        });
+        HttpHeaders headers = new DefaultHttpHeaders();
+        copy(request.requestHeaders(), headers);
+        // The traffic server answers the client's 100-continue as it reads the body; the engine gets the body
+        // without being asked.
+        headers.remove(HttpHeaderNames.EXPECT);
+        EventLoop[] loop = new EventLoop[1];
+        request.withConnection(connection -> loop[0] = connection.channel().eventLoop());
+        if (body != null || !hasBody(request)) {
+            return engine.exchange(
+                    loop[0], request.method(), request.uri(), headers, body, head -> exchange.head = head);
+        }
+        return collected(request)
+                .flatMapMany(whole -> engine.exchange(
+                        loop[0], request.method(), request.uri(), headers, whole, head -> exchange.head = head));
     }
 
     /** The client's API key (its {@code Authorization} bearer token): never shown in an engine's error message. */
@@ -282,9 +276,9 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
 
     /** The engine's status and headers, then its body, each buffer flushed as it comes. */
     private Mono<Void> respond(HttpServerResponse response, Exchange exchange, Flux<ByteBuf> body) {
-        HttpClientResponse head = exchange.requireHead();
+        HttpResponse head = exchange.requireHead();
         response.status(head.status());
-        copy(head.responseHeaders(), response.responseHeaders());
+        copy(head.headers(), response.responseHeaders());
         exchange.answered(head);
         // Reactor Netty cancels the body when the client's connection closes, and then completes the send: the cancel
         // is the one sign that the client went away (it also closes the connection to the engine).

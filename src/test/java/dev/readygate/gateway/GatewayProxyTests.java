@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.channel.ChannelOption;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -34,11 +33,9 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.DisposableServer;
-import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
-import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 import reactor.test.StepVerifier;
 
@@ -666,15 +663,13 @@ class GatewayProxyTests {
             int maxConnections,
             Duration connectTimeout) {
         LoopResources loops = LoopResources.create("gateway-test", 1, 2, true);
-        ConnectionProvider connections = ConnectionProvider.create("gateway-test", 16);
+        EngineConnections connections =
+                new EngineConnections(engine, connectTimeout, GatewayMode.ENGINE_IDLE, loops, ByteBufAllocator.DEFAULT);
         running.add(
                 () -> loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5)));
-        running.add(() -> connections.disposeLater().block(Duration.ofSeconds(5)));
+        running.add(() -> connections.close().block(Duration.ofSeconds(5)));
         GatewayProxy proxy = new GatewayProxy(
-                engine,
-                HttpClient.create(connections)
-                        .runOn(loops)
-                        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(connectTimeout.toMillis())),
+                connections,
                 maxRequestBytes,
                 new StreamTimeouts(firstByte, betweenEvents, Schedulers.parallel()),
                 new FixedAdmission(admission::get),

@@ -11,8 +11,8 @@ class TrafficResourcesTests {
 
     @Test
     void everyOpeningSharesOnePooledAllocatorNotNettysDefault() {
-        TrafficResources first = new TrafficResources(4);
-        TrafficResources second = new TrafficResources(4);
+        TrafficResources first = new TrafficResources();
+        TrafficResources second = new TrafficResources();
         try {
             assertThat(first.buffers).isSameAs(second.buffers);
             assertThat(first.buffers.isDirectBufferPooled()).isTrue();
