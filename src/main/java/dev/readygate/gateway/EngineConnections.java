@@ -286,6 +286,12 @@ final class EngineConnections {
                             return;
                         }
                         open.add(connected.channel());
+                        if (closed) {
+                            // The gateway closed while this one was connecting: it is not left open behind it.
+                            connected.channel().close();
+                            fail(new EngineClosed(false));
+                            return;
+                        }
                         if (over) {
                             connected.channel().close();
                             return;
