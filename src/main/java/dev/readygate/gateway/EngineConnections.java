@@ -32,6 +32,8 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -44,6 +46,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.resources.LoopResources;
 
 /**
@@ -63,6 +66,9 @@ final class EngineConnections {
 
     private final String host;
     private final int port;
+    /** The engine's address when its URL names an IP address; null: a name, resolved off the loops per connection. */
+    private final @Nullable InetSocketAddress literal;
+
     private final String hostHeader;
     private final String pathPrefix;
     private final @Nullable SslContext tls;
@@ -88,6 +94,7 @@ final class EngineConnections {
         }
         this.host = engineHost;
         this.port = engineBaseUrl.getPort() < 0 ? defaultPort : engineBaseUrl.getPort();
+        this.literal = literal(engineHost, port);
         String named = engineHost.contains(":") && !engineHost.startsWith("[") ? "[" + engineHost + "]" : engineHost;
         this.hostHeader = port == defaultPort ? named : named + ":" + port;
         String path = engineBaseUrl.getRawPath() == null ? "" : engineBaseUrl.getRawPath();
@@ -97,6 +104,15 @@ final class EngineConnections {
         this.maxIdleNanos = maxIdle.toNanos();
         this.loops = loops;
         this.buffers = buffers;
+    }
+
+    private static @Nullable InetSocketAddress literal(String host, int port) {
+        String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        try {
+            return new InetSocketAddress(InetAddress.ofLiteral(bare), port);
+        } catch (IllegalArgumentException notAnAddress) {
+            return null;
+        }
     }
 
     private static SslContext clientTls() {
@@ -263,6 +279,24 @@ final class EngineConnections {
                 send(kept, true);
                 return;
             }
+            InetSocketAddress known = literal;
+            if (known != null) {
+                connect(known);
+                return;
+            }
+            // A name (localhost, a Service): the JDK's resolver blocks, so it runs off the loop, and the connection is
+            // made back on it. Once per new connection, not per request.
+            Mono.fromCallable(() -> new InetSocketAddress(InetAddress.getByName(host), port))
+                    .subscribeOn(Schedulers.boundedElastic())
+                    .subscribe(
+                            address -> onLoop(loop, () -> connect(address)),
+                            failure -> onLoop(loop, () -> fail(failure)));
+        }
+
+        private void connect(InetSocketAddress address) {
+            if (over) {
+                return;
+            }
             Link fresh = new Link(EngineConnections.this);
             new Bootstrap()
                     .group(loop)
@@ -279,7 +313,7 @@ final class EngineConnections {
                             channel.pipeline().addLast(new HttpClientCodec(), fresh);
                         }
                     })
-                    .connect(host, port)
+                    .connect(address)
                     .addListener((ChannelFutureListener) connected -> {
                         if (!connected.isSuccess()) {
                             fail(connected.cause());

@@ -73,11 +73,14 @@ class RestartConfiguration implements DisposableBean {
     RestartRecords restartRecords(RestartHistory history, StateDir stateDir, StartLedger ledger) {
         return new RestartRecords(
                 loadHistory(history),
-                record -> historyWriter.execute(() -> {
-                    if (!stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))) {
-                        history.notWritten(record);
-                    }
-                }),
+                record -> {
+                    history.writing(record);
+                    historyWriter.execute(() -> {
+                        if (!stateDir.write(Store.RESTART_HISTORY, () -> history.append(record))) {
+                            history.notWritten(record);
+                        }
+                    });
+                },
                 ledger);
     }
 

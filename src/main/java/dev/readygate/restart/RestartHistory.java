@@ -184,11 +184,21 @@ public final class RestartHistory {
             appender.append(record, count::rotated);
             count.appended(record.id());
             synchronized (unwritten) {
-                unwritten.remove(record.id());
+                // Only this version: a newer one handed over meanwhile is still on its way.
+                unwritten.remove(record.id(), record);
             }
         } catch (IOException ex) {
             throw new UncheckedIOException("cannot append to the restart history " + file, ex);
         }
+    }
+
+    /**
+     * Notes a record handed to the history's writer: until its write succeeds, the exports add it from memory, so that
+     * a start just kept (and shown by {@code /status}) is never missing from them while its line is on its way to the
+     * file. A write that fails leaves it noted ({@link #notWritten}).
+     */
+    public void writing(RestartRecord record) {
+        notWritten(record);
     }
 
     /**

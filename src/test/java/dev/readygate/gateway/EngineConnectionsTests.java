@@ -104,6 +104,23 @@ class EngineConnectionsTests {
         assertThat(accepted).hasValue(2);
     }
 
+    /** An engine named by a host name (localhost here) rather than an address: resolved, then connected to. */
+    @Test
+    void engineNamedByAHostNameIsReached() throws IOException {
+        AtomicInteger accepted = new AtomicInteger();
+        URI engine = engine(accepted, (socket, number) -> {
+            while (readRequest(socket)) {
+                answer(socket, "ok");
+            }
+        });
+        EngineConnections connections =
+                connections(URI.create("http://localhost:" + engine.getPort()), Duration.ofSeconds(4));
+
+        assertThat(body(connections, loop())).isEqualTo("ok");
+        assertThat(body(connections, loop())).isEqualTo("ok");
+        assertThat(accepted).hasValue(1);
+    }
+
     @Test
     void newConnectionClosedBeforeAnAnswerIsTheEnginesFailure() throws IOException {
         AtomicInteger accepted = new AtomicInteger();
