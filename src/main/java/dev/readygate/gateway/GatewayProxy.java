@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -223,13 +224,11 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
         headers.remove(HttpHeaderNames.EXPECT);
         EventLoop[] loop = new EventLoop[1];
         request.withConnection(connection -> loop[0] = connection.channel().eventLoop());
-        if (body != null || !hasBody(request)) {
-            return engine.exchange(
-                    loop[0], request.method(), request.uri(), headers, body, head -> exchange.head = head);
-        }
-        return collected(request)
-                .flatMapMany(whole -> engine.exchange(
-                        loop[0], request.method(), request.uri(), headers, whole, head -> exchange.head = head));
+        Function<byte @Nullable [], Flux<ByteBuf>> sent = whole ->
+                engine.exchange(loop[0], request.method(), request.uri(), headers, whole, head -> exchange.head = head);
+        return body != null || !hasBody(request)
+                ? sent.apply(body)
+                : collected(request).flatMapMany(sent);
     }
 
     /** The client's API key (its {@code Authorization} bearer token): never shown in an engine's error message. */

@@ -62,11 +62,7 @@ class EngineConnectionsTests {
     @Test
     void connectionIsKeptAndReusedForTheNextRequest() throws IOException {
         AtomicInteger accepted = new AtomicInteger();
-        URI engine = engine(accepted, (socket, number) -> {
-            while (readRequest(socket)) {
-                answer(socket, "ok");
-            }
-        });
+        URI engine = engine(accepted, EngineConnectionsTests::answersOk);
         EngineConnections connections = connections(engine, Duration.ofSeconds(4));
 
         for (int i = 0; i < 3; i++) {
@@ -108,11 +104,7 @@ class EngineConnectionsTests {
     @Test
     void engineNamedByAHostNameIsReached() throws IOException {
         AtomicInteger accepted = new AtomicInteger();
-        URI engine = engine(accepted, (socket, number) -> {
-            while (readRequest(socket)) {
-                answer(socket, "ok");
-            }
-        });
+        URI engine = engine(accepted, EngineConnectionsTests::answersOk);
         EngineConnections connections =
                 connections(URI.create("http://localhost:" + engine.getPort()), Duration.ofSeconds(4));
 
@@ -311,6 +303,13 @@ class EngineConnectionsTests {
             }
         }
         return false;
+    }
+
+    /** Answers every request on the connection "ok", until the connection ends. */
+    private static void answersOk(Socket socket, int number) throws IOException {
+        while (readRequest(socket)) {
+            answer(socket, "ok");
+        }
     }
 
     private static void answer(Socket socket, String body) throws IOException {

@@ -94,8 +94,7 @@ class RestartExportTests {
         RestartHistory history = history(DataSize.ofMegabytes(1), 3);
         IntStream.range(0, 3).forEach(i -> history.append(record(i)));
         // The state directory refused these writes: a new version of start-1, and a start the files never held.
-        RestartRecord newer =
-                at(RestartHistoryTests.minimal("start-1"), record(1).when().engineStart());
+        RestartRecord newer = newerStart1();
         history.notWritten(newer);
         history.notWritten(record(3));
 
@@ -128,8 +127,7 @@ class RestartExportTests {
                 .isEqualTo(2);
 
         // A newer version handed over before the older one's write ends: the older write does not drop the newer.
-        RestartRecord newer =
-                at(RestartHistoryTests.minimal("start-1"), record(1).when().engineStart());
+        RestartRecord newer = newerStart1();
         history.writing(newer);
         history.append(record(1));
         RestartExport.Streamed all = export(history, RestartExport.Format.JSON, RestartExport.Query.ALL);
@@ -145,6 +143,11 @@ class RestartExportTests {
         assertThat(export(history, RestartExport.Format.JSON, RestartExport.Query.ALL)
                         .fromMemory())
                 .isZero();
+    }
+
+    /** Another version of start-1: its minimal record at the same engine start. */
+    private static RestartRecord newerStart1() {
+        return at(RestartHistoryTests.minimal("start-1"), record(1).when().engineStart());
     }
 
     @Test
