@@ -165,6 +165,13 @@ final class EngineApiKey {
         }
     }
 
+    /** Sets {@code Authorization: Bearer <key>} on a plain request ({@link PlainGets}) when a key is present. */
+    void applyTo(io.netty.handler.codec.http.HttpHeaders headers) {
+        if (key != null) {
+            headers.set(io.netty.handler.codec.http.HttpHeaderNames.AUTHORIZATION, "Bearer " + key);
+        }
+    }
+
     /** The key as a secret to redact from failure details; empty when there is none. */
     List<String> secrets() {
         return key == null ? List.of() : List.of(key);

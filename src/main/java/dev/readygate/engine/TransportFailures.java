@@ -14,9 +14,9 @@ import reactor.netty.channel.AbortedException;
 import reactor.netty.http.client.PrematureCloseException;
 
 /**
- * Names what a transport exception from Reactor Netty means for a call: refused, reset, connect timeout or another
- * I/O error. Only exceptions raised before a response arrived come here; failures while reading a body are judged
- * where the body is read.
+ * Names what a transport exception from Reactor Netty or {@link EngineConnections} means for a call: refused,
+ * reset, connect timeout or another I/O error. Only exceptions raised before a response arrived come here; failures
+ * while reading a body are judged where the body is read.
  */
 final class TransportFailures {
 
@@ -47,7 +47,7 @@ final class TransportFailures {
             if (t instanceof PrematureCloseException || t instanceof AbortedException) {
                 return EngineFailure.of(EngineFailure.Kind.RESET, call + ": connection closed before any response");
             }
-            if (t instanceof ClosedChannelException) {
+            if (t instanceof ClosedChannelException || t instanceof EngineConnections.EngineClosed) {
                 return EngineFailure.of(EngineFailure.Kind.RESET, call + ": connection closed before any response");
             }
             if (t instanceof IOException && mentions(t, "reset")) {
@@ -71,7 +71,8 @@ final class TransportFailures {
             }
             if (t instanceof PrematureCloseException
                     || t instanceof AbortedException
-                    || t instanceof ClosedChannelException) {
+                    || t instanceof ClosedChannelException
+                    || t instanceof EngineConnections.EngineClosed) {
                 return "closed";
             }
         }

@@ -4,6 +4,8 @@ import dev.readygate.config.ReadygateProperties;
 import dev.readygate.logging.RateLimitedLog;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -29,16 +32,19 @@ import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 import reactor.netty.tcp.TcpClient;
 
 /**
- * The {@link EngineClient} over Spring's {@link WebClient} on Reactor Netty. Each call is bounded in time (the
- * request timeout, or the caller's timeout for streams) and in size ({@code max-body-size}, per body, per stream event
- * and per stream), and every failure is mapped to an {@link EngineFailure} here, at the I/O edge. Timeouts run on
- * the given {@link Scheduler}; durations come from the given nanosecond ticker.
+ * The {@link EngineClient}: its {@code GET}s on one kept plain connection ({@link PlainGets}), its {@code POST}s (the
+ * probes' streams, {@code /tokenize}) over Spring's {@link WebClient} on Reactor Netty, both on one event loop of
+ * their own. Each call is bounded in time (the request timeout, or the caller's timeout for streams) and in size
+ * ({@code max-body-size}, per body, per stream event and per stream), and every failure is mapped to an
+ * {@link EngineFailure} here, at the I/O edge. The {@code POST}s' timeouts run on the given {@link Scheduler}, the
+ * {@code GET}s' on the loop; durations come from the given nanosecond ticker.
  */
 final class WebClientEngineClient implements EngineClient, AutoCloseable {
 
@@ -57,6 +63,9 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     private final ConnectionProvider connections;
     private final LoopResources loops;
     private final HeldConnection held;
+    private final EngineConnections plainConnections;
+    private final PlainGets gets;
+    private final Scheduler plainTimer;
     private final EngineApiKey apiKey;
     private final RateLimitedLog warnings;
     private final Duration connectTimeout;
@@ -71,7 +80,7 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
      * @param engine where the engine is, the timeouts and the body bound
      * @param apiKey sent as {@code Authorization: Bearer} on every request when present
      * @param ticker a nanosecond time source ({@code System::nanoTime} outside tests) for elapsed times and TTFT
-     * @param scheduler the scheduler the timeouts run on
+     * @param scheduler the scheduler the {@code POST}s' timeouts run on
      * @param clock the time a repeated warning is rate-limited by
      */
     public WebClientEngineClient(
@@ -115,6 +124,15 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                         .option(ChannelOption.ALLOCATOR, UnpooledByteBufAllocator.DEFAULT),
                 ticker,
                 scheduler);
+        this.plainConnections =
+                new EngineConnections(base, connectTimeout, MAX_IDLE, loops, UnpooledByteBufAllocator.DEFAULT);
+        io.netty.handler.codec.http.HttpHeaders plainHeaders = new DefaultHttpHeaders();
+        apiKey.applyTo(plainHeaders);
+        EventLoop plainLoop = loops.onClient(LoopResources.DEFAULT_NATIVE).next();
+        this.gets = new PlainGets(plainConnections, plainLoop, plainHeaders, maxBodyBytes);
+        // Their timeouts on the loop their answers come on: no other thread woken per poll. Never disposed (that would
+        // shut the loop down): the loops' own disposal ends it.
+        this.plainTimer = Schedulers.fromExecutorService(plainLoop, "readygate-engine-timer");
         String baseUrl = base.toString();
         this.webClient = WebClient.builder()
                 .baseUrl(baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl)
@@ -125,25 +143,18 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
 
     @Override
     public Mono<EngineCall<Void>> health() {
-        return call(Route.HEALTH, requestTimeout, client -> client.get().uri(Route.HEALTH.path), this::ignoreBody);
+        // Its body means nothing: a 2xx is the answer whatever follows.
+        return plain(Route.HEALTH, null);
     }
 
     @Override
     public Mono<EngineCall<ModelCard>> model() {
-        return call(
-                Route.MODELS,
-                requestTimeout,
-                client -> client.get().uri(Route.MODELS.path).accept(MediaType.APPLICATION_JSON),
-                response -> readBody(response, Route.MODELS).map(json::modelCard));
+        return plain(Route.MODELS, json::modelCard);
     }
 
     @Override
     public Mono<EngineCall<String>> version() {
-        return call(
-                Route.VERSION,
-                requestTimeout,
-                client -> client.get().uri(Route.VERSION.path).accept(MediaType.APPLICATION_JSON),
-                response -> readBody(response, Route.VERSION).map(json::version));
+        return plain(Route.VERSION, json::version);
     }
 
     @Override
@@ -195,30 +206,17 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                             dialect.value() + " has no server-information endpoint readygate reads"),
                     Duration.ZERO));
         }
-        return call(
-                route,
-                requestTimeout,
-                client -> client.get().uri(route.path).accept(MediaType.APPLICATION_JSON),
-                response -> readBody(response, route).map(bytes -> json.serverInfo(dialect, route.path, bytes)));
+        return plain(route, bytes -> json.serverInfo(dialect, route.path, bytes));
     }
 
     @Override
     public Mono<EngineCall<EngineMetricsSample>> metrics() {
-        return call(
-                Route.METRICS,
-                requestTimeout,
-                client -> client.get().uri(Route.METRICS.path),
-                response -> readBody(response, Route.METRICS)
-                        .map(bytes -> PrometheusText.parse(new String(bytes, StandardCharsets.UTF_8))));
+        return plain(Route.METRICS, bytes -> PrometheusText.parse(new String(bytes, StandardCharsets.UTF_8)));
     }
 
     @Override
     public Mono<EngineCall<SlotsSample>> slots() {
-        return call(
-                Route.SLOTS,
-                requestTimeout,
-                client -> client.get().uri(Route.SLOTS.path).accept(MediaType.APPLICATION_JSON),
-                response -> readBody(response, Route.SLOTS).map(json::slots));
+        return plain(Route.SLOTS, json::slots);
     }
 
     @Override
@@ -253,8 +251,9 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
     @Override
     public void close() {
         held.dispose();
-        connections
-                .disposeLater()
+        plainConnections
+                .close()
+                .then(connections.disposeLater())
                 .then(loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)))
                 .block(Duration.ofSeconds(5));
     }
@@ -369,11 +368,68 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                 .map(MediaType.TEXT_HTML::isCompatibleWith)
                 .orElse(false);
         return readBody(response, route)
-                .map(bytes -> {
-                    EngineJson.ErrorBody body = json.errorBody(bytes);
-                    return body != null ? body : EngineJson.ErrorBody.plainText(bytes, html);
-                })
+                .map(bytes -> errorText(bytes, html))
                 .onErrorReturn(new EngineJson.ErrorBody(""));
+    }
+
+    /** An error body's message: an OpenAI-style or FastAPI JSON error's, else its text (an HTML page's reduced). */
+    private EngineJson.ErrorBody errorText(byte[] bytes, boolean html) {
+        EngineJson.ErrorBody body = json.errorBody(bytes);
+        return body != null ? body : EngineJson.ErrorBody.plainText(bytes, html);
+    }
+
+    /**
+     * A {@code GET} on the plain connection ({@link PlainGets}), judged as {@link #exchange} judges one: a 2xx answer's
+     * whole body goes to {@code onSuccess} (null: the body is not read for a value), anything else becomes a failure.
+     */
+    private <T> Mono<EngineCall<T>> plain(Route route, @Nullable Function<byte[], T> onSuccess) {
+        return Mono.defer(() -> {
+            long startNanos = ticker.getAsLong();
+            Collection<String> secrets = apiKey.secrets();
+            // Not Reactor's timeout(): it names its subscriber chain on every subscription, a third of a poll's cost.
+            Mono<PlainGets.Answer> limited = Mono.firstWithSignal(
+                    gets.get(route.path, route.json),
+                    Mono.delay(requestTimeout, plainTimer).then(Mono.error(TimeoutException::new)));
+            return limited.<T>handle((answer, sink) -> {
+                        T value = answered(route, answer, onSuccess, secrets);
+                        if (value != null) {
+                            sink.next(value);
+                        }
+                    })
+                    .<EngineCall<T>>map(value -> new EngineCall.Success<>(value, since(startNanos)))
+                    .switchIfEmpty(Mono.fromSupplier(() -> valueless(since(startNanos))))
+                    .onErrorResume(error -> {
+                        EngineFailure failure =
+                                failure(error, route, requestTimeout, secrets, timedOut -> "no complete answer");
+                        log(route, failure, error);
+                        return Mono.just(new EngineCall.Failure<>(failure, since(startNanos)));
+                    });
+        });
+    }
+
+    /** A plain answer's value, or the failure it is (thrown as an {@link EngineCallException}). */
+    private <T> @Nullable T answered(
+            Route route, PlainGets.Answer answer, @Nullable Function<byte[], T> onSuccess, Collection<String> secrets) {
+        if (answer.status() / 100 != 2) {
+            EngineJson.ErrorBody error =
+                    answer.whole() ? errorText(answer.body(), answer.html()) : new EngineJson.ErrorBody("");
+            throw new EngineCallException(
+                    statusFailure(route, HttpStatusCode.valueOf(answer.status()), error, secrets));
+        }
+        if (onSuccess == null) {
+            return null;
+        }
+        if (answer.tooLarge()) {
+            throw tooLarge(route);
+        }
+        Throwable interrupted = answer.interrupted();
+        if (interrupted != null) {
+            throw EngineCallException.of(
+                    EngineFailure.Kind.MALFORMED_BODY,
+                    route.call() + ": connection " + TransportFailures.endedHow(interrupted)
+                            + " before the body was complete");
+        }
+        return onSuccess.apply(answer.body());
     }
 
     /**
@@ -404,11 +460,6 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
                                 EngineFailure.Kind.MALFORMED_BODY,
                                 route.call() + ": connection " + TransportFailures.endedHow(error)
                                         + " before the body was complete"));
-    }
-
-    /** {@code /health}'s body means nothing: look at the first buffer at most, then let the connection go. */
-    private <T> Mono<T> ignoreBody(ClientResponse response) {
-        return abandon(response).then(Mono.empty());
     }
 
     /** Reads at most one buffer and cancels: never drains a body readygate does not want. */
@@ -496,28 +547,31 @@ final class WebClientEngineClient implements EngineClient, AutoCloseable {
 
     /** The engine endpoints readygate calls; {@code optional} ones are NOT_SUPPORTED on servers without them. */
     private enum Route {
-        HEALTH("GET", "/health", false),
-        MODELS("GET", "/v1/models", false),
-        VERSION("GET", "/version", true),
-        TOKENIZE("POST", "/tokenize", true),
-        DETOKENIZE("POST", "/detokenize", true),
-        PROPS("GET", "/props", true),
-        INFO("GET", "/info", true),
-        SERVER_INFO("GET", "/get_server_info", true),
-        METRICS("GET", "/metrics", true),
-        SLOTS("GET", "/slots", true),
+        HEALTH("GET", "/health", false, false),
+        MODELS("GET", "/v1/models", false, true),
+        VERSION("GET", "/version", true, true),
+        TOKENIZE("POST", "/tokenize", true, true),
+        DETOKENIZE("POST", "/detokenize", true, true),
+        PROPS("GET", "/props", true, true),
+        INFO("GET", "/info", true, true),
+        SERVER_INFO("GET", "/get_server_info", true, true),
+        METRICS("GET", "/metrics", true, false),
+        SLOTS("GET", "/slots", true, true),
         // A server may offer only one of them: a missing one is NOT_SUPPORTED, and the probes use the other.
-        COMPLETIONS("POST", "/v1/completions", true),
-        CHAT_COMPLETIONS("POST", "/v1/chat/completions", true);
+        COMPLETIONS("POST", "/v1/completions", true, true),
+        CHAT_COMPLETIONS("POST", "/v1/chat/completions", true, true);
 
         final String method;
         final String path;
         final boolean optional;
+        /** Whether readygate asks for JSON ({@code Accept: application/json}). */
+        final boolean json;
 
-        Route(String method, String path, boolean optional) {
+        Route(String method, String path, boolean optional, boolean json) {
             this.method = method;
             this.path = path;
             this.optional = optional;
+            this.json = json;
         }
 
         String call() {

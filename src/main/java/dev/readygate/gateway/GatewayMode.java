@@ -1,6 +1,7 @@
 package dev.readygate.gateway;
 
 import dev.readygate.config.ReadygateProperties;
+import dev.readygate.engine.EngineConnections;
 import dev.readygate.readiness.EngineStateChanged;
 import java.net.InetSocketAddress;
 import java.time.Clock;

@@ -1,5 +1,6 @@
 package dev.readygate.gateway;
 
+import dev.readygate.engine.EngineConnections;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.EventLoop;

@@ -1,5 +1,6 @@
 package dev.readygate.gateway;
 
+import dev.readygate.engine.EngineConnections;
 import io.netty.buffer.AdaptiveByteBufAllocator;
 import io.netty.buffer.ByteBufAllocator;
 import java.time.Duration;

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import reactor.core.publisher.Flux;
@@ -18,14 +19,25 @@ import reactor.netty.http.server.HttpServerRoutes;
 final class FakeEngine implements AutoCloseable {
 
     private final DisposableServer server;
+    private final AtomicInteger connections = new AtomicInteger();
 
     private FakeEngine(Consumer<HttpServerRoutes> routes) {
-        this.server =
-                HttpServer.create().host("127.0.0.1").port(0).route(routes).bindNow();
+        this.server = HttpServer.create()
+                .host("127.0.0.1")
+                .port(0)
+                // Per connection: doOnConnection would count each request of a kept one.
+                .doOnChannelInit((observer, channel, remote) -> connections.incrementAndGet())
+                .route(routes)
+                .bindNow();
     }
 
     static FakeEngine start(Consumer<HttpServerRoutes> routes) {
         return new FakeEngine(routes);
+    }
+
+    /** Connections accepted so far. */
+    int connections() {
+        return connections.get();
     }
 
     URI url() {

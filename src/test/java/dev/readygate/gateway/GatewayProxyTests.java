@@ -3,6 +3,7 @@ package dev.readygate.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.engine.EngineConnections;
 import io.netty.buffer.ByteBufAllocator;
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -1,4 +1,4 @@
-package dev.readygate.gateway;
+package dev.readygate.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,4 +1,4 @@
-package dev.readygate.gateway;
+package dev.readygate.engine;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
@@ -50,10 +50,12 @@ import reactor.core.scheduler.Schedulers;
 import reactor.netty.resources.LoopResources;
 
 /**
- * The gateway's connections to the engine: plain Netty channels, each opened on and kept by the event loop of the
- * client connection whose request it carries, so that a request and its answer never cross threads and each hop is
- * Netty's codec and one handler, not a client framework's per-request setup (measured: Reactor Netty's
- * {@code HttpClient} added about 0.6 ms to the time to first token here, docs/benchmarks.md §3f). A connection is kept
+ * Connections to the engine for what readygate sends most often: the gateway's traffic and the {@code /health} poll.
+ * Plain Netty channels, each opened on and kept by the event loop that asks (for the gateway, the loop of the client
+ * connection whose request it carries), so that a request and its answer never cross threads and each hop is Netty's
+ * codec and one handler, not a client framework's per-request setup (measured: Reactor Netty's {@code HttpClient}
+ * added about 0.6 ms to the time to first token here, docs/benchmarks.md §3f, and cost a {@code /health} poll about
+ * 1.5 ms of CPU, §4b). A connection is kept
  * for the next request of its loop while the engine keeps it alive and answered below 400, and closed after
  * {@code maxIdle} unused. The answer's body is read as the client takes it (the channel stops reading while no buffer
  * is wanted), so a slow client never makes readygate hold a whole answer.
@@ -62,7 +64,7 @@ import reactor.netty.resources.LoopResources;
  * engine's failure: the request is sent once more on a new connection, as HTTP clients do, when nothing of an answer
  * had come.
  */
-final class EngineConnections {
+public final class EngineConnections {
 
     private final String host;
     private final int port;
@@ -80,7 +82,7 @@ final class EngineConnections {
     private final Map<EventLoop, ArrayDeque<Link>> idle = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    EngineConnections(
+    public EngineConnections(
             URI engineBaseUrl,
             Duration connectTimeout,
             Duration maxIdle,
@@ -135,7 +137,7 @@ final class EngineConnections {
      * @param headers sent as they are but for {@code Host} (the engine's) and the body's length (the body's own)
      * @param body the whole body; null: none
      */
-    Flux<ByteBuf> exchange(
+    public Flux<ByteBuf> exchange(
             EventLoop loop,
             HttpMethod method,
             String pathAndQuery,
@@ -154,13 +156,13 @@ final class EngineConnections {
     }
 
     /** Closes every connection to the engine, idle or busy; completes once they are closed. Never blocks. */
-    Mono<Void> close() {
+    public Mono<Void> close() {
         closed = true;
         return Mono.create(done -> open.close().addListener(closedAll -> done.success()));
     }
 
     /** Connections to the engine open now, idle and busy. */
-    int openConnections() {
+    public int openConnections() {
         return open.size();
     }
 
@@ -216,7 +218,7 @@ final class EngineConnections {
     }
 
     /** The engine closed the connection before its answer's end. */
-    static final class EngineClosed extends IOException {
+    public static final class EngineClosed extends IOException {
         EngineClosed(boolean answerBegan) {
             super(
                     answerBegan
