@@ -54,11 +54,11 @@ import reactor.netty.resources.LoopResources;
  * Plain Netty channels, each opened on and kept by the event loop that asks (for the gateway, the loop of the client
  * connection whose request it carries), so that a request and its answer never cross threads and each hop is Netty's
  * codec and one handler, not a client framework's per-request setup (measured: Reactor Netty's {@code HttpClient}
- * added about 0.6 ms to the time to first token here, docs/benchmarks.md §3f, and cost a {@code /health} poll about
- * 1.5 ms of CPU, §4b). A connection is kept
- * for the next request of its loop while the engine keeps it alive and answered below 400, and closed after
- * {@code maxIdle} unused. The answer's body is read as the client takes it (the channel stops reading while no buffer
- * is wanted), so a slow client never makes readygate hold a whole answer.
+ * added about 0.6 ms to the time to first token here, docs/benchmarks.md §3f, and {@code WebClient} cost a
+ * {@code /health} poll about 1 ms of CPU, §4b). A connection is kept for the next request of its loop while the engine
+ * keeps it alive and answered below 400, and closed after {@code maxIdle} unused. The answer's body is read as the
+ * client takes it (the channel stops reading while no buffer is wanted), so a slow client never makes readygate hold a
+ * whole answer.
  *
  * <p>A kept connection the engine closed as the request went out (its keep-alive ran out at that moment) is not the
  * engine's failure: the request is sent once more on a new connection, as HTTP clients do, when nothing of an answer

@@ -16,12 +16,12 @@ import reactor.core.publisher.Mono;
 /**
  * readygate's {@code GET}s to the engine, among them those it sends on every cycle of its probe loop ({@code /health}
  * every {@code readygate.probe.health-interval}, 50 ms by default; {@code /metrics}, {@code /v1/models} and
- * llama-server's {@code /slots} every second while ready), on a kept plain connection ({@link EngineConnections}) of the engine client's loop, not through
- * {@code WebClient}, whose per-request setup cost a {@code /health} poll about 1.5 ms of CPU on this project's
- * machines (docs/benchmarks.md §4b). One connection carries them one after the other, as the pool's last-used one did
- * (the pool keeps the probes' {@code POST}s): on llama-server, where each open connection holds one of its few HTTP
- * threads, readygate holds no more than before.
- * Each answer's status and headers are kept, and its body read whole up to a bound.
+ * llama-server's {@code /slots} every second while ready), on a kept plain connection ({@link EngineConnections}) of
+ * the engine client's loop, not through {@code WebClient}, whose per-request setup cost a {@code /health} poll about
+ * 1 ms of CPU on this project's machines (docs/benchmarks.md §4b). One connection carries them one after the other,
+ * as the pool's last-used one did (the pool keeps the probes' {@code POST}s): on llama-server, where each open
+ * connection holds one of its few HTTP threads, readygate holds no more than before. Each answer's status and headers
+ * are kept, and its body read whole up to a bound.
  */
 final class PlainGets {
 
@@ -74,8 +74,9 @@ final class PlainGets {
     }
 
     /**
-     * {@code GET path}, asking for JSON or not: its answer once its body ended or passed the bound. Fails only when no answer began (refused,
-     * reset, closed, a connect timeout); a connection that ends during the body gives what came, {@code cut}.
+     * {@code GET path}, asking for JSON or not: its answer once its body ended or passed the bound. Fails only when no
+     * answer began (refused, reset, closed, a connect timeout) or what came is not HTTP; a connection that ends during
+     * the body gives what came, with {@link Answer#interrupted} saying how it ended.
      */
     Mono<Answer> get(String path, boolean json) {
         return Mono.defer(() -> {

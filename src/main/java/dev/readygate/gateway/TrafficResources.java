@@ -23,9 +23,9 @@ final class TrafficResources {
 
     /**
      * The exchanges' timers ({@link StreamTimeouts}): each set, cancelled and rung on the loop that carries its
-     * exchange (Reactor Netty's colocation: {@code next()} is the calling loop itself), so that no other thread is woken
-     * on a request's way to the engine. Measured against readygate's shared timer: about 0.07 ms less added to the time
-     * to first token (docs/benchmarks.md §3f). Not disposed: the loops are.
+     * exchange (Reactor Netty's colocation: {@code next()} is the calling loop itself), so that no other thread is
+     * woken on a request's way to the engine. Measured against readygate's shared timer: about 0.07 ms less added to
+     * the time to first token (docs/benchmarks.md §3f). Not disposed: the loops are.
      */
     final Scheduler timer;
     /**
