@@ -312,8 +312,9 @@ final class GatewayProxy implements BiFunction<HttpServerRequest, HttpServerResp
 
     /** Every header but the hop-by-hop ones, those the {@code Connection} header names among them, and {@code Host}. */
     private static void copy(HttpHeaders from, HttpHeaders to) {
-        Set<String> named = new java.util.HashSet<>();
-        for (String value : from.getAll(HttpHeaderNames.CONNECTION)) {
+        List<String> connection = from.getAll(HttpHeaderNames.CONNECTION);
+        Set<String> named = connection.isEmpty() ? Set.of() : new java.util.HashSet<>();
+        for (String value : connection) {
             for (String token : value.split(",")) {
                 named.add(token.strip().toLowerCase(Locale.ROOT));
             }

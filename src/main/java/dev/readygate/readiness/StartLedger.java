@@ -116,13 +116,15 @@ public final class StartLedger {
     /** Changes a slot of a start's sheet (opening a closed one when none is kept); returns the slot's new value. */
     public <T> T update(String startId, Slot<T> slot, UnaryOperator<T> change) {
         synchronized (this) {
-            Sheet sheet = sheets.get(startId);
-            if (sheet == null) {
-                sheet = Sheet.empty(startId, false);
-            }
+            Sheet kept = sheets.get(startId);
+            Sheet sheet = kept == null ? Sheet.empty(startId, false) : kept;
             T value = change.apply(sheet.get(slot));
             sheets.put(startId, sheet.with(slot, value));
-            evict();
+            // A kept sheet's update changes no sheet's place nor whether it is open: only an added one may evict.
+            // (The gateway updates its start's sheet once per proxied answer.)
+            if (kept == null) {
+                evict();
+            }
             return value;
         }
     }

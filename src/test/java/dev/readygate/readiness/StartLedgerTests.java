@@ -110,6 +110,12 @@ class StartLedgerTests {
                 .as("the open sheet, older than all")
                 .isEqualTo(1);
 
+        ledger.update("earlier1", COUNT, count -> count + 1);
+        assertThat(ledger.get("earlier1", COUNT)).isEqualTo(2);
+        assertThat(ledger.get("earlier2", COUNT))
+                .as("an update of a kept sheet drops none")
+                .isEqualTo(1);
+
         end(1);
         ledger.update("later", COUNT, count -> 1);
 
