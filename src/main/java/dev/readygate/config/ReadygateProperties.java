@@ -559,16 +559,25 @@ public record ReadygateProperties(
      *     and apart from them the most {@code /actuator/prometheus} scrapes; one more is answered 503 with
      *     {@code Retry-After}, half a second after it came, so that pollers never hold up the kubelet's probes, which
      *     have no such limit
+     * @param schedulerSlice the time slice readygate's server loops and the gateway's ask Linux's scheduler for, so
+     *     that a probe or a client's request is taken up at once even when another thread has the core (Linux 6.12 or
+     *     later; {@code 0}: the kernel's default, 1.4 ms on two cores; {@link dev.readygate.server.SchedulerSlice})
      */
     public record Server(
             @DefaultValue("60s") Duration idleTimeout,
             @DefaultValue("256") int maxConnections,
-            @DefaultValue("2") int maxHeavyRequests) {
+            @DefaultValue("2") int maxHeavyRequests,
+            @DefaultValue("100us") Duration schedulerSlice) {
 
         public Server {
             requirePositive("readygate.server.idle-timeout", idleTimeout);
             requireAtLeast("readygate.server.max-connections", maxConnections, 8);
             requireAtLeast("readygate.server.max-heavy-requests", maxHeavyRequests, 1);
+            if (!schedulerSlice.isZero()
+                    && (schedulerSlice.toNanos() < 100_000 || schedulerSlice.compareTo(Duration.ofMillis(100)) > 0)) {
+                throw new IllegalArgumentException("readygate.server.scheduler-slice must be 0 (the kernel's default)"
+                        + " or from 100us to 100ms, the kernel's bounds (was " + schedulerSlice + ")");
+            }
         }
     }
 

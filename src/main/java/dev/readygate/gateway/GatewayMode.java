@@ -3,6 +3,7 @@ package dev.readygate.gateway;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.engine.EngineConnections;
 import dev.readygate.readiness.EngineStateChanged;
+import dev.readygate.server.SchedulerSlice;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -60,6 +61,8 @@ public final class GatewayMode implements SmartLifecycle {
     /** Whether the engine has been verified ready once since readygate started. */
     private volatile boolean engineVerified;
 
+    private final Duration schedulerSlice;
+
     /** What runs while the traffic port is open; disposed together. */
     private record Running(TrafficResources resources, EngineConnections engine, TrafficServer server) {}
 
@@ -81,6 +84,7 @@ public final class GatewayMode implements SmartLifecycle {
             Clock clock,
             TrafficEvents events) {
         this.settings = properties.gateway();
+        this.schedulerSlice = properties.server().schedulerSlice();
         this.engineBaseUrl = properties.engine().requiredBaseUrl();
         this.host = host;
         this.admission = admission;
@@ -120,7 +124,8 @@ public final class GatewayMode implements SmartLifecycle {
                 settings.maxConnections(),
                 resources.loops,
                 resources.buffers,
-                proxy);
+                proxy,
+                new SchedulerSlice(schedulerSlice, "the gateway"));
         try {
             server.start();
         } catch (RuntimeException e) {

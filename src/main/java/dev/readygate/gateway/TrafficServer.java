@@ -1,5 +1,6 @@
 package dev.readygate.gateway;
 
+import dev.readygate.server.SchedulerSlice;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.group.ChannelGroup;
@@ -36,6 +37,7 @@ public final class TrafficServer {
     private final LoopResources loops;
     private final ByteBufAllocator buffers;
     private final BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler;
+    private final SchedulerSlice slice;
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
     private final ChannelGroup connections = new DefaultChannelGroup("traffic", ImmediateEventExecutor.INSTANCE);
@@ -46,12 +48,14 @@ public final class TrafficServer {
             int maxConnections,
             LoopResources loops,
             ByteBufAllocator buffers,
-            BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler) {
+            BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> handler,
+            SchedulerSlice slice) {
         this.address = address;
         this.maxConnections = maxConnections;
         this.loops = loops;
         this.buffers = buffers;
         this.handler = handler;
+        this.slice = slice;
     }
 
     synchronized void start() {
@@ -63,6 +67,10 @@ public final class TrafficServer {
                 .childOption(ChannelOption.ALLOCATOR, buffers)
                 .bindAddress(() -> address)
                 .doOnChannelInit((observer, channel, remote) -> {
+                    // On the connection's own loop, which also carries its exchanges with the engine: the first time,
+                    // it asks the kernel for a short slice, so that a request or the engine's first token is taken
+                    // up at once even while another thread has the core (SchedulerSlice).
+                    slice.askOnThisThread();
                     if (open.incrementAndGet() > maxConnections) {
                         open.decrementAndGet();
                         refused.incrementAndGet();

@@ -57,11 +57,14 @@ public class ServerConfiguration {
     @Bean
     WebServerFactoryCustomizer<NettyReactiveWebServerFactory> readygateServerCustomizer(
             ReadygateProperties properties, ConnectionGuard guard) {
-        return new Customizer(properties.server(), guard);
+        return new Customizer(
+                properties.server(),
+                guard,
+                new SchedulerSlice(properties.server().schedulerSlice(), "readygate's server"));
     }
 
     /** An ordered customizer: last, after Spring Boot's. */
-    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard)
+    private record Customizer(ReadygateProperties.Server server, ConnectionGuard guard, SchedulerSlice slice)
             implements WebServerFactoryCustomizer<NettyReactiveWebServerFactory>, Ordered {
 
         @Override
@@ -69,7 +72,13 @@ public class ServerConfiguration {
             factory.addServerCustomizers(http -> http.idleTimeout(server.idleTimeout())
                     // Unpooled buffers: a pool's arenas and caches cost memory a sidecar's few answers never repay.
                     .childOption(ChannelOption.ALLOCATOR, UnpooledByteBufAllocator.DEFAULT)
-                    .doOnChannelInit((observer, channel, remote) -> install(channel.pipeline(), guard)));
+                    .doOnChannelInit((observer, channel, remote) -> {
+                        // On the connection's own loop: it asks the kernel for a short slice the first time
+                        // (SchedulerSlice), so that a probe that arrives while another thread has the core is taken
+                        // up at once.
+                        slice.askOnThisThread();
+                        install(channel.pipeline(), guard);
+                    }));
         }
 
         /**

@@ -145,6 +145,7 @@ class EverySettingRefusedTests {
             invalid("readygate.server.idle-timeout", "0s"),
             invalid("readygate.server.max-connections", "1"),
             invalid("readygate.server.max-heavy-requests", "0"),
+            invalid("readygate.server.scheduler-slice", "50us"),
             invalid("readygate.state-dir", A_FILE));
 
     /** Settings that take any value, and why. */

@@ -7,10 +7,12 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.model.AccessMode;
 import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Volume;
 import dev.readygate.ExternalTool;
 import dev.readygate.config.ReadygateProperties;
 import dev.readygate.config.TokenBudgetConverter;
+import dev.readygate.server.SchedulerSliceTests;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -210,8 +212,10 @@ class ContainersIT {
     }
 
     static Consumer<CreateContainerCmd> readOnlyWith(Bind... binds) {
+        // As the chart runs it: no capability, Docker's default seccomp profile.
         return create -> Objects.requireNonNull(create.getHostConfig())
                 .withReadonlyRootfs(true)
+                .withCapDrop(Capability.ALL)
                 .withBinds(binds);
     }
 
@@ -223,7 +227,7 @@ class ContainersIT {
 
     @Test
     @Order(1)
-    void readygateRunsAsANonRootUserOnAReadOnlyRootFileSystem() throws Exception {
+    void readygateRunsAsANonRootUserWithNoCapabilityOnAReadOnlyRootFileSystem() throws Exception {
         String id = readygate().getContainerId();
         assertThat(docker().inspectContainerCmd(id).exec().getHostConfig().getReadonlyRootfs())
                 .isTrue();
@@ -233,6 +237,11 @@ class ContainersIT {
         assertThat(write.getStderr()).contains("Read-only file system");
         assertThat(Loopback.status(readygatePort, "/livez")).isEqualTo(200);
         assertThat(Loopback.get(readygatePort, "/actuator/prometheus").body()).contains("readygate_engine_ready 1.0");
+        // Without a capability, under the default seccomp profile, its loops still get their short scheduler slice
+        // (the container runs on this machine's kernel: Linux 6.12 or later keeps it).
+        assertThat(readygate().getLogs())
+                .contains("Event loops of readygate's server asked the kernel for a 0.1 ms scheduler slice: "
+                        + (SchedulerSliceTests.kernelKeepsSlices() ? "granted" : "this kernel keeps no slice"));
         // What must survive readygate's restarts is written where the volume is.
         await().atMost(Duration.ofSeconds(10))
                 .until(() ->

@@ -1,10 +1,14 @@
 package dev.readygate.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.readygate.engine.EngineConnections;
+import dev.readygate.server.SchedulerSlice;
+import dev.readygate.server.SchedulerSliceTests;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.EventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -14,11 +18,15 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -80,6 +88,28 @@ class GatewayProxyTests {
     static final String ONE = "{\"choices\":[{\"index\":0,\"text\":\" one\"}]}";
 
     static final String TWO = "{\"choices\":[{\"index\":0,\"text\":\" two\"}]}";
+
+    /** The slice readygate's default asks for. */
+    private static final Duration SLICE = Duration.ofNanos(100_000);
+
+    private @Nullable LoopResources lastLoops;
+
+    @Test
+    void theLoopThatCarriesAClientsConnectionRunsWithAShortSchedulerSlice() throws Exception {
+        assumeThat(SchedulerSliceTests.kernelKeepsSlices())
+                .as("Linux 6.12 or later")
+                .isTrue();
+        WebTestClient client = gateway(engine((request, response) -> response.sendString(Mono.just("{}"))));
+
+        client.get().uri("/v1/models").exchange().expectStatus().isOk();
+
+        List<Optional<Duration>> slices = new ArrayList<>();
+        for (EventExecutor loop : Objects.requireNonNull(lastLoops).onServer(true)) {
+            slices.add(loop.submit(SchedulerSlice::ofThisThread).get(10, TimeUnit.SECONDS));
+        }
+        // The client's connection and its exchange with the engine are on one loop, which asked; the other did not.
+        assertThat(slices).containsOnlyOnce(Optional.of(SLICE));
+    }
 
     @Test
     void streamPassesEventByEvent() {
@@ -679,7 +709,13 @@ class GatewayProxyTests {
                 Clock.systemUTC(),
                 events);
         TrafficServer server = new TrafficServer(
-                new InetSocketAddress("127.0.0.1", 0), maxConnections, loops, ByteBufAllocator.DEFAULT, proxy);
+                new InetSocketAddress("127.0.0.1", 0),
+                maxConnections,
+                loops,
+                ByteBufAllocator.DEFAULT,
+                proxy,
+                new SchedulerSlice(SLICE, "the gateway"));
+        lastLoops = loops;
         server.start();
         running.add(server::stop);
         return server;
