@@ -19,7 +19,8 @@ import reactor.netty.resources.LoopResources;
 /**
  * Applies {@code readygate.server.*} to the Reactor Netty server: the idle timeout, the {@link ConnectionGuard} at the
  * head of every connection's pipeline (and its request counter after the HTTP codec), and the budget of heavy
- * requests ({@link HeavyRequestLimit}). Runs after Spring Boot's own customizer, so its idle timeout wins.
+ * requests ({@link HeavyRequestLimit}); each loop that carries a connection asks for the short scheduler slice
+ * ({@link SchedulerSlice}). Runs after Spring Boot's own customizer, so its idle timeout wins.
  */
 @Configuration(proxyBeanMethods = false)
 public class ServerConfiguration {
