@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
+import dev.readygate.support.FreePorts;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringApplication;
@@ -51,14 +51,15 @@ class ReadygateApplicationTests {
 
     @Test
     void demoProfileStartsReadygateWithTheEmbeddedSimulator() {
-        int engine = 20000 + ThreadLocalRandom.current().nextInt(20000);
+        // Below the ephemeral range and each checked free (a random port there was once an outgoing connection's).
+        int engine = FreePorts.free();
         try (ConfigurableApplicationContext context = new SpringApplicationBuilder(ReadygateApplication.class)
                 .profiles("demo")
                 .run(
                         "--server.port=0",
                         "--readygate.simulator.port=" + engine,
-                        "--readygate.simulator.admin-port=" + (engine + 1),
-                        "--readygate.simulator.preload.health-port=" + (engine + 2),
+                        "--readygate.simulator.admin-port=" + FreePorts.free(),
+                        "--readygate.simulator.preload.health-port=" + FreePorts.free(),
                         "--readygate.engine.base-url=http://127.0.0.1:" + engine,
                         "--readygate.simulator.load-time=300ms",
                         "--readygate.simulator.log-to-stdout=false",

@@ -537,6 +537,13 @@ class LlamaServerIT {
         List<String> deferred = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.time.Instant slotTaken;
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        // The long request is sent as a light check's verdict comes in, so that readygate's next scrape (every second)
+        // sees the slot taken before the next light check is due (every 2 s). One sent in the second between the slot
+        // taken and the scrape that shows it would wait for the slot: a race readygate cannot see, not what this test
+        // is about (a CI run once lost it).
+        String lastLight = lastLightCheck(client);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !lastLightCheck(client).equals(lastLight));
         java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> longRequest = http.sendAsync(
                 java.net.http.HttpRequest.newBuilder(java.net.URI.create(engine.baseUrl() + "/v1/completions"))
                         .header("Content-Type", "application/json")
@@ -596,6 +603,11 @@ class LlamaServerIT {
                 .as(generation.toString())
                 .startsWith("light check put off, every slot taken (1 requests processing, 0 deferred): ")
                 .containsPattern("[0-9]+ decode steps in [0-9]+ s");
+    }
+
+    /** When the latest light check was judged, as {@code /status} shows it ("" before the first). */
+    private static String lastLightCheck(WebTestClient client) {
+        return ReadygateClients.status(client).at("/probes/generation/last/at").asString("");
     }
 
     @Test
