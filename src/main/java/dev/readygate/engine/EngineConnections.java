@@ -144,8 +144,9 @@ public final class EngineConnections {
             HttpHeaders headers,
             byte @Nullable [] body,
             Consumer<HttpResponse> head) {
-        // Pushed from the connection's loop alone (requests and a cancel hop there first): no serializing needed.
-        return Flux.push(
+        // Flux.create, not Flux.push: a push sink tells its onRequest consumer once (Long.MAX_VALUE) and never of a
+        // later request, so an answer the client stopped taking (reading off) was never read again.
+        return Flux.create(
                 sink -> {
                     Call call = new Call(loop, method, pathAndQuery, headers, body, head, sink);
                     sink.onRequest(call::want);

@@ -2,6 +2,7 @@ package dev.readygate.gateway;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -9,7 +10,10 @@ import reactor.core.scheduler.Scheduler;
 /**
  * The engine answer's two timeouts, on the injected timer: the first element (the first body buffer) within
  * {@code firstByte} of the subscription, each next one within {@code betweenEvents} of the one before. Each fails
- * the answer with its own {@link TimedOut}, so the proxy tells a 504 (nothing sent yet) from a cut stream.
+ * the answer with its own {@link TimedOut}, so the proxy tells a 504 (nothing sent yet) from a cut stream. Only time
+ * the client is waiting counts: while it has taken all it asked for (it stopped reading, its socket is full), the
+ * engine's answer is not read and its silence is the client's, never a stall of the engine's; once the client asks
+ * again, the engine has the whole limit from then.
  */
 record StreamTimeouts(Duration firstByte, Duration betweenEvents, Scheduler timer) {
 
@@ -47,6 +51,7 @@ record StreamTimeouts(Duration firstByte, Duration betweenEvents, Scheduler time
         return Flux.defer(() -> {
             Silence silence = new Silence(timer.now(TimeUnit.NANOSECONDS));
             return answer.doOnNext(element -> silence.heard(timer.now(TimeUnit.NANOSECONDS)))
+                    .doOnRequest(more -> silence.asked(more, timer.now(TimeUnit.NANOSECONDS)))
                     .takeUntilOther(alarm(silence));
         });
     }
@@ -56,6 +61,11 @@ record StreamTimeouts(Duration firstByte, Duration betweenEvents, Scheduler time
         return Mono.defer(() -> {
             boolean heard = silence.heard;
             Duration limit = heard ? betweenEvents : firstByte;
+            if (!silence.waiting()) {
+                // The client took all it asked for: nothing is read from the engine, so nothing is late. Looked at
+                // again within the limit.
+                return Mono.delay(betweenEvents, timer).then(alarm(silence));
+            }
             long left = silence.since + limit.toNanos() - timer.now(TimeUnit.NANOSECONDS);
             if (left <= 0) {
                 return Mono.error(new TimedOut(heard ? Limit.BETWEEN_EVENTS : Limit.FIRST_BYTE, limit));
@@ -67,10 +77,14 @@ record StreamTimeouts(Duration firstByte, Duration betweenEvents, Scheduler time
         });
     }
 
-    /** When the answer was last heard from: written on its event loop, read when the timer rings. */
+    /**
+     * When the answer was last heard from or asked for again, and how much the client asked for that has not come:
+     * written on its event loop (a request may come from another thread), read when the timer rings.
+     */
     private static final class Silence {
         volatile long since;
         volatile boolean heard;
+        private final AtomicLong owed = new AtomicLong();
 
         Silence(long subscribed) {
             this.since = subscribed;
@@ -79,6 +93,20 @@ record StreamTimeouts(Duration firstByte, Duration betweenEvents, Scheduler time
         void heard(long at) {
             since = at;
             heard = true;
+            owed.getAndUpdate(left -> left == Long.MAX_VALUE || left == 0 ? left : left - 1);
+        }
+
+        /** The client asked for more: after a pause in which it asked for nothing, the engine's time starts now. */
+        void asked(long more, long at) {
+            long before = owed.getAndUpdate(left -> left > Long.MAX_VALUE - more ? Long.MAX_VALUE : left + more);
+            if (before == 0) {
+                since = at;
+            }
+        }
+
+        /** Whether the client waits for something it asked for. */
+        boolean waiting() {
+            return owed.get() > 0;
         }
     }
 }

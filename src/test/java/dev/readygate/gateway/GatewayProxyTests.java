@@ -457,6 +457,43 @@ class GatewayProxyTests {
         assertThat(awaitExchange().ending()).isEqualTo(ExchangeEnding.CONNECT_TIMED_OUT);
     }
 
+    /**
+     * A client that stops reading a long stream for a while (its socket full, a stopped process, or on purpose) while
+     * the engine keeps writing: the gateway stops reading the engine, and that silence is the client's. The stream goes
+     * on once the client reads again; judged the engine's stall, it was cut then, and three such clients would have
+     * taken a healthy engine out of readiness.
+     */
+    @Test
+    void clientThatStopsReadingIsNeverTheEnginesStall() throws IOException {
+        String event = "data: " + "x".repeat(8192) + "\n\n";
+        TrafficServer server = server(
+                engine((request, response) -> response.header("Content-Type", "text/event-stream")
+                        .sendString(Flux.range(0, 1_000_000).map(i -> event))),
+                1 << 20,
+                Duration.ofSeconds(5),
+                Duration.ofMillis(300),
+                64);
+        try (Socket socket = new Socket()) {
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 2000);
+            socket.setSoTimeout(5000);
+            socket.getOutputStream()
+                    .write("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+            assertThat(socket.getInputStream().readNBytes(4096)).hasSize(4096);
+
+            // Five times the between-events limit without reading: the gateway's buffers fill, it stops reading the
+            // engine, and the exchange goes on.
+            await().during(Duration.ofMillis(1500))
+                    .atMost(Duration.ofSeconds(5))
+                    .until(exchanges::isEmpty);
+            // Reading again, the client gets the stream on, well past what the buffers held while it paused.
+            assertThat(socket.getInputStream().readNBytes(64 << 20)).hasSize(64 << 20);
+        }
+
+        assertThat(awaitExchange().ending()).isEqualTo(ExchangeEnding.CLIENT_CANCELLED);
+    }
+
     @Test
     void clientThatGoesAwayCancelsTheEnginesRequest() {
         AtomicBoolean engineSawTheEnd = new AtomicBoolean();

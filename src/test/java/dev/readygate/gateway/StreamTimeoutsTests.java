@@ -83,6 +83,21 @@ class StreamTimeoutsTests {
                 .verify(Duration.ofSeconds(5));
     }
 
+    @Test
+    void applyWhenTheClientTakesNothingItsSilenceIsNotTheEngines() {
+        // The client takes one event, then asks for nothing for 5 s (it stopped reading: its socket is full): the
+        // engine's answer is not read meanwhile, so it cannot be late. Asked again, it has its 2 s from then.
+        StepVerifier.withVirtualTime(() -> timeouts().apply(Flux.concat(Flux.just("one"), Flux.never())), 1)
+                .expectNext("one")
+                .expectNoEvent(Duration.ofSeconds(5))
+                .thenRequest(1)
+                .expectNoEvent(Duration.ofMillis(1999))
+                .thenAwait(Duration.ofMillis(1))
+                .expectErrorSatisfies(error -> assertThat(((StreamTimeouts.TimedOut) error).limit())
+                        .isEqualTo(StreamTimeouts.Limit.BETWEEN_EVENTS))
+                .verify(Duration.ofSeconds(5));
+    }
+
     /** {@code timer}, counting the delayed tasks set on it. */
     private static Scheduler counting(Scheduler timer, AtomicInteger timers) {
         return new Scheduler() {
