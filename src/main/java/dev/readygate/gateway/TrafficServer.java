@@ -16,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import reactor.netty.DisposableServer;
+import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
@@ -31,6 +32,9 @@ import reactor.netty.resources.LoopResources;
 public final class TrafficServer {
 
     private static final Logger logger = LoggerFactory.getLogger(TrafficServer.class);
+
+    /** The name of {@link HeadWithFirstChunk} in a client connection's pipeline. */
+    static final String HEAD_WITH_FIRST_CHUNK = "readygate.headWithFirstChunk";
 
     private final InetSocketAddress address;
     private final int maxConnections;
@@ -79,6 +83,10 @@ public final class TrafficServer {
                     }
                     channel.closeFuture().addListener(closed -> open.decrementAndGet());
                     connections.add(channel);
+                    if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
+                        channel.pipeline()
+                                .addAfter(NettyPipeline.HttpCodec, HEAD_WITH_FIRST_CHUNK, new HeadWithFirstChunk());
+                    }
                 })
                 .handle(handler)
                 .bindNow(Duration.ofSeconds(10));
