@@ -35,7 +35,9 @@ import org.jspecify.annotations.Nullable;
  * their own. For each path and concurrency: time to first token and the time between tokens at the client (p50 and
  * p99, and what each adds to the direct path's), the streams that failed, the tokens delivered per second against
  * those offered, the proxy's CPU per thousand tokens and its resident memory. The paths take turns at each
- * concurrency, so a machine that grows busier slows them alike.
+ * concurrency, so a machine that grows busier slows them alike. Then the added time to first token's tail, which
+ * windows that long cannot judge: one-token streams through every path in turn, request by request, thousands a path
+ * ({@link #turns(int, int, Map, List)}), on which the goal (readygate's added p99 within 1 ms of nginx's) is judged.
  *
  * <p>readygate's leg runs when the jar has gateway mode; a jar without it is reported as such, never as a figure.
  * nginx and HAProxy are taken as the tests take them ({@link ExternalTool}: {@code readygate-test.nginx},
@@ -80,6 +82,12 @@ final class GatewayStage {
      * traffic path (a flight recording: {@code -XX:StartFlightRecording=filename=/tmp/gateway.jfr}).
      */
     static final String READYGATE_JVM_ARGS = System.getProperty("benchmark.gateway.readygate-jvm-args", "");
+
+    /**
+     * Whether the windows of 1 to 64 streams run ({@code benchmark.gateway.windows}, default true); false: only the
+     * turns, to judge the added p99 again in a third of the time.
+     */
+    static final boolean WINDOWS = Boolean.parseBoolean(System.getProperty("benchmark.gateway.windows", "true"));
 
     /** Every process started, stopped at the end. */
     private final List<Process> started = new ArrayList<>();
@@ -137,7 +145,7 @@ final class GatewayStage {
                             + " 5 s of the measured requests from 8");
             noise.begin("gateway overhead");
             int turn = 0;
-            for (int streams : CONCURRENCY) {
+            for (int streams : WINDOWS ? CONCURRENCY : List.<Integer>of()) {
                 List<Leg> legs = new ArrayList<>(ports.keySet());
                 java.util.Collections.rotate(legs, turn++);
                 for (Leg leg : legs) {
@@ -148,6 +156,10 @@ final class GatewayStage {
             noise.end();
             added();
             Benchmark.progress("gateway overhead: %s", figures);
+            noise.begin("gateway turns");
+            turns();
+            noise.end();
+            Benchmark.progress("gateway turns: %s", results.get("turns"));
         } catch (IOException ex) {
             failures.add(ex.toString());
             Benchmark.progress("gateway overhead failed: %s", ex);
@@ -395,6 +407,104 @@ final class GatewayStage {
         }));
     }
 
+    /**
+     * The pause after each request of the turns: longer than a proxy's work after an answer's last byte (readygate's
+     * whole exchange takes about 1.6 ms of CPU), which would otherwise delay the next path's request on the proxies'
+     * core (by hand, 0.7 to 2.3 ms at the tail of the path right after readygate: docs/benchmarks.md §3f).
+     */
+    static final int TURN_PAUSE_MS = 3;
+
+    /** The percentiles the turns report. */
+    static final List<Double> TURN_QUANTILES = List.of(0.5, 0.9, 0.95, 0.98, 0.99);
+
+    /**
+     * The time to first token of one-token streams, the paths taking turns request by request: one client (a process
+     * of its own, a kept-alive connection per path), {@link #TURN_PAUSE_MS} apart so that no request meets the previous
+     * path's end-of-exchange work, the order rotated each cycle, thousands of requests a path pooled over a few rounds. The windows above cannot judge a proxy's added p99 (theirs move with the direct path's own by tens of
+     * milliseconds); this can, and the goal (readygate's added p99 within 1 ms of nginx's) is judged on it.
+     */
+    private void turns() throws IOException, InterruptedException {
+        boolean full = plan.mode().equals("full");
+        int rounds = full ? 4 : 2;
+        int requests = full ? 1500 : 500;
+        List<Leg> legs = new ArrayList<>(ports.keySet());
+        Map<Leg, Samples> pooled = new LinkedHashMap<>();
+        List<Double> roundDifferences = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            Path samples = dir.resolve("turns-" + round + ".txt");
+            List<String> command = new ArrayList<>(List.of(
+                    FootprintStage.java(),
+                    "-XX:+UseSerialGC",
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    Turns.class.getName(),
+                    samples.toString(),
+                    // The first round warms every path up as long as it measures; the next ones briefly.
+                    String.valueOf(round == 0 ? requests : requests / 5),
+                    String.valueOf(requests)));
+            legs.forEach(leg -> command.add(leg.name() + "=" + ports.get(leg)));
+            Process client = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("turns.log").toFile())
+                    .start();
+            if (!client.waitFor(15, TimeUnit.MINUTES)) {
+                client.destroyForcibly();
+                throw new IOException("the turns' client did not finish");
+            }
+            if (client.exitValue() != 0) {
+                throw new IOException("the turns' client failed (see " + dir.resolve("turns.log") + ")");
+            }
+            Map<Leg, Samples> mine = Turns.read(samples);
+            mine.forEach((leg, taken) ->
+                    pooled.computeIfAbsent(leg, l -> new Samples("ttft", "ms")).addAll(taken));
+            Samples readygate = mine.get(Leg.READYGATE);
+            Samples nginx = mine.get(Leg.NGINX);
+            if (readygate != null && nginx != null) {
+                roundDifferences.add(Samples.round(readygate.p99() - nginx.p99()));
+            }
+        }
+        results.put("turns", turns(rounds, requests, pooled, roundDifferences));
+    }
+
+    /**
+     * The turns' figures: per path its percentiles and what each adds to the direct path's, and readygate's minus
+     * nginx's, pooled and at p99 round by round.
+     */
+    static Map<String, Object> turns(int rounds, int requests, Map<Leg, Samples> pooled, List<Double> byRound) {
+        Samples direct = pooled.get(Leg.DIRECT);
+        Map<String, Object> byLeg = new LinkedHashMap<>();
+        pooled.forEach((leg, taken) -> {
+            Map<String, Object> g = new LinkedHashMap<>();
+            g.put("requests", taken.count());
+            for (double q : TURN_QUANTILES) {
+                String name = "p" + Math.round(q * 100);
+                g.put("ttft_ms_" + name, Samples.round(taken.quantile(q)));
+                if (direct != null) {
+                    g.put("added_ttft_ms_" + name, Samples.round(taken.quantile(q) - direct.quantile(q)));
+                }
+            }
+            Interval p99 = taken.interval(0.99);
+            g.put("ttft_ms_p99_interval", List.of(Samples.round(p99.low()), Samples.round(p99.high())));
+            byLeg.put(leg.name(), g);
+        });
+        Map<String, Object> turns = new LinkedHashMap<>();
+        turns.put("rounds", rounds);
+        turns.put("requests_per_round", requests);
+        turns.put("pause_ms", TURN_PAUSE_MS);
+        turns.put("legs", byLeg);
+        Samples readygate = pooled.get(Leg.READYGATE);
+        Samples nginx = pooled.get(Leg.NGINX);
+        if (readygate != null && nginx != null) {
+            Map<String, Object> minus = new LinkedHashMap<>();
+            for (double q : TURN_QUANTILES) {
+                minus.put("p" + Math.round(q * 100), Samples.round(readygate.quantile(q) - nginx.quantile(q)));
+            }
+            turns.put("readygate_minus_nginx_ms", minus);
+            turns.put("readygate_minus_nginx_p99_ms_by_round", byRound);
+        }
+        return turns;
+    }
+
     static final double TICKS = 100.0;
 
     /** utime + stime of a process and all its descendants (nginx's workers). */
@@ -532,6 +642,137 @@ final class GatewayStage {
             if (!done) {
                 throw new IOException("the stream ended without [DONE]");
             }
+        }
+    }
+
+    /**
+     * The turns' client: {@code out}, the requests a path to warm up, then to measure, then {@code LEG=port} per path.
+     * One-token streams on a kept-alive connection per path, the paths taking turns request by request, the order
+     * rotated by one each cycle; the time to first token is from the request written to its first event read. Writes a
+     * line per path: its name, then its times in milliseconds.
+     */
+    static final class Turns {
+
+        private Turns() {}
+
+        private static final class Route {
+            final String name;
+            final int port;
+            final List<Double> times = new ArrayList<>();
+            java.net.@Nullable Socket socket;
+
+            Route(String name, int port) {
+                this.name = name;
+                this.port = port;
+            }
+
+            java.net.Socket connect() throws IOException {
+                java.net.Socket known = socket;
+                if (known != null) {
+                    known.close();
+                }
+                java.net.Socket fresh = new java.net.Socket("127.0.0.1", port);
+                fresh.setTcpNoDelay(true);
+                fresh.setSoTimeout(30_000);
+                socket = fresh;
+                return fresh;
+            }
+        }
+
+        public static void main(String[] args) throws Exception {
+            Path out = Path.of(args[0]);
+            int warm = Integer.parseInt(args[1]);
+            int measured = Integer.parseInt(args[2]);
+            List<Route> routes = new ArrayList<>();
+            for (int i = 3; i < args.length; i++) {
+                String[] named = args[i].split("=");
+                routes.add(new Route(named[0], Integer.parseInt(named[1])));
+            }
+            HttpClient client =
+                    HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            String models = client.send(
+                            HttpRequest.newBuilder(
+                                            URI.create("http://127.0.0.1:" + routes.getFirst().port + "/v1/models"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+            Matcher model = MODEL.matcher(models);
+            String body = "{\"model\":\"" + (model.find() ? model.group(1) : "model")
+                    + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":1,\"stream\":true}";
+            byte[] request = ("POST /v1/completions HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\n"
+                            + "Content-Length: " + body.length() + "\r\n\r\n" + body)
+                    .getBytes(StandardCharsets.US_ASCII);
+            for (Route route : routes) {
+                route.connect();
+            }
+            byte[] buffer = new byte[65536];
+            for (int cycle = 0; cycle < warm + measured; cycle++) {
+                for (int turn = 0; turn < routes.size(); turn++) {
+                    Route route = routes.get((cycle + turn) % routes.size());
+                    double millis = one(route, request, buffer);
+                    if (cycle >= warm && millis >= 0) {
+                        route.times.add(millis);
+                    }
+                    // Apart: the next path's request never meets this one's end-of-exchange work.
+                    Thread.sleep(TURN_PAUSE_MS);
+                }
+            }
+            try (PrintWriter writer = new PrintWriter(Files.newBufferedWriter(out))) {
+                for (Route route : routes) {
+                    StringBuilder line = new StringBuilder(route.name);
+                    route.times.forEach(time -> line.append(' ').append(time));
+                    writer.println(line);
+                }
+            }
+            System.exit(0);
+        }
+
+        /** One request: its time to first token in milliseconds, or -1 when the connection failed (made anew). */
+        private static double one(Route route, byte[] request, byte[] buffer) throws IOException {
+            java.net.Socket socket = route.socket;
+            if (socket == null) {
+                socket = route.connect();
+            }
+            long sent = System.nanoTime();
+            long first = -1;
+            StringBuilder seen = new StringBuilder();
+            try {
+                socket.getOutputStream().write(request);
+                while (true) {
+                    int read = socket.getInputStream().read(buffer);
+                    if (read < 0) {
+                        route.connect();
+                        return -1;
+                    }
+                    seen.append(new String(buffer, 0, read, StandardCharsets.ISO_8859_1));
+                    if (first < 0 && seen.indexOf("data: {") >= 0) {
+                        first = System.nanoTime() - sent;
+                    }
+                    if (seen.indexOf("\r\n0\r\n\r\n") >= 0) {
+                        break;
+                    }
+                }
+            } catch (IOException failed) {
+                route.connect();
+                return -1;
+            }
+            if (seen.indexOf("onnection: close") >= 0) {
+                route.connect();
+            }
+            return first < 0 ? -1 : first / 1e6;
+        }
+
+        /** The samples a run wrote, per route. */
+        static Map<Leg, Samples> read(Path file) throws IOException {
+            Map<Leg, Samples> byLeg = new LinkedHashMap<>();
+            for (String line : Files.readAllLines(file)) {
+                String[] fields = line.strip().split(" ");
+                Samples samples = byLeg.computeIfAbsent(Leg.valueOf(fields[0]), leg -> new Samples("ttft", "ms"));
+                for (int i = 1; i < fields.length; i++) {
+                    samples.add(Double.parseDouble(fields[i]));
+                }
+            }
+            return byLeg;
         }
     }
 }

@@ -697,6 +697,57 @@ final class Report {
                 + (g.containsKey("cpu_ms_per_1000_tokens") ? v(g.get("cpu_ms_per_1000_tokens")) + " ms" : "n/a")
                 + " | " + (g.containsKey("rss_mib_max") ? v(g.get("rss_mib_max")) + " MiB" : "n/a") + " |")));
         line();
+        if (f.get("turns") instanceof Map<?, ?> turns) {
+            gatewayTurns(turns);
+        }
+    }
+
+    /** A list's values as {@link #v} shows each, in brackets. */
+    private static String each(@Nullable Object values) {
+        return values instanceof List<?> list
+                ? list.stream()
+                        .map(value -> value instanceof Double d && d.isInfinite() ? (d > 0 ? "∞" : "−∞") : v(value))
+                        .collect(java.util.stream.Collectors.joining(", ", "[", "]"))
+                : v(values);
+    }
+
+    /** The paths taking turns request by request: the added time to first token's tail, and the goal judged on it. */
+    private void gatewayTurns(Map<?, ?> turns) {
+        line("**The added p99, from the paths taking turns.** One client sends one-token streams through every path in"
+                + " turn, request by request, on a kept-alive connection each, " + v(turns.get("pause_ms"))
+                + " ms apart (so that no path's request meets the previous path's end-of-exchange work on the proxies'"
+                + " core), the order rotated every cycle, "
+                + v(turns.get("requests_per_round")) + " requests a path in each of " + v(turns.get("rounds"))
+                + " rounds, pooled. \"Added\" is the path's percentile minus the direct path's.");
+        line();
+        line(
+                "| Path | Requests | TTFT p50 / p90 / p95 / p98 / p99 | Added p50 / p90 / p95 / p98 / p99 | p99 interval |");
+        line("|---|---|---|---|---|");
+        if (turns.get("legs") instanceof Map<?, ?> legs) {
+            legs.forEach((leg, figures) -> {
+                Map<?, ?> g = (Map<?, ?>) figures;
+                StringBuilder times = new StringBuilder();
+                StringBuilder added = new StringBuilder();
+                for (double q : GatewayStage.TURN_QUANTILES) {
+                    String name = "p" + Math.round(q * 100);
+                    times.append(times.isEmpty() ? "" : " / ").append(v(g.get("ttft_ms_" + name)));
+                    added.append(added.isEmpty() ? "" : " / ").append(v(g.get("added_ttft_ms_" + name)));
+                }
+                line("| " + GatewayStage.Leg.valueOf(leg.toString()).label + " | " + v(g.get("requests")) + " | "
+                        + times + " ms | " + added + " ms | " + each(g.get("ttft_ms_p99_interval")) + " ms |");
+            });
+        }
+        line();
+        if (turns.get("readygate_minus_nginx_ms") instanceof Map<?, ?> minus) {
+            Object p99 = minus.get("p99");
+            boolean met = p99 instanceof Number n && n.doubleValue() <= 1.0;
+            line("readygate minus nginx, p50 / p90 / p95 / p98 / p99: " + v(minus.get("p50")) + " / "
+                    + v(minus.get("p90")) + " / " + v(minus.get("p95")) + " / " + v(minus.get("p98")) + " / "
+                    + v(p99) + " ms; at p99 by round: " + each(turns.get("readygate_minus_nginx_p99_ms_by_round"))
+                    + " ms. Goal (readygate's added p99 within 1 ms of nginx's): **" + (met ? "met" : "not met")
+                    + "**.");
+            line();
+        }
     }
 
     private void failureCycles() {

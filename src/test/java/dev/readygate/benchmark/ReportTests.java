@@ -81,4 +81,35 @@ class ReportTests {
         assertThat(median.low()).isFinite();
         assertThat(median.high()).isFinite();
     }
+
+    private static Samples ttft(double... millis) {
+        Samples samples = new Samples("ttft", "ms");
+        for (double value : millis) {
+            samples.add(value);
+        }
+        return samples;
+    }
+
+    private String gatewayReport(double readygateSlowest) {
+        GatewayStage stage = new GatewayStage(Plan.of("quick"), dir.resolve("readygate.jar"), dir);
+        Map<GatewayStage.Leg, Samples> pooled = new java.util.LinkedHashMap<>();
+        pooled.put(GatewayStage.Leg.DIRECT, ttft(10.0, 10.1, 10.4));
+        pooled.put(GatewayStage.Leg.NGINX, ttft(10.3, 10.4, 11.0));
+        pooled.put(GatewayStage.Leg.READYGATE, ttft(11.0, 11.2, readygateSlowest));
+        stage.results.put("turns", GatewayStage.turns(2, 3, pooled, java.util.List.of(0.4, 1.6)));
+        Results results = new Results(Plan.of("quick"), Instant.parse("2026-12-07T17:00:00Z"));
+        results.gateway(stage);
+        return new Report(results).markdown();
+    }
+
+    @Test
+    void theGatewaysGoalIsJudgedOnThePooledTurnsAndShownRoundByRound() {
+        // With three requests a path the p99 is the slowest: readygate's minus nginx's is 1.5 ms, then 0.8.
+        assertThat(gatewayReport(12.5))
+                .contains(
+                        "| readygate gateway | 3 | 11.2 / 12.5 / 12.5 / 12.5 / 12.5 ms | 1.10 / 2.10 / 2.10 / 2.10 / 2.10 ms | [11.2, ∞] ms |")
+                .contains("at p99 by round: [0.40, 1.60] ms")
+                .contains("within 1 ms of nginx's): **not met**");
+        assertThat(gatewayReport(11.8)).contains("within 1 ms of nginx's): **met**");
+    }
 }
