@@ -44,6 +44,7 @@ final class Report {
                 + " runs a subset"
                 + " (`killed-readygate`, readygate killed 20 times, about 15 minutes, runs only when named;"
                 + " `-Dbenchmark.killed-readygate.seed=N` repeats its random delays),"
+                + " `-Dbenchmark.gateway.windows=false` runs only the gateway stage's turns (its added p99),"
                 + " `-Dbenchmark.out=DIR` writes elsewhere, `-Dreadygate-test.llama-server=PATH` names llama.cpp's"
                 + " `llama-server` for `llama-saturated` (else `READYGATE_LLAMA_SERVER` or the `PATH`, as the tests take"
                 + " it; without one that stage is skipped).");
@@ -714,9 +715,8 @@ final class Report {
     /** The paths taking turns request by request: the added time to first token's tail, and the goal judged on it. */
     private void gatewayTurns(Map<?, ?> turns) {
         line("**The added p99, from the paths taking turns.** One client sends one-token streams through every path in"
-                + " turn, request by request, on a kept-alive connection each, " + v(turns.get("pause_ms"))
-                + " ms apart (so that no path's request meets the previous path's end-of-exchange work on the proxies'"
-                + " core), the order rotated every cycle, "
+                + " turn, request by request, on a kept-alive connection each, the order rotated every cycle (so that"
+                + " every path takes every place as often), " + v(turns.get("pause_ms")) + " ms between cycles, "
                 + v(turns.get("requests_per_round")) + " requests a path in each of " + v(turns.get("rounds"))
                 + " rounds, pooled. \"Added\" is the path's percentile minus the direct path's.");
         line();
