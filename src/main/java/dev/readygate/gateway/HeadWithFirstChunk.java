@@ -7,6 +7,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sends an answer's head to the client together with its first chunk: one write to the socket, where Reactor Netty's
@@ -24,6 +25,8 @@ final class HeadWithFirstChunk extends ChannelOutboundHandlerAdapter {
 
     private boolean headWritten;
     private boolean flushHeld;
+    /** The held flush, done at the end of the loop's turn unless a chunk's flush took it first. */
+    private @Nullable Runnable heldFlush;
 
     @Override
     public void write(ChannelHandlerContext context, Object message, ChannelPromise promise) {
@@ -44,12 +47,17 @@ final class HeadWithFirstChunk extends ChannelOutboundHandlerAdapter {
             // The head's own flush: held until its first chunk's, or the end of this turn of the loop.
             headWritten = false;
             flushHeld = true;
-            context.executor().execute(() -> {
-                if (flushHeld) {
-                    flushHeld = false;
-                    context.flush();
-                }
-            });
+            Runnable held = heldFlush;
+            if (held == null) {
+                held = () -> {
+                    if (flushHeld) {
+                        flushHeld = false;
+                        context.flush();
+                    }
+                };
+                heldFlush = held;
+            }
+            context.executor().execute(held);
             return;
         }
         flushHeld = false;

@@ -34,7 +34,7 @@ public final class TrafficServer {
     private static final Logger logger = LoggerFactory.getLogger(TrafficServer.class);
 
     /** The name of {@link HeadWithFirstChunk} in a client connection's pipeline. */
-    static final String HEAD_WITH_FIRST_CHUNK = "readygate.headWithFirstChunk";
+    private static final String HEAD_WITH_FIRST_CHUNK = "readygate.headWithFirstChunk";
 
     private final InetSocketAddress address;
     private final int maxConnections;

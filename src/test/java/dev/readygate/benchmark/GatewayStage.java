@@ -546,6 +546,18 @@ final class GatewayStage {
 
     private static final Pattern MODEL = Pattern.compile("\"id\"\\s*:\\s*\"([^\"]+)\"");
 
+    /** A streamed completion's body for the model the engine behind {@code base} lists first. */
+    static String completionBody(HttpClient client, URI base, int maxTokens) throws IOException, InterruptedException {
+        String models = client.send(
+                        HttpRequest.newBuilder(base.resolve("/v1/models")).build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
+        Matcher model = MODEL.matcher(models);
+        String name = model.find() ? model.group(1) : "model";
+        return "{\"model\":\"" + name + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":" + maxTokens
+                + ",\"stream\":true}";
+    }
+
     /**
      * The clients' process: {@code port}, how many streams, for how many milliseconds, where to write the samples
      * ({@code t <ms>} a time to first token, {@code i <ms>} a time between tokens, then the counts).
@@ -561,14 +573,7 @@ final class GatewayStage {
                 .connectTimeout(Duration.ofSeconds(5))
                 .build();
         URI base = URI.create("http://127.0.0.1:" + port);
-        String models = client.send(
-                        HttpRequest.newBuilder(base.resolve("/v1/models")).build(),
-                        HttpResponse.BodyHandlers.ofString())
-                .body();
-        Matcher model = MODEL.matcher(models);
-        String name = model.find() ? model.group(1) : "model";
-        String body = "{\"model\":\"" + name + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":" + maxTokens
-                + ",\"stream\":true}";
+        String body = completionBody(client, base, maxTokens);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicLong tokens = new AtomicLong();
         AtomicLong requests = new AtomicLong();
@@ -694,15 +699,7 @@ final class GatewayStage {
             }
             HttpClient client =
                     HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-            String models = client.send(
-                            HttpRequest.newBuilder(
-                                            URI.create("http://127.0.0.1:" + routes.getFirst().port + "/v1/models"))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString())
-                    .body();
-            Matcher model = MODEL.matcher(models);
-            String body = "{\"model\":\"" + (model.find() ? model.group(1) : "model")
-                    + "\",\"prompt\":\"Tell me about the sea.\",\"max_tokens\":1,\"stream\":true}";
+            String body = completionBody(client, URI.create("http://127.0.0.1:" + routes.getFirst().port), 1);
             byte[] request = ("POST /v1/completions HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\n"
                             + "Content-Length: " + body.length() + "\r\n\r\n" + body)
                     .getBytes(StandardCharsets.US_ASCII);
