@@ -45,7 +45,9 @@ COPY --from=extract /build/extracted/snapshot-dependencies/ /build/extracted/app
 # the kubelet restarts it rather than leaving a half-working sidecar; Netty's buffers allocated and freed, no pool kept
 # (about 4 MiB less idle RSS; gateway mode's traffic keeps a pool of its own); and
 # Spring's AOT-processed bean definitions (made by the build). Replace JDK_JAVA_OPTIONS whole to change them; the AOT
-# cache below is skipped (with a warning) when the GC or the object headers differ from these.
+# cache below is skipped (with a warning) when the GC or the object headers differ from these. In gateway mode (in the
+# traffic path) the chart replaces them with the same flags but C2 as well and a 64 MiB code cache
+# (gateway.jdkJavaOptions), which keep the cache.
 ENV JDK_JAVA_OPTIONS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms16m -Xmx128m -XX:MinHeapFreeRatio=5 -XX:MaxHeapFreeRatio=20 -XX:+UseCompactObjectHeaders -Xss512k -XX:ReservedCodeCacheSize=32m -XX:-UseCodeCacheFlushing -XX:SweeperThreshold=100 -XX:MaxDirectMemorySize=64m -XX:-UsePerfData -XX:TrimNativeHeapInterval=5000 -XX:+ExitOnOutOfMemoryError -Dio.netty.allocator.type=unpooled -Dspring.aot.enabled=true" \
     READYGATE_STATE_DIR=/var/lib/readygate
 # AOT cache (JEP 483/514): one training run with the flags above records the classes loaded and linked; later starts

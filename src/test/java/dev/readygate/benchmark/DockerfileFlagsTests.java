@@ -7,11 +7,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
 
-/** The benchmarks report the JVM flags the image ships: the Dockerfile and the harness must not drift apart. */
+/**
+ * The benchmarks report the JVM flags the image and the chart ship: the Dockerfile, the chart's gateway mode and the
+ * harness must not drift apart.
+ */
 class DockerfileFlagsTests {
 
     private static final Pattern JDK_JAVA_OPTIONS = Pattern.compile("JDK_JAVA_OPTIONS=\"([^\"]*)\"");
@@ -34,5 +41,23 @@ class DockerfileFlagsTests {
                 .contains("-XX:AOTCacheOutput=/app/readygate.aot -jar readygate.jar aot-training")
                 .contains(
                         "ENTRYPOINT [\"java\", \"-XX:AOTCache=/app/readygate.aot\", \"-jar\", \"/app/readygate.jar\"]");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theChartsGatewayModeRunsTheFlagsTheGatewayBenchmarkMeasures() throws IOException {
+        Map<String, Object> values = new Yaml(new SafeConstructor(new LoaderOptions()))
+                .load(Files.readString(Path.of("charts/readygate/values.yaml")));
+        String options = (String) ((Map<String, Object>) values.get("gateway")).get("jdkJavaOptions");
+
+        assertThat(Arrays.asList(options.trim().split("\\s+"))).containsExactlyElementsOf(FootprintStage.GATEWAY_IMAGE);
+        // The image's flags but the compiler's and the code cache's.
+        assertThat(FootprintStage.GATEWAY_IMAGE)
+                .doesNotContain("-XX:TieredStopAtLevel=1")
+                .contains("-XX:ReservedCodeCacheSize=64m")
+                .containsAll(FootprintStage.IMAGE.stream()
+                        .filter(flag -> !flag.startsWith("-XX:TieredStopAtLevel")
+                                && !flag.startsWith("-XX:ReservedCodeCacheSize"))
+                        .toList());
     }
 }

@@ -66,6 +66,22 @@ final class FootprintStage {
     static final List<String> IMAGE = concat(SMALL, SPRING_AOT);
 
     /**
+     * JVM flags for gateway mode, where readygate is in the traffic path: {@link #SMALL} with both compilers (C2 after
+     * C1, the JVM's default) instead of C1 alone, and room for C2's code (64 MiB of code cache reserved, not taken:
+     * about 20 MiB used after a million tokens). On the traffic path C1's code cost readygate about 1.6 ms of a core per
+     * one-token request and 0.8 ms of added time to first token where nginx adds 0.5; C2's, once warm, about 1 ms
+     * and 0.3 (docs/benchmarks.md, "ttft-c2"). The chart's {@code gateway.jdkJavaOptions} are these and
+     * {@link #SPRING_AOT} ({@code DockerfileFlagsTests} keeps them equal).
+     */
+    static final List<String> GATEWAY = SMALL.stream()
+            .filter(flag -> !flag.startsWith("-XX:TieredStopAtLevel="))
+            .map(flag -> flag.startsWith("-XX:ReservedCodeCacheSize=") ? "-XX:ReservedCodeCacheSize=64m" : flag)
+            .toList();
+
+    /** Gateway mode's JVM flags as the chart sets them ({@code gateway.jdkJavaOptions}). */
+    static final List<String> GATEWAY_IMAGE = concat(GATEWAY, SPRING_AOT);
+
+    /**
      * Maps the AOT cache at the address it was built for instead of a random one: its pages then stay clean and
      * file-backed (shared with every other readygate on the node) rather than copied by relocation. A diagnostic
      * flag: measured, not recommended.

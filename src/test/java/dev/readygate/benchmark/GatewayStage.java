@@ -253,12 +253,15 @@ final class GatewayStage {
         results.put("haproxy", version(haproxy.get(), "-v").lines().findFirst().orElse(""));
     }
 
-    /** readygate from the jar, its gateway on a port of its own; waits until it says the engine is ready. */
+    /**
+     * readygate from the jar with gateway mode's JVM flags (the chart's), its gateway on a port of its own; waits until
+     * it says the engine is ready.
+     */
     private void startReadygate(NoiseMonitor noise, int engine) throws IOException, InterruptedException {
         int admin = FootprintStage.freePort();
         int traffic = FootprintStage.freePort();
         List<String> command = new ArrayList<>(List.of(FootprintStage.java()));
-        command.addAll(FootprintStage.SMALL);
+        command.addAll(FootprintStage.GATEWAY);
         if (!READYGATE_JVM_ARGS.isBlank()) {
             command.addAll(List.of(READYGATE_JVM_ARGS.strip().split("\\s+")));
             results.put("readygate_jvm_args", READYGATE_JVM_ARGS.strip());
@@ -287,7 +290,7 @@ final class GatewayStage {
         }
         proxies.put(Leg.READYGATE, process);
         await(Leg.READYGATE, traffic, "/v1/models");
-        results.put("readygate", "the jar, " + FootprintStage.SMALL + ", gateway mode on");
+        results.put("readygate", "the jar, gateway mode on, its flags " + FootprintStage.GATEWAY);
     }
 
     private void await(Leg leg, int port, String path) throws IOException {

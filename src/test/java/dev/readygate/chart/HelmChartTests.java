@@ -10,6 +10,7 @@ import dev.readygate.config.SettingsStart;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
@@ -491,6 +492,24 @@ class HelmChartTests {
                 .containsExactly("traffic", "readygate");
         assertThat(Chart.lint(workDir, "gateway:\n  enabled: true\n").isFailed())
                 .isFalse();
+        // In the traffic path readygate runs gateway mode's JVM flags (C2 too), which replace the image's whole; the
+        // sidecar alone keeps the image's (C1 alone); an empty gateway.jdkJavaOptions keeps them in gateway mode too.
+        assertThat(readygate.getEnv())
+                .filteredOn(env -> env.getName().equals("JDK_JAVA_OPTIONS"))
+                .singleElement()
+                .satisfies(env -> assertThat(env.getValue())
+                        .contains("-XX:ReservedCodeCacheSize=64m")
+                        .doesNotContain("TieredStopAtLevel"));
+        assertThat(container(pod(byDefault), "readygate").getEnv())
+                .extracting(EnvVar::getName)
+                .doesNotContain("JDK_JAVA_OPTIONS");
+        assertThat(container(
+                                pod(StrictManifests.read(Chart.template(
+                                        workDir, "gateway:\n  enabled: true\n  jdkJavaOptions: \"\"\n"))),
+                                "readygate")
+                        .getEnv())
+                .extracting(EnvVar::getName)
+                .doesNotContain("JDK_JAVA_OPTIONS");
     }
 
     /**
