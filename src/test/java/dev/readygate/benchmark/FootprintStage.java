@@ -68,9 +68,9 @@ final class FootprintStage {
     /**
      * JVM flags for gateway mode, where readygate is in the traffic path: {@link #SMALL} with both compilers (C2 after
      * C1, the JVM's default) instead of C1 alone, and room for C2's code (64 MiB of code cache reserved, not taken:
-     * about 20 MiB used after a million tokens). On the traffic path C1's code cost readygate about 1.6 ms of a core per
-     * one-token request and 0.8 ms of added time to first token where nginx adds 0.5; C2's, once warm, about 1 ms
-     * and 0.3 (docs/benchmarks.md, "ttft-c2"). The chart's {@code gateway.jdkJavaOptions} are these and
+     * about 20 MiB used after 15,000 requests). On the traffic path C1's code cost readygate about 1.6 ms of a core
+     * per one-token request, and its added time to first token was 0.8 ms more than nginx's at p50; C2's, once warm,
+     * about 1 ms and 0.3 (docs/benchmarks.md, "ttft-c2"). The chart's {@code gateway.jdkJavaOptions} are these and
      * {@link #SPRING_AOT} ({@code DockerfileFlagsTests} keeps them equal).
      */
     static final List<String> GATEWAY = SMALL.stream()
