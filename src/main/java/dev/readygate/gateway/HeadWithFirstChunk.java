@@ -7,7 +7,6 @@ import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpStatusClass;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Sends an answer's head to the client together with its first chunk: one write to the socket, where Reactor Netty's
@@ -25,8 +24,18 @@ final class HeadWithFirstChunk extends ChannelOutboundHandlerAdapter {
 
     private boolean headWritten;
     private boolean flushHeld;
-    /** The held flush, done at the end of the loop's turn unless a chunk's flush took it first. */
-    private @Nullable Runnable heldFlush;
+    /** The held flush, done at the end of the loop's turn unless a chunk's flush took it first; one per connection. */
+    private Runnable heldFlush = () -> {};
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext context) {
+        heldFlush = () -> {
+            if (flushHeld) {
+                flushHeld = false;
+                context.flush();
+            }
+        };
+    }
 
     @Override
     public void write(ChannelHandlerContext context, Object message, ChannelPromise promise) {
@@ -47,17 +56,7 @@ final class HeadWithFirstChunk extends ChannelOutboundHandlerAdapter {
             // The head's own flush: held until its first chunk's, or the end of this turn of the loop.
             headWritten = false;
             flushHeld = true;
-            Runnable held = heldFlush;
-            if (held == null) {
-                held = () -> {
-                    if (flushHeld) {
-                        flushHeld = false;
-                        context.flush();
-                    }
-                };
-                heldFlush = held;
-            }
-            context.executor().execute(held);
+            context.executor().execute(heldFlush);
             return;
         }
         flushHeld = false;
